@@ -1,0 +1,1 @@
+//! Competition clocks. Pure: time is always passed in by the caller.

@@ -1,0 +1,1 @@
+//! Team league logic. Pure: no IO, no async, no system clock.

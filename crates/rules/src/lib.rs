@@ -1,0 +1,3 @@
+//! Xiangqi rules: board, legal moves, FEN, notation, hashing and perft.
+//!
+//! Pure logic: no IO, no async, no system clock.
