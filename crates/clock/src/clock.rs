@@ -516,14 +516,24 @@ impl Clock {
         if now < deadline {
             return None;
         }
-        let wall = self.wall_ms(now);
-        Some(self.set_flag(side, wall))
+        Some(self.set_flag(side, now))
     }
 
-    fn set_flag(&mut self, side: Side, wall_ms: u64) -> Flag {
+    /// Record `side`'s flag at `now`. The running side's turn so far is settled on its clock
+    /// (if it is the other side — flagged by an arbiter's charge — its display must not jump).
+    fn set_flag(&mut self, side: Side, now: Millis) -> Flag {
         let flag = self.flag_for(side);
+        if let Some(running) = self.to_move() {
+            let wall = self.wall_ms(now);
+            if running != side {
+                let pending = self.sides[running.index()].pending_charge_ms;
+                self.consume(running, wall.saturating_add(pending));
+                self.sides[running.index()].pending_charge_ms = 0;
+            }
+            let r = &mut self.sides[running.index()];
+            r.elapsed_ms = r.elapsed_ms.saturating_add(wall);
+        }
         let s = &mut self.sides[side.index()];
-        s.elapsed_ms = s.elapsed_ms.saturating_add(wall_ms);
         s.remaining_ms = 0;
         s.periods_left = 0;
         s.pending_charge_ms = 0;
@@ -625,7 +635,7 @@ impl Clock {
         };
         let past_deadline = self.flag_deadline().is_some_and(|d| now >= d);
         if past_deadline || used >= self.budget_ms(side) {
-            report.flag = Some(self.set_flag(side, wall));
+            report.flag = Some(self.set_flag(side, now));
             return Ok(report);
         }
         report.periods_used = self.consume(side, used);
@@ -660,9 +670,11 @@ impl Clock {
     }
 
     /// Pause the running clock (arbiter; clock fault, art. 22.4). Time in the pause is nobody's.
+    /// Before a scheduled start the clock is not running yet: `Err(NotRunning)`.
     pub fn pause(&mut self, now: Millis) -> Result<(), ClockError> {
         self.expire(now)?;
         match self.phase {
+            Phase::Running { since, .. } if now < since => Err(ClockError::NotRunning),
             Phase::Running { side, .. } => {
                 let carried_ms = self.wall_ms(now);
                 self.phase = Phase::Paused { side, carried_ms };
@@ -720,7 +732,7 @@ impl Clock {
         s.charged_ms = s.charged_ms.saturating_add(ms_of(d));
         let used = running_wall.saturating_add(s.pending_charge_ms);
         if used >= self.budget_ms(side) {
-            return Ok(Some(self.set_flag(side, running_wall)));
+            return Ok(Some(self.set_flag(side, now)));
         }
         Ok(None)
     }
