@@ -407,6 +407,13 @@ impl Clock {
         !matches!(self.phase, Phase::NotStarted)
     }
 
+    /// How long past zero `side`'s flag waits for a move in flight: min(quota, max grace), or
+    /// zero with lag compensation disabled.
+    #[must_use]
+    pub fn flag_grace(&self, side: Side) -> Duration {
+        dur(self.lag.grace_ms(self.sides[side.index()].lag_quota_ms))
+    }
+
     /// The flag, once a side has lost on time.
     #[must_use]
     pub fn flag(&self) -> Option<Flag> {
@@ -422,8 +429,9 @@ impl Clock {
     }
 
     /// Start Red's clock at the scheduled time (art. 21: a late player's clock runs from the
-    /// start; a late Black's from Red's first move). `scheduled` may be in the future: nothing is
-    /// charged before it, and a move made early counts as taking no time.
+    /// start; a late Black's from Red's first move). `scheduled` may be in the future: no clock
+    /// runs before it (a move made early takes no time and the opponent's clock waits for the
+    /// scheduled time too).
     pub fn start_at(&mut self, scheduled: Millis) -> Result<(), ClockError> {
         match self.phase {
             Phase::NotStarted => {
@@ -592,9 +600,10 @@ impl Clock {
         client_think_time: Option<Duration>,
         measured_lag: Duration,
     ) -> Result<MoveClockReport, ClockError> {
-        let (side, wall) = match self.phase {
-            Phase::NotStarted => (Side::Red, 0),
-            Phase::Running { side, .. } => (side, self.wall_ms(now)),
+        let (side, wall, next_since) = match self.phase {
+            Phase::NotStarted => (Side::Red, 0, now),
+            // A move before a scheduled start does not start the opponent's clock early.
+            Phase::Running { side, since, .. } => (side, self.wall_ms(now), now.max(since)),
             Phase::Paused { .. } => return Err(ClockError::Paused),
             Phase::Stopped | Phase::Flagged(_) => return Err(ClockError::GameOver),
         };
@@ -663,7 +672,7 @@ impl Clock {
         report.periods_left = s.periods_left;
         self.phase = Phase::Running {
             side: side.other(),
-            since: now,
+            since: next_since,
             carried_ms: 0,
         };
         Ok(report)

@@ -188,12 +188,9 @@ proptest! {
             let view_before = c.view(Millis(now));
             let t0 = now;
             let result = apply(&mut c, &mut now, 0, op);
-            // Wall time the running side's clock ran during this op. Before Red's first move the
-            // clock waits for the scheduled start; a successful pause stops it.
-            let first_turn = mover == Some(Side::Red) && before[0].moves == 0;
-            let eff = |a: u64, b: u64| {
-                if first_turn { b.saturating_sub(a.max(scheduled)) } else { b - a }
-            };
+            // Wall time the running side's clock ran during this op; a successful pause stops it.
+            // No clock runs before the scheduled start.
+            let eff = |a: u64, b: u64| b.saturating_sub(a.max(scheduled));
             let ran = match *op {
                 Op::Move { after, .. } | Op::Wait { after } => eff(t0, t0 + after),
                 Op::Pause { after, paused } => {
@@ -262,8 +259,7 @@ proptest! {
                 let v = c.view(Millis(now));
                 let sv = match s { Side::Red => v.red, Side::Black => v.black };
                 let grace = if lag_on { c.side_state(s).lag_quota_ms.min(cfg.max_flag_grace_ms) } else { 0 };
-                let waiting = c.side_state(Side::Red).moves == 0 && now < scheduled;
-                if !waiting && now < deadline.0 {
+                if now >= scheduled && now < deadline.0 {
                     if sv.time_left_ms > 0 {
                         prop_assert_eq!(deadline.0, now + sv.time_left_ms + grace);
                     } else {
