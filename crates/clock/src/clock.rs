@@ -414,6 +414,12 @@ impl Clock {
         dur(self.lag.grace_ms(self.sides[side.index()].lag_quota_ms))
     }
 
+    /// Whether the game is over on the clock (flagged or stopped).
+    #[must_use]
+    pub fn is_over(&self) -> bool {
+        matches!(self.phase, Phase::Flagged(_) | Phase::Stopped)
+    }
+
     /// The flag, once a side has lost on time.
     #[must_use]
     pub fn flag(&self) -> Option<Flag> {
@@ -624,7 +630,7 @@ impl Clock {
         let quota_after = (quota - compensation)
             .saturating_add(gain)
             .min(cfg.quota_cap_ms(&tc));
-        let used = wall - compensation + st.pending_charge_ms;
+        let used = (wall - compensation).saturating_add(st.pending_charge_ms);
         let mut report = MoveClockReport {
             side,
             elapsed_ms: wall,
@@ -773,11 +779,7 @@ impl Clock {
         }
         let byo = tc.byo_at(s.stage as usize);
         let (remaining, periods_left, period_remaining) = if used < s.remaining_ms {
-            (
-                s.remaining_ms - used,
-                s.periods_left,
-                byo.filter(|_| s.remaining_ms == used).map(|(_, p)| p),
-            )
+            (s.remaining_ms - used, s.periods_left, None)
         } else {
             match byo {
                 Some((_, p)) if p > 0 => {
