@@ -131,6 +131,13 @@ impl Millis {
     }
 }
 
+impl From<Duration> for Millis {
+    /// The instant `d` after the epoch (whole milliseconds).
+    fn from(d: Duration) -> Millis {
+        Millis(ms_of(d))
+    }
+}
+
 impl Add<Duration> for Millis {
     type Output = Millis;
     fn add(self, d: Duration) -> Millis {
