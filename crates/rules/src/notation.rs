@@ -399,7 +399,7 @@ impl Position {
         if Move::from_iccs(t).is_ok() {
             return self.parse_iccs(t);
         }
-        if t.chars().any(|c| !c.is_ascii()) {
+        if !t.is_ascii() {
             return self.parse_chinese(t);
         }
         match self.parse_wxf(t) {
