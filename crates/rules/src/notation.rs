@@ -86,6 +86,14 @@ impl Move {
     }
 }
 
+impl std::str::FromStr for Move {
+    type Err = NotationError;
+    /// ICCS syntax, see [`Move::from_iccs`].
+    fn from_str(s: &str) -> Result<Move, NotationError> {
+        Move::from_iccs(s)
+    }
+}
+
 const RED_NUMERALS: [char; 9] = ['一', '二', '三', '四', '五', '六', '七', '八', '九'];
 
 /// Direction of a move from the mover's side.
