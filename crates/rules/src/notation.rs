@@ -692,6 +692,9 @@ mod tests {
         assert_eq!(pos.to_chinese(mv("e2e3")).unwrap(), "后车进一");
         assert_eq!(pos.parse_wxf("R++1").unwrap(), mv("e4e5"));
         assert_eq!(pos.parse_wxf("R-+1").unwrap(), mv("e2e3"));
+        // Fairy-Stockfish names the file when only one of the two can make the move: accepted.
+        assert_eq!(pos.parse_wxf("R5-2").unwrap(), mv("e2e0"));
+        assert_eq!(pos.parse_chinese("车五退二").unwrap(), mv("e2e0"));
         assert_eq!(pos.to_chinese(mv("c6d6")).unwrap(), "中兵七平六");
         assert_eq!(pos.to_wxf(mv("c6d6")).unwrap(), "27=6");
         assert_eq!(pos.to_chinese(mv("g6g7")).unwrap(), "前兵三进一");

@@ -925,7 +925,13 @@ mod tests {
     fn assert_send_sync<T: Send + Sync>() {}
 
     #[test]
-    fn position_is_send_sync() {
+    fn position_is_send_sync_and_small() {
         assert_send_sync::<Position>();
+        // Copy-make clones it at every node; keep it small and heap-free.
+        assert!(
+            std::mem::size_of::<Position>() <= 384,
+            "{}",
+            std::mem::size_of::<Position>()
+        );
     }
 }
