@@ -395,6 +395,11 @@ impl Position {
         self.kings[color.index()]
     }
 
+    /// Every piece with its point, in square index order (a0, b0, … i9).
+    pub fn pieces(&self) -> impl Iterator<Item = (Square, Piece)> + '_ {
+        Square::all().filter_map(|sq| self.board[sq.index()].map(|p| (sq, p)))
+    }
+
     /// All occupied points.
     #[inline]
     #[must_use]

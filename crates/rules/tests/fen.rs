@@ -34,6 +34,14 @@ fn start_position_round_trips() {
         pos.piece_at(Square::from_iccs("h2").unwrap()),
         Some(Piece::new(Color::Red, PieceKind::Cannon))
     );
+    assert_eq!(pos.pieces().count(), 32);
+    assert_eq!(
+        pos.pieces().next(),
+        Some((
+            Square::from_iccs("a0").unwrap(),
+            Piece::new(Color::Red, PieceKind::Rook)
+        ))
+    );
 }
 
 #[test]
