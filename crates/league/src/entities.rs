@@ -1,0 +1,276 @@
+//! The league's entities: league, season, stage, team, player, roster, captain, arbiter.
+//!
+//! Plain data with validating constructors where a rule applies. Identifiers are indices into the
+//! owning collection (`TeamIdx` into `Season::teams`), so the pure logic never looks anything up
+//! by name; names are for people.
+
+use std::collections::BTreeSet;
+
+/// Index of a team in its season's `teams`.
+pub type TeamIdx = usize;
+
+/// A league (e.g. 全国象棋甲级联赛): seasons share its name and organiser.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct League {
+    /// Display name.
+    pub name: String,
+    /// The organising body (竞赛组织机构).
+    pub organiser: String,
+    /// Seasons, oldest first.
+    pub seasons: Vec<Season>,
+}
+
+/// One season: its teams and its stages (e.g. a double round robin, then a knockout).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Season {
+    /// Display name, e.g. "2026".
+    pub name: String,
+    /// The teams; a `TeamIdx` indexes this.
+    pub teams: Vec<Team>,
+    /// Stages in the order they are played.
+    pub stages: Vec<Stage>,
+    /// Arbiters of the season (裁判长 first).
+    pub arbiters: Vec<Arbiter>,
+}
+
+/// The competition system of a stage (1999 art. 11).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum StageSystem {
+    /// 大循环制: single (`legs == 1`) or double (`legs == 2`) round robin.
+    RoundRobin {
+        /// 1 or 2.
+        legs: u32,
+    },
+    /// 积分编排制 for teams, with a fixed number of rounds.
+    Swiss {
+        /// Rounds to play.
+        rounds: u32,
+    },
+    /// 淘汰制 with seeding.
+    Knockout,
+}
+
+/// A stage of a season.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Stage {
+    /// Display name, e.g. "第一阶段".
+    pub name: String,
+    /// The system.
+    pub system: StageSystem,
+    /// The teams taking part (indices into `Season::teams`), in draw order (序号 1 first).
+    pub teams: Vec<TeamIdx>,
+    /// Boards per match.
+    pub boards: u32,
+}
+
+/// A player. `tags` carry what eligibility rules test (e.g. `"W"` for a woman player, `"U18"`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Player {
+    /// Name as printed on the score sheet; unique within a roster.
+    pub name: String,
+    /// Rating (等级分), if the player has one.
+    pub rating: Option<i32>,
+    /// Rated games played before this event (selects the Elo K factor).
+    pub rated_games: u32,
+    /// Free-form tags.
+    pub tags: BTreeSet<String>,
+}
+
+impl Player {
+    /// A player with a name only.
+    pub fn new(name: impl Into<String>) -> Self {
+        Player {
+            name: name.into(),
+            rating: None,
+            rated_games: 0,
+            tags: BTreeSet::new(),
+        }
+    }
+
+    /// Builder: add a tag.
+    pub fn tagged(mut self, tag: impl Into<String>) -> Self {
+        self.tags.insert(tag.into());
+        self
+    }
+
+    /// Builder: set the rating.
+    pub fn rated(mut self, rating: i32) -> Self {
+        self.rating = Some(rating);
+        self
+    }
+}
+
+/// A person acting for a team (领队/教练) who may submit lineups.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Captain {
+    /// Name.
+    pub name: String,
+}
+
+/// An arbiter (裁判长 or 执台裁判).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Arbiter {
+    /// Name.
+    pub name: String,
+    /// True for the chief arbiter (裁判长).
+    pub chief: bool,
+}
+
+/// A team: name, unit (参赛单位, used for the same-unit avoidance in Swiss round 1), roster, captain.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Team {
+    /// Display name.
+    pub name: String,
+    /// The unit the team represents; two teams of one unit avoid each other in Swiss round 1.
+    pub unit: String,
+    /// The registered roster.
+    pub roster: Roster,
+    /// The captain, if registered.
+    pub captain: Option<Captain>,
+}
+
+impl Team {
+    /// A team with an empty roster and no captain; `unit` defaults to the name.
+    pub fn new(name: impl Into<String>) -> Self {
+        let name = name.into();
+        Team {
+            unit: name.clone(),
+            name,
+            roster: Roster::default(),
+            captain: None,
+        }
+    }
+}
+
+/// The registered order (报名台次顺序): index 0 is board 1's player, then the rest in order;
+/// 12.2 substitutes follow the regular players in the same list.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Roster {
+    players: Vec<Player>,
+}
+
+/// Why a roster was refused.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum RosterError {
+    /// A name appears twice.
+    #[error("player {0:?} is registered twice")]
+    DuplicatePlayer(String),
+    /// A name is empty.
+    #[error("player #{0} has an empty name")]
+    EmptyName(usize),
+}
+
+impl Roster {
+    /// A roster in registered order. Names must be unique and non-empty.
+    pub fn new(players: Vec<Player>) -> Result<Self, RosterError> {
+        let mut seen = BTreeSet::new();
+        for (i, p) in players.iter().enumerate() {
+            if p.name.trim().is_empty() {
+                return Err(RosterError::EmptyName(i + 1));
+            }
+            if !seen.insert(p.name.as_str()) {
+                return Err(RosterError::DuplicatePlayer(p.name.clone()));
+            }
+        }
+        Ok(Roster { players })
+    }
+
+    /// Players in registered order.
+    pub fn players(&self) -> &[Player] {
+        &self.players
+    }
+
+    /// Position (0-based) of `name` in the registered order.
+    pub fn position(&self, name: &str) -> Option<usize> {
+        self.players.iter().position(|p| p.name == name)
+    }
+
+    /// Number of registered players.
+    pub fn len(&self) -> usize {
+        self.players.len()
+    }
+
+    /// True when nobody is registered.
+    pub fn is_empty(&self) -> bool {
+        self.players.is_empty()
+    }
+}
+
+/// A time control kept as validated opaque text (e.g. `"20+10"`, `"5+3"`, `"Red 5:00 / Black 4:00"`).
+///
+/// The clock crate parses and runs time controls; the league only stores which one each stage of
+/// a board result chain uses, so a stage can never carry an empty or garbled one.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct TimeControlText(String);
+
+/// Why a time-control text was refused.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum TimeControlError {
+    /// Empty or only spaces.
+    #[error("time control is empty")]
+    Empty,
+    /// Longer than 64 characters.
+    #[error("time control is longer than 64 characters")]
+    TooLong,
+    /// Contains a control character (newline, tab, …).
+    #[error("time control contains a control character")]
+    ControlCharacter,
+}
+
+impl TimeControlText {
+    /// Validates: 1–64 characters after trimming, no control characters.
+    pub fn new(text: &str) -> Result<Self, TimeControlError> {
+        let t = text.trim();
+        if t.is_empty() {
+            return Err(TimeControlError::Empty);
+        }
+        if t.chars().count() > 64 {
+            return Err(TimeControlError::TooLong);
+        }
+        if t.chars().any(char::is_control) {
+            return Err(TimeControlError::ControlCharacter);
+        }
+        Ok(TimeControlText(t.to_string()))
+    }
+
+    /// The text.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn roster_refuses_duplicates_and_empty_names() {
+        assert_eq!(
+            Roster::new(vec![Player::new("a"), Player::new("a")]),
+            Err(RosterError::DuplicatePlayer("a".into()))
+        );
+        assert_eq!(
+            Roster::new(vec![Player::new("a"), Player::new(" ")]),
+            Err(RosterError::EmptyName(2))
+        );
+        let r = Roster::new(vec![Player::new("a"), Player::new("b")]);
+        assert_eq!(r.map(|r| r.position("b")), Ok(Some(1)));
+    }
+
+    #[test]
+    fn time_control_validation() {
+        assert_eq!(TimeControlText::new(" "), Err(TimeControlError::Empty));
+        assert_eq!(
+            TimeControlText::new("5+3\n"),
+            Ok(TimeControlText("5+3".into()))
+        );
+        assert_eq!(
+            TimeControlText::new("5\t+3"),
+            Err(TimeControlError::ControlCharacter)
+        );
+        assert_eq!(
+            TimeControlText::new(&"9".repeat(65)),
+            Err(TimeControlError::TooLong)
+        );
+    }
+}
