@@ -16,6 +16,7 @@
 pub mod colour;
 pub mod entities;
 pub mod fixtures;
+pub mod lineup;
 pub mod points;
 
 pub use colour::{Colour, Lot, Side};
