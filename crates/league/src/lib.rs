@@ -13,10 +13,12 @@
 //! - [`elo`]: Elo ratings with configurable K.
 //! - [`sheet`]: score sheets (计分表) as CSV and printable HTML.
 
+pub mod chain;
 pub mod colour;
 pub mod entities;
 pub mod fixtures;
 pub mod lineup;
+pub mod matches;
 pub mod points;
 
 pub use colour::{Colour, Lot, Side};
