@@ -20,6 +20,8 @@ pub mod fixtures;
 pub mod lineup;
 pub mod matches;
 pub mod points;
+pub mod ranking;
+pub mod standings;
 
 pub use colour::{Colour, Lot, Side};
 pub use points::Points;
