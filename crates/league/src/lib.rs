@@ -22,6 +22,7 @@ pub mod matches;
 pub mod points;
 pub mod ranking;
 pub mod standings;
+pub mod swiss;
 
 pub use colour::{Colour, Lot, Side};
 pub use points::Points;
