@@ -17,6 +17,7 @@ pub mod chain;
 pub mod colour;
 pub mod entities;
 pub mod fixtures;
+pub mod individual;
 pub mod lineup;
 pub mod matches;
 pub mod points;
