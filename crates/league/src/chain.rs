@@ -318,8 +318,19 @@ pub struct BoardResult {
     pub fouls: [u32; 2],
     /// The game the 胜局/后走 counts read ([`CountBasis`]); `None` for forfeits.
     pub counted: Option<CountedGame>,
-    /// Each played game with the result after the stage's draw rule, for ratings and sheets.
-    pub games: Vec<(usize, PlayedGame)>,
+    /// Each played game, for ratings and score sheets.
+    pub games: Vec<StageGame>,
+}
+
+/// One played game of a board with its stage.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct StageGame {
+    /// Stage index (0-based) in the chain.
+    pub stage: usize,
+    /// The game as played (its on-board result).
+    pub game: PlayedGame,
+    /// The result after the stage's draw rule (an armageddon draw becomes Black's win).
+    pub scored: GameResult,
 }
 
 /// The game the win and colour counts read.
@@ -451,7 +462,11 @@ pub fn evaluate_board(
             }
             (r, _) => r,
         };
-        evaluated.push((i, PlayedGame { result, ..*g }));
+        evaluated.push(StageGame {
+            stage: i,
+            game: *g,
+            scored: result,
+        });
         prev_colour = Some(g.first_colour);
         match result.winner() {
             Some(w) => outcome = Some((i, Some(w))),
@@ -480,14 +495,14 @@ pub fn evaluate_board(
             points[w.other().index()] = lp;
         }
         None => {
-            let fc = evaluated[last].1.first_colour;
+            let fc = evaluated[last].game.first_colour;
             points[0] = scoring.draw(fc);
             points[1] = scoring.draw(fc.opposite());
         }
     }
     let counted_game = match chain.count_basis {
-        CountBasis::FirstStage => evaluated[0].1,
-        CountBasis::DecidingGame => evaluated[last].1,
+        CountBasis::FirstStage => evaluated[0],
+        CountBasis::DecidingGame => evaluated[last],
     };
     Ok(BoardResult {
         board,
@@ -497,8 +512,8 @@ pub fn evaluate_board(
         forfeit: [false, false],
         fouls,
         counted: Some(CountedGame {
-            first_colour: counted_game.first_colour,
-            winner: counted_game.result.winner(),
+            first_colour: counted_game.game.first_colour,
+            winner: counted_game.scored.winner(),
         }),
         games: evaluated,
     })

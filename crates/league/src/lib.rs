@@ -15,6 +15,7 @@
 
 pub mod chain;
 pub mod colour;
+pub mod elo;
 pub mod entities;
 pub mod fixtures;
 pub mod individual;
