@@ -370,7 +370,9 @@ pub enum BoardError {
         next: String,
     },
     /// The colours do not follow the stage's colour rule.
-    #[error("board {board}: game {game} ({stage}) has the wrong colours for the first team's player (expected {expected:?})")]
+    #[error(
+        "board {board}: game {game} ({stage}) has the wrong colours for the first team's player (expected {expected:?})"
+    )]
     WrongColours {
         /// Board.
         board: u32,
@@ -585,7 +587,12 @@ mod tests {
         use Colour::*;
         let sc = GameScoring::default();
         assert_eq!(
-            evaluate_board(&xj(), &sc, 1, &BoardRecord::Played(vec![g(Red, GameResult::Draw)])),
+            evaluate_board(
+                &xj(),
+                &sc,
+                1,
+                &BoardRecord::Played(vec![g(Red, GameResult::Draw)])
+            ),
             Err(BoardError::Unfinished {
                 board: 1,
                 game: 1,
@@ -650,6 +657,9 @@ mod tests {
             ResultChain::new(stages, CountBasis::FirstStage),
             Err(ChainError::Unreachable(4))
         );
-        assert_eq!(ResultChain::new(vec![], CountBasis::FirstStage), Err(ChainError::Empty));
+        assert_eq!(
+            ResultChain::new(vec![], CountBasis::FirstStage),
+            Err(ChainError::Empty)
+        );
     }
 }

@@ -170,12 +170,21 @@ pub fn rated_games_of_board(chain: &ResultChain, board: &BoardResult) -> Vec<(Co
 }
 
 /// Converts a rated board game to a [`RatedGame`] given the first and second players' indices.
-pub fn to_rated_game(first: usize, second: usize, first_colour: Colour, result: GameResult) -> RatedGame {
+pub fn to_rated_game(
+    first: usize,
+    second: usize,
+    first_colour: Colour,
+    result: GameResult,
+) -> RatedGame {
     let (red, black) = match first_colour {
         Colour::Red => (first, second),
         Colour::Black => (second, first),
     };
-    let red_side = if first_colour == Colour::Red { Side::First } else { Side::Second };
+    let red_side = if first_colour == Colour::Red {
+        Side::First
+    } else {
+        Side::Second
+    };
     let red_halves = match result.winner() {
         Some(w) if w == red_side => 2,
         Some(_) => 0,
@@ -214,13 +223,30 @@ mod tests {
     #[test]
     fn event_rating() {
         let players = [
-            RatedPlayer { rating: Some(2000), games: 100 },
-            RatedPlayer { rating: Some(1600), games: 100 },
-            RatedPlayer { rating: None, games: 0 },
+            RatedPlayer {
+                rating: Some(2000),
+                games: 100,
+            },
+            RatedPlayer {
+                rating: Some(1600),
+                games: 100,
+            },
+            RatedPlayer {
+                rating: None,
+                games: 0,
+            },
         ];
         let games = [
-            RatedGame { red: 1, black: 0, red_halves: 2 }, // upset
-            RatedGame { red: 0, black: 2, red_halves: 2 }, // unrated opponent: skipped
+            RatedGame {
+                red: 1,
+                black: 0,
+                red_halves: 2,
+            }, // upset
+            RatedGame {
+                red: 0,
+                black: 2,
+                red_halves: 2,
+            }, // unrated opponent: skipped
         ];
         let ch = rate_event(&players, &games, &KRule::default()).unwrap();
         let a = ch[0].unwrap();
@@ -231,7 +257,15 @@ mod tests {
         assert_eq!(b.after, 1600 + 18);
         assert_eq!(ch[2], None);
         assert_eq!(
-            rate_event(&players, &[RatedGame { red: 0, black: 9, red_halves: 1 }], &KRule::default()),
+            rate_event(
+                &players,
+                &[RatedGame {
+                    red: 0,
+                    black: 9,
+                    red_halves: 1
+                }],
+                &KRule::default()
+            ),
             Err(EloError::NoSuchPlayer { game: 0, player: 9 })
         );
     }
@@ -240,7 +274,11 @@ mod tests {
     fn only_rated_stages() {
         let tc = |s: &str| TimeControlText::new(s).unwrap();
         let chain = ResultChain::slow_fast_armageddon(tc("20+10"), tc("5+3"), tc("4+0"));
-        let g = |c, r| PlayedGame { first_colour: c, result: r, fouls: [0, 0] };
+        let g = |c, r| PlayedGame {
+            first_colour: c,
+            result: r,
+            fouls: [0, 0],
+        };
         let b = evaluate_board(
             &chain,
             &GameScoring::default(),
@@ -251,8 +289,18 @@ mod tests {
             ]),
         )
         .unwrap();
-        assert_eq!(rated_games_of_board(&chain, &b), vec![(Colour::Red, GameResult::Draw)]);
+        assert_eq!(
+            rated_games_of_board(&chain, &b),
+            vec![(Colour::Red, GameResult::Draw)]
+        );
         let rg = to_rated_game(5, 7, Colour::Black, GameResult::FirstWins);
-        assert_eq!(rg, RatedGame { red: 7, black: 5, red_halves: 0 });
+        assert_eq!(
+            rg,
+            RatedGame {
+                red: 7,
+                black: 5,
+                red_halves: 0
+            }
+        );
     }
 }

@@ -301,7 +301,10 @@ mod tests {
             knockout_first_round(6)?,
             vec![(1, None), (4, Some(5)), (2, None), (3, Some(6))]
         );
-        assert_eq!(knockout_next_round(&[1, 5, 7, 3]), vec![(1, Some(5)), (3, Some(7))]);
+        assert_eq!(
+            knockout_next_round(&[1, 5, 7, 3]),
+            vec![(1, Some(5)), (3, Some(7))]
+        );
         Ok(())
     }
 }

@@ -119,18 +119,39 @@ impl fmt::Display for IndividualCriterion {
 
 /// Preset chains (18.4 penalties right after the points).
 pub mod chains {
-    use super::IndividualCriterion::*;
     use super::IndividualCriterion;
+    use super::IndividualCriterion::*;
     /// 2011 14.1 (round robin, one game): 积分, 小分, 胜局, 直胜, 犯规, 后走局数, 对局时后走.
     pub const ROUND_ROBIN_2011: &[IndividualCriterion] = &[
-        Points, Penalties, SonnebornBerger, Wins, HeadToHead, Fouls, BlackGames, BlackInMutualGame,
+        Points,
+        Penalties,
+        SonnebornBerger,
+        Wins,
+        HeadToHead,
+        Fouls,
+        BlackGames,
+        BlackInMutualGame,
     ];
     /// 2011 14.3.1 (Swiss): 积分, 对手分, 胜局, 犯规, 后走局数, then earlier rounds.
-    pub const SWISS_2011_OPPONENTS: &[IndividualCriterion] =
-        &[Points, Penalties, OpponentScore, Wins, Fouls, BlackGames, EarlierRounds];
+    pub const SWISS_2011_OPPONENTS: &[IndividualCriterion] = &[
+        Points,
+        Penalties,
+        OpponentScore,
+        Wins,
+        Fouls,
+        BlackGames,
+        EarlierRounds,
+    ];
     /// 2011 14.3.2 (Swiss): 积分, 累进分, 胜局, 犯规, 后走局数, then 累进分 without the first rounds.
-    pub const SWISS_2011_PROGRESSIVE: &[IndividualCriterion] =
-        &[Points, Penalties, Progressive, Wins, Fouls, BlackGames, ProgressiveCut];
+    pub const SWISS_2011_PROGRESSIVE: &[IndividualCriterion] = &[
+        Points,
+        Penalties,
+        Progressive,
+        Wins,
+        Fouls,
+        BlackGames,
+        ProgressiveCut,
+    ];
     /// 1999 15.1 (round robin): 积分, 小分, 胜局, 直胜, 犯规.
     pub const ROUND_ROBIN_1999: &[IndividualCriterion] =
         &[Points, Penalties, SonnebornBerger, Wins, HeadToHead, Fouls];
@@ -212,7 +233,9 @@ struct Acc {
 }
 
 /// Computes individual standings.
-pub fn individual_standings(input: IndividualInput<'_>) -> Result<Vec<IndividualRow>, IndividualError> {
+pub fn individual_standings(
+    input: IndividualInput<'_>,
+) -> Result<Vec<IndividualRow>, IndividualError> {
     let n = input.player_count;
     let sc = input.scoring;
     let mut acc = vec![Acc::default(); n];
@@ -310,14 +333,21 @@ pub fn individual_standings(input: IndividualInput<'_>) -> Result<Vec<Individual
             SonnebornBerger => vec![sb[t]],
             OpponentScore => vec![h(opp_score[t])],
             Progressive => vec![h(progressive_from(a, 1))],
-            ProgressiveCut => (2..=last_round).map(|s| h(progressive_from(a, s))).collect(),
+            ProgressiveCut => (2..=last_round)
+                .map(|s| h(progressive_from(a, s)))
+                .collect(),
             Wins => vec![i64::from(a.wins)],
             HeadToHead => {
                 let mut total = 0i64;
                 for g in games {
-                    if group.contains(&g.red) && group.contains(&g.black) && (g.red == t || g.black == t) {
+                    if group.contains(&g.red)
+                        && group.contains(&g.black)
+                        && (g.red == t || g.black == t)
+                    {
                         let (rp, bp) = match g.result {
-                            IndividualResult::RedWins | IndividualResult::BlackForfeits => (sc.win, sc.loss),
+                            IndividualResult::RedWins | IndividualResult::BlackForfeits => {
+                                (sc.win, sc.loss)
+                            }
                             IndividualResult::Draw => (sc.draw_red, sc.draw_black),
                             _ => (sc.loss, sc.win),
                         };
@@ -333,9 +363,10 @@ pub fn individual_standings(input: IndividualInput<'_>) -> Result<Vec<Individual
                     return vec![0];
                 }
                 let other = if group[0] == t { group[1] } else { group[0] };
-                let had_black = games.iter().rev().find(|g| {
-                    (g.red == t && g.black == other) || (g.red == other && g.black == t)
-                });
+                let had_black = games
+                    .iter()
+                    .rev()
+                    .find(|g| (g.red == t && g.black == other) || (g.red == other && g.black == t));
                 vec![i64::from(had_black.is_some_and(|g| g.black == t))]
             }
             EarlierRounds => {

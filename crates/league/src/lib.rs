@@ -23,6 +23,7 @@ pub mod lineup;
 pub mod matches;
 pub mod points;
 pub mod ranking;
+pub mod sheet;
 pub mod standings;
 pub mod swiss;
 

@@ -70,13 +70,19 @@ impl fmt::Display for EligibilityRule {
                 count,
                 from,
                 to,
-            } => write!(f, "at least {count} player(s) tagged {tag} on boards {from}–{to}"),
+            } => write!(
+                f,
+                "at least {count} player(s) tagged {tag} on boards {from}–{to}"
+            ),
             EligibilityRule::AtMost {
                 tag,
                 count,
                 from,
                 to,
-            } => write!(f, "at most {count} player(s) tagged {tag} on boards {from}–{to}"),
+            } => write!(
+                f,
+                "at most {count} player(s) tagged {tag} on boards {from}–{to}"
+            ),
             EligibilityRule::Every { tag, from, to } => {
                 write!(f, "every player on boards {from}–{to} tagged {tag}")
             }
@@ -359,7 +365,13 @@ pub fn substitute_orders(registered: usize, boards: usize) -> Vec<Vec<usize>> {
     }
     let mut out = Vec::new();
     if boards <= registered {
-        rec(0, registered, boards, &mut Vec::with_capacity(boards), &mut out);
+        rec(
+            0,
+            registered,
+            boards,
+            &mut Vec::with_capacity(boards),
+            &mut out,
+        );
     }
     out
 }
@@ -458,7 +470,10 @@ pub fn rank_total_score(teams: &[Vec<u32>], fouls: &[u32]) -> Vec<TotalScoreRow>
                 if pk.0 != k.0 {
                     (i as u32 + 1, Some(TotalScoreCriterion::RankSum))
                 } else if let Some(pos) = pk.1.iter().zip(&k.1).position(|(a, b)| a != b) {
-                    (i as u32 + 1, Some(TotalScoreCriterion::BestRank(pos as u32 + 1)))
+                    (
+                        i as u32 + 1,
+                        Some(TotalScoreCriterion::BestRank(pos as u32 + 1)),
+                    )
                 } else if pk.2 != k.2 {
                     (i as u32 + 1, Some(TotalScoreCriterion::Fouls))
                 } else {

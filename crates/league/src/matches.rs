@@ -2,7 +2,9 @@
 //! Forfeits (21.4): a board forfeit is `+`/`-`; a whole-match forfeit scores 场分 2–0 and every
 //! board as a forfeit win by default; a double forfeit loses for both.
 
-use crate::chain::{BoardError, BoardRecord, BoardResult, GameScoring, ResultChain, evaluate_board};
+use crate::chain::{
+    BoardError, BoardRecord, BoardResult, GameScoring, ResultChain, evaluate_board,
+};
 use crate::colour::Side;
 use crate::points::Points;
 
@@ -100,7 +102,9 @@ pub fn evaluate_match(rules: &EventRules, record: &MatchRecord) -> Result<MatchR
     let ms = &rules.match_scoring;
     let eval_all = |f: &dyn Fn(u32) -> BoardRecord| -> Result<Vec<BoardResult>, MatchError> {
         (1..=rules.boards)
-            .map(|b| evaluate_board(&rules.chain, &rules.game_scoring, b, &f(b)).map_err(Into::into))
+            .map(|b| {
+                evaluate_board(&rules.chain, &rules.game_scoring, b, &f(b)).map_err(Into::into)
+            })
             .collect()
     };
     let (boards, match_points, winner, match_forfeit) = match record {
@@ -206,7 +210,13 @@ mod tests {
 
     #[test]
     fn forfeits() {
-        let r = evaluate_match(&rules(), &MatchRecord::Forfeit { forfeited_by: Side::First }).unwrap();
+        let r = evaluate_match(
+            &rules(),
+            &MatchRecord::Forfeit {
+                forfeited_by: Side::First,
+            },
+        )
+        .unwrap();
         assert_eq!(r.match_points, [Points::ZERO, Points::whole(2)]);
         assert_eq!(r.game_points, [Points::ZERO, Points::whole(8)]);
         assert!(r.boards.iter().all(|b| b.forfeit == [true, false]));

@@ -14,15 +14,14 @@ pub struct Ranked<C> {
     pub decided_by: Option<C>,
 }
 
+/// A criterion's key function: `(criterion, tied group, item) -> key` (greater ranks higher).
+pub type KeyFn<'a, C> = dyn Fn(C, &[usize], usize) -> Vec<i64> + 'a;
+
 /// Ranks `items` by `criteria`. `key(c, group, item)` returns the item's value for criterion `c`
 /// within `group` (the items still tied when `c` is applied — head-to-head needs it); greater
 /// keys rank higher, so "fewer is better" criteria return negated values. Items tied on every
 /// criterion keep their input order and share a rank.
-pub fn rank<C: Copy>(
-    items: &[usize],
-    criteria: &[C],
-    key: &dyn Fn(C, &[usize], usize) -> Vec<i64>,
-) -> Vec<Ranked<C>> {
+pub fn rank<C: Copy>(items: &[usize], criteria: &[C], key: &KeyFn<'_, C>) -> Vec<Ranked<C>> {
     let mut order: Vec<(usize, Option<C>)> = Vec::with_capacity(items.len());
     split(items.to_vec(), 0, None, criteria, key, &mut order);
     let mut out: Vec<Ranked<C>> = Vec::with_capacity(order.len());
@@ -51,7 +50,7 @@ fn split<C: Copy>(
     level: usize,
     boundary_before: Option<C>,
     criteria: &[C],
-    key: &dyn Fn(C, &[usize], usize) -> Vec<i64>,
+    key: &KeyFn<'_, C>,
     out: &mut Vec<(usize, Option<C>)>,
 ) {
     if group.len() == 1 || level == criteria.len() {
@@ -87,14 +86,19 @@ mod tests {
     fn splits_level_by_level() {
         // values[item] = (a, b)
         let values = [(1, 0), (2, 5), (2, 7), (1, 0)];
-        let key = |c: u8, _: &[usize], t: usize| {
-            vec![if c == 0 { values[t].0 } else { values[t].1 }]
-        };
+        let key =
+            |c: u8, _: &[usize], t: usize| vec![if c == 0 { values[t].0 } else { values[t].1 }];
         let r = rank(&[0, 1, 2, 3], &[0u8, 1], &key);
-        let got: Vec<(usize, u32, Option<u8>)> = r.iter().map(|x| (x.item, x.rank, x.decided_by)).collect();
+        let got: Vec<(usize, u32, Option<u8>)> =
+            r.iter().map(|x| (x.item, x.rank, x.decided_by)).collect();
         assert_eq!(
             got,
-            vec![(2, 1, Some(1)), (1, 2, Some(1)), (0, 3, Some(0)), (3, 3, None)]
+            vec![
+                (2, 1, Some(1)),
+                (1, 2, Some(1)),
+                (0, 3, Some(0)),
+                (3, 3, None)
+            ]
         );
     }
 }

@@ -102,30 +102,61 @@ const ALL_CRITERIA: [TeamCriterion; 11] = [
 
 /// Preset chains. Penalties (18.4) come right after the points, as "在积分相同时" says.
 pub mod chains {
-    use super::TeamCriterion::*;
     use super::TeamCriterion;
+    use super::TeamCriterion::*;
 
     /// 2011 14.5 (round robin): 场分, 总局分, 胜场, 胜局, 直胜, 犯规, 后走胜局, 后走局数.
     pub const ROUND_ROBIN_2011: &[TeamCriterion] = &[
-        MatchPoints, Penalties, GamePoints, MatchWins, GameWins, HeadToHead, Fouls, BlackWins,
+        MatchPoints,
+        Penalties,
+        GamePoints,
+        MatchWins,
+        GameWins,
+        HeadToHead,
+        Fouls,
+        BlackWins,
         BlackGames,
     ];
     /// 2011 14.6 (Swiss): 场分, 团体对手分, 总局分, 胜场, 胜局, 犯规, then earlier rounds.
     pub const SWISS_2011: &[TeamCriterion] = &[
-        MatchPoints, Penalties, OpponentMatchPoints, GamePoints, MatchWins, GameWins, Fouls,
+        MatchPoints,
+        Penalties,
+        OpponentMatchPoints,
+        GamePoints,
+        MatchWins,
+        GameWins,
+        Fouls,
         EarlierRounds,
     ];
     /// 2011 14.7 (Swiss ranked on 总局分), then the 14.6 criteria.
     pub const SWISS_2011_GAME_POINTS: &[TeamCriterion] = &[
-        GamePoints, Penalties, MatchPoints, OpponentMatchPoints, MatchWins, GameWins, Fouls,
+        GamePoints,
+        Penalties,
+        MatchPoints,
+        OpponentMatchPoints,
+        MatchWins,
+        GameWins,
+        Fouls,
         EarlierRounds,
     ];
     /// 1999 15.3 (round robin): 场分, 总局分, 胜局, 直胜, 犯规.
-    pub const ROUND_ROBIN_1999: &[TeamCriterion] =
-        &[MatchPoints, Penalties, GamePoints, GameWins, HeadToHead, Fouls];
+    pub const ROUND_ROBIN_1999: &[TeamCriterion] = &[
+        MatchPoints,
+        Penalties,
+        GamePoints,
+        GameWins,
+        HeadToHead,
+        Fouls,
+    ];
     /// 1999 15.4 (Swiss): 场分, 团体对手分, 总局分, 胜场, 犯规.
-    pub const SWISS_1999: &[TeamCriterion] =
-        &[MatchPoints, Penalties, OpponentMatchPoints, GamePoints, MatchWins, Fouls];
+    pub const SWISS_1999: &[TeamCriterion] = &[
+        MatchPoints,
+        Penalties,
+        OpponentMatchPoints,
+        GamePoints,
+        MatchWins,
+        Fouls,
+    ];
 }
 
 /// The competition system, for the withdrawal rules.
@@ -575,9 +606,9 @@ pub fn standings(input: StandingsInput<'_>) -> Result<Standings, StandingsError>
         // Only meaningful when every pair of the group has met.
         for (i, &a) in group.iter().enumerate() {
             for &b in &group[i + 1..] {
-                let met = matches.iter().any(|m| {
-                    (m.first == a && m.second == b) || (m.first == b && m.second == a)
-                });
+                let met = matches
+                    .iter()
+                    .any(|m| (m.first == a && m.second == b) || (m.first == b && m.second == a));
                 if !met {
                     return None;
                 }

@@ -171,7 +171,12 @@ pub fn pair_next_round(
     }
     // Placement: 场分 desc, then draw number asc.
     let mut order: Vec<TeamIdx> = (0..n).collect();
-    order.sort_by(|&a, &b| st[b].score.cmp(&st[a].score).then(teams[a].seed.cmp(&teams[b].seed)));
+    order.sort_by(|&a, &b| {
+        st[b]
+            .score
+            .cmp(&st[a].score)
+            .then(teams[a].seed.cmp(&teams[b].seed))
+    });
     let mut budget = SEARCH_LIMIT;
     if n % 2 == 0 {
         let pairs = search(&order, &st, &mut budget).ok_or(SwissError::NoPairing(round_no))?;
@@ -182,7 +187,12 @@ pub fn pair_next_round(
     }
     // Odd: the lowest-placed team without a bye sits out (then the next lowest, if the rest
     // cannot be paired).
-    let mut candidates: Vec<TeamIdx> = order.iter().rev().copied().filter(|&t| !st[t].had_bye).collect();
+    let mut candidates: Vec<TeamIdx> = order
+        .iter()
+        .rev()
+        .copied()
+        .filter(|&t| !st[t].had_bye)
+        .collect();
     if candidates.is_empty() {
         candidates = order.iter().rev().copied().collect();
     }

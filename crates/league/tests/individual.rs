@@ -18,7 +18,11 @@ fn g(round: u32, red: usize, black: usize, result: IndividualResult) -> Individu
     }
 }
 
-fn run(n: usize, criteria: &[IndividualCriterion], games: Vec<IndividualGame>) -> Vec<IndividualRow> {
+fn run(
+    n: usize,
+    criteria: &[IndividualCriterion],
+    games: Vec<IndividualGame>,
+) -> Vec<IndividualRow> {
     individual_standings(IndividualInput {
         player_count: n,
         scoring: GameScoring::default(),
@@ -49,10 +53,19 @@ fn sonneborn_berger_decides_14_1() {
         ],
     );
     assert_eq!(order(&rows), vec![2, 0, 1, 3]);
-    assert_eq!(rows[2].decided_by, Some(IndividualCriterion::SonnebornBerger));
+    assert_eq!(
+        rows[2].decided_by,
+        Some(IndividualCriterion::SonnebornBerger)
+    );
     // P0: beat P2 (4) + half of P1 (3) = 5½; P1: beat P3 (2) + half of P0 (3) = 3½.
-    assert_eq!(quarters_to_decimal(rows[1].sonneborn_berger_quarters), "5.5");
-    assert_eq!(quarters_to_decimal(rows[2].sonneborn_berger_quarters), "3.5");
+    assert_eq!(
+        quarters_to_decimal(rows[1].sonneborn_berger_quarters),
+        "5.5"
+    );
+    assert_eq!(
+        quarters_to_decimal(rows[2].sonneborn_berger_quarters),
+        "3.5"
+    );
 }
 
 #[test]
@@ -60,7 +73,12 @@ fn opponent_score_decides_14_3_1() {
     let rows = run(
         4,
         chains::SWISS_2011_OPPONENTS,
-        vec![g(1, 0, 1, RedWins), g(1, 2, 3, RedWins), g(2, 0, 2, Draw), g(2, 1, 3, RedWins)],
+        vec![
+            g(1, 0, 1, RedWins),
+            g(1, 2, 3, RedWins),
+            g(2, 0, 2, Draw),
+            g(2, 1, 3, RedWins),
+        ],
     );
     assert_eq!(order(&rows), vec![0, 2, 1, 3]);
     assert_eq!(rows[1].decided_by, Some(IndividualCriterion::OpponentScore));
@@ -72,11 +90,19 @@ fn progressive_decides_14_3_2() {
     let rows = run(
         4,
         chains::SWISS_2011_PROGRESSIVE,
-        vec![g(1, 0, 1, RedWins), g(1, 2, 3, Draw), g(2, 2, 1, RedWins), g(2, 3, 0, Draw)],
+        vec![
+            g(1, 0, 1, RedWins),
+            g(1, 2, 3, Draw),
+            g(2, 2, 1, RedWins),
+            g(2, 3, 0, Draw),
+        ],
     );
     assert_eq!(order(&rows)[..2], [0, 2]);
     assert_eq!(rows[1].decided_by, Some(IndividualCriterion::Progressive));
-    assert_eq!((rows[0].progressive, rows[1].progressive), (Points::whole(5), Points::whole(4)));
+    assert_eq!(
+        (rows[0].progressive, rows[1].progressive),
+        (Points::whole(5), Points::whole(4))
+    );
 }
 
 #[test]
@@ -87,7 +113,10 @@ fn black_in_the_mutual_game_decides_last() {
         vec![g(1, 0, 1, Draw), g(2, 2, 0, Draw), g(2, 1, 3, Draw)],
     );
     assert_eq!(order(&rows)[..2], [1, 0]);
-    assert_eq!(rows[1].decided_by, Some(IndividualCriterion::BlackInMutualGame));
+    assert_eq!(
+        rows[1].decided_by,
+        Some(IndividualCriterion::BlackInMutualGame)
+    );
 }
 
 #[test]
@@ -104,7 +133,10 @@ fn half_point_scoring_and_forfeits() {
     let p0 = rows.iter().find(|r| r.player == 0).unwrap();
     assert_eq!(p0.points, Points::from_halves(3), "½ + a forfeit win");
     assert_eq!(p0.points.to_string(), "1½");
-    assert_eq!(p0.black_games, 0, "a forfeit is not a game played with Black");
+    assert_eq!(
+        p0.black_games, 0,
+        "a forfeit is not a game played with Black"
+    );
     let p2 = rows.iter().find(|r| r.player == 2).unwrap();
     assert_eq!(p2.points, Points::whole(1), "the bye counts as a win");
 }
@@ -141,10 +173,16 @@ fn board_prizes() {
     let t = board_tables(&entries, 2);
     let b1 = &t[&1];
     assert_eq!(b1[0].player, "Wang");
-    assert_eq!((b1[0].wins, b1[0].draws, b1[0].points), (1, 1, Points::whole(3)));
+    assert_eq!(
+        (b1[0].wins, b1[0].draws, b1[0].points),
+        (1, 1, Points::whole(3))
+    );
     assert_eq!(b1[1].player, "Li");
     assert_eq!(b1[1].rank, 2);
     // Zhao (one game, 1 point) is below the minimum and listed after eligible players.
     assert!(!b1.iter().find(|r| r.player == "Zhao").unwrap().eligible);
-    assert_eq!(t[&2][0].rank, t[&2][1].rank, "equal board-2 records share the rank");
+    assert_eq!(
+        t[&2][0].rank, t[&2][1].rank,
+        "equal board-2 records share the rank"
+    );
 }

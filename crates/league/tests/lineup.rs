@@ -151,7 +151,10 @@ fn total_score_12_5() {
     assert!(rl.validate(&r, &names(&["C", "A"]), 0).is_ok());
     assert!(rl.validate(&r, &names(&["C"]), 0).is_err());
     // Team 0: ranks 1+8 = 9; team 1: 4+5 = 9; team 2: 2+3 = 5; team 3: 4+5, more fouls.
-    let rows = rank_total_score(&[vec![1, 8], vec![4, 5], vec![2, 3], vec![5, 4]], &[0, 0, 0, 1]);
+    let rows = rank_total_score(
+        &[vec![1, 8], vec![4, 5], vec![2, 3], vec![5, 4]],
+        &[0, 0, 0, 1],
+    );
     let order: Vec<usize> = rows.iter().map(|r| r.team).collect();
     assert_eq!(order, vec![2, 0, 1, 3]);
     assert_eq!(rows[0].decided_by, None);
@@ -190,7 +193,10 @@ fn eligibility_and_deadline() {
         None => panic!("refused"),
     };
     assert_eq!(codes(&e), vec!["deadline_passed", "ineligible"]);
-    assert!(e.to_string().contains("at least 1 player(s) tagged W on boards 1–4"));
+    assert!(
+        e.to_string()
+            .contains("at least 1 player(s) tagged W on boards 1–4")
+    );
 }
 
 #[test]
@@ -208,8 +214,14 @@ fn sealed_until_both_are_in() {
     );
     assert_eq!(s.opponent_lineup(Side::Second, 10), None);
     assert_eq!(s.opponent_lineup(Side::First, 10), None);
-    assert!(s.submit(Side::Second, &r2, &names(&["Z", "X"]), 20).is_err());
-    assert_eq!(s.finalize([&r1, &r2], MissingLineupPolicy::Forfeit, 20), None);
+    assert!(
+        s.submit(Side::Second, &r2, &names(&["Z", "X"]), 20)
+            .is_err()
+    );
+    assert_eq!(
+        s.finalize([&r1, &r2], MissingLineupPolicy::Forfeit, 20),
+        None
+    );
     // The deadline passes with only one lineup in: the other side gets its registered order.
     let fin = s.finalize([&r1, &r2], MissingLineupPolicy::RegisteredOrder, 100);
     match fin {
@@ -237,7 +249,8 @@ fn both_in_reveals() {
         Ok(SubmitOutcome::BothRevealed)
     );
     assert_eq!(
-        s.opponent_lineup(Side::First, 2).map(|l| l.players().to_vec()),
+        s.opponent_lineup(Side::First, 2)
+            .map(|l| l.players().to_vec()),
         Some(names(&["X", "Y"]))
     );
 }

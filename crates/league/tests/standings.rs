@@ -25,7 +25,14 @@ fn rules(boards: u32, scoring: GameScoring) -> EventRules {
 
 /// `results`: one letter per board from the first team's view: W win, L loss, D draw,
 /// F the first team's player forfeited, f the second's. `fouls`: (board, [first, second]).
-fn m(r: &EventRules, round: u32, first: usize, second: usize, results: &str, fouls: &[(u32, [u32; 2])]) -> TeamMatch {
+fn m(
+    r: &EventRules,
+    round: u32,
+    first: usize,
+    second: usize,
+    results: &str,
+    fouls: &[(u32, [u32; 2])],
+) -> TeamMatch {
     let boards = results
         .chars()
         .enumerate()
@@ -35,8 +42,16 @@ fn m(r: &EventRules, round: u32, first: usize, second: usize, results: &str, fou
                 'W' => GameResult::FirstWins,
                 'L' => GameResult::SecondWins,
                 'D' => GameResult::Draw,
-                'F' => return BoardRecord::Forfeit { forfeited_by: Side::First },
-                'f' => return BoardRecord::Forfeit { forfeited_by: Side::Second },
+                'F' => {
+                    return BoardRecord::Forfeit {
+                        forfeited_by: Side::First,
+                    };
+                }
+                'f' => {
+                    return BoardRecord::Forfeit {
+                        forfeited_by: Side::Second,
+                    };
+                }
                 _ => panic!("bad letter {c}"),
             };
             let f = fouls.iter().find(|x| x.0 == b).map_or([0, 0], |x| x.1);
@@ -56,7 +71,14 @@ fn m(r: &EventRules, round: u32, first: usize, second: usize, results: &str, fou
 }
 
 fn table(r: &EventRules, n: usize, matches: Vec<TeamMatch>) -> Standings {
-    run(r, n, matches, vec![], vec![], System::RoundRobin { legs: 1 })
+    run(
+        r,
+        n,
+        matches,
+        vec![],
+        vec![],
+        System::RoundRobin { legs: 1 },
+    )
 }
 
 fn run(
@@ -88,8 +110,17 @@ fn row(s: &Standings, team: usize) -> &TeamRow {
 /// Asserts that `upper` is ranked directly above `lower`, separated by `by`.
 fn above(s: &Standings, upper: usize, lower: usize, by: TeamCriterion) {
     let pos = |t| s.rows.iter().position(|r| r.team == t).unwrap();
-    assert_eq!(pos(upper) + 1, pos(lower), "{upper} directly above {lower}: {:#?}", s.rows);
-    assert_eq!(row(s, lower).decided_by, Some(by), "{lower} separated by {by}");
+    assert_eq!(
+        pos(upper) + 1,
+        pos(lower),
+        "{upper} directly above {lower}: {:#?}",
+        s.rows
+    );
+    assert_eq!(
+        row(s, lower).decided_by,
+        Some(by),
+        "{lower} separated by {by}"
+    );
     assert!(row(s, upper).rank < row(s, lower).rank);
 }
 
@@ -103,14 +134,28 @@ fn match_points_decide() {
     let r = rules(4, GameScoring::default());
     let s = table(&r, 2, vec![m(&r, 1, A, B, "WDDD", &[])]);
     above(&s, A, B, TeamCriterion::MatchPoints);
-    assert_eq!(row(&s, A).decided_by, Some(TeamCriterion::MatchPoints), "first row says what separated it from the second");
+    assert_eq!(
+        row(&s, A).decided_by,
+        Some(TeamCriterion::MatchPoints),
+        "first row says what separated it from the second"
+    );
 }
 
 #[test]
 fn penalties_rank_last_among_equals_18_4() {
     let r = rules(4, GameScoring::default());
     let matches = vec![m(&r, 1, A, C, "WDDD", &[]), m(&r, 1, B, D, "WWWW", &[])];
-    let s = run(&r, 4, matches, vec![Penalty { team: B, kind: PenaltyKind::Warning }], vec![], System::RoundRobin { legs: 1 });
+    let s = run(
+        &r,
+        4,
+        matches,
+        vec![Penalty {
+            team: B,
+            kind: PenaltyKind::Warning,
+        }],
+        vec![],
+        System::RoundRobin { legs: 1 },
+    );
     // B has more game points but a warning: A goes first.
     above(&s, A, B, TeamCriterion::Penalties);
     assert_eq!(row(&s, B).penalties, (0, 1));
@@ -119,7 +164,11 @@ fn penalties_rank_last_among_equals_18_4() {
 #[test]
 fn game_points_decide() {
     let r = rules(4, GameScoring::default());
-    let s = table(&r, 4, vec![m(&r, 1, A, C, "WDDD", &[]), m(&r, 1, B, D, "WWWW", &[])]);
+    let s = table(
+        &r,
+        4,
+        vec![m(&r, 1, A, C, "WDDD", &[]), m(&r, 1, B, D, "WWWW", &[])],
+    );
     above(&s, B, A, TeamCriterion::GamePoints);
     assert_eq!(row(&s, B).game_points, Points::whole(8));
     assert_eq!(row(&s, A).game_points, Points::whole(5));
@@ -147,7 +196,11 @@ fn match_wins_decide() {
 #[test]
 fn game_wins_decide() {
     let r = rules(4, GameScoring::default());
-    let s = table(&r, 4, vec![m(&r, 1, A, C, "WWLD", &[]), m(&r, 1, B, D, "WDDD", &[])]);
+    let s = table(
+        &r,
+        4,
+        vec![m(&r, 1, A, C, "WWLD", &[]), m(&r, 1, B, D, "WDDD", &[])],
+    );
     assert_eq!(row(&s, A).game_points, row(&s, B).game_points);
     above(&s, A, B, TeamCriterion::GameWins);
     assert_eq!((row(&s, A).game_wins, row(&s, B).game_wins), (2, 1));
@@ -180,7 +233,11 @@ fn head_to_head_mini_league_of_three() {
     let s = table(&r, 12, ms);
     for t in [A, B, C] {
         let x = row(&s, t);
-        assert_eq!((x.match_points, x.game_points, x.won, x.game_wins), (Points::whole(6), Points::whole(21), 2, 2), "team {t}");
+        assert_eq!(
+            (x.match_points, x.game_points, x.won, x.game_wins),
+            (Points::whole(6), Points::whole(21), 2, 2),
+            "team {t}"
+        );
     }
     assert_eq!(s.rows[0].team, A);
     above(&s, A, B, TeamCriterion::HeadToHead);
@@ -204,7 +261,10 @@ fn head_to_head_counts_both_meetings_in_a_double_round_robin() {
     let s = run(&r, 3, ms, vec![], vec![], System::RoundRobin { legs: 2 });
     for t in [A, B] {
         let x = row(&s, t);
-        assert_eq!((x.match_points, x.game_points, x.won, x.game_wins), (Points::whole(3), Points::whole(6), 1, 1));
+        assert_eq!(
+            (x.match_points, x.game_points, x.won, x.game_wins),
+            (Points::whole(3), Points::whole(6), 1, 1)
+        );
     }
     above(&s, A, B, TeamCriterion::HeadToHead);
     assert_eq!(row(&s, A).head_to_head, Some(Points::whole(3)));
@@ -281,7 +341,11 @@ fn black_games_decide() {
 #[test]
 fn complete_tie_shares_the_rank() {
     let r = rules(4, GameScoring::default());
-    let s = table(&r, 4, vec![m(&r, 1, A, C, "DDDD", &[]), m(&r, 1, B, D, "DDDD", &[])]);
+    let s = table(
+        &r,
+        4,
+        vec![m(&r, 1, A, C, "DDDD", &[]), m(&r, 1, B, D, "DDDD", &[])],
+    );
     // A and B: first-listed, identical records; C and D likewise.
     assert_eq!(row(&s, A).rank, row(&s, B).rank);
     assert_eq!(row(&s, B).decided_by, None);
@@ -294,7 +358,13 @@ fn forfeits_count_as_wins_and_losses() {
         round: 1,
         first: A,
         second: B,
-        result: evaluate_match(&r, &MatchRecord::Forfeit { forfeited_by: Side::Second }).unwrap(),
+        result: evaluate_match(
+            &r,
+            &MatchRecord::Forfeit {
+                forfeited_by: Side::Second,
+            },
+        )
+        .unwrap(),
     };
     let boards = m(&r, 2, C, A, "fWDD", &[]); // board 1: A's player absent
     let double = TeamMatch {
@@ -305,7 +375,11 @@ fn forfeits_count_as_wins_and_losses() {
     };
     let s = table(&r, 4, vec![whole, boards, double]);
     let a = row(&s, A);
-    assert_eq!(a.match_points, Points::whole(2), "won the forfeit, lost to C");
+    assert_eq!(
+        a.match_points,
+        Points::whole(2),
+        "won the forfeit, lost to C"
+    );
     assert_eq!(a.game_points, Points::whole(8 + 2));
     assert_eq!(a.game_wins, 4, "forfeit wins count as game wins");
     let c = row(&s, C);
@@ -325,7 +399,11 @@ fn boards_decided_by_armageddon() {
         chain: ResultChain::slow_fast_armageddon(tc("20+10"), tc("5+3"), tc("4+0")),
         match_scoring: MatchScoring::default(),
     };
-    let g = |c: Colour, res: GameResult| PlayedGame { first_colour: c, result: res, fouls: [0, 0] };
+    let g = |c: Colour, res: GameResult| PlayedGame {
+        first_colour: c,
+        result: res,
+        fouls: [0, 0],
+    };
     use Colour::*;
     use GameResult::*;
     let rec = MatchRecord::Played(vec![
@@ -339,10 +417,23 @@ fn boards_decided_by_armageddon() {
         BoardRecord::Played(vec![g(Black, Draw), g(Red, Draw), g(Red, FirstWins)]),
     ]);
     let res = evaluate_match(&r, &rec).unwrap();
-    assert_eq!(res.game_points, [Points::whole(2 + 1 + 1 + 2), Points::whole(0 + 2 + 2 + 1)]);
+    assert_eq!(
+        res.game_points,
+        [Points::whole(2 + 1 + 1 + 2), Points::whole(2 + 2 + 1)],
+        "board points: 2+1+1+2 vs 0+2+2+1"
+    );
     assert_eq!(res.winner, Some(Side::First));
     assert_eq!(res.boards[2].decided_at, Some(2));
-    let s = table(&r, 2, vec![TeamMatch { round: 1, first: A, second: B, result: res }]);
+    let s = table(
+        &r,
+        2,
+        vec![TeamMatch {
+            round: 1,
+            first: A,
+            second: B,
+            result: res,
+        }],
+    );
     above(&s, A, B, TeamCriterion::MatchPoints);
     // 胜局 reads the slow games: A won one (board 1), B none.
     assert_eq!((row(&s, A).game_wins, row(&s, B).game_wins), (1, 0));
@@ -357,11 +448,17 @@ fn asymmetric_draw_scoring_13_3() {
     assert_eq!(row(&s, A).game_points, Points::whole(6));
     // Board 1 won by A, the rest drawn: A 3+2+1+2 = 8, B 0+1+2+1 = 4.
     let s = table(&r, 2, vec![m(&r, 1, A, B, "WDDD", &[])]);
-    assert_eq!((row(&s, A).game_points, row(&s, B).game_points), (Points::whole(8), Points::whole(4)));
+    assert_eq!(
+        (row(&s, A).game_points, row(&s, B).game_points),
+        (Points::whole(8), Points::whole(4))
+    );
     // Black draws are worth more: A draws 3 boards with Red… B (second) loses board 2 (its Red board)
     // and draws the rest: A 1+3+1+2 = 7, B 2+0+2+1 = 5.
     let s = table(&r, 2, vec![m(&r, 1, A, B, "DWDD", &[])]);
-    assert_eq!((row(&s, A).game_points, row(&s, B).game_points), (Points::whole(7), Points::whole(5)));
+    assert_eq!(
+        (row(&s, A).game_points, row(&s, B).game_points),
+        (Points::whole(7), Points::whole(5))
+    );
 }
 
 fn four_team_rr(r: &EventRules, upto_round: u32) -> Vec<TeamMatch> {
@@ -383,7 +480,17 @@ fn four_team_rr(r: &EventRules, upto_round: u32) -> Vec<TeamMatch> {
 fn withdrawal_before_half_annuls_all_results_20_3() {
     let r = rules(4, GameScoring::default());
     // D withdraws after round 1: it played 1 of 3 matches (< half): all its results are annulled.
-    let s = run(&r, 4, four_team_rr(&r, 1), vec![], vec![Withdrawal { team: D, after_round: 1 }], System::RoundRobin { legs: 1 });
+    let s = run(
+        &r,
+        4,
+        four_team_rr(&r, 1),
+        vec![],
+        vec![Withdrawal {
+            team: D,
+            after_round: 1,
+        }],
+        System::RoundRobin { legs: 1 },
+    );
     let d = row(&s, D);
     assert_eq!(d.rank, None);
     assert_eq!(d.withdrawal, Some(WithdrawalEffect::Annulled));
@@ -398,7 +505,17 @@ fn withdrawal_before_half_annuls_all_results_20_3() {
 fn withdrawal_after_half_keeps_results_and_forfeits_the_rest_20_3() {
     let r = rules(4, GameScoring::default());
     // D withdraws after round 2: 2 of 3 played (≥ half): results stand, the round-3 match is a forfeit win for B.
-    let s = run(&r, 4, four_team_rr(&r, 2), vec![], vec![Withdrawal { team: D, after_round: 2 }], System::RoundRobin { legs: 1 });
+    let s = run(
+        &r,
+        4,
+        four_team_rr(&r, 2),
+        vec![],
+        vec![Withdrawal {
+            team: D,
+            after_round: 2,
+        }],
+        System::RoundRobin { legs: 1 },
+    );
     assert_eq!(s.generated_forfeits, vec![(B, D)]);
     let a = row(&s, A);
     assert_eq!(a.match_points, Points::whole(2 + 1 + 1));
@@ -413,7 +530,17 @@ fn withdrawal_after_half_keeps_results_and_forfeits_the_rest_20_3() {
 #[test]
 fn swiss_withdrawal_keeps_results_20_4() {
     let r = rules(4, GameScoring::default());
-    let s = run(&r, 4, four_team_rr(&r, 1), vec![], vec![Withdrawal { team: D, after_round: 1 }], System::Swiss);
+    let s = run(
+        &r,
+        4,
+        four_team_rr(&r, 1),
+        vec![],
+        vec![Withdrawal {
+            team: D,
+            after_round: 1,
+        }],
+        System::Swiss,
+    );
     assert_eq!(row(&s, D).withdrawal, Some(WithdrawalEffect::ResultsStand));
     assert_eq!(row(&s, A).match_points, Points::whole(4));
     assert!(s.generated_forfeits.is_empty());
@@ -434,18 +561,36 @@ fn input_errors_are_typed() {
             withdrawals: ws,
         })
     };
-    assert!(matches!(bad(vec![m(&r, 1, A, 9, "DDDD", &[])], vec![]), Err(StandingsError::NoSuchTeam { team: 9, .. })));
-    assert!(matches!(bad(vec![m(&r, 1, A, A, "DDDD", &[])], vec![]), Err(StandingsError::SelfMatch { .. })));
     assert!(matches!(
-        bad(vec![m(&r, 1, A, B, "DDDD", &[]), m(&r, 1, A, C, "DDDD", &[])], vec![]),
+        bad(vec![m(&r, 1, A, 9, "DDDD", &[])], vec![]),
+        Err(StandingsError::NoSuchTeam { team: 9, .. })
+    ));
+    assert!(matches!(
+        bad(vec![m(&r, 1, A, A, "DDDD", &[])], vec![]),
+        Err(StandingsError::SelfMatch { .. })
+    ));
+    assert!(matches!(
+        bad(
+            vec![m(&r, 1, A, B, "DDDD", &[]), m(&r, 1, A, C, "DDDD", &[])],
+            vec![]
+        ),
         Err(StandingsError::TwiceInRound { team: A, round: 1 })
     ));
     assert!(matches!(
-        bad(vec![m(&r, 1, A, B, "DDDD", &[]), m(&r, 2, B, A, "DDDD", &[])], vec![]),
+        bad(
+            vec![m(&r, 1, A, B, "DDDD", &[]), m(&r, 2, B, A, "DDDD", &[])],
+            vec![]
+        ),
         Err(StandingsError::TooManyMeetings { .. })
     ));
     assert!(matches!(
-        bad(four_team_rr(&r, 3), vec![Withdrawal { team: D, after_round: 1 }]),
+        bad(
+            four_team_rr(&r, 3),
+            vec![Withdrawal {
+                team: D,
+                after_round: 1
+            }]
+        ),
         Err(StandingsError::AfterWithdrawal { team: D, .. })
     ));
 }

@@ -120,7 +120,11 @@ fn later_rounds_pair_by_placement() -> Result<(), SwissError> {
     let played = simulate(&units, &[0], 2, SwissOptions::default())?;
     // Round 1: (0,1), (3,2), (4,5), (7,6); the first-listed win: 0, 3, 4, 7 on 2 points.
     assert_eq!(
-        played[0].pairings.iter().map(|p| (p.0, p.1)).collect::<Vec<_>>(),
+        played[0]
+            .pairings
+            .iter()
+            .map(|p| (p.0, p.1))
+            .collect::<Vec<_>>(),
         vec![(0, 1), (3, 2), (4, 5), (7, 6)]
     );
     // Placement: 0 (seed 1), 3 (seed 4), 4 (seed 5), 7 (seed 8), then 1, 2, 5, 6.
@@ -130,4 +134,3 @@ fn later_rounds_pair_by_placement() -> Result<(), SwissError> {
     assert_eq!(r2, vec![(3, 0), (7, 4), (1, 2), (5, 6)]);
     Ok(())
 }
-
