@@ -165,9 +165,10 @@ impl ScoreSheet {
     /// RFC 4180 CSV, one line per board after a header. Text cells that a spreadsheet would
     /// read as a formula (starting with `=`, `+`, `-`, `@`) are prefixed with `'`.
     pub fn to_csv(&self) -> String {
-        let mut out = String::new();
-        out.push_str(Self::CSV_HEADER);
-        out.push_str("\r\n");
+        csv_document(std::slice::from_ref(self))
+    }
+
+    fn csv_rows(&self, out: &mut String) {
         for r in &self.rows {
             let fields = [
                 text_cell(&self.event),
@@ -191,31 +192,18 @@ impl ScoreSheet {
             out.push_str(&line.join(","));
             out.push_str("\r\n");
         }
-        out
     }
 
     /// A self-contained printable HTML page (A4 landscape when printed).
     pub fn to_html(&self) -> String {
+        html_document(std::slice::from_ref(self))
+    }
+
+    /// The sheet as an HTML `<section>` (see [`html_document`]).
+    pub fn html_section(&self) -> String {
         let e = html_escape;
         let mut h = String::new();
-        let title = format!(
-            "{} 第{}轮 {} — {}",
-            self.event, self.round, self.teams[0], self.teams[1]
-        );
-        let _ = write!(
-            h,
-            "<!DOCTYPE html>\n<html lang=\"zh\">\n<head>\n<meta charset=\"utf-8\">\n<title>{}</title>\n<style>\n\
-             body {{ font-family: sans-serif; margin: 1.5em; }}\n\
-             h1 {{ text-align: center; font-size: 1.6em; letter-spacing: 0.3em; }}\n\
-             .meta {{ display: flex; justify-content: space-between; margin-bottom: 0.8em; }}\n\
-             table {{ border-collapse: collapse; width: 100%; }}\n\
-             th, td {{ border: 1px solid #000; padding: 0.4em 0.5em; text-align: center; }}\n\
-             td.sign {{ width: 6em; }}\n\
-             tfoot td {{ font-weight: bold; }}\n\
-             @media print {{ @page {{ size: A4 landscape; margin: 12mm; }} body {{ margin: 0; }} }}\n\
-             </style>\n</head>\n<body>\n<h1>象棋比赛计分表</h1>\n",
-            e(&title)
-        );
+        h.push_str("<section class=\"sheet\">\n<h1>象棋比赛计分表</h1>\n");
         let table = self.table.map(|t| format!("桌次 {t}")).unwrap_or_default();
         let _ = writeln!(
             h,
@@ -250,7 +238,7 @@ impl ScoreSheet {
         let _ = write!(
             h,
             "</tbody>\n<tfoot>\n<tr><td colspan=\"12\">局分 {} {} : {} {} &nbsp;&nbsp; 场分 {} : {}</td></tr>\n</tfoot>\n</table>\n\
-             <p>裁判员签字：________________ &nbsp;&nbsp; 裁判长签字：________________</p>\n</body>\n</html>\n",
+             <p>裁判员签字：________________ &nbsp;&nbsp; 裁判长签字：________________</p>\n</section>\n",
             e(&self.teams[0]),
             self.game_points[0],
             self.game_points[1],
@@ -260,6 +248,49 @@ impl ScoreSheet {
         );
         h
     }
+}
+
+/// One CSV for many sheets: the header, then every sheet's board lines.
+pub fn csv_document(sheets: &[ScoreSheet]) -> String {
+    let mut out = String::new();
+    out.push_str(ScoreSheet::CSV_HEADER);
+    out.push_str("\r\n");
+    for s in sheets {
+        s.csv_rows(&mut out);
+    }
+    out
+}
+
+/// A printable HTML document with one sheet per printed page.
+pub fn html_document(sheets: &[ScoreSheet]) -> String {
+    let title = match sheets {
+        [one] => format!(
+            "{} 第{}轮 {} — {}",
+            one.event, one.round, one.teams[0], one.teams[1]
+        ),
+        _ => "象棋比赛计分表".to_string(),
+    };
+    let mut h = String::new();
+    let _ = write!(
+        h,
+        "<!DOCTYPE html>\n<html lang=\"zh\">\n<head>\n<meta charset=\"utf-8\">\n<title>{}</title>\n<style>\n\
+         body {{ font-family: sans-serif; margin: 1.5em; }}\n\
+         h1 {{ text-align: center; font-size: 1.6em; letter-spacing: 0.3em; }}\n\
+         .meta {{ display: flex; justify-content: space-between; margin-bottom: 0.8em; }}\n\
+         table {{ border-collapse: collapse; width: 100%; }}\n\
+         th, td {{ border: 1px solid #000; padding: 0.4em 0.5em; text-align: center; }}\n\
+         td.sign {{ width: 6em; }}\n\
+         tfoot td {{ font-weight: bold; }}\n\
+         section.sheet {{ margin-bottom: 3em; }}\n\
+         @media print {{ @page {{ size: A4 landscape; margin: 12mm; }} body {{ margin: 0; }} section.sheet {{ break-after: page; margin: 0; }} }}\n\
+         </style>\n</head>\n<body>\n",
+        html_escape(&title)
+    );
+    for s in sheets {
+        h.push_str(&s.html_section());
+    }
+    h.push_str("</body>\n</html>\n");
+    h
 }
 
 fn mark_html(m: &str) -> String {
