@@ -295,3 +295,31 @@ fn score_sheets_csv_and_html() {
     ));
     assert!(e.contains("no matches in round 9"), "{e}");
 }
+
+#[test]
+fn the_readme_example_season_works() {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../league/examples/season.json"
+    );
+    let v = json(&stdout(&chuhe(&[
+        "league",
+        "standings",
+        path,
+        "--format",
+        "json",
+        "--boards",
+    ])));
+    let teams: Vec<&str> = v["rows"]
+        .as_array()
+        .map(|r| r.iter().filter_map(|x| x["team"].as_str()).collect())
+        .unwrap_or_default();
+    assert_eq!(teams, vec!["成都", "杭州", "北京", "深圳"]);
+    assert_eq!(v["rows"][1]["decided_by"], "game_points");
+    assert_eq!(v["rows"][3]["penalties"]["warnings"], 1);
+    let csv = stdout(&chuhe(&["league", "sheet", path, "--round", "2"]));
+    assert!(
+        csv.contains("2026 城市象棋联赛,2,2026-11-08,2,1,浙江,王一,四川,李一,2,1,,,0,0,armageddon"),
+        "{csv}"
+    );
+}
