@@ -51,8 +51,8 @@ pub struct RoundRobinOptions {
     /// 1 (single) or 2 (double round robin).
     pub legs: u32,
     /// FIDE C.05 Annex 1 recommends, for a double round robin, exchanging the last two rounds of
-    /// the first cycle so nobody gets three consecutive games with the same colour. Off by default
-    /// (the CXA table is used as printed).
+    /// the first cycle so nobody gets three consecutive games with the same colour (the second
+    /// cycle keeps the table's order). Off by default (the table is used as printed).
     pub swap_last_two_rounds_of_first_leg: bool,
 }
 
@@ -116,18 +116,13 @@ pub fn round_robin(n: u32, options: RoundRobinOptions) -> Result<Vec<Round>, Sch
     if !(1..=2).contains(&options.legs) {
         return Err(ScheduleError::BadLegs(options.legs));
     }
-    let mut first_leg = berger(n)?;
+    let table = berger(n)?;
     if options.legs == 1 {
-        return Ok(first_leg);
+        return Ok(table);
     }
-    if options.swap_last_two_rounds_of_first_leg && first_leg.len() >= 2 {
-        let len = first_leg.len();
-        first_leg.swap(len - 1, len - 2);
-        first_leg[len - 2].number = (len - 1) as u32;
-        first_leg[len - 1].number = len as u32;
-    }
-    let count = first_leg.len() as u32;
-    let second_leg: Vec<Round> = first_leg
+    let count = table.len() as u32;
+    // The second leg is the table with colours swapped, in the table's order.
+    let second_leg: Vec<Round> = table
         .iter()
         .map(|r| Round {
             number: r.number + count,
@@ -142,6 +137,13 @@ pub fn round_robin(n: u32, options: RoundRobinOptions) -> Result<Vec<Round>, Sch
             bye: r.bye,
         })
         .collect();
+    let mut first_leg = table;
+    if options.swap_last_two_rounds_of_first_leg && first_leg.len() >= 2 {
+        let len = first_leg.len();
+        first_leg.swap(len - 1, len - 2);
+        first_leg[len - 2].number = (len - 1) as u32;
+        first_leg[len - 1].number = len as u32;
+    }
     first_leg.extend(second_leg);
     Ok(first_leg)
 }
@@ -269,6 +271,9 @@ mod tests {
         assert_eq!(pairs(&t[1]), vec![(2, 4), (3, 1)]);
         assert_eq!(pairs(&t[2]), vec![(4, 3), (1, 2)]);
         assert_eq!(t[1].number, 2);
+        // The second leg keeps the table's order, colours swapped.
+        assert_eq!(pairs(&t[3]), vec![(4, 1), (3, 2)]);
+        assert_eq!(pairs(&t[4]), vec![(3, 4), (2, 1)]);
         Ok(())
     }
 

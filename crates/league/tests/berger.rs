@@ -122,11 +122,37 @@ proptest! {
             let firsts = played.iter().filter(|&&c| c).count() as i64;
             let seconds = played.len() as i64 - firsts;
             prop_assert!((firsts - seconds).abs() <= 1, "team {} colour balance {} vs {}", t, firsts, seconds);
+            // Within a leg nobody has the same colour in three consecutive rounds.
+            for w in colours.windows(3) {
+                if let [Some(a), Some(b), Some(c)] = w {
+                    prop_assert!(!(a == b && b == c), "team {} has three in a row", t);
+                }
+            }
             if t == m {
                 // the fixed number alternates strictly: second in odd rounds, first in even rounds
                 for (r, c) in colours.iter().enumerate() {
                     prop_assert_eq!(*c, Some(r % 2 == 1));
                 }
+            }
+        }
+    }
+}
+
+proptest! {
+    /// FIDE's recommendation works: with the last two rounds of the first leg exchanged, nobody
+    /// has three consecutive games with the same colour across a double round robin.
+    #[test]
+    fn fide_swap_avoids_three_in_a_row(half in 2u32..=20) {
+        let n = half * 2;
+        let rounds = round_robin(n, RoundRobinOptions { legs: 2, swap_last_two_rounds_of_first_leg: true })
+            .map_err(|e| TestCaseError::fail(e.to_string()))?;
+        for t in 1..=n {
+            let colours: Vec<bool> = rounds.iter().filter_map(|r| {
+                r.pairings.iter().find_map(|p| if p.first == t { Some(true) } else if p.second == t { Some(false) } else { None })
+            }).collect();
+            prop_assert_eq!(colours.len() as u32, 2 * (n - 1));
+            for w in colours.windows(3) {
+                prop_assert!(!(w[0] == w[1] && w[1] == w[2]), "team {} of {}: {:?}", t, n, colours);
             }
         }
     }
