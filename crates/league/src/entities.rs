@@ -158,6 +158,20 @@ pub enum RosterError {
     /// A name is empty.
     #[error("player #{0} has an empty name")]
     EmptyName(usize),
+    /// 12.1: a player is registered below a lower-rated (or unrated) player.
+    #[error(
+        "{above} (registered #{above_pos}) is rated below {below} (#{below_pos}); higher ratings come first and unrated players last (12.1)"
+    )]
+    RatingOrder {
+        /// The player registered higher.
+        above: String,
+        /// Their 1-based position.
+        above_pos: usize,
+        /// The player registered lower but rated higher.
+        below: String,
+        /// Their 1-based position.
+        below_pos: usize,
+    },
 }
 
 impl Roster {
@@ -173,6 +187,33 @@ impl Roster {
             }
         }
         Ok(Roster { players })
+    }
+
+    /// 12.1 for national events: the registered order follows the latest ratings, higher first,
+    /// unrated players after all rated ones (ties in either order).
+    pub fn check_rating_order(&self) -> Result<(), RosterError> {
+        for (i, w) in self.players.windows(2).enumerate() {
+            let out_of_order = match (w[0].rating, w[1].rating) {
+                (Some(a), Some(b)) => a < b,
+                (None, Some(_)) => true,
+                _ => false,
+            };
+            if out_of_order {
+                return Err(RosterError::RatingOrder {
+                    above: w[0].name.clone(),
+                    above_pos: i + 1,
+                    below: w[1].name.clone(),
+                    below_pos: i + 2,
+                });
+            }
+        }
+        Ok(())
+    }
+
+    /// The substitutes (12.2) of an event with `boards` boards: the players registered after
+    /// the first `boards`.
+    pub fn substitutes(&self, boards: usize) -> &[Player] {
+        self.players.get(boards..).unwrap_or(&[])
     }
 
     /// Players in registered order.
@@ -255,6 +296,35 @@ mod tests {
         );
         let r = Roster::new(vec![Player::new("a"), Player::new("b")]);
         assert_eq!(r.map(|r| r.position("b")), Ok(Some(1)));
+    }
+
+    #[test]
+    fn rating_order_and_substitutes() -> Result<(), RosterError> {
+        let r = Roster::new(vec![
+            Player::new("a").rated(2500),
+            Player::new("b").rated(2500),
+            Player::new("c").rated(2300),
+            Player::new("d"),
+            Player::new("e"),
+        ])?;
+        assert_eq!(r.check_rating_order(), Ok(()));
+        assert_eq!(r.substitutes(4).len(), 1);
+        assert!(r.substitutes(9).is_empty());
+        let r = Roster::new(vec![
+            Player::new("a").rated(2300),
+            Player::new("b"),
+            Player::new("c").rated(2400),
+        ])?;
+        assert_eq!(
+            r.check_rating_order(),
+            Err(RosterError::RatingOrder {
+                above: "b".into(),
+                above_pos: 2,
+                below: "c".into(),
+                below_pos: 3
+            })
+        );
+        Ok(())
     }
 
     #[test]
