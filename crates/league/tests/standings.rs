@@ -637,3 +637,54 @@ fn swiss_chain_uses_opponent_points_and_earlier_rounds() {
     // A: 1 then 2 (3); C: 2 then 1 (3); opponents: A met B(2) and D(0) = 2, C met D(0), B(2) = 2.
     above(&s, C, A, TeamCriterion::EarlierRounds);
 }
+
+mod properties {
+    use super::*;
+    use chuhe_league::fixtures::{RoundRobinOptions, round_robin};
+    use proptest::prelude::*;
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 100, ..ProptestConfig::default() })]
+        /// For any results of a complete round robin: ranks are a consistent ordering, every
+        /// row with a rank below the row above names the criterion, equal ranks name none, the
+        /// table is sorted by 场分, and the points add up.
+        #[test]
+        fn tables_are_consistent(n in 2usize..=10, double in any::<bool>(), seed in prop::collection::vec(0u8..3, 1..200)) {
+            let r = rules(2, GameScoring::default());
+            let legs = if double { 2 } else { 1 };
+            let schedule = round_robin(n as u32, RoundRobinOptions { legs, ..Default::default() })
+                .map_err(|e| TestCaseError::fail(e.to_string()))?;
+            let mut k = 0;
+            let mut ms = Vec::new();
+            for round in &schedule {
+                for p in &round.pairings {
+                    let mut res = String::new();
+                    for _ in 0..2 {
+                        res.push(['W', 'D', 'L'][seed[k % seed.len()] as usize]);
+                        k += 1;
+                    }
+                    ms.push(m(&r, round.number, p.first as usize - 1, p.second as usize - 1, &res, &[]));
+                }
+            }
+            let total_mp: i32 = ms.iter().map(|x| x.result.match_points[0].halves() + x.result.match_points[1].halves()).sum();
+            let s = run(&r, n, ms, vec![], vec![], System::RoundRobin { legs });
+            prop_assert_eq!(s.rows.len(), n);
+            prop_assert_eq!(s.rows.iter().map(|x| x.match_points.halves()).sum::<i32>(), total_mp);
+            let mut seen: Vec<usize> = s.rows.iter().map(|x| x.team).collect();
+            seen.sort_unstable();
+            prop_assert_eq!(seen, (0..n).collect::<Vec<_>>());
+            prop_assert_eq!(s.rows[0].rank, Some(1));
+            for (i, w) in s.rows.windows(2).enumerate() {
+                prop_assert!(w[0].match_points >= w[1].match_points);
+                prop_assert_eq!(w[0].played, (legs as u32) * (n as u32 - 1));
+                match w[1].decided_by {
+                    Some(_) => prop_assert_eq!(w[1].rank, Some(i as u32 + 2)),
+                    None => prop_assert_eq!(w[1].rank, w[0].rank),
+                }
+                if w[0].match_points != w[1].match_points {
+                    prop_assert_eq!(w[1].decided_by, Some(TeamCriterion::MatchPoints));
+                }
+            }
+        }
+    }
+}
