@@ -45,8 +45,13 @@ pub struct IndividualGame {
 /// An individual ranking criterion.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum IndividualCriterion {
-    /// 积分.
+    /// 积分 (in 14.2: 局分总和).
     Points,
+    /// 14.2 个人场分: each pairing of a multi-game round robin is a mini-match (all the games
+    /// the two players played in that round) scoring 2 / 1 / 0 on its game points.
+    MatchPoints,
+    /// 后走胜局 (games won with Black).
+    BlackWins,
     /// 18.4 penalties, last among equals.
     Penalties,
     /// 小分: points of the opponents beaten plus half the points of those drawn with.
@@ -77,6 +82,8 @@ impl IndividualCriterion {
         use IndividualCriterion::*;
         match self {
             Points => "points",
+            MatchPoints => "match_points",
+            BlackWins => "black_wins",
             Penalties => "penalties",
             SonnebornBerger => "sonneborn_berger",
             OpponentScore => "opponent_score",
@@ -96,6 +103,8 @@ impl IndividualCriterion {
         use IndividualCriterion::*;
         match self {
             Points => "积分",
+            MatchPoints => "场分",
+            BlackWins => "后走胜局",
             Penalties => "处分",
             SonnebornBerger => "小分",
             OpponentScore => "对手分",
@@ -131,6 +140,17 @@ pub mod chains {
         Fouls,
         BlackGames,
         BlackInMutualGame,
+    ];
+    /// 2011 14.2 (round robin of two or more games per pairing): 场分, 局分总和, 胜局, 直胜, 犯规,
+    /// 后走胜局.
+    pub const ROUND_ROBIN_MULTI_GAME_2011: &[IndividualCriterion] = &[
+        MatchPoints,
+        Penalties,
+        Points,
+        Wins,
+        HeadToHead,
+        Fouls,
+        BlackWins,
     ];
     /// 2011 14.3.1 (Swiss): 积分, 对手分, 胜局, 犯规, 后走局数, then earlier rounds.
     pub const SWISS_2011_OPPONENTS: &[IndividualCriterion] = &[
@@ -184,6 +204,10 @@ pub struct IndividualRow {
     pub fouls: u32,
     /// 后走局数.
     pub black_games: u32,
+    /// 后走胜局.
+    pub black_wins: u32,
+    /// 14.2 个人场分 (each round's games against one opponent form a mini-match: 2 / 1 / 0).
+    pub match_points: Points,
 }
 
 /// Input to [`individual_standings`].
@@ -227,6 +251,7 @@ struct Acc {
     wins: u32,
     fouls: u32,
     black_games: u32,
+    black_wins: u32,
     // (opponent, my points, opponent's result from my view: 2 win, 1 draw, 0 loss)
     opp: Vec<(Option<PlayerIdx>, u8)>,
     per_round: BTreeMap<u32, Points>,
@@ -267,6 +292,7 @@ pub fn individual_standings(
             a.wins += u32::from(outcome == 2);
             a.fouls += fouls;
             a.black_games += u32::from(played && colour == Colour::Black);
+            a.black_wins += u32::from(played && colour == Colour::Black && outcome == 2);
             a.opp.push((Some(opp), outcome));
             *a.per_round.entry(g.round).or_default() += pts;
         }
@@ -284,6 +310,29 @@ pub fn individual_standings(
         a.wins += 1;
         a.opp.push((None, 2));
         *a.per_round.entry(round).or_default() += sc.win;
+    }
+    // 14.2 mini-matches: the games of one round between the same two players.
+    let mut mini: BTreeMap<(u32, PlayerIdx, PlayerIdx), [Points; 2]> = BTreeMap::new();
+    for g in &input.games {
+        let (lo, hi) = (g.red.min(g.black), g.red.max(g.black));
+        let (rp, bp) = game_points(&sc, g.result);
+        let e = mini.entry((g.round, lo, hi)).or_default();
+        let (pl, ph) = if g.red == lo { (rp, bp) } else { (bp, rp) };
+        e[0] += pl;
+        e[1] += ph;
+    }
+    let mut match_points = vec![crate::points::Points::ZERO; n];
+    for (&(_, lo, hi), pts) in &mini {
+        let (a, b) = match pts[0].cmp(&pts[1]) {
+            std::cmp::Ordering::Greater => (2, 0),
+            std::cmp::Ordering::Less => (0, 2),
+            std::cmp::Ordering::Equal => (1, 1),
+        };
+        match_points[lo] += crate::points::Points::whole(a);
+        match_points[hi] += crate::points::Points::whole(b);
+    }
+    for &(_, p) in &input.byes {
+        match_points[p] += crate::points::Points::whole(2);
     }
     let lowest = acc
         .iter()
@@ -326,6 +375,8 @@ pub fn individual_standings(
         use IndividualCriterion::*;
         match c {
             Points => vec![h(a.points)],
+            MatchPoints => vec![h(match_points[t])],
+            BlackWins => vec![i64::from(a.black_wins)],
             Penalties => {
                 let (d, w) = input.penalties.get(&t).copied().unwrap_or((0, 0));
                 vec![-i64::from(d), -i64::from(w)]
@@ -399,9 +450,19 @@ pub fn individual_standings(
                 progressive: progressive_from(a, 1),
                 fouls: a.fouls,
                 black_games: a.black_games,
+                black_wins: a.black_wins,
+                match_points: match_points[r.item],
             }
         })
         .collect())
+}
+
+fn game_points(sc: &GameScoring, r: IndividualResult) -> (Points, Points) {
+    match r {
+        IndividualResult::RedWins | IndividualResult::BlackForfeits => (sc.win, sc.loss),
+        IndividualResult::Draw => (sc.draw_red, sc.draw_black),
+        IndividualResult::BlackWins | IndividualResult::RedForfeits => (sc.loss, sc.win),
+    }
 }
 
 /// Formats quarter points (小分 with ½-point scores): `3¼` → "3.25".

@@ -186,3 +186,30 @@ fn board_prizes() {
         "equal board-2 records share the rank"
     );
 }
+
+#[test]
+fn multi_game_round_robin_14_2_ranks_on_match_points() {
+    // Two games per pairing. R1 A–B: A wins one, one drawn (A 3, B 1 → A wins the mini-match).
+    // R2 A–C: both drawn (2–2). R3 B–C: B wins both (4–0).
+    // Game points: A 5, B 5, C 2 — but 场分: A 3, B 2, C 1.
+    let rows = run(
+        3,
+        chains::ROUND_ROBIN_MULTI_GAME_2011,
+        vec![
+            g(1, 0, 1, RedWins),
+            g(1, 1, 0, Draw),
+            g(2, 0, 2, Draw),
+            g(2, 2, 0, Draw),
+            g(3, 1, 2, RedWins),
+            g(3, 2, 1, BlackWins),
+        ],
+    );
+    assert_eq!(order(&rows), vec![0, 1, 2]);
+    assert_eq!(rows[0].points, rows[1].points);
+    assert_eq!(rows[1].decided_by, Some(IndividualCriterion::MatchPoints));
+    assert_eq!(
+        rows.iter().map(|r| r.match_points).collect::<Vec<_>>(),
+        vec![Points::whole(3), Points::whole(2), Points::whole(1)]
+    );
+    assert_eq!(rows[1].black_wins, 1, "B won the round-3 game with Black");
+}
