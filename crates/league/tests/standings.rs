@@ -676,7 +676,7 @@ mod properties {
             prop_assert_eq!(s.rows[0].rank, Some(1));
             for (i, w) in s.rows.windows(2).enumerate() {
                 prop_assert!(w[0].match_points >= w[1].match_points);
-                prop_assert_eq!(w[0].played, (legs as u32) * (n as u32 - 1));
+                prop_assert_eq!(w[0].played, legs * (n as u32 - 1));
                 match w[1].decided_by {
                     Some(_) => prop_assert_eq!(w[1].rank, Some(i as u32 + 2)),
                     None => prop_assert_eq!(w[1].rank, w[0].rank),
