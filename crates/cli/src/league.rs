@@ -17,8 +17,8 @@ use chuhe_league::matches::{EventRules, MatchRecord, MatchResult, MatchScoring, 
 use chuhe_league::points::Points;
 use chuhe_league::sheet::{ScoreSheet, SheetHeader, csv_document, html_document};
 use chuhe_league::standings::{
-    Penalty, PenaltyKind, Standings, StandingsInput, System, TeamCriterion, TeamMatch, Withdrawal,
-    WithdrawalEffect, chains, standings,
+    Penalty, PenaltyKind, Standings, StandingsError, StandingsInput, System, TeamCriterion,
+    TeamMatch, Withdrawal, WithdrawalEffect, chains, standings,
 };
 use clap::{Args, Subcommand, ValueEnum};
 use serde::{Deserialize, Serialize};
@@ -455,6 +455,7 @@ struct Season {
     byes: Vec<(u32, usize)>,
     penalties: Vec<Penalty>,
     withdrawals: Vec<Withdrawal>,
+    lines: Lines,
 }
 
 struct ParsedMatch {
@@ -761,6 +762,7 @@ impl Season {
             byes,
             penalties,
             withdrawals,
+            lines,
         })
     }
 
@@ -784,18 +786,67 @@ impl Season {
             penalties: self.penalties.clone(),
             withdrawals: self.withdrawals.clone(),
         })
-        .map_err(|e| anyhow!("{}", self.name_teams(&e.to_string())))
+        .map_err(|e| self.standings_error(e))
     }
 
-    /// Replaces "team N" in library messages with the team's name.
-    fn name_teams(&self, msg: &str) -> String {
-        let mut out = msg.to_string();
-        for (i, t) in self.teams.iter().enumerate().rev() {
-            out = out.replace(&format!("team {i} "), &format!("team {t:?} "));
-            out = out.replace(&format!("teams {i} "), &format!("teams {t:?} "));
-            out = out.replace(&format!(" and {i} "), &format!(" and {t:?} "));
+    /// A library error, with team names, the offending match's path and its line.
+    fn standings_error(&self, e: StandingsError) -> anyhow::Error {
+        let name = |t: usize| {
+            self.teams
+                .get(t)
+                .map_or_else(|| t.to_string(), |n| format!("{n:?}"))
+        };
+        // The last match (in file order) satisfying `f`, as a path.
+        let find = |f: &dyn Fn(&ParsedMatch) -> bool| {
+            self.matches
+                .iter()
+                .rposition(f)
+                .map_or_else(|| "matches".to_string(), |i| format!("matches[{i}]"))
+        };
+        match e {
+            StandingsError::TwiceInRound { team, round } => {
+                let in_matches = self
+                    .matches
+                    .iter()
+                    .filter(|m| m.round == round && (m.first == team || m.second == team))
+                    .count();
+                let path = if in_matches >= 2 {
+                    find(&|m| m.round == round && (m.first == team || m.second == team))
+                } else {
+                    self.byes
+                        .iter()
+                        .position(|&(r, t)| r == round && t == team)
+                        .map_or_else(|| "byes".to_string(), |i| format!("byes[{i}]"))
+                };
+                self.lines.err(
+                    &path,
+                    format!("team {} plays more than once in round {round}", name(team)),
+                )
+            }
+            StandingsError::TooManyMeetings { a, b, times, legs } => {
+                let path =
+                    find(&|m| (m.first == a && m.second == b) || (m.first == b && m.second == a));
+                self.lines.err(
+                    &path,
+                    format!("teams {} and {} meet {times} times; a {legs}-leg round robin allows {legs}", name(a), name(b)),
+                )
+            }
+            StandingsError::AfterWithdrawal {
+                team,
+                after_round,
+                round,
+            } => {
+                let path = find(&|m| m.round == round && (m.first == team || m.second == team));
+                self.lines.err(
+                    &path,
+                    format!(
+                        "team {} withdrew after round {after_round} but plays in round {round}",
+                        name(team)
+                    ),
+                )
+            }
+            other => anyhow!("{other}"),
         }
-        out
     }
 
     fn sheets(&self, round: Option<u32>) -> Result<Vec<ScoreSheet>> {

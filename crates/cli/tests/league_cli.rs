@@ -264,6 +264,27 @@ fn standings_errors_name_the_field_and_line() {
     let e = failure(&chuhe_stdin(&["league", "standings", "-"], &chain));
     assert!(e.contains("matches[0] (line 7): board 2: game 1 was drawn, so stage \"fast\" is still to be played"), "{e}");
 
+    // A team twice in one round: the second match is named.
+    let twice = SEASON.replace(
+        "{\"round\": 2, \"first\": \"C\"",
+        "{\"round\": 1, \"first\": \"C\"",
+    );
+    let e = failure(&chuhe_stdin(&["league", "standings", "-"], &twice));
+    assert!(
+        e.contains("matches[1] (line 11): team \"C\" plays more than once in round 1"),
+        "{e}"
+    );
+
+    let withdrawn = SEASON.replace(
+        "\"matches\": [",
+        "\"withdrawals\": [{\"team\": \"A\", \"after_round\": 2}],\n  \"matches\": [",
+    );
+    let e = failure(&chuhe_stdin(&["league", "standings", "-"], &withdrawn));
+    assert!(
+        e.contains("matches[2] (line 16): team \"A\" withdrew after round 2 but plays in round 3"),
+        "{e}"
+    );
+
     let e = failure(&chuhe(&["league", "standings", "/nonexistent/season.json"]));
     assert!(e.contains("reading /nonexistent/season.json"), "{e}");
 }
