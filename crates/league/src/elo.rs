@@ -270,6 +270,25 @@ mod tests {
         );
     }
 
+    proptest::proptest! {
+        /// With one K for everybody an event is zero-sum.
+        #[test]
+        fn zero_sum(ratings in proptest::collection::vec(1000i32..2800, 2..12), games in proptest::collection::vec((0usize..12, 0usize..12, 0u8..3), 0..60)) {
+            let players: Vec<RatedPlayer> = ratings.iter().map(|&r| RatedPlayer { rating: Some(r), games: 100 }).collect();
+            let n = players.len();
+            let games: Vec<RatedGame> = games
+                .into_iter()
+                .map(|(a, b, s)| (a % n, b % n, s))
+                .filter(|(a, b, _)| a != b)
+                .map(|(red, black, red_halves)| RatedGame { red, black, red_halves })
+                .collect();
+            let rule = KRule { bands: vec![], otherwise: 20 };
+            let ch = rate_event(&players, &games, &rule).map_err(|e| proptest::test_runner::TestCaseError::fail(e.to_string()))?;
+            let total: f64 = ch.iter().flatten().map(|c| c.change).sum();
+            proptest::prop_assert!(total.abs() < 1e-6, "total {}", total);
+        }
+    }
+
     #[test]
     fn only_rated_stages() {
         let tc = |s: &str| TimeControlText::new(s).unwrap();
