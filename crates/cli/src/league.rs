@@ -78,8 +78,8 @@ struct StandingsArgs {
     /// Also print per-board tables (board prizes).
     #[arg(long)]
     boards: bool,
-    /// Minimum games on a board to be eligible for its board prize.
-    #[arg(long, default_value_t = 1)]
+    /// Minimum games on a board to be eligible for its board prize (with --boards).
+    #[arg(long, default_value_t = 1, requires = "boards")]
     min_board_games: u32,
 }
 
