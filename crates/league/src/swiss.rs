@@ -33,6 +33,8 @@ pub struct SwissTeam {
     pub seed: u32,
     /// The unit (参赛单位) for the round-1 avoidance.
     pub unit: String,
+    /// Withdrawn (20.4): no longer paired; its past games still count for the others.
+    pub withdrawn: bool,
 }
 
 /// One played round: pairings `(first, second, [first's 场分, second's 场分])` and the bye.
@@ -126,7 +128,7 @@ pub fn pair_next_round(
     options: SwissOptions,
 ) -> Result<SwissPairing, SwissError> {
     let n = teams.len();
-    if n < 2 {
+    if teams.iter().filter(|t| !t.withdrawn).count() < 2 {
         return Err(SwissError::TooFewTeams);
     }
     let mut seeds = BTreeSet::new();
@@ -170,7 +172,10 @@ pub fn pair_next_round(
         return Ok(first_round(teams, options));
     }
     // Placement: 场分 desc, then draw number asc.
-    let mut order: Vec<TeamIdx> = (0..n).collect();
+    let mut order: Vec<TeamIdx> = (0..n).filter(|&t| !teams[t].withdrawn).collect();
+    if order.len() < 2 {
+        return Err(SwissError::TooFewTeams);
+    }
     order.sort_by(|&a, &b| {
         st[b]
             .score
@@ -178,7 +183,7 @@ pub fn pair_next_round(
             .then(teams[a].seed.cmp(&teams[b].seed))
     });
     let mut budget = SEARCH_LIMIT;
-    if n % 2 == 0 {
+    if order.len() % 2 == 0 {
         let pairs = search(&order, &st, &mut budget).ok_or(SwissError::NoPairing(round_no))?;
         return Ok(SwissPairing {
             tables: pairs,
@@ -209,7 +214,7 @@ pub fn pair_next_round(
 }
 
 fn first_round(teams: &[SwissTeam], options: SwissOptions) -> SwissPairing {
-    let mut by_seed: Vec<TeamIdx> = (0..teams.len()).collect();
+    let mut by_seed: Vec<TeamIdx> = (0..teams.len()).filter(|&t| !teams[t].withdrawn).collect();
     by_seed.sort_by_key(|&t| teams[t].seed);
     let bye = if by_seed.len() % 2 == 1 {
         by_seed.pop()
@@ -338,6 +343,7 @@ mod tests {
             .map(|(i, u)| SwissTeam {
                 seed: i as u32 + 1,
                 unit: u.to_string(),
+                withdrawn: false,
             })
             .collect()
     }
@@ -391,6 +397,23 @@ mod tests {
         }];
         let r2 = pair_next_round(&t, &played, SwissOptions::default())?;
         assert!(r2.bye.is_some() && r2.bye != Some(4));
+        Ok(())
+    }
+
+    #[test]
+    fn withdrawn_teams_are_not_paired() -> Result<(), SwissError> {
+        let mut t = teams(&["a", "b", "c", "d"]);
+        let w = Points::whole(2);
+        let z = Points::ZERO;
+        let played = vec![SwissRound {
+            pairings: vec![(0, 1, [w, z]), (3, 2, [w, z])],
+            bye: None,
+        }];
+        t[3].withdrawn = true;
+        let p = pair_next_round(&t, &played, SwissOptions::default())?;
+        assert_eq!(p.tables.len(), 1);
+        assert!(p.tables.iter().all(|&(a, b)| a != 3 && b != 3));
+        assert!(p.bye.is_some() && p.bye != Some(3));
         Ok(())
     }
 

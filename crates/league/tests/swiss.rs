@@ -18,6 +18,7 @@ fn simulate(
         .map(|(i, u)| SwissTeam {
             seed: i as u32 + 1,
             unit: format!("unit{u}"),
+            withdrawn: false,
         })
         .collect();
     let mut played: Vec<SwissRound> = Vec::new();
