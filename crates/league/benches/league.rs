@@ -33,6 +33,7 @@ fn swiss_64(c: &mut Criterion) {
         .map(|i| SwissTeam {
             seed: i + 1,
             unit: format!("u{}", i % 8),
+            withdrawn: false,
         })
         .collect();
     c.bench_function("swiss 64 teams 9 rounds", |b| {
