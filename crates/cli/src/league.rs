@@ -20,6 +20,7 @@ use chuhe_league::standings::{
     Penalty, PenaltyKind, Standings, StandingsError, StandingsInput, System, TeamCriterion,
     TeamMatch, Withdrawal, WithdrawalEffect, chains, standings,
 };
+use chuhe_league::swiss::{FirstRoundSplit, SwissOptions, SwissRound, SwissTeam, pair_next_round};
 use clap::{Args, Subcommand, ValueEnum};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -41,6 +42,42 @@ enum LeagueCommand {
     Standings(StandingsArgs),
     /// Print score sheets (计分表) for the matches of a results file.
     Sheet(SheetArgs),
+    /// Pair the next round of a team Swiss (积分编排制, 定位编排) from a results file.
+    Pair(PairArgs),
+}
+
+#[derive(Debug, Args)]
+struct PairArgs {
+    /// Results file of a Swiss (JSON); `-` reads standard input. Team order = draw numbers.
+    file: PathBuf,
+    /// Round 1: how draw numbers split into halves.
+    #[arg(long, value_enum, default_value_t = SplitArg::OddEven)]
+    split: SplitArg,
+    /// Round 1: do not keep teams of the same unit apart.
+    #[arg(long)]
+    no_unit_avoidance: bool,
+    /// Round 1, the lot: which half moves first on table 1 (colours then alternate by table).
+    #[arg(long, value_enum, default_value_t = LotArg::Upper)]
+    lot: LotArg,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = ScheduleFormat::Json)]
+    format: ScheduleFormat,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+enum SplitArg {
+    /// 1–2, 3–4, … (odd numbers upper half).
+    OddEven,
+    /// 1–(n/2+1), 2–(n/2+2), … .
+    TopBottom,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+enum LotArg {
+    /// The upper-half team moves first on table 1.
+    Upper,
+    /// The lower-half team moves first on table 1.
+    Lower,
 }
 
 #[derive(Debug, Args)]
@@ -114,6 +151,11 @@ enum SheetFormat {
 pub fn run(args: LeagueArgs) -> Result<ExitCode> {
     let out = match args.command {
         LeagueCommand::Schedule(a) => schedule(&a)?,
+        LeagueCommand::Pair(a) => {
+            let text = read_input(&a.file)?;
+            let season = Season::parse(&text)?;
+            season.pair(&a)?
+        }
         LeagueCommand::Standings(a) => {
             let text = read_input(&a.file)?;
             let season = Season::parse(&text)?;
@@ -849,6 +891,112 @@ impl Season {
         }
     }
 
+    /// Pairs the next Swiss round.
+    fn pair(&self, a: &PairArgs) -> Result<String> {
+        if self.system != System::Swiss {
+            bail!(
+                "pair is for a Swiss (\"system\": \"swiss\"); a round robin's rounds come from `chuhe league schedule`"
+            );
+        }
+        let last = self
+            .matches
+            .iter()
+            .map(|m| m.round)
+            .chain(self.byes.iter().map(|b| b.0))
+            .max()
+            .unwrap_or(0);
+        let bye_points = evaluate_match(
+            &self.rules,
+            &MatchRecord::Forfeit {
+                forfeited_by: Side::Second,
+            },
+        )?
+        .match_points[0];
+        let mut rounds = Vec::with_capacity(last as usize);
+        for r in 1..=last {
+            let pairings: Vec<_> = self
+                .matches
+                .iter()
+                .filter(|m| m.round == r)
+                .map(|m| (m.first, m.second, m.result.match_points))
+                .collect();
+            let byes: Vec<usize> = self.byes.iter().filter(|b| b.0 == r).map(|b| b.1).collect();
+            if pairings.is_empty() && byes.is_empty() {
+                bail!("round {r} has no matches: Swiss rounds must be recorded in order");
+            }
+            if byes.len() > 1 {
+                bail!(
+                    "round {r} has {} byes; a Swiss round has at most one",
+                    byes.len()
+                );
+            }
+            rounds.push(SwissRound {
+                pairings,
+                bye: byes.first().map(|&t| (t, bye_points)),
+            });
+        }
+        let withdrawn: Vec<usize> = self.withdrawals.iter().map(|w| w.team).collect();
+        let teams: Vec<SwissTeam> = self
+            .units
+            .iter()
+            .enumerate()
+            .map(|(i, u)| SwissTeam {
+                seed: i as u32 + 1,
+                unit: u.clone(),
+                withdrawn: withdrawn.contains(&i),
+            })
+            .collect();
+        let options = SwissOptions {
+            split: match a.split {
+                SplitArg::OddEven => FirstRoundSplit::OddEven,
+                SplitArg::TopBottom => FirstRoundSplit::TopBottom,
+            },
+            avoid_same_unit_in_round_1: !a.no_unit_avoidance,
+            upper_moves_first_on_table_1: matches!(a.lot, LotArg::Upper),
+        };
+        let p = pair_next_round(&teams, &rounds, options).map_err(|e| anyhow!("{e}"))?;
+        let round = last + 1;
+        Ok(match a.format {
+            ScheduleFormat::Json => {
+                let j = PairOut {
+                    round,
+                    pairings: p
+                        .tables
+                        .iter()
+                        .map(|&(x, y)| [x as u32 + 1, y as u32 + 1])
+                        .collect(),
+                    names: p
+                        .tables
+                        .iter()
+                        .map(|&(x, y)| [self.teams[x].clone(), self.teams[y].clone()])
+                        .collect(),
+                    bye: p.bye.map(|b| b as u32 + 1),
+                    bye_name: p.bye.map(|b| self.teams[b].clone()),
+                };
+                let mut s = serde_json::to_string(&j)?;
+                s.push('\n');
+                s
+            }
+            ScheduleFormat::Table => {
+                let mut s = format!("Round {round}\n");
+                for (k, &(x, y)) in p.tables.iter().enumerate() {
+                    s.push_str(&format!(
+                        "  table {}: {} ({}) - {} ({})\n",
+                        k + 1,
+                        self.teams[x],
+                        x + 1,
+                        self.teams[y],
+                        y + 1
+                    ));
+                }
+                if let Some(b) = p.bye {
+                    s.push_str(&format!("  bye: {} ({})\n", self.teams[b], b + 1));
+                }
+                s
+            }
+        })
+    }
+
     fn sheets(&self, round: Option<u32>) -> Result<Vec<ScoreSheet>> {
         let mut out = Vec::new();
         let mut table_in_round: BTreeMap<u32, u32> = BTreeMap::new();
@@ -1273,6 +1421,16 @@ fn parse_board(
 
 // ---------------------------------------------------------------------------------------------
 // output
+
+#[derive(Serialize)]
+struct PairOut {
+    round: u32,
+    /// `[first, second]` draw numbers (1-based, team order in the file); first moves first.
+    pairings: Vec<[u32; 2]>,
+    names: Vec<[String; 2]>,
+    bye: Option<u32>,
+    bye_name: Option<String>,
+}
 
 #[derive(Serialize)]
 struct StandingsOut {

@@ -344,3 +344,63 @@ fn the_readme_example_season_works() {
         "{csv}"
     );
 }
+
+const SWISS: &str = r#"{"system": "swiss", "boards": 2,
+  "teams": [{"name": "A", "unit": "X"}, {"name": "B", "unit": "X"}, "C", "D", "E"],
+  "matches": [
+    {"round": 1, "first": "A", "second": "D", "boards": [{"games": [{"result": "first"}]}, {"games": [{"result": "draw"}]}]},
+    {"round": 1, "first": "C", "second": "B", "boards": [{"games": [{"result": "draw"}]}, {"games": [{"result": "draw"}]}]}
+  ],
+  "byes": [{"round": 1, "team": "E"}]
+}"#;
+
+#[test]
+fn pair_swiss_rounds() {
+    // Round 1 from an empty file: 1–2 would be two teams of unit X, so 2 and 4 swap.
+    let empty = SWISS.replace(
+        "\"byes\": [{\"round\": 1, \"team\": \"E\"}]",
+        "\"byes\": []",
+    );
+    let empty = empty
+        .split("\"matches\"")
+        .next()
+        .map(|h| format!("{h}\"matches\": []}}"))
+        .unwrap_or_default();
+    let v = json(&stdout(&chuhe_stdin(&["league", "pair", "-"], &empty)));
+    assert_eq!(v["round"], 1);
+    assert_eq!(v["pairings"], json("[[1,4],[2,3]]"));
+    assert_eq!(v["bye"], 5);
+    // Round 2: A and E lead on 2; A–E would leave B–C, a rematch, so A meets B (B moves first:
+    // it moved second in round 1), E meets C; D, lowest without a bye, sits out.
+    let v = json(&stdout(&chuhe_stdin(&["league", "pair", "-"], SWISS)));
+    assert_eq!(v["round"], 2);
+    assert_eq!(v["pairings"], json("[[2,1],[5,3]]"));
+    assert_eq!(v["names"][0], json("[\"B\",\"A\"]"));
+    assert_eq!(v["bye_name"], "D");
+    let t = stdout(&chuhe_stdin(
+        &["league", "pair", "-", "--format", "table"],
+        SWISS,
+    ));
+    assert!(t.starts_with("Round 2\n  table 1: B (2) - A (1)\n"), "{t}");
+    // A withdrawn team is not paired.
+    let w = SWISS.replace(
+        "\"byes\"",
+        "\"withdrawals\": [{\"team\": \"C\", \"after_round\": 1}], \"byes\"",
+    );
+    let v = json(&stdout(&chuhe_stdin(&["league", "pair", "-"], &w)));
+    let flat: Vec<u64> = v["pairings"]
+        .as_array()
+        .map(|p| {
+            p.iter()
+                .flat_map(|x| x.as_array().cloned().unwrap_or_default())
+                .filter_map(|n| n.as_u64())
+                .collect()
+        })
+        .unwrap_or_default();
+    assert_eq!(flat.len(), 4);
+    assert!(!flat.contains(&3));
+    assert_eq!(v["bye"], serde_json::Value::Null);
+    // Not a Swiss.
+    let e = failure(&chuhe_stdin(&["league", "pair", "-"], SEASON));
+    assert!(e.contains("pair is for a Swiss"), "{e}");
+}
