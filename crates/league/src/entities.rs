@@ -63,6 +63,145 @@ pub struct Stage {
     pub boards: u32,
 }
 
+/// Why a season's set-up is refused.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum SeasonError {
+    /// Two teams share a name.
+    #[error("team name {0:?} is used twice")]
+    DuplicateTeam(String),
+    /// A team name is empty.
+    #[error("team #{0} has an empty name")]
+    EmptyTeamName(usize),
+    /// A stage names a team that does not exist.
+    #[error("stage {stage:?}: team index {team} does not exist")]
+    NoSuchTeam {
+        /// Stage name.
+        stage: String,
+        /// The index.
+        team: TeamIdx,
+    },
+    /// A stage lists a team twice.
+    #[error("stage {stage:?}: team {team:?} is listed twice")]
+    TeamTwice {
+        /// Stage name.
+        stage: String,
+        /// Team name.
+        team: String,
+    },
+    /// A stage has fewer than two teams.
+    #[error("stage {0:?} needs at least 2 teams")]
+    TooFewTeams(String),
+    /// Boards must be at least 1.
+    #[error("stage {0:?} needs at least 1 board")]
+    NoBoards(String),
+    /// A round robin has 1 or 2 legs; a Swiss at least 1 round.
+    #[error("stage {0:?}: a round robin has 1 or 2 legs, a Swiss at least 1 round")]
+    BadSystem(String),
+    /// A team's roster is shorter than the boards.
+    #[error("stage {stage:?}: team {team:?} registered {players} players for {boards} boards")]
+    ShortRoster {
+        /// Stage name.
+        stage: String,
+        /// Team name.
+        team: String,
+        /// Players registered.
+        players: usize,
+        /// Boards.
+        boards: u32,
+    },
+}
+
+impl Season {
+    /// Checks the set-up: unique non-empty team names; every stage with at least two distinct
+    /// existing teams, at least one board, a sensible system, and rosters at least as long as
+    /// the boards (teams with an empty roster are allowed: rosters may come later).
+    pub fn check(&self) -> Result<(), SeasonError> {
+        let mut names = BTreeSet::new();
+        for (i, t) in self.teams.iter().enumerate() {
+            if t.name.trim().is_empty() {
+                return Err(SeasonError::EmptyTeamName(i + 1));
+            }
+            if !names.insert(t.name.as_str()) {
+                return Err(SeasonError::DuplicateTeam(t.name.clone()));
+            }
+        }
+        for st in &self.stages {
+            if st.teams.len() < 2 {
+                return Err(SeasonError::TooFewTeams(st.name.clone()));
+            }
+            if st.boards == 0 {
+                return Err(SeasonError::NoBoards(st.name.clone()));
+            }
+            match st.system {
+                StageSystem::RoundRobin { legs } if !(1..=2).contains(&legs) => {
+                    return Err(SeasonError::BadSystem(st.name.clone()));
+                }
+                StageSystem::Swiss { rounds: 0 } => {
+                    return Err(SeasonError::BadSystem(st.name.clone()));
+                }
+                _ => {}
+            }
+            let mut seen = BTreeSet::new();
+            for &t in &st.teams {
+                let team = self.teams.get(t).ok_or_else(|| SeasonError::NoSuchTeam {
+                    stage: st.name.clone(),
+                    team: t,
+                })?;
+                if !seen.insert(t) {
+                    return Err(SeasonError::TeamTwice {
+                        stage: st.name.clone(),
+                        team: team.name.clone(),
+                    });
+                }
+                if !team.roster.is_empty() && team.roster.len() < st.boards as usize {
+                    return Err(SeasonError::ShortRoster {
+                        stage: st.name.clone(),
+                        team: team.name.clone(),
+                        players: team.roster.len(),
+                        boards: st.boards,
+                    });
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Stage {
+    /// The round-robin fixtures of this stage as team indices: `rounds[r]` lists
+    /// `(first, second)` (first = Red on board 1) and the bye. Draw number k is `teams[k - 1]`.
+    /// `None` if the stage is not a round robin or the schedule cannot be made.
+    pub fn round_robin_fixtures(&self) -> Option<Vec<(Vec<(TeamIdx, TeamIdx)>, Option<TeamIdx>)>> {
+        let StageSystem::RoundRobin { legs } = self.system else {
+            return None;
+        };
+        let rounds = crate::fixtures::round_robin(
+            u32::try_from(self.teams.len()).ok()?,
+            crate::fixtures::RoundRobinOptions {
+                legs,
+                ..Default::default()
+            },
+        )
+        .ok()?;
+        let idx = |n: u32| self.teams.get(n as usize - 1).copied();
+        rounds
+            .iter()
+            .map(|r| {
+                let pairs = r
+                    .pairings
+                    .iter()
+                    .map(|p| Some((idx(p.first)?, idx(p.second)?)))
+                    .collect::<Option<Vec<_>>>()?;
+                let bye = match r.bye {
+                    Some(b) => Some(idx(b)?),
+                    None => None,
+                };
+                Some((pairs, bye))
+            })
+            .collect()
+    }
+}
+
 /// A player. `tags` carry what eligibility rules test (e.g. `"W"` for a woman player, `"U18"`).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Player {
@@ -283,6 +422,64 @@ impl TimeControlText {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn season() -> Season {
+        let mut teams: Vec<Team> = ["A", "B", "C"].iter().map(|n| Team::new(*n)).collect();
+        teams[1].roster = Roster::new(vec![Player::new("x"), Player::new("y")]).unwrap_or_default();
+        Season {
+            name: "2026".into(),
+            teams,
+            stages: vec![Stage {
+                name: "league".into(),
+                system: StageSystem::RoundRobin { legs: 2 },
+                teams: vec![2, 0, 1],
+                boards: 2,
+            }],
+            arbiters: vec![Arbiter {
+                name: "裁判长".into(),
+                chief: true,
+            }],
+        }
+    }
+
+    #[test]
+    fn season_check_and_fixtures() {
+        let s = season();
+        assert_eq!(s.check(), Ok(()));
+        let fx = s.stages[0].round_robin_fixtures().unwrap_or_default();
+        assert_eq!(fx.len(), 6);
+        // Draw numbers 1, 2, 3 are teams C, A, B: round 1 of the table for 3 is 2–3, bye 1.
+        assert_eq!(fx[0], (vec![(0, 1)], Some(2)));
+        let mut bad = season();
+        bad.stages[0].boards = 3;
+        assert!(matches!(
+            bad.check(),
+            Err(SeasonError::ShortRoster { players: 2, .. })
+        ));
+        let mut bad = season();
+        bad.stages[0].teams.push(0);
+        assert!(matches!(bad.check(), Err(SeasonError::TeamTwice { .. })));
+        let mut bad = season();
+        bad.stages[0].teams.push(9);
+        assert!(matches!(
+            bad.check(),
+            Err(SeasonError::NoSuchTeam { team: 9, .. })
+        ));
+        let mut bad = season();
+        bad.teams[2].name = "A".into();
+        assert_eq!(bad.check(), Err(SeasonError::DuplicateTeam("A".into())));
+        let mut bad = season();
+        bad.stages[0].system = StageSystem::Swiss { rounds: 0 };
+        assert!(matches!(bad.check(), Err(SeasonError::BadSystem(_))));
+        assert_eq!(
+            Stage {
+                system: StageSystem::Knockout,
+                ..season().stages[0].clone()
+            }
+            .round_robin_fixtures(),
+            None
+        );
+    }
 
     #[test]
     fn roster_refuses_duplicates_and_empty_names() {
