@@ -167,11 +167,14 @@ impl Season {
     }
 }
 
+/// One round of a stage's fixtures: `(first, second)` team pairs in table order, and the bye.
+pub type StageRound = (Vec<(TeamIdx, TeamIdx)>, Option<TeamIdx>);
+
 impl Stage {
     /// The round-robin fixtures of this stage as team indices: `rounds[r]` lists
     /// `(first, second)` (first = Red on board 1) and the bye. Draw number k is `teams[k - 1]`.
     /// `None` if the stage is not a round robin or the schedule cannot be made.
-    pub fn round_robin_fixtures(&self) -> Option<Vec<(Vec<(TeamIdx, TeamIdx)>, Option<TeamIdx>)>> {
+    pub fn round_robin_fixtures(&self) -> Option<Vec<StageRound>> {
         let StageSystem::RoundRobin { legs } = self.system else {
             return None;
         };
