@@ -7,10 +7,11 @@
 //! - [`colour`]: who has Red on which board (13.2–13.5).
 //! - [`lineup`]: lineup systems 12.1–12.5, eligibility, sealed submission.
 //! - [`chain`]: board result chains (slow → colour-swapped fast → armageddon) and game scoring.
-//! - [`matches`]: evaluating a team match: 局分, 场分, forfeits.
+//! - [`matches`](mod@matches): evaluating a team match: 局分, 场分, forfeits.
 //! - [`standings`]: team standings with the 2011/1999 tie-break chains, 直胜, 18.4, 20.3/20.4.
-//! - [`individual`]: individual standings (14.1, 14.3) and per-board tables / board prizes.
+//! - [`individual`]: individual standings (14.1–14.3) and per-board tables / board prizes.
 //! - [`elo`]: Elo ratings with configurable K.
+//! - [`ranking`]: the criteria-chain ranking engine shared by team and individual standings.
 //! - [`sheet`]: score sheets (计分表) as CSV and printable HTML.
 
 pub mod chain;
