@@ -254,3 +254,36 @@ fn both_in_reveals() {
         Some(names(&["X", "Y"]))
     );
 }
+
+mod properties {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn binom(n: usize, k: usize) -> usize {
+        (0..k).fold(1, |acc, i| acc * (n - i) / (i + 1))
+    }
+
+    proptest! {
+        /// 12.2: a lineup is accepted exactly when its roster positions strictly increase, and
+        /// `substitute_orders` lists exactly those, C(n, k) of them.
+        #[test]
+        fn substitutes_accept_exactly_the_order_preserving_choices(
+            n in 1usize..=9,
+            picks in prop::collection::vec(0usize..9, 1..=6),
+        ) {
+            let k = picks.len();
+            let names_all: Vec<String> = (0..n).map(|i| format!("p{i}")).collect();
+            let r = match Roster::new(names_all.iter().map(|s| Player::new(s.clone())).collect()) {
+                Ok(r) => r,
+                Err(e) => return Err(TestCaseError::fail(e.to_string())),
+            };
+            let lineup: Vec<String> = picks.iter().map(|&i| format!("p{i}")).collect();
+            let rl = rules(LineupSystem::OrderedSubstitutes, k as u32);
+            let valid = picks.iter().all(|&i| i < n) && picks.windows(2).all(|w| w[0] < w[1]);
+            prop_assert_eq!(rl.validate(&r, &lineup, 0).is_ok(), valid);
+            let orders = substitute_orders(n, k);
+            prop_assert_eq!(orders.len(), if k <= n { binom(n, k) } else { 0 });
+            prop_assert_eq!(orders.contains(&picks), valid);
+        }
+    }
+}
