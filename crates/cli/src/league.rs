@@ -11,7 +11,7 @@ use chuhe_league::chain::{
 };
 use chuhe_league::colour::{Colour, Side, side_colour};
 use chuhe_league::entities::TimeControlText;
-use chuhe_league::fixtures::{RoundRobinOptions, round_robin};
+use chuhe_league::fixtures::{RoundRobinOptions, knockout_first_round, round_robin};
 use chuhe_league::individual::{BoardEntry, board_tables};
 use chuhe_league::matches::{EventRules, MatchRecord, MatchResult, MatchScoring, evaluate_match};
 use chuhe_league::points::Points;
@@ -44,6 +44,18 @@ enum LeagueCommand {
     Sheet(SheetArgs),
     /// Pair the next round of a team Swiss (积分编排制, 定位编排) from a results file.
     Pair(PairArgs),
+    /// Print the first round of a seeded knockout bracket (淘汰制).
+    Bracket(BracketArgs),
+}
+
+#[derive(Debug, Args)]
+struct BracketArgs {
+    /// Number of seeded teams (2–1000); seed 1 is the strongest. Top seeds get the byes.
+    #[arg(long)]
+    teams: u32,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = ScheduleFormat::Json)]
+    format: ScheduleFormat,
 }
 
 #[derive(Debug, Args)]
@@ -151,6 +163,7 @@ enum SheetFormat {
 pub fn run(args: LeagueArgs) -> Result<ExitCode> {
     let out = match args.command {
         LeagueCommand::Schedule(a) => schedule(&a)?,
+        LeagueCommand::Bracket(a) => bracket(&a)?,
         LeagueCommand::Pair(a) => {
             let text = read_input(&a.file)?;
             let season = Season::parse(&text)?;
@@ -261,6 +274,39 @@ fn schedule(a: &ScheduleArgs) -> Result<String> {
                     s.push_str(&format!(" (bye: {b})"));
                 }
                 s.push('\n');
+            }
+            s
+        }
+    })
+}
+
+#[derive(Serialize)]
+struct BracketJson {
+    teams: u32,
+    size: u32,
+    /// First-round matches in bracket order: `[higher seed, lower seed]`, `null` for a bye.
+    matches: Vec<(u32, Option<u32>)>,
+}
+
+fn bracket(a: &BracketArgs) -> Result<String> {
+    let matches = knockout_first_round(a.teams).map_err(|e| anyhow!("--teams: {e}"))?;
+    Ok(match a.format {
+        ScheduleFormat::Json => {
+            let mut s = serde_json::to_string(&BracketJson {
+                teams: a.teams,
+                size: a.teams.next_power_of_two(),
+                matches,
+            })?;
+            s.push('\n');
+            s
+        }
+        ScheduleFormat::Table => {
+            let mut s = String::new();
+            for (i, (hi, lo)) in matches.iter().enumerate() {
+                match lo {
+                    Some(lo) => s.push_str(&format!("Match {}: {hi}-{lo}\n", i + 1)),
+                    None => s.push_str(&format!("Match {}: {hi} (bye)\n", i + 1)),
+                }
             }
             s
         }

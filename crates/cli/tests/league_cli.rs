@@ -404,3 +404,16 @@ fn pair_swiss_rounds() {
     let e = failure(&chuhe_stdin(&["league", "pair", "-"], SEASON));
     assert!(e.contains("pair is for a Swiss"), "{e}");
 }
+
+#[test]
+fn knockout_bracket() {
+    let v = json(&stdout(&chuhe(&["league", "bracket", "--teams", "6"])));
+    assert_eq!(v["size"], 8);
+    assert_eq!(v["matches"], json("[[1,null],[4,5],[2,null],[3,6]]"));
+    let t = stdout(&chuhe(&[
+        "league", "bracket", "--teams", "4", "--format", "table",
+    ]));
+    assert_eq!(t, "Match 1: 1-4\nMatch 2: 2-3\n");
+    let e = failure(&chuhe(&["league", "bracket", "--teams", "0"]));
+    assert!(e.contains("--teams"), "{e}");
+}
