@@ -105,13 +105,23 @@ struct ScheduleArgs {
     #[arg(long, requires = "double")]
     swap_last_two: bool,
     /// Output format.
-    #[arg(long, value_enum, default_value_t = ScheduleFormat::Json)]
-    format: ScheduleFormat,
+    #[arg(long, value_enum, default_value_t = RoundRobinFormat::Json)]
+    format: RoundRobinFormat,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+enum RoundRobinFormat {
+    /// The rounds alone: `[[[first,second],…],…]` (1-based; first = Red on board 1).
+    Json,
+    /// The rounds with their byes: `{"teams":N,"legs":L,"rounds":[…],"byes":[null|n,…]}`.
+    JsonFull,
+    /// One line per round: `Round 1: 1-4, 2-3`.
+    Table,
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
 enum ScheduleFormat {
-    /// `{"teams":N,"legs":L,"rounds":[[[first,second],…],…],"byes":[…]}`.
+    /// JSON.
     Json,
     /// One line per round: `Round 1: 1-4, 2-3`.
     Table,
@@ -247,7 +257,7 @@ fn schedule(a: &ScheduleArgs) -> Result<String> {
     )
     .map_err(|e| anyhow!("--teams: {e}"))?;
     Ok(match a.format {
-        ScheduleFormat::Json => {
+        RoundRobinFormat::Json | RoundRobinFormat::JsonFull => {
             let j = ScheduleJson {
                 teams: a.teams,
                 legs,
@@ -257,11 +267,15 @@ fn schedule(a: &ScheduleArgs) -> Result<String> {
                     .collect(),
                 byes: rounds.iter().map(|r| r.bye).collect(),
             };
-            let mut s = serde_json::to_string(&j)?;
+            let mut s = if matches!(a.format, RoundRobinFormat::Json) {
+                serde_json::to_string(&j.rounds)?
+            } else {
+                serde_json::to_string(&j)?
+            };
             s.push('\n');
             s
         }
-        ScheduleFormat::Table => {
+        RoundRobinFormat::Table => {
             let mut s = String::new();
             for r in &rounds {
                 let games: Vec<String> = r
