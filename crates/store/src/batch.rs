@@ -283,8 +283,16 @@ mod tests {
         assert_eq!(
             p.updates,
             vec![
-                GameUpdate { game: GameId(1), last_seq: 3, finish: None },
-                GameUpdate { game: GameId(2), last_seq: 5, finish: None },
+                GameUpdate {
+                    game: GameId(1),
+                    last_seq: 3,
+                    finish: None
+                },
+                GameUpdate {
+                    game: GameId(2),
+                    last_seq: 5,
+                    finish: None
+                },
             ]
         );
     }
@@ -298,15 +306,27 @@ mod tests {
         assert!(p.outcomes[0].is_ok());
         assert!(matches!(
             p.outcomes[1],
-            Err(StoreError::SeqMismatch { expected: 2, got: 1, .. })
+            Err(StoreError::SeqMismatch {
+                expected: 2,
+                got: 1,
+                ..
+            })
         ));
         assert!(matches!(
             p.outcomes[2],
-            Err(StoreError::SeqMismatch { expected: 2, got: 3, .. })
+            Err(StoreError::SeqMismatch {
+                expected: 2,
+                got: 3,
+                ..
+            })
         ));
         assert!(matches!(
             p.outcomes[3],
-            Err(StoreError::SeqMismatch { expected: 3, got: 4, .. })
+            Err(StoreError::SeqMismatch {
+                expected: 3,
+                got: 4,
+                ..
+            })
         ));
         assert_eq!(p.rows.len(), 1);
         assert_eq!(p.updates[0].last_seq, 1);
@@ -324,11 +344,20 @@ mod tests {
             vec![op(9, &[1]), fin, op(1, &[2]), op(3, &[]), op(4, &[1])],
             &states(&[(1, 0, false), (3, 0, false), (4, 0, true)]),
         );
-        assert!(matches!(p.outcomes[0], Err(StoreError::GameNotFound(GameId(9)))));
+        assert!(matches!(
+            p.outcomes[0],
+            Err(StoreError::GameNotFound(GameId(9)))
+        ));
         assert!(p.outcomes[1].is_ok());
-        assert!(matches!(p.outcomes[2], Err(StoreError::GameFinished(GameId(1)))));
+        assert!(matches!(
+            p.outcomes[2],
+            Err(StoreError::GameFinished(GameId(1)))
+        ));
         assert!(matches!(p.outcomes[3], Err(StoreError::Invalid(_))));
-        assert!(matches!(p.outcomes[4], Err(StoreError::GameFinished(GameId(4)))));
+        assert!(matches!(
+            p.outcomes[4],
+            Err(StoreError::GameFinished(GameId(4)))
+        ));
         assert_eq!(p.updates.len(), 1);
         assert_eq!(p.updates[0].finish.as_ref().unwrap().result, "1-0");
     }

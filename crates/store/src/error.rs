@@ -35,7 +35,11 @@ pub enum StoreError {
     /// one that would have been accepted. `got < expected` is a duplicate (already stored),
     /// `got > expected` a gap. Nothing of that append was stored.
     #[error("game {game}: event seq {got} refused, expected {expected}")]
-    SeqMismatch { game: GameId, expected: u64, got: u64 },
+    SeqMismatch {
+        game: GameId,
+        expected: u64,
+        got: u64,
+    },
     #[error("game {0} is finished")]
     GameFinished(GameId),
     /// The batch transaction carrying this append failed (I/O error, lost connection, ...).

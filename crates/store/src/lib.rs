@@ -101,7 +101,8 @@ pub trait Store: Send + Sync + 'static {
 
     /// Creates a player, arbiter or organiser. Names are unique per role
     /// ([`StoreError::NameTaken`]).
-    fn create_principal(&self, new: NewPrincipal) -> impl Future<Output = Result<Principal>> + Send;
+    fn create_principal(&self, new: NewPrincipal)
+    -> impl Future<Output = Result<Principal>> + Send;
 
     /// One principal ([`StoreError::PrincipalNotFound`]).
     fn principal(&self, id: PrincipalId) -> impl Future<Output = Result<Principal>> + Send;

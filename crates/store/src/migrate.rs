@@ -49,6 +49,8 @@ impl<'s> MigrationSource<'s> for Source {
     }
 }
 
-pub(crate) async fn migrator(migrations: Embedded) -> Result<Migrator, sqlx::migrate::MigrateError> {
+pub(crate) async fn migrator(
+    migrations: Embedded,
+) -> Result<Migrator, sqlx::migrate::MigrateError> {
     Migrator::new(Source(migrations)).await
 }
