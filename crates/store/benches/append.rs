@@ -154,32 +154,33 @@ fn main() -> BenchResult {
             Some(i) if i > base.find("://").map_or(0, |j| j + 2) => format!("{}/{db}", &base[..i]),
             _ => format!("{base}/{db}"),
         };
-        let mut outcome = Ok(());
-        for writers in [1usize, 2, 4] {
-            let options = StoreOptions {
-                pg_writers: writers,
-                ..StoreOptions::default()
-            };
-            // Fresh tables per configuration: drop what the previous one made.
-            if writers > 1 {
-                let mut c = sqlx::PgConnection::connect(&url).await?;
-                sqlx::query("DROP SCHEMA public CASCADE; CREATE SCHEMA public")
-                    .execute(&mut c)
-                    .await?;
-                c.close().await?;
+        let outcome: BenchResult = async {
+            for writers in [1usize, 2, 4] {
+                let options = StoreOptions {
+                    pg_writers: writers,
+                    ..StoreOptions::default()
+                };
+                // Fresh tables per configuration: drop what the previous one made.
+                if writers > 1 {
+                    let mut c = sqlx::PgConnection::connect(&url).await?;
+                    sqlx::query("DROP SCHEMA public CASCADE")
+                        .execute(&mut c)
+                        .await?;
+                    sqlx::query("CREATE SCHEMA public").execute(&mut c).await?;
+                    c.close().await?;
+                }
+                run(
+                    &format!("postgres writers={writers}"),
+                    &url,
+                    options,
+                    games,
+                    moves,
+                )
+                .await?;
             }
-            outcome = run(
-                &format!("postgres writers={writers}"),
-                &url,
-                options,
-                games,
-                moves,
-            )
-            .await;
-            if outcome.is_err() {
-                break;
-            }
+            Ok(())
         }
+        .await;
         sqlx::query(&format!("DROP DATABASE {db} WITH (FORCE)"))
             .execute(&mut admin)
             .await?;

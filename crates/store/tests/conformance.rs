@@ -52,6 +52,7 @@ cases!(
     reopen_keeps_data,
     audit_log,
     closed_store_refuses,
+    migrations_run_at_open,
 );
 
 const T0: i64 = 1_764_460_800_000;
@@ -781,6 +782,23 @@ async fn closed_store_refuses(url: String) -> TestResult {
     s.close().await;
     let r = s.append(g, vec![ev(1)]).await;
     check!(matches!(r, Err(StoreError::Closed)), "{r:?}");
+    Ok(())
+}
+
+async fn migrations_run_at_open(url: String) -> TestResult {
+    let s = open(&url).await?;
+    s.close().await;
+    let sql = "SELECT version, success FROM _sqlx_migrations ORDER BY version";
+    let applied: Vec<(i64, bool)> = if url.starts_with("sqlite:") {
+        let mut c = sqlx::SqliteConnection::connect(&url).await?;
+        sqlx::query_as(sql).fetch_all(&mut c).await?
+    } else {
+        let mut c = sqlx::PgConnection::connect(&url).await?;
+        sqlx::query_as(sql).fetch_all(&mut c).await?
+    };
+    check!(applied == vec![(1, true)], "{applied:?}");
+    // Opening again applies nothing new and fails on nothing.
+    open(&url).await?.close().await;
     Ok(())
 }
 
