@@ -370,4 +370,53 @@ mod tests {
         assert!(matches!(p.outcomes[0], Err(StoreError::Invalid(_))));
         assert!(p.rows.is_empty() && p.updates.is_empty());
     }
+
+    mod props {
+        use super::*;
+        use proptest::prelude::*;
+
+        proptest! {
+            /// Whatever mix of appends arrives, what a batch writes continues every game's log
+            /// without gaps or duplicates, and an op is accepted exactly when its seqs continue
+            /// the log as left by the ops before it.
+            #[test]
+            fn plan_keeps_logs_gap_free(
+                start in proptest::collection::vec((0u64..4, any::<bool>()), 3),
+                ops in proptest::collection::vec((0i64..4, 0u64..8, 0usize..3), 0..40),
+            ) {
+                let mut stored = HashMap::new();
+                for (g, &(last_seq, finished)) in start.iter().enumerate() {
+                    stored.insert(GameId(g as i64), GameState { last_seq, finished });
+                }
+                let batch: Vec<Op> = ops
+                    .iter()
+                    .map(|&(g, first, n)| op(g, &(first..first + n as u64).collect::<Vec<_>>()))
+                    .collect();
+                let p = plan(batch, &stored);
+                prop_assert_eq!(p.outcomes.len(), ops.len());
+                let mut model = stored.clone();
+                for (&(g, first, n), outcome) in ops.iter().zip(&p.outcomes) {
+                    let game = GameId(g);
+                    let ok = match model.get_mut(&game) {
+                        Some(s) if !s.finished && n > 0 && first == s.last_seq + 1 => {
+                            s.last_seq += n as u64;
+                            true
+                        }
+                        _ => false,
+                    };
+                    prop_assert_eq!(ok, outcome.is_ok());
+                }
+                let mut next: HashMap<GameId, u64> =
+                    stored.iter().map(|(g, s)| (*g, s.last_seq + 1)).collect();
+                for (game, ev) in &p.rows {
+                    let want = next.get_mut(game).ok_or_else(|| TestCaseError::fail("unknown game"))?;
+                    prop_assert_eq!(ev.seq, *want);
+                    *want += 1;
+                }
+                for u in &p.updates {
+                    prop_assert_eq!(Some(&u.last_seq), model.get(&u.game).map(|s| &s.last_seq));
+                }
+            }
+        }
+    }
 }

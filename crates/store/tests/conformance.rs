@@ -49,6 +49,7 @@ cases!(
     recovery_listing,
     concurrent_appends_group_commit,
     concurrent_duplicate_seq,
+    refused_append_does_not_spoil_its_batch,
     reopen_keeps_data,
     audit_log,
     closed_store_refuses,
@@ -694,6 +695,62 @@ async fn concurrent_duplicate_seq(url: String) -> TestResult {
         "each seq accepted exactly once: {won:?}"
     );
     check!(s.game(g).await?.last_seq == 5);
+    s.close().await;
+    Ok(())
+}
+
+async fn refused_append_does_not_spoil_its_batch(url: String) -> TestResult {
+    let s = Arc::new(open(&url).await?);
+    let mut good = Vec::new();
+    for i in 0..12 {
+        good.push(game_between(&s, &format!("g{i}"), &format!("h{i}")).await?);
+    }
+    let done = game_between(&s, "x", "y").await?;
+    s.finish(
+        done,
+        vec![ev(1)],
+        Finish {
+            result: "1-0".into(),
+            reason: "resign".into(),
+            at_ms: T0,
+        },
+    )
+    .await?;
+    // Valid and invalid appends submitted at once, so they share batches.
+    let mut tasks = Vec::new();
+    for (i, &g) in good.iter().enumerate() {
+        let s1 = Arc::clone(&s);
+        tasks.push(tokio::spawn(async move {
+            (true, s1.append(g, evs(1..=3)).await)
+        }));
+        let s2 = Arc::clone(&s);
+        let bad = if i % 2 == 0 {
+            done
+        } else {
+            GameId(g.0 + 10_000)
+        };
+        tasks.push(tokio::spawn(async move {
+            (false, s2.append(bad, vec![ev(2)]).await)
+        }));
+    }
+    for t in tasks {
+        let (valid, r) = t.await?;
+        if valid {
+            check!(r.as_ref().ok() == Some(&3), "valid append failed: {r:?}");
+        } else {
+            check!(
+                matches!(
+                    r,
+                    Err(StoreError::GameFinished(_) | StoreError::GameNotFound(_))
+                ),
+                "invalid append: {r:?}"
+            );
+        }
+    }
+    for &g in &good {
+        check!(s.game(g).await?.last_seq == 3);
+    }
+    check!(s.game(done).await?.last_seq == 1);
     s.close().await;
     Ok(())
 }
