@@ -37,6 +37,7 @@ mod types;
 
 use std::future::Future;
 
+pub use batch::StoreStats;
 pub use error::{Result, StoreError};
 pub use token::{GeneratedToken, generate_token, hash_token};
 pub use types::{
@@ -228,6 +229,10 @@ pub trait Store: Send + Sync + 'static {
     /// Commits every queued append, stops the writers and closes the connections. Appends after
     /// this fail with [`StoreError::Closed`].
     fn close(&self) -> impl Future<Output = ()> + Send;
+
+    /// Counters of the group-commit writers (batches, appends, events, refusals, failures,
+    /// time in transactions), for `/metrics`. Cheap: a few atomic loads.
+    fn stats(&self) -> StoreStats;
 }
 
 /// Either backend, chosen at run time by URL.
@@ -338,6 +343,12 @@ impl Store for AnyStore {
     }
     async fn close(&self) {
         delegate!(self, s => s.close())
+    }
+    fn stats(&self) -> StoreStats {
+        match self {
+            AnyStore::Sqlite(s) => s.stats(),
+            AnyStore::Postgres(s) => s.stats(),
+        }
     }
 }
 

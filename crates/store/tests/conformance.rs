@@ -751,6 +751,13 @@ async fn refused_append_does_not_spoil_its_batch(url: String) -> TestResult {
         check!(s.game(g).await?.last_seq == 3);
     }
     check!(s.game(done).await?.last_seq == 1);
+    // 12 good appends of 3 events plus the finish of 1; 12 refused; none failed.
+    let st = s.stats();
+    check!(
+        st.appends == 13 && st.events == 37 && st.refused == 12 && st.failed == 0,
+        "{st:?}"
+    );
+    check!(st.batches >= 1 && st.batches <= 13, "{st:?}");
     s.close().await;
     Ok(())
 }
