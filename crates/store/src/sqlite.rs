@@ -47,9 +47,7 @@ impl SqliteStore {
             .busy_timeout(Duration::from_secs(10))
             // A group commit rewrites the same hot pages batch after batch; checkpointing less
             // often (every 32 MiB of WAL instead of 4 MiB) copies each of them back once.
-            .pragma("wal_autocheckpoint", "8192")
-            // 16 MiB of page cache per connection (the default is 2 MiB).
-            .pragma("cache_size", "-16384");
+            .pragma("wal_autocheckpoint", "8192");
         let pool = SqlitePoolOptions::new()
             .max_connections(options.pool_size.max(1))
             .connect_with(connect.clone())
@@ -58,7 +56,9 @@ impl SqliteStore {
             .await?
             .run(&pool)
             .await?;
-        let conn = connect.connect().await?;
+        // The writer touches the hot pages of every live game: give it 16 MiB of page cache
+        // (the default, kept for the readers so idle memory stays small, is 2 MiB).
+        let conn = connect.pragma("cache_size", "-16384").connect().await?;
         let writers = Writers::spawn(
             vec![SqliteCommitter {
                 conn,
