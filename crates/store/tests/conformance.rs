@@ -897,7 +897,12 @@ async fn sqlite_conformance() -> TestResult {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn postgres_conformance() -> TestResult {
     let Ok(base) = std::env::var("CHUHE_TEST_DATABASE_URL") else {
-        eprintln!("postgres_conformance skipped: CHUHE_TEST_DATABASE_URL is not set");
+        // Straight to the process's stderr, past libtest's output capture, so it is seen.
+        use std::io::Write as _;
+        let _ = writeln!(
+            std::io::stderr(),
+            "chuhe-store: postgres_conformance skipped: CHUHE_TEST_DATABASE_URL is not set"
+        );
         return Ok(());
     };
     // A random name from the token generator's OS randomness.
