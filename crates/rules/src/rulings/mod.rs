@@ -3,3 +3,8 @@
 
 pub(crate) mod arena;
 pub mod classify;
+pub mod judge;
+pub mod referee;
+pub mod casefile;
+#[cfg(test)]
+mod suite_tests;
