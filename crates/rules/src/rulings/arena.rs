@@ -137,6 +137,7 @@ const LETTERS: &[u8; 7] = b"KABNRCP";
 
 impl Arena {
     /// An arena from the placement field of a FEN (or a whole FEN: the rest is ignored).
+    #[cfg(test)]
     /// Returns `None` when the text is not a placement with exactly one king a side.
     pub fn from_placement(fen: &str) -> Option<Arena> {
         let placement = fen.split_whitespace().next()?;
@@ -371,7 +372,7 @@ impl Arena {
         let side = side_of(c);
         let f = file(from);
         let r = rank(from);
-        let mut push = |to: u8, out: &mut Vec<AMove>| {
+        let push = |to: u8, out: &mut Vec<AMove>| {
             let t = self.sq[to as usize];
             if t == 0 || side_of(t) != side {
                 out.push(AMove { from, to });

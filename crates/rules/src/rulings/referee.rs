@@ -38,8 +38,6 @@ pub(crate) struct WarningState {
     pub index: usize,
     /// Hashes of the positions of the warned loop.
     pub loop_hashes: Vec<u64>,
-    /// The event that issued it.
-    pub event: RawRuling,
 }
 
 /// A ruling as the referee found it (arena terms; the game layer adds notation).
@@ -216,7 +214,6 @@ impl Referee {
                 hash: h,
                 index: n,
                 loop_hashes: self.hashes[prev..=n].to_vec(),
-                event: r.clone(),
             });
         }
         Some(RefEvent::Ruling(r))
