@@ -620,12 +620,10 @@ impl Position {
                     match (first, second) {
                         (None, _) => {
                             if cannons & b != 0 {
+                                // A piece landing in between would be its screen.
                                 bad_to |= empties;
                             }
-                            if rooks & b != 0 || cannons & b != 0 {
-                                // Nothing between (rook: we'd be in check; cannon: handled).
-                                break;
-                            }
+                            // (An adjacent enemy cannon may still screen for a cannon behind.)
                             first = Some(sq);
                         }
                         (Some(p1), None) => {
