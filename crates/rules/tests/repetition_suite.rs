@@ -45,9 +45,7 @@ fn run(c: &Case, ruleset: Ruleset) -> Result<Outcome, String> {
             break;
         }
         let mv = Move::from_iccs(m).map_err(|e| e.to_string())?;
-        let played = g
-            .play(mv)
-            .map_err(|e| format!("ply {}: {m}: {e}", i + 1))?;
+        let played = g.play(mv).map_err(|e| format!("ply {}: {m}: {e}", i + 1))?;
         let ruling = played
             .end
             .as_ref()
@@ -98,7 +96,10 @@ fn check_case(c: &Case) -> Result<(), String> {
     }
     let want_warn: Vec<(String, u32)> = c.warn.iter().cloned().collect();
     if o.warns != want_warn {
-        problems.push(format!("warnings: expected {want_warn:?}, got {:?}", o.warns));
+        problems.push(format!(
+            "warnings: expected {want_warn:?}, got {:?}",
+            o.warns
+        ));
     }
     for (i, want) in c.classes.iter().enumerate() {
         let got = o.classes.get(i).map_or("-", String::as_str);
@@ -114,7 +115,10 @@ fn check_case(c: &Case) -> Result<(), String> {
     }
     let e = run(c, Ruleset::Engine)?;
     if e.expect != c.engine {
-        problems.push(format!("engine: expected {:?}, got {:?}", c.engine, e.expect));
+        problems.push(format!(
+            "engine: expected {:?}, got {:?}",
+            c.engine, e.expect
+        ));
     }
     if problems.is_empty() {
         Ok(())
@@ -150,5 +154,5 @@ fn repetition_suite_with_mirrors() {
         failures.len(),
         failures.join("\n")
     );
-    assert!(cases.len() >= 30, "only {} cases", cases.len());
+    assert!(cases.len() >= 60, "only {} cases", cases.len());
 }

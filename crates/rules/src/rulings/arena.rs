@@ -58,7 +58,11 @@ pub(crate) const fn in_palace(sq: u8, side: Side) -> bool {
 }
 #[inline]
 pub(crate) const fn own_half(sq: u8, side: Side) -> bool {
-    if side == RED { rank(sq) <= 4 } else { rank(sq) >= 5 }
+    if side == RED {
+        rank(sq) <= 4
+    } else {
+        rank(sq) >= 5
+    }
 }
 /// Whether a pawn of `side` on `sq` has crossed the river.
 #[inline]
@@ -207,7 +211,11 @@ impl Arena {
                         empty = 0;
                     }
                     let l = LETTERS[kind_of(c) as usize] as char;
-                    out.push(if side_of(c) == RED { l } else { l.to_ascii_lowercase() });
+                    out.push(if side_of(c) == RED {
+                        l
+                    } else {
+                        l.to_ascii_lowercase()
+                    });
                 }
             }
             if empty > 0 {
@@ -526,7 +534,14 @@ impl Arena {
             }
             moves.clear();
             self.piece_moves(s, &mut moves);
-            if moves.iter().any(|m| m.to == target) && self.is_legal(by, AMove { from: s, to: target })
+            if moves.iter().any(|m| m.to == target)
+                && self.is_legal(
+                    by,
+                    AMove {
+                        from: s,
+                        to: target,
+                    },
+                )
             {
                 out.push(s);
             }

@@ -114,7 +114,10 @@ pub fn parse_cases(text: &str) -> Result<Vec<Case>, String> {
                 "then" => then = words(),
                 "times" => times = v.parse().map_err(|_| format!("{}: bad times", c.id))?,
                 "limit" => {
-                    let w: Vec<u32> = v.split_whitespace().filter_map(|x| x.parse().ok()).collect();
+                    let w: Vec<u32> = v
+                        .split_whitespace()
+                        .filter_map(|x| x.parse().ok())
+                        .collect();
                     if w.len() != 2 {
                         return Err(format!("{}: bad limit", c.id));
                     }
@@ -247,7 +250,11 @@ pub fn mirror_case(c: &Case) -> Option<Case> {
     Some(Case {
         id: format!("{} (mirrored)", c.id),
         fen: mirror_fen(&c.fen)?,
-        moves: c.moves.iter().map(|m| mirror_iccs(m)).collect::<Option<_>>()?,
+        moves: c
+            .moves
+            .iter()
+            .map(|m| mirror_iccs(m))
+            .collect::<Option<_>>()?,
         expect: mirror_expect(&c.expect),
         engine: mirror_expect(&c.engine),
         warn: c.warn.as_ref().map(|(s, p)| (mirror_word(s), *p)),

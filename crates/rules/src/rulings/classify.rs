@@ -73,7 +73,12 @@ impl RawClass {
             MoveClass::Check
         } else if self.mate_threat {
             MoveClass::MateThreat
-        } else if (if pawns_count { self.chased_with_pawns } else { self.chased }) != 0 {
+        } else if (if pawns_count {
+            self.chased_with_pawns
+        } else {
+            self.chased
+        }) != 0
+        {
             MoveClass::Chase
         } else {
             MoveClass::Idle
@@ -165,7 +170,14 @@ pub(crate) fn threats(a: &mut Arena, s: Side) -> (u128, u128) {
 fn can_take_back(a: &mut Arena, v: u8, attacker: u8, opp: Side) -> bool {
     let mut moves = Vec::with_capacity(16);
     a.piece_moves(v, &mut moves);
-    moves.iter().any(|m| m.to == attacker) && a.is_legal(opp, AMove { from: v, to: attacker })
+    moves.iter().any(|m| m.to == attacker)
+        && a.is_legal(
+            opp,
+            AMove {
+                from: v,
+                to: attacker,
+            },
+        )
 }
 
 /// Static exchange on `to`: `s` takes with the piece on `from`, then both sides recapture
@@ -303,7 +315,10 @@ mod tests {
         (b[1] - b'0') * 9 + (b[0] - b'a')
     }
     fn mv(s: &str) -> AMove {
-        AMove { from: sq(&s[..2]), to: sq(&s[2..]) }
+        AMove {
+            from: sq(&s[..2]),
+            to: sq(&s[2..]),
+        }
     }
     fn cls(fen: &str, m: &str) -> RawClass {
         classify(&Arena::from_placement(fen).unwrap(), mv(m))

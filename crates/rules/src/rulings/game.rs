@@ -3,10 +3,10 @@
 
 use super::arena::{AMove, Arena, code};
 use super::classify::MoveClass;
+use super::judge::RawVerdict;
 use super::judge::{Pattern, Reason, Ruleset};
 use super::referee::{MoveLimit, RawRuling, RefEvent, Referee};
 use super::ruling::{ChasedPiece, CycleMove, GameResult, Ruling, Verdict};
-use super::judge::RawVerdict;
 use crate::{Color, EndReason, Move, PlayError, Position, Square};
 
 /// How an event applies the automatic rules.
@@ -129,10 +129,7 @@ pub(crate) fn arena_of(pos: &Position) -> Arena {
         }
     }
     // A validated position has one king a side.
-    Arena::from_squares(sq).unwrap_or(Arena {
-        sq,
-        kings: [0, 0],
-    })
+    Arena::from_squares(sq).unwrap_or(Arena { sq, kings: [0, 0] })
 }
 
 #[inline]
@@ -148,7 +145,13 @@ impl Game {
     /// material) is ended at ply 0.
     #[must_use]
     pub fn new(start: Position, config: RulesConfig) -> Game {
-        let referee = Referee::new(arena_of(&start), start.hash(), 0, config.ruleset, config.move_limit);
+        let referee = Referee::new(
+            arena_of(&start),
+            start.hash(),
+            0,
+            config.ruleset,
+            config.move_limit,
+        );
         let mut g = Game {
             position: start.clone(),
             start,
@@ -308,7 +311,11 @@ impl Game {
             let chinese = pos.to_chinese(mv).unwrap_or_else(|_| mv.to_string());
             let side = pos.side_to_move();
             pos.play_unchecked(mv);
-            let mask = if pawns { e.raw.chased_with_pawns } else { e.raw.chased };
+            let mask = if pawns {
+                e.raw.chased_with_pawns
+            } else {
+                e.raw.chased
+            };
             let mut chased = Vec::new();
             let mut m = mask;
             while m != 0 {

@@ -245,9 +245,7 @@ fn same_piece_chased(entries: &[CycleEntry]) -> [Option<u8>; 2] {
         }
         common[s] &= ids;
     }
-    [0, 1].map(|s| {
-        (any[s] && common[s] != 0).then(|| common[s].trailing_zeros() as u8)
-    })
+    [0, 1].map(|s| (any[s] && common[s] != 0).then(|| common[s].trailing_zeros() as u8))
 }
 
 /// The ruling over a cycle under `ruleset`.

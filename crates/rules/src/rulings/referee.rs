@@ -258,7 +258,9 @@ impl Referee {
 /// and elephants can never give check, and the defending king always keeps a move (see the
 /// README), so neither mate nor 困毙 can ever happen.
 pub(crate) fn dead_material(a: &Arena) -> bool {
-    !a.sq.iter().any(|&c| c != 0 && matches!(kind_of(c), ROOK | HORSE | CANNON | PAWN))
+    !a.sq
+        .iter()
+        .any(|&c| c != 0 && matches!(kind_of(c), ROOK | HORSE | CANNON | PAWN))
 }
 
 #[allow(dead_code)]

@@ -169,7 +169,10 @@ impl Ruling {
         let mut out: Vec<ChasedPiece> = Vec::new();
         for m in self.moves.iter().filter(|m| m.side == side) {
             for c in &m.chased {
-                if !out.iter().any(|o| o.piece == c.piece && o.square == c.square) {
+                if !out
+                    .iter()
+                    .any(|o| o.piece == c.piece && o.square == c.square)
+                {
                     out.push(*c);
                 }
             }
@@ -179,7 +182,12 @@ impl Ruling {
 
     fn chased_zh(&self, side: Color) -> String {
         let v = self.chased_by(side);
-        if v.is_empty() || !matches!(self.pattern(side).code(), "perpetual_chase" | "check_and_chase" | "mate_threat_and_chase" | "mixed_attack") {
+        if v.is_empty()
+            || !matches!(
+                self.pattern(side).code(),
+                "perpetual_chase" | "check_and_chase" | "mate_threat_and_chase" | "mixed_attack"
+            )
+        {
             return String::new();
         }
         let names: Vec<String> = v
@@ -191,7 +199,12 @@ impl Ruling {
 
     fn chased_en(&self, side: Color) -> String {
         let v = self.chased_by(side);
-        if v.is_empty() || !matches!(self.pattern(side).code(), "perpetual_chase" | "check_and_chase" | "mate_threat_and_chase" | "mixed_attack") {
+        if v.is_empty()
+            || !matches!(
+                self.pattern(side).code(),
+                "perpetual_chase" | "check_and_chase" | "mate_threat_and_chase" | "mixed_attack"
+            )
+        {
             return String::new();
         }
         let names: Vec<String> = v
@@ -205,7 +218,12 @@ impl Ruling {
     #[must_use]
     pub fn text_zh(&self) -> String {
         let who = |c: Color| {
-            format!("{}{}{}", side_zh(c), self.pattern(c).chinese(), self.chased_zh(c))
+            format!(
+                "{}{}{}",
+                side_zh(c),
+                self.pattern(c).chinese(),
+                self.chased_zh(c)
+            )
         };
         let both = format!("{}，{}", who(Color::Red), who(Color::Black));
         match self.verdict {
@@ -213,14 +231,14 @@ impl Ruling {
                 "{both}：{}经警告仍不变着，再次循环，判负（第24.3条）。",
                 side_zh(loser)
             ),
-            Verdict::Loss { loser } if self.ruleset == Ruleset::Engine && self.reason == Reason::PerpetualChase => format!(
-                "{both}：{}长捉同一子，判负（引擎规则）。",
-                side_zh(loser)
-            ),
-            Verdict::Loss { loser } => format!(
-                "{both}：一方长将，{}判负（第24.1条）。",
-                side_zh(loser)
-            ),
+            Verdict::Loss { loser }
+                if self.ruleset == Ruleset::Engine && self.reason == Reason::PerpetualChase =>
+            {
+                format!("{both}：{}长捉同一子，判负（引擎规则）。", side_zh(loser))
+            }
+            Verdict::Loss { loser } => {
+                format!("{both}：一方长将，{}判负（第24.1条）。", side_zh(loser))
+            }
             Verdict::Draw => {
                 let kind = if self.red.forbidden() && self.black.forbidden() {
                     "双方均为禁止着法"
@@ -244,7 +262,12 @@ impl Ruling {
     #[must_use]
     pub fn text_en(&self) -> String {
         let who = |c: Color| {
-            format!("{}: {}{}", side_en(c), self.pattern(c).english(), self.chased_en(c))
+            format!(
+                "{}: {}{}",
+                side_en(c),
+                self.pattern(c).english(),
+                self.chased_en(c)
+            )
         };
         let both = format!("{}; {}", who(Color::Red), who(Color::Black));
         match self.verdict {
@@ -252,10 +275,14 @@ impl Ruling {
                 "{both}. {} was told to vary, repeated the cycle again and loses (art. 24.3).",
                 side_en(loser)
             ),
-            Verdict::Loss { loser } if self.ruleset == Ruleset::Engine && self.reason == Reason::PerpetualChase => format!(
-                "{both}. {} chased the same piece perpetually and loses (engine rules).",
-                side_en(loser)
-            ),
+            Verdict::Loss { loser }
+                if self.ruleset == Ruleset::Engine && self.reason == Reason::PerpetualChase =>
+            {
+                format!(
+                    "{both}. {} chased the same piece perpetually and loses (engine rules).",
+                    side_en(loser)
+                )
+            }
             Verdict::Loss { loser } => format!(
                 "{both}. One-sided perpetual check: {} loses (art. 24.1).",
                 side_en(loser)
