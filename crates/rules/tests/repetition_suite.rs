@@ -156,3 +156,55 @@ fn repetition_suite_with_mirrors() {
     );
     assert!(cases.len() >= 60, "only {} cases", cases.len());
 }
+
+/// Where the `engine` and `cxa` rulesets differ, both verdicts side by side.
+#[test]
+fn engine_and_cxa_side_by_side() {
+    let cases = parse_cases(CASES).unwrap();
+    let mut rows = Vec::new();
+    for c in cases
+        .iter()
+        .filter(|c| c.engine != c.expect || c.warn.is_some())
+    {
+        let cxa = run(c, Ruleset::Cxa).unwrap();
+        let engine = run(c, Ruleset::Engine).unwrap();
+        assert_eq!(cxa.expect, c.expect, "{}", c.id);
+        assert_eq!(engine.expect, c.engine, "{}", c.id);
+        let show = |o: &Outcome| {
+            let warn: Vec<String> = o
+                .warns
+                .iter()
+                .map(|(s, p)| format!("warn {s}@{p}"))
+                .collect();
+            format!(
+                "{} {} @{} {}",
+                o.expect.result,
+                o.expect.reason.as_deref().unwrap_or("-"),
+                o.expect.ply.map_or("-".to_string(), |p| p.to_string()),
+                warn.join(" ")
+            )
+        };
+        if show(&cxa) == show(&engine) {
+            continue; // Same verdict; only the article differs ("engine").
+        }
+        rows.push(format!(
+            "{:<34} cxa: {:<44} engine: {}",
+            c.id,
+            show(&cxa),
+            show(&engine)
+        ));
+    }
+    eprintln!("{}", rows.join("\n"));
+    assert!(rows.len() >= 10, "{rows:?}");
+    // The differences the issue names: perpetual chase of several pieces, 一将一捉, 长杀 and
+    // 一将一杀 are only forbidden under cxa; under cxa a forbidden side is first warned.
+    for id in [
+        "chase-two-pieces",
+        "check-and-chase",
+        "perpetual-mate-threat",
+        "check-and-mate-threat",
+        "chase-rook-horse-loss",
+    ] {
+        assert!(rows.iter().any(|r| r.starts_with(id)), "{id} missing");
+    }
+}

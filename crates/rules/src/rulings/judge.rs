@@ -272,3 +272,159 @@ pub(crate) fn judge(f: &Findings, ruleset: Ruleset) -> RawVerdict {
         },
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const I: u8 = 0;
+    const X: u8 = 1; // chase of the piece on square 10
+    const Y: u8 = 2; // chase of the piece on square 20
+    const P: u8 = 3; // pawn-only chase of square 30
+    const M: u8 = 4;
+    const C: u8 = 5;
+
+    /// A cycle from per-side move kinds (Red, Black alternating, Red first); no piece moves
+    /// (from == to), so chased squares keep their identity.
+    fn cycle(red: &[u8], black: &[u8]) -> Vec<CycleEntry> {
+        let mut v = Vec::new();
+        for (r, b) in red.iter().zip(black) {
+            for (side, k) in [(0u8, *r), (1u8, *b)] {
+                let mut raw = RawClass::default();
+                match k {
+                    X => {
+                        raw.chased = 1 << 10;
+                        raw.chased_with_pawns = 1 << 10;
+                    }
+                    Y => {
+                        raw.chased = 1 << 20;
+                        raw.chased_with_pawns = 1 << 20;
+                    }
+                    P => raw.chased_with_pawns = 1 << 30,
+                    M => raw.mate_threat = true,
+                    C => raw.check = true,
+                    _ => {}
+                }
+                v.push(CycleEntry {
+                    side,
+                    mv: AMove { from: 0, to: 0 },
+                    raw,
+                });
+            }
+        }
+        v
+    }
+
+    fn cxa(red: &[u8], black: &[u8]) -> RawVerdict {
+        judge(&findings(&cycle(red, black)), Ruleset::Cxa)
+    }
+    fn engine(red: &[u8], black: &[u8]) -> RawVerdict {
+        judge(&findings(&cycle(red, black)), Ruleset::Engine)
+    }
+
+    #[test]
+    fn perpetual_check() {
+        assert_eq!(
+            cxa(&[C, C], &[I, I]),
+            RawVerdict::Loss(0, Reason::PerpetualCheck, "24.1")
+        );
+        assert_eq!(
+            cxa(&[I, I], &[C, C]),
+            RawVerdict::Loss(1, Reason::PerpetualCheck, "24.1")
+        );
+        // 26.1/26.3: one-sided 长将 loses even against 长捉 or 长杀.
+        assert_eq!(
+            cxa(&[C, C], &[X, X]),
+            RawVerdict::Loss(0, Reason::PerpetualCheck, "24.1")
+        );
+        assert_eq!(
+            cxa(&[M, M], &[C, C]),
+            RawVerdict::Loss(1, Reason::PerpetualCheck, "24.1")
+        );
+        // Mutual 长将: draw.
+        assert_eq!(cxa(&[C, C], &[C, C]), RawVerdict::Draw("24.2"));
+        assert_eq!(engine(&[C, C], &[C, C]), RawVerdict::Draw("24.2"));
+        assert_eq!(
+            engine(&[C, C], &[I, I]),
+            RawVerdict::Loss(0, Reason::PerpetualCheck, "24.1")
+        );
+    }
+
+    #[test]
+    fn forbidden_mixtures_and_allowed_ones() {
+        for red in [[X, X], [X, Y], [C, X], [C, M], [M, X], [M, M]] {
+            assert_eq!(
+                cxa(&red, &[I, I]),
+                RawVerdict::MustVary(0, Reason::PerpetualChase),
+                "{red:?}"
+            );
+            assert_eq!(cxa(&red, &[X, X]), RawVerdict::Draw("24.2"), "{red:?}");
+        }
+        // 数将一闲, 数捉一闲, 数杀一闲: allowed.
+        for red in [[C, C, I], [X, X, I], [M, I, M], [C, X, I]] {
+            assert_eq!(cxa(&red, &[I, I, I]), RawVerdict::Draw("24.2"), "{red:?}");
+            assert_eq!(
+                cxa(&red, &[X, X, X]),
+                RawVerdict::MustVary(1, Reason::PerpetualChase),
+                "{red:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn pawn_chases_count_only_in_mutual_attack() {
+        // 27.2: a pawn's chases alone are idle.
+        assert_eq!(cxa(&[P, P], &[I, I]), RawVerdict::Draw("24.2"));
+        // 细则 11: against a perpetual attacker they count, so both are forbidden.
+        let f = findings(&cycle(&[P, P], &[X, X]));
+        assert!(f.pawns_count);
+        assert_eq!(judge(&f, Ruleset::Cxa), RawVerdict::Draw("24.2"));
+        // Against idle moves they do not.
+        assert!(!findings(&cycle(&[P, P], &[X, I])).pawns_count);
+    }
+
+    #[test]
+    fn engine_knows_only_the_same_piece() {
+        assert_eq!(
+            engine(&[X, X], &[I, I]),
+            RawVerdict::Loss(0, Reason::PerpetualChase, "engine")
+        );
+        assert_eq!(engine(&[X, Y], &[I, I]), RawVerdict::Draw("engine"));
+        assert_eq!(engine(&[C, X], &[I, I]), RawVerdict::Draw("engine"));
+        assert_eq!(engine(&[M, M], &[I, I]), RawVerdict::Draw("engine"));
+        assert_eq!(engine(&[X, X], &[Y, Y]), RawVerdict::Draw("engine"));
+        assert_eq!(
+            engine(&[I, I], &[Y, Y]),
+            RawVerdict::Loss(1, Reason::PerpetualChase, "engine")
+        );
+    }
+
+    #[test]
+    fn patterns_and_codes() {
+        assert_eq!(
+            Pattern::of([MoveClass::Check, MoveClass::Chase].into_iter()),
+            Pattern::CheckAndChase
+        );
+        assert_eq!(
+            Pattern::of([MoveClass::Check, MoveClass::MateThreat].into_iter()),
+            Pattern::CheckAndMateThreat
+        );
+        assert_eq!(
+            Pattern::of([MoveClass::MateThreat, MoveClass::Chase].into_iter()),
+            Pattern::MateThreatAndChase
+        );
+        assert_eq!(
+            Pattern::of([MoveClass::Check, MoveClass::MateThreat, MoveClass::Chase].into_iter()),
+            Pattern::MixedAttack
+        );
+        assert_eq!(
+            Pattern::of([MoveClass::Check, MoveClass::Idle].into_iter()),
+            Pattern::AttacksWithIdle
+        );
+        assert!(!Pattern::AttacksWithIdle.forbidden());
+        assert!(Pattern::MixedAttack.forbidden());
+        assert_eq!(Ruleset::from_code("engine"), Some(Ruleset::Engine));
+        assert_eq!(Ruleset::from_code("x"), None);
+        assert_eq!(Ruleset::default().code(), "cxa");
+    }
+}
