@@ -45,18 +45,17 @@ fn perft_from_fen_and_errors() {
 }
 
 fn batch(input: &str) -> Vec<serde_json::Value> {
+    batch_bytes(input.as_bytes())
+}
+
+fn batch_bytes(input: &[u8]) -> Vec<serde_json::Value> {
     let mut child = chuhe()
         .args(["rules", "batch"])
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .spawn()
         .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(input.as_bytes())
-        .unwrap();
+    child.stdin.take().unwrap().write_all(input).unwrap();
     let out = child.wait_with_output().unwrap();
     assert!(out.status.success());
     String::from_utf8(out.stdout)
@@ -131,4 +130,22 @@ fn batch_answers_every_line_in_order() {
     assert_eq!(out[8]["in_check"], true);
     assert_eq!(code(9), "bad_json");
     assert_eq!(out[10]["wxf"], serde_json::json!(["C2=5"]));
+}
+
+#[test]
+fn batch_survives_bad_bytes_and_odd_input() {
+    let mut input = b"{\"fen\": \"startpos\"}\r\n".to_vec();
+    input.extend_from_slice(b"\xff\xfe\n");
+    input.extend_from_slice(br#"{"fen": 42}"#);
+    input.extend_from_slice(b"\n");
+    input.extend_from_slice(br#"{"fen": "startpos", "moves": "h2e2"}"#);
+    input.extend_from_slice(b"\n");
+    input.extend_from_slice(br#"{"fen": "startpos", "moves": ["h2e2"], "extra": true}"#);
+    let out = batch_bytes(&input);
+    assert_eq!(out.len(), 5);
+    assert_eq!(out[0]["legal"].as_array().unwrap().len(), 44);
+    for v in &out[1..4] {
+        assert_eq!(v["error"]["code"], "bad_json", "{v}");
+    }
+    assert_eq!(out[4]["chinese"], serde_json::json!(["炮二平五"]));
 }

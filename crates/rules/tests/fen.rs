@@ -34,6 +34,14 @@ fn start_position_round_trips() {
         pos.piece_at(Square::from_iccs("h2").unwrap()),
         Some(Piece::new(Color::Red, PieceKind::Cannon))
     );
+    assert_eq!(pos.pieces().count(), 32);
+    assert_eq!(
+        pos.pieces().next(),
+        Some((
+            Square::from_iccs("a0").unwrap(),
+            Piece::new(Color::Red, PieceKind::Rook)
+        ))
+    );
 }
 
 #[test]
@@ -206,4 +214,24 @@ fn attack_queries() {
     let pos = Position::new();
     assert_eq!(pos.attacks_from(sq("b0")).count(), 2);
     assert!(pos.attacks_from(sq("a5")).is_empty());
+}
+
+#[test]
+fn swap_turn_gives_check_and_moves_from() {
+    let sq = |s: &str| Square::from_iccs(s).unwrap();
+    let pos = Position::new();
+    let swapped = pos.swap_turn().unwrap();
+    assert_eq!(swapped.side_to_move(), Color::Black);
+    assert_eq!(swapped.hash(), swapped.compute_hash());
+    assert_eq!(swapped.swap_turn().unwrap().hash(), pos.hash());
+    assert_eq!(pos.legal_moves_from(sq("h2")).len(), 12);
+    assert!(pos.legal_moves_from(sq("h9")).is_empty());
+    let checked = Position::from_fen("4k4/4a4/9/9/9/9/9/4C4/9/3K5 b - - 0 1").unwrap();
+    assert_eq!(
+        checked.swap_turn().unwrap_err().reasons,
+        [InvalidReason::OppositeCheck]
+    );
+    let pos = Position::from_fen("3k5/9/9/9/9/9/9/9/4R4/4K4 w - - 0 1").unwrap();
+    assert!(pos.gives_check("e1d1".parse().unwrap()));
+    assert!(!pos.gives_check("e1e2".parse().unwrap()));
 }

@@ -15,6 +15,12 @@ fn start_position_depths_1_to_4() {
     }
 }
 
+#[test]
+fn start_position_depth_5() {
+    // About a second in the opt-level 2 test profile (the bench times it).
+    assert_eq!(perft(&Position::new(), 5), 133_312_995);
+}
+
 struct Case {
     id: String,
     fen: String,

@@ -184,6 +184,7 @@ proptest! {
         for p in [pos.clone(), pos.mirror()] {
             for &m in p.legal_moves().iter() {
                 prop_assert_eq!(p.parse_iccs(&m.to_string()).unwrap(), m);
+                prop_assert_eq!(Move::from_fsf_uci(&m.to_fsf_uci()).unwrap(), m);
                 let wxf = p.to_wxf(m).unwrap();
                 prop_assert_eq!(p.parse_wxf(&wxf).map_err(|e| e.to_string()), Ok(m), "{} {}", p.to_fen(), wxf);
                 let zh = p.to_chinese(m).unwrap();
