@@ -254,9 +254,18 @@ impl Referee {
     }
 }
 
-/// 4.2.1, conservatively: neither side has a rook, horse, cannon or pawn — kings, advisors
-/// and elephants can never give check, and the defending king always keeps a move (see the
-/// README), so neither mate nor 困毙 can ever happen.
+/// 4.2.1, conservatively: neither side has a rook, horse, cannon or pawn.
+///
+/// Why that is certainly dead. Advisors and elephants never leave their own half and the king
+/// never leaves its palace, so no piece can ever attack the other king (the kings facing is an
+/// illegal move, not a check): no checkmate. And no 困毙, point by point for the king: at the
+/// back corners (d9) it keeps the step along its file (d8 holds no advisor or elephant, and if
+/// that file were open to the enemy king the king would already be facing it); in the centre
+/// (e8) it has four neighbours, two of them (d8, f8) never occupied by its own pieces and only
+/// one closable by the enemy king; elsewhere (e9, d8, e7 …) all its free neighbours can be
+/// closed only with both advisors on the other neighbours and the enemy king on the last one's
+/// open file — and then an advisor can step onto that file (or away) legally. So the side to
+/// move always has a legal move. Anything with a pawn is left to play on.
 pub(crate) fn dead_material(a: &Arena) -> bool {
     !a.sq
         .iter()
