@@ -119,26 +119,39 @@ fn ruling_points(c: &mut Criterion) {
             );
         });
     }
-    // A full board: both sides shuffle a horse from the start position (both idle).
-    let mut before = Game::new(Position::new(), RulesConfig::default());
-    let shuffle: Vec<Move> = "h0g2 h9g7 g2h0 g7h9 h0g2 h9g7 g2h0 g7h9"
-        .split_whitespace()
-        .map(|t| Move::from_iccs(t).unwrap())
-        .collect();
-    for &m in &shuffle[..7] {
-        before.play(m).unwrap();
+    // Full boards: both sides shuffle (both idle) from the start position, and in a
+    // middlegame of 中炮对屏风马 with open lines and checks available.
+    for (name, prefix, shuffle) in [
+        ("startpos-horse-shuffle", "", "h0g2 h9g7 g2h0 g7h9"),
+        (
+            "middlegame-advisor-shuffle",
+            "h2e2 h9g7 h0g2 i9h9 i0h0 b9c7 c3c4 g6g5 h0h6 h7i7 h6g6 i7i8",
+            "f0e1 d9e8 e1f0 e8d9",
+        ),
+    ] {
+        let mut before = Game::new(Position::new(), RulesConfig::default());
+        let moves: Vec<Move> = prefix
+            .split_whitespace()
+            .chain(shuffle.split_whitespace())
+            .chain(shuffle.split_whitespace())
+            .map(|t| Move::from_iccs(t).unwrap())
+            .collect();
+        let (last, rest) = moves.split_last().unwrap();
+        for &m in rest {
+            before.play(m).unwrap();
+        }
+        group.bench_function(name, |b| {
+            b.iter_batched_ref(
+                || before.clone(),
+                |g| {
+                    let p = g.play(*last).unwrap();
+                    assert!(p.end.is_some());
+                    black_box(p);
+                },
+                BatchSize::SmallInput,
+            );
+        });
     }
-    group.bench_function("startpos-horse-shuffle", |b| {
-        b.iter_batched_ref(
-            || before.clone(),
-            |g| {
-                let p = g.play(shuffle[7]).unwrap();
-                assert!(p.end.is_some());
-                black_box(p);
-            },
-            BatchSize::SmallInput,
-        );
-    });
     group.finish();
 }
 

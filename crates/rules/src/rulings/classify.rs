@@ -232,15 +232,12 @@ fn mated_after(a: &mut Arena, mv: AMove, s: Side) -> bool {
 
 /// Whether `side` (to move) has a move that mates at once.
 pub(crate) fn mate_in_one(a: &mut Arena, side: Side) -> bool {
-    let mut moves = Vec::with_capacity(64);
-    a.legal_moves(side, &mut moves);
     let opp = 1 - side;
-    for mv in moves {
-        if !may_check(a, mv, opp) {
-            continue;
-        }
+    let mut checks = Vec::with_capacity(16);
+    checking_moves(a, side, &mut checks);
+    for mv in checks {
         let u = a.make(mv);
-        let mate = a.in_check(opp) && !a.has_legal_move(opp);
+        let mate = !a.has_legal_move(opp);
         a.unmake(u);
         if mate {
             return true;
@@ -249,34 +246,49 @@ pub(crate) fn mate_in_one(a: &mut Arena, side: Side) -> bool {
     false
 }
 
+/// The legal moves of `side` that give check.
+fn checking_moves(a: &mut Arena, side: Side, out: &mut Vec<AMove>) {
+    out.clear();
+    let opp = 1 - side;
+    let mut pseudo = Vec::with_capacity(64);
+    for s in 0..90u8 {
+        let c = a.get(s);
+        if c != 0 && side_of(c) == side {
+            a.piece_moves(s, &mut pseudo);
+        }
+    }
+    for mv in pseudo {
+        if !may_check(a, mv, opp) {
+            continue;
+        }
+        let u = a.make(mv);
+        if a.in_check(opp) && a.legal_for(side) {
+            out.push(mv);
+        }
+        a.unmake(u);
+    }
+}
+
 /// Whether `side` (to move) mates by a forced run of at most `checks` checking moves.
 pub(crate) fn mates_by_checks(a: &mut Arena, side: Side, checks: u32) -> bool {
     if checks == 0 {
         return false;
     }
     let opp = 1 - side;
-    let mut moves = Vec::with_capacity(64);
-    a.legal_moves(side, &mut moves);
+    let mut moves = Vec::with_capacity(16);
+    checking_moves(a, side, &mut moves);
     let mut replies = Vec::with_capacity(16);
     for mv in moves {
-        if !may_check(a, mv, opp) {
-            continue;
-        }
         let u = a.make(mv);
-        let mut wins = false;
-        if a.in_check(opp) {
-            a.legal_moves(opp, &mut replies);
-            if replies.is_empty() {
-                wins = true;
-            } else if checks > 1 {
-                wins = replies.clone().into_iter().all(|r| {
+        a.legal_moves(opp, &mut replies);
+        let wins = replies.is_empty()
+            || (checks > 1
+                && replies.clone().into_iter().all(|r| {
                     let ur = a.make(r);
                     let w = mates_by_checks(a, side, checks - 1);
                     a.unmake(ur);
                     w
-                });
-            }
-        }
+                }));
         a.unmake(u);
         if wins {
             return true;

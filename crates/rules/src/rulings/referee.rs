@@ -228,14 +228,20 @@ impl Referee {
         let mut entries = Vec::with_capacity(end - start);
         for i in start..end {
             let mv = self.moves[i];
-            let raw = match &self.classes[i] {
-                Some(c) => c.clone(),
-                None => {
-                    let c = classify(&a, mv);
-                    self.classes[i] = Some(c.clone());
-                    c
-                }
+            // The same move from the same position (the cycle's second loop) is classified
+            // once.
+            let known = (0..self.classes.len())
+                .find(|&j| {
+                    self.classes[j].is_some()
+                        && self.moves[j] == mv
+                        && self.hashes[j] == self.hashes[i]
+                })
+                .and_then(|j| self.classes[j].clone());
+            let raw = match known {
+                Some(c) => c,
+                None => classify(&a, mv),
             };
+            self.classes[i] = Some(raw.clone());
             entries.push(CycleEntry {
                 side: side_of(a.get(mv.from)),
                 mv,
