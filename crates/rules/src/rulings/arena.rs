@@ -9,6 +9,7 @@
 /// Side index: 0 Red, 1 Black.
 pub(crate) type Side = u8;
 pub(crate) const RED: Side = 0;
+#[cfg(test)]
 pub(crate) const BLACK: Side = 1;
 
 pub(crate) const KING: u8 = 0;

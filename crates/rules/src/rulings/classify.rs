@@ -4,7 +4,7 @@
 //! Every question is asked on the [`Arena`] "as if the mover moved again": the rules define
 //! a chase or a mate threat by what the mover could do next (28.2, 28.3).
 
-use super::arena::{AMove, Arena, BLACK, Code, KING, PAWN, RED, Side, kind_of, side_of, value};
+use super::arena::{AMove, Arena, Code, KING, PAWN, Side, kind_of, side_of, value};
 
 /// How many checking moves the mover may use in a 杀 (mate threat, 28.2): mate at once, or by
 /// a forced run of at most this many checks in all.
@@ -312,10 +312,6 @@ fn may_check(a: &Arena, mv: AMove, king_side: Side) -> bool {
         || near(mv.to)
         || near(mv.from)
 }
-
-/// Side index to keep `RED`/`BLACK` referenced in docs and tests.
-#[allow(dead_code)]
-const SIDES: [Side; 2] = [RED, BLACK];
 
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]

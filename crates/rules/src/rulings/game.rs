@@ -2,9 +2,8 @@
 //! ruling or warning, cheaply on every move.
 
 use super::arena::{AMove, Arena, code};
-use super::classify::MoveClass;
 use super::judge::RawVerdict;
-use super::judge::{Pattern, Reason, Ruleset};
+use super::judge::{Reason, Ruleset};
 use super::referee::{MoveLimit, RawRuling, RefEvent, Referee};
 use super::ruling::{ChasedPiece, CycleMove, GameResult, Ruling, Verdict};
 use crate::{Color, EndReason, Move, PlayError, Position, Square};
@@ -384,6 +383,3 @@ fn dead_end(ply: u32) -> GameEnd {
         ruling: None,
     }
 }
-
-#[allow(dead_code)]
-const _USED: (MoveClass, Pattern) = (MoveClass::Idle, Pattern::Idle);

@@ -3,7 +3,7 @@
 //! [`Arena`] and position hashes from the caller (the core's Zobrist keys), and does the
 //! expensive work (classifying the cycle's moves) only at a ruling point.
 
-use super::arena::{AMove, Arena, BLACK, CANNON, HORSE, PAWN, RED, ROOK, Side, kind_of, side_of};
+use super::arena::{AMove, Arena, CANNON, HORSE, PAWN, ROOK, Side, kind_of, side_of};
 use super::classify::{RawClass, classify};
 use super::judge::{CycleEntry, Findings, RawVerdict, Reason, Ruleset, findings, judge};
 
@@ -277,6 +277,3 @@ pub(crate) fn dead_material(a: &Arena) -> bool {
         .iter()
         .any(|&c| c != 0 && matches!(kind_of(c), ROOK | HORSE | CANNON | PAWN))
 }
-
-#[allow(dead_code)]
-const SIDES: [Side; 2] = [RED, BLACK];
