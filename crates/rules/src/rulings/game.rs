@@ -383,3 +383,103 @@ fn dead_end(ply: u32) -> GameEnd {
         ruling: None,
     }
 }
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use crate::rulings::arena::AMove;
+    use crate::rulings::classify::classify;
+
+    /// Positions from seeded random play from the start.
+    fn positions() -> Vec<Position> {
+        let mut out = Vec::new();
+        let mut seed = 0x2545_f491_4f6c_dd1du64;
+        for _ in 0..12 {
+            let mut pos = Position::new();
+            for ply in 0..90 {
+                let legal: Vec<Move> = pos.legal_moves().iter().copied().collect();
+                if legal.is_empty() {
+                    break;
+                }
+                seed ^= seed << 13;
+                seed ^= seed >> 7;
+                seed ^= seed << 17;
+                pos.play_mut(legal[(seed >> 11) as usize % legal.len()])
+                    .unwrap();
+                if ply % 15 == 14 {
+                    out.push(pos.clone());
+                }
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn arena_moves_agree_with_the_core() {
+        for pos in positions() {
+            let mut a = arena_of(&pos);
+            let side = pos.side_to_move().index() as u8;
+            let mut ours: Vec<AMove> = Vec::new();
+            a.legal_moves(side, &mut ours);
+            let mut ours: Vec<Move> = ours
+                .iter()
+                .map(|m| {
+                    Move::new(
+                        Square::from_index(m.from as usize).unwrap(),
+                        Square::from_index(m.to as usize).unwrap(),
+                    )
+                })
+                .collect();
+            let mut core: Vec<Move> = pos.legal_moves().iter().copied().collect();
+            ours.sort();
+            core.sort();
+            assert_eq!(ours, core, "{}", pos.to_fen());
+            assert_eq!(a.in_check(side), pos.is_check(), "{}", pos.to_fen());
+        }
+    }
+
+    #[test]
+    fn classification_is_colour_symmetric() {
+        let flip = |s: u8| (9 - s / 9) * 9 + s % 9;
+        let flip_mask = |m: u128| {
+            let mut out = 0u128;
+            for s in 0..90u8 {
+                if m >> s & 1 == 1 {
+                    out |= 1 << flip(s);
+                }
+            }
+            out
+        };
+        let mut classified = 0;
+        for pos in positions().into_iter().take(10) {
+            let mirror = pos.mirror();
+            let (a, b) = (arena_of(&pos), arena_of(&mirror));
+            for m in pos.legal_moves().iter() {
+                if pos.piece_at(m.to()).is_some() {
+                    continue;
+                }
+                let mv = AMove {
+                    from: m.from().index() as u8,
+                    to: m.to().index() as u8,
+                };
+                let mm = AMove {
+                    from: flip(mv.from),
+                    to: flip(mv.to),
+                };
+                let (x, y) = (classify(&a, mv), classify(&b, mm));
+                assert_eq!(x.check, y.check, "{} {m}", pos.to_fen());
+                assert_eq!(x.mate_threat, y.mate_threat, "{} {m}", pos.to_fen());
+                assert_eq!(flip_mask(x.chased), y.chased, "{} {m}", pos.to_fen());
+                assert_eq!(
+                    flip_mask(x.chased_with_pawns),
+                    y.chased_with_pawns,
+                    "{} {m}",
+                    pos.to_fen()
+                );
+                classified += 1;
+            }
+        }
+        assert!(classified > 200, "{classified}");
+    }
+}
