@@ -226,3 +226,50 @@ proptest! {
         prop_assert_eq!(flipped, theirs);
     }
 }
+
+/// Pawn clusters random play rarely reaches: five, four and three pawns on a file, two files
+/// with two or more; both colours (through the mirror).
+#[test]
+fn notation_round_trips_for_pawn_clusters() {
+    let fens = [
+        "3k5/9/4P4/4P4/4P4/4P4/4P4/9/9/4K4 w - - 0 1",
+        "3k5/9/4P4/4P4/4P4/4P4/P8/9/9/4K4 w - - 0 1",
+        "3k5/9/2P6/2P3P2/2P3P2/4R4/9/4R4/9/5K3 w - - 0 1",
+        "3k5/9/9/2P1P4/2P1P4/9/4P4/9/9/5K3 w - - 0 1",
+        "3k5/2N6/2N6/9/2C6/2C6/9/2R6/2R6/4K4 w - - 0 1",
+    ];
+    let mut checked = 0;
+    for fen in fens {
+        let pos = Position::from_fen(fen).unwrap();
+        for p in [pos.clone(), pos.mirror()] {
+            for &m in p.legal_moves().iter() {
+                let wxf = p.to_wxf(m).unwrap();
+                let zh = p.to_chinese(m).unwrap();
+                assert_eq!(p.parse_wxf(&wxf).unwrap(), m, "{} {wxf}", p.to_fen());
+                assert_eq!(p.parse_chinese(&zh).unwrap(), m, "{} {zh}", p.to_fen());
+                checked += 1;
+            }
+        }
+    }
+    assert!(checked > 100, "{checked}");
+    // Spot checks of the forms.
+    let pos = Position::from_fen(fens[0]).unwrap();
+    let mv = |s: &str| Move::from_iccs(s).unwrap();
+    assert_eq!(pos.to_chinese(mv("e7e8")).unwrap(), "一兵进一");
+    assert!(
+        pos.to_chinese(mv("e3e4"))
+            .unwrap_err()
+            .to_string()
+            .contains("illegal")
+    );
+    assert_eq!(pos.to_chinese(mv("e5d5")).unwrap(), "三兵平六");
+    assert_eq!(pos.to_wxf(mv("e5d5")).unwrap(), "35=6");
+    let black = pos.mirror();
+    assert_eq!(black.to_chinese(mv("e4d4")).unwrap(), "三卒平4");
+    assert_eq!(black.to_chinese(mv("e2e1")).unwrap(), "一卒进1");
+    let pos = Position::from_fen(fens[3]).unwrap();
+    assert_eq!(pos.to_chinese(mv("c6c7")).unwrap(), "前兵七进一");
+    assert_eq!(pos.to_chinese(mv("e5f5")).unwrap(), "中兵五平四");
+    assert_eq!(pos.to_wxf(mv("e5f5")).unwrap(), "25=4");
+    assert_eq!(pos.to_chinese(mv("e3e4")).unwrap(), "后兵五进一");
+}
