@@ -1,7 +1,7 @@
 //! Move classification for the repetition rulings: 将 / 杀 / 捉 (with the chased pieces) / 闲,
 //! by the heaviest effect (art. 27.4).
 //!
-//! Every question is asked on the [`Arena`] "as if the mover moved again": the rules define
+//! Every question is asked on the analysis board (`Arena`) "as if the mover moved again": the rules define
 //! a chase or a mate threat by what the mover could do next (28.2, 28.3).
 
 use super::arena::{AMove, Arena, Code, KING, PAWN, Side, kind_of, side_of, value};

@@ -1,6 +1,6 @@
 //! The automatic referee behind [`super::Game`]: repetition ruling points, the must-vary
 //! warning of 24.3, the natural move limit and dead positions. It sees moves on the analysis
-//! [`Arena`] and position hashes from the caller (the core's Zobrist keys), and does the
+//! analysis board and position hashes from the caller (the core's Zobrist keys), and does the
 //! expensive work (classifying the cycle's moves) only at a ruling point.
 
 use super::arena::{AMove, Arena, CANNON, HORSE, PAWN, ROOK, Side, kind_of, side_of};
