@@ -149,13 +149,15 @@ impl Referee {
             self.counted += 1;
         }
         let ruling = self.repetition();
-        if ruling.is_some() {
-            return ruling;
+        if let Some(RefEvent::Ruling(r)) = &ruling
+            && !matches!(r.verdict, RawVerdict::MustVary(..))
+        {
+            return ruling; // A repetition that ends the game comes first.
         }
         if self.limit.moves > 0 && self.counted >= 2 * self.limit.moves {
-            return Some(RefEvent::MoveLimit);
+            return Some(RefEvent::MoveLimit); // Ends the game; a warning would be moot.
         }
-        None
+        ruling
     }
 
     /// The warning in force while the game is still on the warned loop.
