@@ -4,6 +4,7 @@ use clap::{Parser, Subcommand};
 
 mod league;
 mod rules;
+mod rulings;
 
 /// chuhe (楚河): a server for real-time online Xiangqi and team leagues.
 #[derive(Debug, Parser)]

@@ -37,6 +37,7 @@ mod movelist;
 mod notation;
 mod perft;
 mod position;
+pub mod rulings;
 mod setup;
 mod tables;
 mod types;
