@@ -21,6 +21,7 @@
 
 mod bitboard;
 mod movelist;
+mod notation;
 mod perft;
 mod position;
 mod setup;
@@ -29,6 +30,7 @@ mod types;
 
 pub use bitboard::Bitboard;
 pub use movelist::{MAX_MOVES, MoveList};
+pub use notation::NotationError;
 pub use perft::{perft, perft_divide};
 pub use position::{
     EndReason, FenError, IllegalReason, InvalidReason, Outcome, PlayError, Position, PositionError,
