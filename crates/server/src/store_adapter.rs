@@ -4,13 +4,11 @@ use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use chuhe_store::{
-    BroadcastDelay, Finish, GameId, NewEvent, NewGame, NewPrincipal, NewToken, PrincipalId,
-    Store, StoreError, TokenId, generate_token, hash_token,
+    BroadcastDelay, Finish, GameId, NewEvent, NewGame, NewPrincipal, NewToken, PrincipalId, Store,
+    StoreError, TokenId, generate_token, hash_token,
 };
 
-use crate::persist::{
-    Account, BoxFut, EventRow, FinishRow, GameRow, Persist, PersistError, Role,
-};
+use crate::persist::{Account, BoxFut, EventRow, FinishRow, GameRow, Persist, PersistError, Role};
 
 /// Adapts any `Store` (usually `chuhe_store::AnyStore`).
 pub struct StoreAdapter<S: Store> {
