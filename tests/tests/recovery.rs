@@ -57,7 +57,7 @@ async fn kill_9_mid_game_then_resume() -> Result<()> {
         red.subscribe(&game, last_seq).await?;
         let restarted = red
             .event(|e| match &e.kind {
-                Some(game_event::Kind::ServerRestarted(r)) => Some((e.seq, r.clone())),
+                Some(game_event::Kind::ServerRestarted(r)) => Some((e.seq, *r)),
                 _ => None,
             })
             .await?;

@@ -120,7 +120,7 @@ impl<S: Store> Persist for StoreAdapter<S> {
         })
     }
 
-    fn events(&self, game: i64) -> BoxFut<'_, Result<Vec<(u64, Vec<u8>)>, PersistError>> {
+    fn events(&self, game: i64) -> BoxFut<'_, Result<crate::persist::EventLog, PersistError>> {
         Box::pin(async move {
             let rec = self.store.load_game(GameId(game)).await.map_err(pe)?;
             Ok(rec.events.into_iter().map(|e| (e.seq, e.payload)).collect())
