@@ -260,3 +260,183 @@ async fn health_metrics_and_graceful_shutdown() -> Result<()> {
     db.drop_db().await;
     Ok(())
 }
+
+#[tokio::test]
+async fn organiser_api_players_tokens_and_permissions() -> Result<()> {
+    let (db, server, cast) = setup("sqlite", Config::default()).await?;
+    let addr = server.addr;
+    // Only organisers may use the API.
+    let (status, body) = http(
+        addr,
+        "POST",
+        "/api/v1/players",
+        Some(&cast.red),
+        Some(r#"{"displayName":"Eve"}"#),
+    )
+    .await?;
+    assert_eq!(status, 403, "{body}");
+    let (status, _) = http(
+        addr,
+        "POST",
+        "/api/v1/players",
+        None,
+        Some(r#"{"displayName":"Eve"}"#),
+    )
+    .await?;
+    assert_eq!(status, 403);
+    let (status, body) = http(
+        addr,
+        "POST",
+        "/api/v1/players",
+        Some(&cast.organizer),
+        Some("{oops"),
+    )
+    .await?;
+    assert_eq!(status, 400, "{body}");
+    assert!(body.contains("malformed_body"));
+    let (status, body) = http(
+        addr,
+        "POST",
+        "/api/v1/players",
+        Some(&cast.organizer),
+        Some(r#"{"displayName":"Eve"}"#),
+    )
+    .await?;
+    assert_eq!(status, 201, "{body}");
+    let player: serde_json::Value = serde_json::from_str(&body)?;
+    assert_eq!(player["role"], "ROLE_PLAYER");
+    let id = player["id"].as_str().unwrap().to_string();
+    let (status, body) = http(
+        addr,
+        "POST",
+        "/api/v1/tokens",
+        Some(&cast.organizer),
+        Some(&format!(r#"{{"playerId":"{id}","label":"laptop"}}"#)),
+    )
+    .await?;
+    assert_eq!(status, 201, "{body}");
+    let tok: serde_json::Value = serde_json::from_str(&body)?;
+    let token = tok["token"].as_str().unwrap().to_string();
+    let c = Client::connect(addr, Some(&token), Encoding::Json).await?;
+    assert_eq!(c.welcome.principal_id, id);
+    assert_eq!(c.welcome.display_name, "Eve");
+    // Revoked tokens no longer open connections.
+    let body = format!(r#"{{"tokenId":"{}"}}"#, tok["tokenId"].as_str().unwrap());
+    let (status, _) = http(
+        addr,
+        "POST",
+        "/api/v1/tokens/revoke",
+        Some(&cast.organizer),
+        Some(&body),
+    )
+    .await?;
+    assert_eq!(status, 204);
+    assert!(
+        Client::connect(addr, Some(&token), Encoding::Json)
+            .await
+            .is_err()
+    );
+    // Game creation validates its input.
+    for (bad, why) in [
+        (
+            format!(r#"{{"redId":"{id}","blackId":"{id}"}}"#),
+            "same player",
+        ),
+        (
+            format!(
+                r#"{{"redId":"{id}","blackId":"{}","timeControl":"soon"}}"#,
+                cast.black_id
+            ),
+            "time control",
+        ),
+        (
+            format!(
+                r#"{{"redId":"{id}","blackId":"{}","ruleset":"fide"}}"#,
+                cast.black_id
+            ),
+            "ruleset",
+        ),
+        (
+            format!(
+                r#"{{"redId":"{id}","blackId":"{}","initialFen":"9/9 w"}}"#,
+                cast.black_id
+            ),
+            "fen",
+        ),
+    ] {
+        let (status, body) = http(
+            addr,
+            "POST",
+            "/api/v1/games",
+            Some(&cast.organizer),
+            Some(&bad),
+        )
+        .await?;
+        assert_eq!(status, 400, "{why}: {body}");
+        assert!(body.contains("invalid_argument"), "{why}: {body}");
+    }
+    let (status, body) = http(
+        addr,
+        "POST",
+        "/api/v1/games",
+        Some(&cast.organizer),
+        Some(r#"{"redId":"999","blackId":"998"}"#),
+    )
+    .await?;
+    assert_eq!(status, 404, "{body}");
+    server.stop().await?;
+    db.drop_db().await;
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_spectator_too_slow_to_read_is_dropped_with_4008() -> Result<()> {
+    let config = Config {
+        write_queue: 8,
+        rate_per_sec: 100_000,
+        flood_limit: 100_000,
+        ..Config::default()
+    };
+    let (db, server, cast) = setup("sqlite", config).await?;
+    let game = create_game(server.addr, &cast, "10m", "", "").await?;
+    let mut red = Client::connect(server.addr, Some(&cast.red), Encoding::Json).await?;
+    let mut black = Client::connect(server.addr, Some(&cast.black), Encoding::Json).await?;
+    let line = [
+        "h2e2", "h9g7", "h0g2", "i9h9", "i0h0", "b9c7", "b0c2", "a9b9", "a0b0", "b7b3",
+    ];
+    for (i, m) in line.iter().enumerate() {
+        let c = if i % 2 == 0 { &mut red } else { &mut black };
+        c.play(&game, i as u32 + 1, m).await?;
+    }
+    // The slow spectator asks for far more snapshots than the socket and its
+    // queue can hold, without reading.
+    let mut slow = Client::connect(server.addr, None, Encoding::Json).await?;
+    for _ in 0..3000 {
+        let sent = slow
+            .send(client_message::Kind::Subscribe(w::Subscribe {
+                game_id: game.clone(),
+                last_seq: 0,
+            }))
+            .await;
+        if sent.is_err() {
+            break; // already closed by the server
+        }
+    }
+    // Everyone else is unaffected.
+    red.play(&game, 11, "c3c4").await?;
+    // When it finally reads, it finds it was dropped: Goodbye "too_slow", close 4008.
+    let code = slow.wait_closed().await?;
+    assert_eq!(code, 4008);
+    assert!(slow.seen.iter().any(
+        |m| matches!(&m.kind, Some(server_message::Kind::Goodbye(g)) if g.code == "too_slow")
+    ));
+    let (_, text) = http(server.addr, "GET", "/metrics", None, None).await?;
+    assert!(
+        text.contains("chuhe_dropped_slow_connections_total 1"),
+        "{text}"
+    );
+    black.play(&game, 12, "c6c5").await?;
+    server.stop().await?;
+    db.drop_db().await;
+    Ok(())
+}

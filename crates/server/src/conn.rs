@@ -201,6 +201,7 @@ async fn run(env: Env, socket: WebSocket, enc: Encoding, who: Principal, conn_id
     };
     let mut bucket = Bucket::new(env.config.rate_per_sec);
     let mut refused = 0u32;
+    let mut writer_done = false;
     loop {
         tokio::select! {
             msg = stream.next() => {
@@ -239,14 +240,32 @@ async fn run(env: Env, socket: WebSocket, enc: Encoding, who: Principal, conn_id
                 refused = 0;
                 c.on_frame(&data, is_text).await;
             }
-            _ = &mut writer => break,
+            _ = &mut writer => {
+                writer_done = true;
+                break;
+            }
         }
     }
     kick.kick(1000);
+    if writer_done {
+        // We closed (kick or shutdown): finish the closing handshake, reading
+        // and discarding what the client still sends, so the socket is not
+        // reset with our Goodbye and close frame unread.
+        let _ = tokio::time::timeout(Duration::from_secs(2), async {
+            while let Some(Ok(m)) = stream.next().await {
+                if matches!(m, Message::Close(_)) {
+                    break;
+                }
+            }
+        })
+        .await;
+    }
     for h in c.games.values() {
         h.detach(conn_id);
     }
-    let _ = writer.await;
+    if !writer_done {
+        let _ = writer.await;
+    }
     gauge.fetch_sub(1, Ordering::Relaxed);
     debug!("disconnected");
 }
