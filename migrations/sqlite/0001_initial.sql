@@ -49,7 +49,11 @@ CREATE INDEX games_unfinished ON games (id) WHERE finished_at_ms IS NULL;
 CREATE INDEX games_finished ON games (finished_at_ms) WHERE finished_at_ms IS NOT NULL;
 
 -- The gap-free event log of each game: seq 1, 2, 3, ...
+-- A rowid table, so a group commit appends its events to the end of the table (a few pages)
+-- instead of writing into every game's own part of a clustered (game_id, seq) tree; the unique
+-- index keeps lookups by game fast and makes a duplicate seq impossible.
 CREATE TABLE game_events (
+    id       INTEGER PRIMARY KEY,
     game_id  INTEGER NOT NULL REFERENCES games (id),
     seq      INTEGER NOT NULL CHECK (seq >= 1),
     kind     TEXT    NOT NULL,
@@ -59,9 +63,9 @@ CREATE TABLE game_events (
     -- a group-commit batch must not fail as a whole for one bad id; the server writes ids of
     -- authenticated principals, and principals are never deleted.
     actor_id INTEGER,
-    reason   TEXT,
-    PRIMARY KEY (game_id, seq)
-) WITHOUT ROWID;
+    reason   TEXT
+);
+CREATE UNIQUE INDEX game_events_by_game ON game_events (game_id, seq);
 
 -- Administrative actions outside any game (players created, tokens issued or revoked, ...).
 CREATE TABLE audit_log (

@@ -507,6 +507,10 @@ macro_rules! impl_store {
                 self.writers.shutdown().await;
                 self.pool.close().await;
             }
+
+            fn stats(&self) -> crate::StoreStats {
+                self.writers.stats()
+            }
         }
     };
 }

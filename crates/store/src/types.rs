@@ -328,3 +328,30 @@ pub(crate) fn to_i64(what: &'static str, v: u64) -> Result<i64, StoreError> {
 pub(crate) fn to_u64(what: &'static str, v: i64) -> Result<u64, StoreError> {
     u64::try_from(v).map_err(|_| StoreError::Corrupt(format!("negative {what} {v}")))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn roles_round_trip_and_grants() {
+        for r in [Role::Player, Role::Arbiter, Role::Organiser] {
+            assert_eq!(Role::parse(r.as_str()), Some(r));
+            assert!(r.may_grant(r));
+        }
+        assert_eq!(Role::parse("organizer"), Some(Role::Organiser));
+        assert_eq!(Role::parse("admin"), None);
+        assert!(Role::Organiser.may_grant(Role::Arbiter));
+        assert!(!Role::Player.may_grant(Role::Arbiter));
+        assert!(!Role::Arbiter.may_grant(Role::Organiser));
+    }
+
+    #[test]
+    fn names_are_checked() {
+        assert!(check_name("王天一").is_ok());
+        assert!(check_name(" ").is_err());
+        assert!(check_name(&"x".repeat(MAX_NAME_CHARS + 1)).is_err());
+        assert!(to_i64("seq", u64::MAX).is_err());
+        assert!(to_u64("seq", -1).is_err());
+    }
+}

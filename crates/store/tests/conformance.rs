@@ -49,9 +49,11 @@ cases!(
     recovery_listing,
     concurrent_appends_group_commit,
     concurrent_duplicate_seq,
+    refused_append_does_not_spoil_its_batch,
     reopen_keeps_data,
     audit_log,
     closed_store_refuses,
+    migrations_run_at_open,
 );
 
 const T0: i64 = 1_764_460_800_000;
@@ -697,6 +699,69 @@ async fn concurrent_duplicate_seq(url: String) -> TestResult {
     Ok(())
 }
 
+async fn refused_append_does_not_spoil_its_batch(url: String) -> TestResult {
+    let s = Arc::new(open(&url).await?);
+    let mut good = Vec::new();
+    for i in 0..12 {
+        good.push(game_between(&s, &format!("g{i}"), &format!("h{i}")).await?);
+    }
+    let done = game_between(&s, "x", "y").await?;
+    s.finish(
+        done,
+        vec![ev(1)],
+        Finish {
+            result: "1-0".into(),
+            reason: "resign".into(),
+            at_ms: T0,
+        },
+    )
+    .await?;
+    // Valid and invalid appends submitted at once, so they share batches.
+    let mut tasks = Vec::new();
+    for (i, &g) in good.iter().enumerate() {
+        let s1 = Arc::clone(&s);
+        tasks.push(tokio::spawn(async move {
+            (true, s1.append(g, evs(1..=3)).await)
+        }));
+        let s2 = Arc::clone(&s);
+        let bad = if i % 2 == 0 {
+            done
+        } else {
+            GameId(g.0 + 10_000)
+        };
+        tasks.push(tokio::spawn(async move {
+            (false, s2.append(bad, vec![ev(2)]).await)
+        }));
+    }
+    for t in tasks {
+        let (valid, r) = t.await?;
+        if valid {
+            check!(r.as_ref().ok() == Some(&3), "valid append failed: {r:?}");
+        } else {
+            check!(
+                matches!(
+                    r,
+                    Err(StoreError::GameFinished(_) | StoreError::GameNotFound(_))
+                ),
+                "invalid append: {r:?}"
+            );
+        }
+    }
+    for &g in &good {
+        check!(s.game(g).await?.last_seq == 3);
+    }
+    check!(s.game(done).await?.last_seq == 1);
+    // 12 good appends of 3 events plus the finish of 1; 12 refused; none failed.
+    let st = s.stats();
+    check!(
+        st.appends == 13 && st.events == 37 && st.refused == 12 && st.failed == 0,
+        "{st:?}"
+    );
+    check!(st.batches >= 1 && st.batches <= 13, "{st:?}");
+    s.close().await;
+    Ok(())
+}
+
 async fn reopen_keeps_data(url: String) -> TestResult {
     let s = open(&url).await?;
     let g = game_between(&s, "a", "b").await?;
@@ -784,6 +849,23 @@ async fn closed_store_refuses(url: String) -> TestResult {
     Ok(())
 }
 
+async fn migrations_run_at_open(url: String) -> TestResult {
+    let s = open(&url).await?;
+    s.close().await;
+    let sql = "SELECT version, success FROM _sqlx_migrations ORDER BY version";
+    let applied: Vec<(i64, bool)> = if url.starts_with("sqlite:") {
+        let mut c = sqlx::SqliteConnection::connect(&url).await?;
+        sqlx::query_as(sql).fetch_all(&mut c).await?
+    } else {
+        let mut c = sqlx::PgConnection::connect(&url).await?;
+        sqlx::query_as(sql).fetch_all(&mut c).await?
+    };
+    check!(applied == vec![(1, true)], "{applied:?}");
+    // Opening again applies nothing new and fails on nothing.
+    open(&url).await?.close().await;
+    Ok(())
+}
+
 // ---- runners -----------------------------------------------------------------------------------
 
 async fn run_all(backend: &str, url_for: impl Fn(&str) -> String) -> Vec<String> {
@@ -815,7 +897,12 @@ async fn sqlite_conformance() -> TestResult {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn postgres_conformance() -> TestResult {
     let Ok(base) = std::env::var("CHUHE_TEST_DATABASE_URL") else {
-        eprintln!("postgres_conformance skipped: CHUHE_TEST_DATABASE_URL is not set");
+        // Straight to the process's stderr, past libtest's output capture, so it is seen.
+        use std::io::Write as _;
+        let _ = writeln!(
+            std::io::stderr(),
+            "chuhe-store: postgres_conformance skipped: CHUHE_TEST_DATABASE_URL is not set"
+        );
         return Ok(());
     };
     // A random name from the token generator's OS randomness.
