@@ -407,6 +407,19 @@ impl Clock {
         !matches!(self.phase, Phase::NotStarted)
     }
 
+    /// How long past zero `side`'s flag waits for a move in flight: min(quota, max grace), or
+    /// zero with lag compensation disabled.
+    #[must_use]
+    pub fn flag_grace(&self, side: Side) -> Duration {
+        dur(self.lag.grace_ms(self.sides[side.index()].lag_quota_ms))
+    }
+
+    /// Whether the game is over on the clock (flagged or stopped).
+    #[must_use]
+    pub fn is_over(&self) -> bool {
+        matches!(self.phase, Phase::Flagged(_) | Phase::Stopped)
+    }
+
     /// The flag, once a side has lost on time.
     #[must_use]
     pub fn flag(&self) -> Option<Flag> {
@@ -422,8 +435,9 @@ impl Clock {
     }
 
     /// Start Red's clock at the scheduled time (art. 21: a late player's clock runs from the
-    /// start; a late Black's from Red's first move). `scheduled` may be in the future: nothing is
-    /// charged before it, and a move made early counts as taking no time.
+    /// start; a late Black's from Red's first move). `scheduled` may be in the future: no clock
+    /// runs before it (a move made early takes no time and the opponent's clock waits for the
+    /// scheduled time too).
     pub fn start_at(&mut self, scheduled: Millis) -> Result<(), ClockError> {
         match self.phase {
             Phase::NotStarted => {
@@ -516,14 +530,24 @@ impl Clock {
         if now < deadline {
             return None;
         }
-        let wall = self.wall_ms(now);
-        Some(self.set_flag(side, wall))
+        Some(self.set_flag(side, now))
     }
 
-    fn set_flag(&mut self, side: Side, wall_ms: u64) -> Flag {
+    /// Record `side`'s flag at `now`. The running side's turn so far is settled on its clock
+    /// (if it is the other side — flagged by an arbiter's charge — its display must not jump).
+    fn set_flag(&mut self, side: Side, now: Millis) -> Flag {
         let flag = self.flag_for(side);
+        if let Some(running) = self.to_move() {
+            let wall = self.wall_ms(now);
+            if running != side {
+                let pending = self.sides[running.index()].pending_charge_ms;
+                self.consume(running, wall.saturating_add(pending));
+                self.sides[running.index()].pending_charge_ms = 0;
+            }
+            let r = &mut self.sides[running.index()];
+            r.elapsed_ms = r.elapsed_ms.saturating_add(wall);
+        }
         let s = &mut self.sides[side.index()];
-        s.elapsed_ms = s.elapsed_ms.saturating_add(wall_ms);
         s.remaining_ms = 0;
         s.periods_left = 0;
         s.pending_charge_ms = 0;
@@ -582,9 +606,10 @@ impl Clock {
         client_think_time: Option<Duration>,
         measured_lag: Duration,
     ) -> Result<MoveClockReport, ClockError> {
-        let (side, wall) = match self.phase {
-            Phase::NotStarted => (Side::Red, 0),
-            Phase::Running { side, .. } => (side, self.wall_ms(now)),
+        let (side, wall, next_since) = match self.phase {
+            Phase::NotStarted => (Side::Red, 0, now),
+            // A move before a scheduled start does not start the opponent's clock early.
+            Phase::Running { side, since, .. } => (side, self.wall_ms(now), now.max(since)),
             Phase::Paused { .. } => return Err(ClockError::Paused),
             Phase::Stopped | Phase::Flagged(_) => return Err(ClockError::GameOver),
         };
@@ -605,7 +630,7 @@ impl Clock {
         let quota_after = (quota - compensation)
             .saturating_add(gain)
             .min(cfg.quota_cap_ms(&tc));
-        let used = wall - compensation + st.pending_charge_ms;
+        let used = (wall - compensation).saturating_add(st.pending_charge_ms);
         let mut report = MoveClockReport {
             side,
             elapsed_ms: wall,
@@ -625,7 +650,7 @@ impl Clock {
         };
         let past_deadline = self.flag_deadline().is_some_and(|d| now >= d);
         if past_deadline || used >= self.budget_ms(side) {
-            report.flag = Some(self.set_flag(side, wall));
+            report.flag = Some(self.set_flag(side, now));
             return Ok(report);
         }
         report.periods_used = self.consume(side, used);
@@ -653,16 +678,18 @@ impl Clock {
         report.periods_left = s.periods_left;
         self.phase = Phase::Running {
             side: side.other(),
-            since: now,
+            since: next_since,
             carried_ms: 0,
         };
         Ok(report)
     }
 
     /// Pause the running clock (arbiter; clock fault, art. 22.4). Time in the pause is nobody's.
+    /// Before a scheduled start the clock is not running yet: `Err(NotRunning)`.
     pub fn pause(&mut self, now: Millis) -> Result<(), ClockError> {
         self.expire(now)?;
         match self.phase {
+            Phase::Running { since, .. } if now < since => Err(ClockError::NotRunning),
             Phase::Running { side, .. } => {
                 let carried_ms = self.wall_ms(now);
                 self.phase = Phase::Paused { side, carried_ms };
@@ -720,7 +747,7 @@ impl Clock {
         s.charged_ms = s.charged_ms.saturating_add(ms_of(d));
         let used = running_wall.saturating_add(s.pending_charge_ms);
         if used >= self.budget_ms(side) {
-            return Ok(Some(self.set_flag(side, running_wall)));
+            return Ok(Some(self.set_flag(side, now)));
         }
         Ok(None)
     }
@@ -752,11 +779,7 @@ impl Clock {
         }
         let byo = tc.byo_at(s.stage as usize);
         let (remaining, periods_left, period_remaining) = if used < s.remaining_ms {
-            (
-                s.remaining_ms - used,
-                s.periods_left,
-                byo.filter(|_| s.remaining_ms == used).map(|(_, p)| p),
-            )
+            (s.remaining_ms - used, s.periods_left, None)
         } else {
             match byo {
                 Some((_, p)) if p > 0 => {

@@ -4,7 +4,8 @@
 //!
 //! ```text
 //! controls  := control                                  both sides alike
-//!            | "red:" control ";" "black:" control      per side (either order), e.g. armageddon
+//!            | "red:" control ";" "black:" control      per side (either order), e.g. armageddon;
+//!                                                       `r:`/`b:` are accepted as well
 //! control   := stage ("," stage)* ["+" duration] ["|" byoyomi]
 //! stage     := [moves "/"] duration                     "40/90m": 40 moves in 90 minutes
 //! byoyomi   := [periods "x"] duration                   "3x30s"; "60s" means "1x60s"

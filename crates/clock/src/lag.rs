@@ -76,6 +76,18 @@ impl LagConfig {
         dur(self.max_gain_ms(tc))
     }
 
+    /// The starting quota for a time control.
+    #[must_use]
+    pub fn initial_quota(&self, tc: &TimeControl) -> Duration {
+        dur(self.initial_quota_ms(tc))
+    }
+
+    /// The quota cap for a time control.
+    #[must_use]
+    pub fn quota_cap(&self, tc: &TimeControl) -> Duration {
+        dur(self.quota_cap_ms(tc))
+    }
+
     pub(crate) fn max_gain_ms(&self, tc: &TimeControl) -> u64 {
         if !self.enabled {
             return 0;

@@ -10,6 +10,29 @@
 //!   lichess-style lag compensation ([`LagConfig`]) and serialisable [`ClockSnapshot`]s that can
 //!   be restored at a new `now` after a restart.
 //!
+//! ```
+//! use chuhe_clock::{Clock, Controls, LagConfig, LagEstimator, Millis, Side};
+//! use std::time::Duration;
+//!
+//! let controls: Controls = "90m+30s".parse()?;
+//! let mut clock = Clock::new(controls, LagConfig::default());
+//! clock.start_at(Millis(0))?; // the scheduled start (art. 21)
+//!
+//! // The server measures each connection with pings...
+//! let mut red_lag = LagEstimator::default();
+//! red_lag.record(Duration::from_millis(80));
+//! // ...and hands each move to the clock with the client's reported think time.
+//! let report = clock.on_move(Millis(12_000), Some(Duration::from_millis(11_900)), red_lag.estimate())?;
+//! assert_eq!(report.compensation_ms, 100);
+//! assert_eq!(report.remaining_ms, 90 * 60_000 - 11_900 + 30_000);
+//! assert!(report.flag.is_none());
+//!
+//! // One timer per game: sleep until the deadline, then ask.
+//! let deadline = clock.flag_deadline().expect("Black's clock runs");
+//! assert_eq!(clock.check_flag(deadline).map(|f| f.side), Some(Side::Black));
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
 //! Time: instants are [`Millis`] — milliseconds on a monotonic time line whose epoch the caller
 //! chooses (e.g. `tokio::time::Instant` minus a process start instant). Durations are
 //! [`std::time::Duration`], used at millisecond resolution (anything finer is truncated).
@@ -105,6 +128,13 @@ impl Millis {
 
     pub(crate) fn plus_ms(self, ms: u64) -> Millis {
         Millis(self.0.saturating_add(ms))
+    }
+}
+
+impl From<Duration> for Millis {
+    /// The instant `d` after the epoch (whole milliseconds).
+    fn from(d: Duration) -> Millis {
+        Millis(ms_of(d))
     }
 }
 

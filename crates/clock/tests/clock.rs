@@ -495,3 +495,149 @@ fn lying_client_gains_nothing_beyond_the_measured_lag_cap() {
     assert_eq!(total, 3000 + 29 * 190);
     assert_eq!(liar.side_state(Side::Red).compensation_ms, total);
 }
+
+// ---- snapshots ----
+
+#[test]
+fn restore_after_an_outage_charges_nobody() {
+    let mut t = FakeTime(0);
+    let mut c = clock("30m|3x30s");
+    c.start(t.now()).unwrap();
+    play(&mut c, &mut t, 20 * S); // Red
+    t.advance(10 * S); // Black is 10 s into its turn when the server snapshots...
+    let snap = c.snapshot(t.now());
+    assert_eq!(
+        snap.phase,
+        SnapshotPhase::Running {
+            side: Side::Black,
+            turn_elapsed_ms: 10 * S,
+            starts_in_ms: 0
+        }
+    );
+    assert_eq!(snap.red.remaining_ms, 30 * MIN - 20 * S);
+    // ...and the new process, on a new time line, restores it an hour later (its `now` is 5 s).
+    let mut r = Clock::restore(&snap, Millis(5 * S)).unwrap();
+    assert_eq!(r.to_move(), Some(Side::Black));
+    assert_eq!(
+        r.flag_deadline(),
+        Some(Millis(5 * S + 30 * MIN + 90 * S - 10 * S))
+    );
+    let v = r.view(Millis(5 * S));
+    assert_eq!(v.black.remaining_ms, 30 * MIN - 10 * S);
+    assert_eq!(v.black.periods_left, 3);
+    let rep = r.on_move(Millis(8 * S), None, Duration::ZERO).unwrap();
+    assert_eq!(rep.elapsed_ms, 13 * S);
+    assert_eq!(snap.view().unwrap().black.remaining_ms, 30 * MIN - 10 * S);
+}
+
+#[test]
+fn restore_keeps_pauses_flags_and_scheduled_starts() {
+    let mut c = clock("5m");
+    c.start_at(Millis(MIN)).unwrap();
+    let snap = c.snapshot(Millis(20 * S));
+    assert_eq!(
+        snap.phase,
+        SnapshotPhase::Running {
+            side: Side::Red,
+            turn_elapsed_ms: 0,
+            starts_in_ms: 40 * S
+        }
+    );
+    let r = Clock::restore(&snap, Millis(0)).unwrap();
+    assert_eq!(r.flag_deadline(), Some(Millis(40 * S + 5 * MIN)));
+
+    let mut c = clock("5m");
+    c.start(Millis(0)).unwrap();
+    c.pause(Millis(7 * S)).unwrap();
+    let r = Clock::restore(&c.snapshot(Millis(9 * S)), Millis(100)).unwrap();
+    assert!(r.is_paused());
+    assert_eq!(r.turn_elapsed(Millis(100)), Some((Side::Red, ms(7 * S))));
+
+    let mut c = clock("5m");
+    c.start(Millis(0)).unwrap();
+    let flag = c.check_flag(Millis(5 * MIN)).unwrap();
+    let r = Clock::restore(&c.snapshot(Millis(5 * MIN)), Millis(0)).unwrap();
+    assert_eq!(r.flag(), Some(flag));
+}
+
+#[test]
+fn a_snapshot_taken_after_time_ran_out_flags_on_restore() {
+    let mut c = clock("1m");
+    c.start(Millis(0)).unwrap();
+    let snap = c.snapshot(Millis(2 * MIN)); // the server missed its timer, then crashed
+    let mut r = Clock::restore(&snap, Millis(0)).unwrap();
+    assert_eq!(r.flag_deadline(), Some(Millis(0)));
+    assert!(r.check_flag(Millis(0)).is_some());
+}
+
+#[test]
+fn corrupt_snapshots_are_refused() {
+    let c = clock("40/90m,10/15m");
+    let good = c.snapshot(Millis(0));
+    let mut bad = good.clone();
+    bad.red.stage = 2;
+    assert!(matches!(
+        Clock::restore(&bad, Millis(0)),
+        Err(RestoreError::NoSuchStage { .. })
+    ));
+    let mut bad = good.clone();
+    bad.black.moves_in_stage = 40;
+    assert_eq!(
+        Clock::restore(&bad, Millis(0)),
+        Err(RestoreError::StageOverrun {
+            side: Side::Black,
+            made: 40,
+            required: 40
+        })
+    );
+    let mut bad = good.clone();
+    bad.red.periods_left = 1;
+    assert!(matches!(
+        Clock::restore(&bad, Millis(0)),
+        Err(RestoreError::TooManyPeriods { .. })
+    ));
+    let mut bad = good.clone();
+    bad.red.lag_quota_ms = 1;
+    assert!(matches!(
+        Clock::restore(&bad, Millis(0)),
+        Err(RestoreError::QuotaAboveCap { .. })
+    ));
+    let mut bad = good.clone();
+    bad.red.moves = 3;
+    assert!(matches!(
+        Clock::restore(&bad, Millis(0)),
+        Err(RestoreError::Phase(_))
+    ));
+    let mut bad = good;
+    bad.phase = SnapshotPhase::Running {
+        side: Side::Red,
+        turn_elapsed_ms: 1,
+        starts_in_ms: 1,
+    };
+    assert!(matches!(
+        Clock::restore(&bad, Millis(0)),
+        Err(RestoreError::Phase(_))
+    ));
+}
+
+#[test]
+fn early_move_before_a_scheduled_start_does_not_start_the_opponent_early() {
+    let mut c = clock("5m");
+    c.start_at(Millis(MIN)).unwrap();
+    let r = c.on_move(Millis(10 * S), None, Duration::ZERO).unwrap();
+    assert_eq!(r.used_ms, 0);
+    assert_eq!(c.flag_deadline(), Some(Millis(MIN + 5 * MIN)));
+    assert_eq!(c.pause(Millis(20 * S)), Err(ClockError::NotRunning));
+}
+
+#[test]
+fn error_codes_are_stable() {
+    assert_eq!(ClockError::Paused.code(), "clock_paused");
+    assert_eq!(ClockError::GameOver.code(), "clock_game_over");
+    let f = Flag {
+        side: Side::Black,
+        reason: FlagReason::Time,
+    };
+    assert_eq!(ClockError::Flagged(f).code(), "clock_flagged");
+    assert_eq!(ClockError::Flagged(f).to_string(), "black ran out of time");
+}

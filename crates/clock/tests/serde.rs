@@ -1,0 +1,87 @@
+//! Serialisation of snapshots and controls (feature `serde`).
+#![cfg(feature = "serde")]
+#![allow(clippy::unwrap_used, unused_must_use)]
+
+use chuhe_clock::*;
+use std::time::Duration;
+
+#[test]
+fn snapshot_json_round_trip() {
+    let controls: Controls = "red:40/90m,10/15m;black:30m|3x30s".parse().unwrap();
+    let mut c = Clock::new(controls, LagConfig::default());
+    c.start(Millis(1000)).unwrap();
+    c.on_move(
+        Millis(5000),
+        Some(Duration::from_millis(3900)),
+        Duration::from_millis(80),
+    )
+    .unwrap();
+    c.charge_time(Side::Red, Duration::from_secs(300), Millis(6000))
+        .unwrap();
+    let snap = c.snapshot(Millis(7000));
+    let json = serde_json::to_string(&snap).unwrap();
+    assert!(
+        json.contains(r#""controls":"red:40/90m,10/15m;black:30m|3x30s""#),
+        "{json}"
+    );
+    assert!(
+        json.contains(
+            r#""phase":{"phase":"running","side":"black","turn_elapsed_ms":2000,"starts_in_ms":0}"#
+        ),
+        "{json}"
+    );
+    let back: ClockSnapshot = serde_json::from_str(&json).unwrap();
+    assert_eq!(back, snap);
+    assert_eq!(
+        Clock::restore(&back, Millis(0))
+            .unwrap()
+            .view(Millis(0))
+            .black,
+        c.view(Millis(7000)).black
+    );
+}
+
+#[test]
+fn bad_control_text_in_json_is_an_error() {
+    let err = serde_json::from_str::<TimeControl>(r#""90""#).unwrap_err();
+    assert!(err.to_string().contains("missing unit"), "{err}");
+    let tc: TimeControl = serde_json::from_str(r#""90m+30s""#).unwrap();
+    assert_eq!(serde_json::to_string(&tc).unwrap(), r#""90m+30s""#);
+}
+
+#[test]
+fn lag_config_fills_defaults() {
+    let cfg: LagConfig = serde_json::from_str(r#"{"max_flag_grace_ms":1000}"#).unwrap();
+    assert_eq!(
+        cfg,
+        LagConfig {
+            max_flag_grace_ms: 1000,
+            ..LagConfig::default()
+        }
+    );
+}
+
+#[test]
+fn reports_and_views_serialise() {
+    let mut c = Clock::symmetric("5m".parse().unwrap(), LagConfig::disabled());
+    c.start(Millis(0)).unwrap();
+    let r = c.on_move(Millis(MIN_MS), None, Duration::ZERO).unwrap();
+    let json = serde_json::to_value(r).unwrap();
+    assert_eq!(json["used_ms"], 60_000);
+    assert_eq!(json["flag"], serde_json::Value::Null);
+    let v = serde_json::to_value(c.view(Millis(MIN_MS))).unwrap();
+    assert_eq!(v["to_move"], "black");
+    let f = Flag {
+        side: Side::Red,
+        reason: FlagReason::MoveCount {
+            made: 39,
+            required: 40,
+        },
+    };
+    assert_eq!(
+        serde_json::to_string(&f).unwrap(),
+        r#"{"side":"red","reason":{"kind":"move_count","made":39,"required":40}}"#
+    );
+}
+
+const MIN_MS: u64 = 60_000;
