@@ -153,3 +153,26 @@ fn dead_start_and_move_limit_counter() {
     g.play(mv("d0d1")).unwrap();
     assert_eq!(g.move_limit_count(), 3);
 }
+
+#[test]
+fn replay_rebuilds_rulings() {
+    let moves: Vec<Move> = LOOP.iter().cycle().take(8).map(|m| mv(m)).collect();
+    let g = Game::replay(
+        Position::from_fen(CHASE).unwrap(),
+        RulesConfig::default(),
+        &moves,
+    )
+    .unwrap();
+    assert_eq!(g.warnings().len(), 1);
+    assert_eq!(g.pending_warning().unwrap().ply, 8);
+    let mut bad = moves.clone();
+    bad.push(mv("a7a6"));
+    let (i, e) = Game::replay(
+        Position::from_fen(CHASE).unwrap(),
+        RulesConfig::default(),
+        &bad,
+    )
+    .unwrap_err();
+    assert_eq!(i, 8);
+    assert!(matches!(e, GameError::Illegal(_)));
+}

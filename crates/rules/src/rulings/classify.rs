@@ -1,7 +1,7 @@
 //! Move classification for the repetition rulings: 将 / 杀 / 捉 (with the chased pieces) / 闲,
 //! by the heaviest effect (art. 27.4).
 //!
-//! Every question is asked on the [`Arena`] "as if the mover moved again": the rules define
+//! Every question is asked on the analysis board (`Arena`) "as if the mover moved again": the rules define
 //! a chase or a mate threat by what the mover could do next (28.2, 28.3).
 
 use super::arena::{AMove, Arena, Code, KING, PAWN, Side, kind_of, side_of, value};
@@ -106,6 +106,47 @@ pub(crate) fn classify(before: &Arena, mv: AMove) -> RawClass {
     if mates_by_checks(&mut a, mover, MATE_THREAT_CHECKS) {
         let mut b = before.clone();
         out.mate_threat = !mates_by_checks(&mut b, mover, MATE_THREAT_CHECKS);
+    }
+    if out.chased == 0 && !out.mate_threat {
+        // 28.3, 29.1: winning a piece by a check first (a fork, a discovered check). Only
+        // looked at for otherwise idle moves: a heavier class already decides.
+        let via_after = threats_via_check(&mut a, mover) & !t0_after;
+        if via_after & !t0_before != 0 {
+            let mut b = before.clone();
+            let via_before = threats_via_check(&mut b, mover);
+            let new = via_after & !t0_before & !via_before;
+            out.chased |= new;
+            out.chased_with_pawns |= new;
+        }
+    }
+    out
+}
+
+/// The pieces `s` would win by giving a check first (it moves again): some checking move
+/// after which every legal reply leaves the piece won (28.3 连续照将, 29.1; one check).
+fn threats_via_check(a: &mut Arena, s: Side) -> u128 {
+    let opp = 1 - s;
+    let mut checks = Vec::with_capacity(8);
+    checking_moves(a, s, &mut checks);
+    let mut out = 0u128;
+    let mut replies = Vec::with_capacity(16);
+    for c in checks {
+        if a.get(c.to) != 0 {
+            continue; // A capture with check wins its piece directly.
+        }
+        let u = a.make(c);
+        a.legal_moves(opp, &mut replies);
+        let mut common = if replies.is_empty() { 0 } else { !0u128 };
+        for &r in &replies {
+            let ur = a.make(r);
+            common &= threats(a, s).0;
+            a.unmake(ur);
+            if common == 0 {
+                break;
+            }
+        }
+        a.unmake(u);
+        out |= common;
     }
     out
 }

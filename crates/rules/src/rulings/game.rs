@@ -168,6 +168,23 @@ impl Game {
         g
     }
 
+    /// A game rebuilt from its start and moves (e.g. from storage), with the same rulings and
+    /// warnings as when it was played.
+    ///
+    /// # Errors
+    /// The index of the first move that could not be played, and why.
+    pub fn replay(
+        start: Position,
+        config: RulesConfig,
+        moves: &[Move],
+    ) -> Result<Game, (usize, GameError)> {
+        let mut g = Game::new(start, config);
+        for (i, &m) in moves.iter().enumerate() {
+            g.play(m).map_err(|e| (i, e))?;
+        }
+        Ok(g)
+    }
+
     /// The current position.
     #[must_use]
     pub fn position(&self) -> &Position {

@@ -6,13 +6,13 @@
 
 pub(crate) mod arena;
 pub mod casefile;
-pub mod classify;
+mod classify;
 mod game;
-pub mod judge;
-pub mod referee;
+mod judge;
+mod referee;
 mod ruling;
 
-pub use classify::MoveClass;
+pub use classify::{MATE_THREAT_CHECKS, MoveClass};
 pub use game::{EndCause, Game, GameEnd, GameError, Played, RulesConfig, Warning};
 pub use judge::{Pattern, Reason, Ruleset};
 pub use referee::MoveLimit;

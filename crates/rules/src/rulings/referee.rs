@@ -1,6 +1,6 @@
 //! The automatic referee behind [`super::Game`]: repetition ruling points, the must-vary
 //! warning of 24.3, the natural move limit and dead positions. It sees moves on the analysis
-//! [`Arena`] and position hashes from the caller (the core's Zobrist keys), and does the
+//! analysis board and position hashes from the caller (the core's Zobrist keys), and does the
 //! expensive work (classifying the cycle's moves) only at a ruling point.
 
 use super::arena::{AMove, Arena, CANNON, HORSE, PAWN, ROOK, Side, kind_of, side_of};
@@ -149,13 +149,15 @@ impl Referee {
             self.counted += 1;
         }
         let ruling = self.repetition();
-        if ruling.is_some() {
-            return ruling;
+        if let Some(RefEvent::Ruling(r)) = &ruling
+            && !matches!(r.verdict, RawVerdict::MustVary(..))
+        {
+            return ruling; // A repetition that ends the game comes first.
         }
         if self.limit.moves > 0 && self.counted >= 2 * self.limit.moves {
-            return Some(RefEvent::MoveLimit);
+            return Some(RefEvent::MoveLimit); // Ends the game; a warning would be moot.
         }
-        None
+        ruling
     }
 
     /// The warning in force while the game is still on the warned loop.
