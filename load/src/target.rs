@@ -1,0 +1,208 @@
+//! The server under test: the bare relay or chuhe. A target knows its address, its framing layer
+//! and how to make games the simulated clients can join.
+
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use tokio_tungstenite::tungstenite::http::Uri;
+
+use crate::driver::{GameSpec, Protocol, RelayProtocol};
+use crate::moves::MoveSource;
+use crate::net::{AddrError, ensure_loopback};
+
+/// Which server.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum TargetKind {
+    /// The bare websocket relay (`chuhe-load relay`).
+    Relay,
+    /// A chuhe game server.
+    Chuhe,
+}
+
+/// Why a target cannot be used.
+#[derive(Debug, thiserror::Error)]
+pub enum TargetError {
+    #[error("bad target url {url:?}: {reason}")]
+    Url { url: String, reason: String },
+    #[error(transparent)]
+    Addr(#[from] AddrError),
+    #[error("{0}")]
+    Unsupported(String),
+    #[error("setting up games on the target failed: {0}")]
+    Setup(String),
+}
+
+impl TargetError {
+    pub fn code(&self) -> &'static str {
+        match self {
+            Self::Url { .. } | Self::Addr(_) => "target_url",
+            Self::Unsupported(_) => "target_unsupported",
+            Self::Setup(_) => "target_setup",
+        }
+    }
+}
+
+/// Host and port of a `ws://` URL, which must be on this machine.
+pub fn loopback_addr(url: &str) -> Result<SocketAddr, TargetError> {
+    let bad = |reason: &str| TargetError::Url {
+        url: url.to_owned(),
+        reason: reason.to_owned(),
+    };
+    let uri: Uri = url.parse().map_err(|_| bad("not a URL"))?;
+    if uri.scheme_str() != Some("ws") {
+        return Err(bad("only ws:// (plain websocket on loopback) is supported"));
+    }
+    let host = uri.host().ok_or_else(|| bad("no host"))?;
+    let port = uri.port_u16().ok_or_else(|| bad("no port"))?;
+    let ip: IpAddr = if host == "localhost" {
+        IpAddr::V4(Ipv4Addr::LOCALHOST)
+    } else {
+        host.trim_start_matches('[')
+            .trim_end_matches(']')
+            .parse()
+            .map_err(|_| bad("the host must be an IP address or localhost"))?
+    };
+    ensure_loopback(ip)?;
+    Ok(SocketAddr::new(ip, port))
+}
+
+/// A server to load.
+#[derive(Clone)]
+pub struct Target {
+    kind: TargetKind,
+    url: String,
+    addr: SocketAddr,
+    protocol: Arc<dyn Protocol>,
+    /// Distinguishes the games of this run from other runs' on the same server.
+    run_id: String,
+}
+
+static RUNS: AtomicU64 = AtomicU64::new(0);
+
+fn run_id() -> String {
+    let t = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis())
+        .unwrap_or(0);
+    format!(
+        "{}-{}-{}",
+        std::process::id(),
+        t,
+        RUNS.fetch_add(1, Ordering::Relaxed)
+    )
+}
+
+impl Target {
+    /// The bare relay at `url` (`ws://127.0.0.1:PORT`).
+    pub fn relay(url: &str) -> Result<Self, TargetError> {
+        let addr = loopback_addr(url)?;
+        Ok(Self {
+            kind: TargetKind::Relay,
+            url: url.to_owned(),
+            addr,
+            protocol: Arc::new(RelayProtocol::new(url)),
+            run_id: run_id(),
+        })
+    }
+
+    /// A chuhe server at `url`.
+    pub fn chuhe(url: &str) -> Result<Self, TargetError> {
+        let _ = loopback_addr(url)?;
+        Err(TargetError::Unsupported(
+            "the chuhe target needs the game server's protocol (crates/proto), which this build \
+             does not have yet; run against the relay"
+                .into(),
+        ))
+    }
+
+    pub fn kind(&self) -> TargetKind {
+        self.kind
+    }
+
+    pub fn url(&self) -> &str {
+        &self.url
+    }
+
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    pub fn protocol(&self) -> Arc<dyn Protocol> {
+        Arc::clone(&self.protocol)
+    }
+
+    /// chuhe checks every move; the relay reads none.
+    pub fn needs_legal_moves(&self) -> bool {
+        self.kind == TargetKind::Chuhe
+    }
+
+    /// Makes `n` games numbered from `first`, each to play `plies` moves from `moves`.
+    pub async fn create_games(
+        &self,
+        n: usize,
+        plies: usize,
+        moves: &MoveSource,
+        first: usize,
+    ) -> Result<Vec<Arc<GameSpec>>, TargetError> {
+        match self.kind {
+            TargetKind::Relay => Ok((first..first + n)
+                .map(|index| {
+                    Arc::new(GameSpec {
+                        index,
+                        id: format!("load-{}-{index}", self.run_id),
+                        red_token: String::new(),
+                        black_token: String::new(),
+                        spectator_token: String::new(),
+                        moves: moves.line(index, plies),
+                    })
+                })
+                .collect()),
+            TargetKind::Chuhe => Err(TargetError::Unsupported(
+                "chuhe games cannot be created by this build yet".into(),
+            )),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn urls() {
+        assert!(matches!(
+            loopback_addr("ws://127.0.0.1:9001"),
+            Ok(a) if a.port() == 9001
+        ));
+        assert!(matches!(
+            loopback_addr("ws://localhost:80/ws"),
+            Ok(a) if a.ip().is_loopback()
+        ));
+        assert!(loopback_addr("ws://[::1]:80").is_ok());
+        for bad in [
+            "ws://10.1.2.3:80",
+            "ws://example.com:80",
+            "wss://127.0.0.1:443",
+            "ws://127.0.0.1",
+            "127.0.0.1:80",
+        ] {
+            assert!(loopback_addr(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[tokio::test]
+    async fn relay_games_have_distinct_ids_and_lines() -> Result<(), TargetError> {
+        let t = Target::relay("ws://127.0.0.1:1")?;
+        let g = t.create_games(3, 10, &MoveSource::Synthetic, 5).await?;
+        assert_eq!(g.len(), 3);
+        assert_eq!(g[0].index, 5);
+        assert_ne!(g[0].id, g[1].id);
+        assert!(g.iter().all(|s| s.moves.len() == 10));
+        let other = Target::relay("ws://127.0.0.1:1")?;
+        let h = other.create_games(1, 10, &MoveSource::Synthetic, 5).await?;
+        assert_ne!(h[0].id, g[0].id);
+        Ok(())
+    }
+}
