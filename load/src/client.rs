@@ -66,6 +66,8 @@ enum Stop {
 #[derive(Debug, Default)]
 struct Seen {
     last_ply: u32,
+    /// Highest of this player's own plies acknowledged.
+    acked: u32,
     last_seq: Option<u64>,
     /// A deliberate reconnect happened and no move arrived since.
     after_reconnect: bool,
@@ -376,42 +378,55 @@ impl Client {
     async fn handle(&mut self, ws: &mut Ws, e: Event) -> Result<(), Stop> {
         let m = Arc::clone(&self.ctx.metrics);
         match e {
+            Event::Ack { ply, seq } => {
+                if let Some(seq) = seq {
+                    self.seen.seq(seq, &m);
+                }
+                if ply <= self.seen.acked {
+                    return Ok(());
+                }
+                self.seen.acked = ply;
+                let now = self.ctx.epoch.now_ns();
+                if let Some(d) = self.plan.timeline.since_sent(ply, now) {
+                    m.ack.record(d);
+                }
+                Metrics::add(&m.moves_acked, 1);
+                self.ctx.last_ack_ns.fetch_max(now, Ordering::Relaxed);
+                if self.sent.is_some_and(|p| p <= ply) {
+                    self.sent = None;
+                }
+                // On the relay the acknowledgement is the only copy of our own move.
+                self.seen.last_ply = self.seen.last_ply.max(ply);
+            }
             Event::Move { seq, ply } => {
                 self.seen.seq(seq, &m);
+                let own = self.seat().is_some_and(|s| s.plays(ply));
+                if own {
+                    // chuhe also broadcasts our own move to us: it is neither a delivery nor a
+                    // duplicate, only progress.
+                    self.seen.last_ply = self.seen.last_ply.max(ply);
+                    return Ok(());
+                }
                 let now = self.ctx.epoch.now_ns();
                 if let Fresh::Duplicate = self.seen.ply(ply, &m) {
                     return Ok(());
                 }
                 let lat = self.plan.timeline.since_sent(ply, now);
-                match self.seat() {
-                    Some(s) if s.plays(ply) => {
-                        if let Some(d) = lat {
-                            m.ack.record(d);
-                        }
-                        Metrics::add(&m.moves_acked, 1);
-                        self.ctx.last_ack_ns.fetch_max(now, Ordering::Relaxed);
-                        if self.sent.is_some_and(|p| p <= ply) {
-                            self.sent = None;
-                        }
+                Metrics::add(&m.deliveries, 1);
+                if self.seat().is_some() {
+                    if let Some(d) = lat {
+                        m.opponent.record(d);
                     }
-                    Some(_) => {
-                        if let Some(d) = lat {
-                            m.opponent.record(d);
-                        }
-                        Metrics::add(&m.deliveries, 1);
-                        // The opponent's move also settles anything of ours before it.
-                        if self.sent.is_some_and(|p| p < ply) {
-                            self.sent = None;
-                        }
-                        self.schedule();
+                    // The opponent's move also settles anything of ours before it.
+                    if self.sent.is_some_and(|p| p < ply) {
+                        self.sent = None;
                     }
-                    None => {
-                        if let Some(d) = lat {
-                            m.spectator.record(d);
-                        }
-                        Metrics::add(&m.deliveries, 1);
-                        self.plan.timeline.spectator_got(ply, now);
+                    self.schedule();
+                } else {
+                    if let Some(d) = lat {
+                        m.spectator.record(d);
                     }
+                    self.plan.timeline.spectator_got(ply, now);
                 }
             }
             Event::Sequenced { seq } => self.seen.seq(seq, &m),

@@ -67,7 +67,11 @@ pub enum Event {
     },
     /// A player took a seat (the relay says so; chuhe may say nothing).
     PeerJoined,
-    /// A move of the game: the mover's acknowledgement or a delivery to anyone else.
+    /// The server accepted (and, for chuhe, durably committed) this client's move `ply`. `seq` is
+    /// set when the acknowledgement is itself the move's place in the event stream (the relay);
+    /// chuhe sends the move's event separately.
+    Ack { ply: u32, seq: Option<u64> },
+    /// A move of the game as broadcast (to the opponent, spectators, and on chuhe the mover too).
     Move { seq: u64, ply: u32 },
     /// Another sequenced event that is not a move (clock, draw offer, ...).
     Sequenced { seq: u64 },
@@ -166,7 +170,7 @@ impl Protocol for RelayProtocol {
 
     fn decode(
         &self,
-        _who: &Participant,
+        who: &Participant,
         msg: Message,
         out: &mut Vec<Event>,
     ) -> Result<(), DriverError> {
@@ -192,6 +196,13 @@ impl Protocol for RelayProtocol {
                     _ => return Err(DriverError::Decode(format!("{} byte frame", b.len()))),
                 };
                 out.push(match kind {
+                    // The relay's echo of our own move is its acknowledgement.
+                    RELAY_MOVE if matches!(who.role, Role::Player(s) if s.plays(ply)) => {
+                        Event::Ack {
+                            ply,
+                            seq: Some(u64::from(ply)),
+                        }
+                    }
                     RELAY_MOVE => Event::Move {
                         seq: u64::from(ply),
                         ply,
@@ -244,6 +255,7 @@ mod tests {
         );
         let mut out = Vec::new();
         p.decode(&w, p.encode_move(&w, 300, "h2e2"), &mut out)?;
+        p.decode(&w, p.encode_move(&w, 301, "h2e2"), &mut out)?;
         if let Some(m) = p.encode_resign(&w, 301) {
             p.decode(&w, m, &mut out)?;
         }
@@ -256,7 +268,11 @@ mod tests {
         assert_eq!(
             out,
             vec![
-                Event::Move { seq: 300, ply: 300 },
+                Event::Ack {
+                    ply: 300,
+                    seq: Some(300)
+                },
+                Event::Move { seq: 301, ply: 301 },
                 Event::Ended { seq: None },
                 Event::Joined {
                     plies: None,

@@ -36,6 +36,17 @@ struct Cli {
 enum Command {
     /// Run the bare relay: pairs players into games and forwards frames unchanged.
     Relay(RelayArgs),
+    /// Print a corpus of random legal games that never end early or repeat a position.
+    Corpus {
+        /// Games (one per line).
+        #[arg(long, default_value_t = 100)]
+        games: usize,
+        /// Plies per game.
+        #[arg(long, default_value_t = 200)]
+        plies: usize,
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+    },
     /// G games, 2 players each (and optional spectators), all started at once.
     Games {
         /// Games at once.
@@ -172,9 +183,13 @@ struct CommonArgs {
     /// PID of the chuhe server, to sample its CPU and memory.
     #[arg(long)]
     chuhe_pid: Option<u32>,
-    /// Games to play: one game per line, coordinate moves (h2e2) separated by spaces.
+    /// Games to play: one game per line, coordinate moves (h2e2) separated by spaces (see
+    /// `chuhe-load corpus`). Without it, --corpus-games games are generated at start.
     #[arg(long, env = "CHUHE_LOAD_CORPUS")]
     corpus: Option<PathBuf>,
+    /// Distinct games generated when there is no --corpus (game i plays line i mod this).
+    #[arg(long, default_value_t = 64)]
+    corpus_games: usize,
     /// Connects (TCP + websocket upgrade) in flight at most.
     #[arg(long, default_value_t = 256)]
     concurrency: usize,
@@ -221,6 +236,19 @@ async fn run(command: Command) -> Result<bool> {
     let (scenario, common) = match command {
         Command::Relay(a) => {
             relay(a).await?;
+            return Ok(true);
+        }
+        Command::Corpus { games, plies, seed } => {
+            let src = MoveSource::generate(games, plies, seed)?;
+            print!(
+                "{}",
+                src.to_text(&format!(
+                    "Source: chuhe-load corpus --games {games} --plies {plies} --seed {seed}\n\
+                     Random legal games (chuhe-rules): no game ends, no position repeats, \
+                     at most {} plies without a capture.",
+                    chuhe_load::moves::MAX_QUIET_PLIES
+                ))
+            );
             return Ok(true);
         }
         Command::Games {
@@ -393,7 +421,7 @@ async fn spawn_relay(cpus: Option<&str>) -> Result<ChildRelay> {
 async fn run_scenario(scenario: Scenario, common: CommonArgs) -> Result<bool> {
     let moves = match &common.corpus {
         Some(path) => MoveSource::load(path, scenario.plies())?,
-        None => MoveSource::Synthetic,
+        None => MoveSource::generate(common.corpus_games, scenario.plies(), common.seed)?,
     };
     let sources = match &common.sources {
         Some(s) => chuhe_load::net::parse_sources(s)?,

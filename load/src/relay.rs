@@ -248,7 +248,8 @@ fn ws_config(max_message: usize) -> WebSocketConfig {
 }
 
 /// Runs the relay on `listener` until `shutdown` resolves; then closes every connection with a
-/// "going away" close frame and returns.
+/// "going away" close frame (aborting, after 5 s, any stuck writing to a client that does not
+/// read) and returns.
 pub async fn serve(
     listener: TcpListener,
     shutdown: impl Future<Output = ()>,
@@ -286,7 +287,15 @@ pub async fn serve(
         }
     }
     let _ = stop_tx.send(true);
-    while tasks.join_next().await.is_some() {}
+    // A connection stuck writing to a client that does not read cannot see the stop signal:
+    // give the others a moment to say goodbye, then abort what is left.
+    let drain = async { while tasks.join_next().await.is_some() {} };
+    if tokio::time::timeout(std::time::Duration::from_secs(5), drain)
+        .await
+        .is_err()
+    {
+        tasks.shutdown().await;
+    }
     Ok(())
 }
 
@@ -294,6 +303,8 @@ async fn connection(stream: TcpStream, shared: Arc<Shared>, mut stop: watch::Rec
     let stats = &shared.stats;
     let _ = stream.set_nodelay(true);
     let mut joined: Option<Result<(String, RelayRole), PathError>> = None;
+    // The signature is tungstenite's handshake callback; its error type is not ours to shrink.
+    #[allow(clippy::result_large_err)]
     let callback = |req: &Request, resp: Response| -> Result<Response, ErrorResponse> {
         let parsed = parse_path(req.uri().path());
         let refused = parsed.as_ref().err().map(ToString::to_string);

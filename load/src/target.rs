@@ -155,7 +155,7 @@ impl Target {
                         red_token: String::new(),
                         black_token: String::new(),
                         spectator_token: String::new(),
-                        moves: moves.line(index, plies),
+                        moves: cut(moves.line(index), plies),
                     })
                 })
                 .collect()),
@@ -163,6 +163,15 @@ impl Target {
                 "chuhe games cannot be created by this build yet".into(),
             )),
         }
+    }
+}
+
+/// The first `plies` moves of a line.
+fn cut(line: Arc<[String]>, plies: usize) -> Arc<[String]> {
+    if line.len() <= plies {
+        line
+    } else {
+        Arc::from(&line[..plies])
     }
 }
 
@@ -195,13 +204,15 @@ mod tests {
     #[tokio::test]
     async fn relay_games_have_distinct_ids_and_lines() -> Result<(), TargetError> {
         let t = Target::relay("ws://127.0.0.1:1")?;
-        let g = t.create_games(3, 10, &MoveSource::Synthetic, 5).await?;
+        let moves =
+            MoveSource::generate(2, 12, 1).map_err(|e| TargetError::Setup(e.to_string()))?;
+        let g = t.create_games(3, 10, &moves, 5).await?;
         assert_eq!(g.len(), 3);
         assert_eq!(g[0].index, 5);
         assert_ne!(g[0].id, g[1].id);
         assert!(g.iter().all(|s| s.moves.len() == 10));
         let other = Target::relay("ws://127.0.0.1:1")?;
-        let h = other.create_games(1, 10, &MoveSource::Synthetic, 5).await?;
+        let h = other.create_games(1, 10, &moves, 5).await?;
         assert_ne!(h[0].id, g[0].id);
         Ok(())
     }
