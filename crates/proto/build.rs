@@ -1,0 +1,24 @@
+//! Compiles `proto/chuhe/v1/*.proto` (repo root) with protox (pure Rust, no
+//! `protoc`), generates prost types and pbjson serde impls (proto3 JSON).
+
+use std::path::PathBuf;
+
+use prost::Message as _;
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../proto");
+    let files = ["chuhe/v1/game.proto", "chuhe/v1/ws.proto", "chuhe/v1/admin.proto"];
+    for f in &files {
+        println!("cargo:rerun-if-changed={}", root.join(f).display());
+    }
+    let fds = protox::compile(files, [&root])?;
+    let out = PathBuf::from(std::env::var("OUT_DIR")?);
+    let descriptor_bytes = fds.encode_to_vec();
+    std::fs::write(out.join("chuhe_descriptor.bin"), &descriptor_bytes)?;
+
+    prost_build::Config::new().compile_fds(fds)?;
+    pbjson_build::Builder::new()
+        .register_descriptors(&descriptor_bytes)?
+        .build(&[".chuhe.v1"])?;
+    Ok(())
+}

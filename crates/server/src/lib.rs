@@ -1,0 +1,1 @@
+//! chuhe game server.
