@@ -11,7 +11,7 @@ use chuhe_load::moves::MoveSource;
 use chuhe_load::relay::{RelayConfig, RelayStats};
 use chuhe_load::report::{Comparison, Report};
 use chuhe_load::scenario::{self, RunOptions, Scenario};
-use chuhe_load::target::{Target, loopback_addr};
+use chuhe_load::target::{ChuheSetup, Target, loopback_addr};
 use chuhe_load::think::{ThinkTime, parse_duration};
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use tokio::io::AsyncBufReadExt;
@@ -156,6 +156,14 @@ struct PlayArgs {
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum Wire {
+    /// `chuhe.v1.proto`: binary protobuf frames.
+    Proto,
+    /// `chuhe.v1.json`: text frames of proto3 canonical JSON.
+    Json,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 enum TargetChoice {
     Relay,
     Chuhe,
@@ -183,6 +191,18 @@ struct CommonArgs {
     /// PID of the chuhe server, to sample its CPU and memory.
     #[arg(long)]
     chuhe_pid: Option<u32>,
+    /// An organiser token of the chuhe server (players, tokens and games are created with it).
+    #[arg(long, env = "CHUHE_LOAD_ORGANIZER_TOKEN", hide_env_values = true)]
+    organizer_token: Option<String>,
+    /// Encoding of chuhe's protocol: binary protobuf or canonical JSON text frames.
+    #[arg(long, value_enum, default_value_t = Wire::Proto)]
+    encoding: Wire,
+    /// Time control of the games created on chuhe (long enough that no flag falls).
+    #[arg(long, default_value = "3h")]
+    time_control: String,
+    /// Organiser API connections used in parallel to create games before the run.
+    #[arg(long, default_value_t = 8)]
+    setup_concurrency: usize,
     /// Games to play: one game per line, coordinate moves (h2e2) separated by spaces (see
     /// `chuhe-load corpus`). Without it, --corpus-games games are generated at start.
     #[arg(long, env = "CHUHE_LOAD_CORPUS")]
@@ -465,7 +485,18 @@ async fn run_scenario(scenario: Scenario, common: CommonArgs) -> Result<bool> {
             .as_deref()
             .context("--target chuhe needs --chuhe-url ws://127.0.0.1:PORT/ws")?;
         let _ = loopback_addr(url)?;
-        let target = Target::chuhe(url)?;
+        let encoding = match common.encoding {
+            Wire::Proto => chuhe_proto::Encoding::Proto,
+            Wire::Json => chuhe_proto::Encoding::Json,
+        };
+        let setup = ChuheSetup {
+            organizer_token: common.organizer_token.clone().context(
+                "--target chuhe needs --organizer-token (or CHUHE_LOAD_ORGANIZER_TOKEN)",
+            )?,
+            time_control: common.time_control.clone(),
+            setup_concurrency: common.setup_concurrency,
+        };
+        let target = Target::chuhe(url, encoding, setup)?;
         let report = scenario::run(&scenario, &target, &moves, &options(common.chuhe_pid)).await?;
         chuhe_report = Some(report);
     }

@@ -7,6 +7,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use tokio_tungstenite::tungstenite::http::Uri;
 
+use chuhe_proto::Encoding;
+
+use crate::chuhe::{ChuheProtocol, Organizer};
 use crate::driver::{GameSpec, Protocol, RelayProtocol};
 use crate::moves::MoveSource;
 use crate::net::{AddrError, ensure_loopback};
@@ -77,6 +80,18 @@ pub struct Target {
     protocol: Arc<dyn Protocol>,
     /// Distinguishes the games of this run from other runs' on the same server.
     run_id: String,
+    chuhe: Option<Arc<ChuheSetup>>,
+}
+
+/// How games are made on a chuhe server.
+#[derive(Clone, Debug)]
+pub struct ChuheSetup {
+    /// An organiser's bearer token (`chuhe admin` issues one).
+    pub organizer_token: String,
+    /// Time control of the games, e.g. `3h` (long enough that no flag falls during a run).
+    pub time_control: String,
+    /// Organiser API connections used in parallel while creating games.
+    pub setup_concurrency: usize,
 }
 
 static RUNS: AtomicU64 = AtomicU64::new(0);
@@ -87,9 +102,9 @@ fn run_id() -> String {
         .map(|d| d.as_millis())
         .unwrap_or(0);
     format!(
-        "{}-{}-{}",
-        std::process::id(),
+        "{:x}{:x}{}",
         t,
+        std::process::id(),
         RUNS.fetch_add(1, Ordering::Relaxed)
     )
 }
@@ -104,17 +119,27 @@ impl Target {
             addr,
             protocol: Arc::new(RelayProtocol::new(url)),
             run_id: run_id(),
+            chuhe: None,
         })
     }
 
-    /// A chuhe server at `url`.
-    pub fn chuhe(url: &str) -> Result<Self, TargetError> {
-        let _ = loopback_addr(url)?;
-        Err(TargetError::Unsupported(
-            "the chuhe target needs the game server's protocol (crates/proto), which this build \
-             does not have yet; run against the relay"
-                .into(),
-        ))
+    /// A chuhe server whose websocket endpoint is `url` (`ws://127.0.0.1:PORT/ws`); games are
+    /// created through its organiser API on the same host and port.
+    pub fn chuhe(url: &str, encoding: Encoding, setup: ChuheSetup) -> Result<Self, TargetError> {
+        let addr = loopback_addr(url)?;
+        if setup.organizer_token.is_empty() {
+            return Err(TargetError::Unsupported(
+                "the chuhe target needs an organiser token to create players and games".into(),
+            ));
+        }
+        Ok(Self {
+            kind: TargetKind::Chuhe,
+            url: url.to_owned(),
+            addr,
+            protocol: Arc::new(ChuheProtocol::new(url, encoding)),
+            run_id: run_id(),
+            chuhe: Some(Arc::new(setup)),
+        })
     }
 
     pub fn kind(&self) -> TargetKind {
@@ -159,10 +184,69 @@ impl Target {
                     })
                 })
                 .collect()),
-            TargetKind::Chuhe => Err(TargetError::Unsupported(
-                "chuhe games cannot be created by this build yet".into(),
-            )),
+            TargetKind::Chuhe => {
+                let setup = self.chuhe.clone().ok_or_else(|| {
+                    TargetError::Unsupported("chuhe target without its setup".into())
+                })?;
+                self.create_chuhe_games(&setup, n, plies, moves, first)
+                    .await
+            }
         }
+    }
+
+    /// Two players with a token each and a game between them, per game; `setup_concurrency`
+    /// organiser connections share the work.
+    async fn create_chuhe_games(
+        &self,
+        setup: &Arc<ChuheSetup>,
+        n: usize,
+        plies: usize,
+        moves: &MoveSource,
+        first: usize,
+    ) -> Result<Vec<Arc<GameSpec>>, TargetError> {
+        let workers = setup.setup_concurrency.clamp(1, 64).min(n.max(1));
+        let mut set = tokio::task::JoinSet::new();
+        for w in 0..workers {
+            let setup = Arc::clone(setup);
+            let addr = self.addr;
+            let run = self.run_id.clone();
+            let lines: Vec<(usize, Arc<[String]>)> = (first..first + n)
+                .skip(w)
+                .step_by(workers)
+                .map(|i| (i, cut(moves.line(i), plies)))
+                .collect();
+            set.spawn(async move {
+                let mut api = Organizer::connect(addr, &setup.organizer_token).await?;
+                let mut out = Vec::with_capacity(lines.len());
+                for (index, line) in lines {
+                    let red = format!("load-{run}-{index}-r");
+                    let black = format!("load-{run}-{index}-b");
+                    let red_token = api.player_with_token(&red).await?;
+                    let black_token = api.player_with_token(&black).await?;
+                    let id = api
+                        .game(&red, &black, &setup.time_control, "chuhe-load", index)
+                        .await?;
+                    out.push(Arc::new(GameSpec {
+                        index,
+                        id,
+                        red_token,
+                        black_token,
+                        spectator_token: String::new(),
+                        moves: line,
+                    }));
+                }
+                Ok::<_, crate::chuhe::ApiError>(out)
+            });
+        }
+        let mut games = Vec::with_capacity(n);
+        while let Some(r) = set.join_next().await {
+            let part = r
+                .map_err(|e| TargetError::Setup(e.to_string()))?
+                .map_err(|e| TargetError::Setup(e.to_string()))?;
+            games.extend(part);
+        }
+        games.sort_by_key(|g| g.index);
+        Ok(games)
     }
 }
 
