@@ -272,28 +272,35 @@ impl Organizer {
         decode_json(&text).map_err(|e| bad(e.to_string()))
     }
 
-    /// Creates a player and returns a fresh bearer token for it.
-    pub async fn player_with_token(&mut self, id: &str) -> Result<String, ApiError> {
-        let _: w::Player = self
+    /// Creates a player named `name` and issues a bearer token for it; returns (player id,
+    /// token). The server chooses the id.
+    pub async fn player_with_token(&mut self, name: &str) -> Result<(String, String), ApiError> {
+        let p: w::Player = self
             .post(
                 "/api/v1/players",
                 &w::CreatePlayerRequest {
-                    id: id.to_owned(),
-                    display_name: id.to_owned(),
+                    id: String::new(),
+                    display_name: name.to_owned(),
                     role: w::Role::Player as i32,
                 },
             )
             .await?;
+        if p.id.is_empty() {
+            return Err(ApiError::Body {
+                path: "/api/v1/players".into(),
+                reason: "no player id in the answer".into(),
+            });
+        }
         let t: w::IssueTokenResponse = self
             .post(
                 "/api/v1/tokens",
                 &w::IssueTokenRequest {
-                    player_id: id.to_owned(),
+                    player_id: p.id.clone(),
                     label: "chuhe-load".into(),
                 },
             )
             .await?;
-        Ok(t.token)
+        Ok((p.id, t.token))
     }
 
     /// Creates a game between two players; returns its id.

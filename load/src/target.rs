@@ -219,10 +219,12 @@ impl Target {
                 let mut api = Organizer::connect(addr, &setup.organizer_token).await?;
                 let mut out = Vec::with_capacity(lines.len());
                 for (index, line) in lines {
-                    let red = format!("load-{run}-{index}-r");
-                    let black = format!("load-{run}-{index}-b");
-                    let red_token = api.player_with_token(&red).await?;
-                    let black_token = api.player_with_token(&black).await?;
+                    let (red, red_token) = api
+                        .player_with_token(&format!("load-{run}-{index}-r"))
+                        .await?;
+                    let (black, black_token) = api
+                        .player_with_token(&format!("load-{run}-{index}-b"))
+                        .await?;
                     let id = api
                         .game(&red, &black, &setup.time_control, "chuhe-load", index)
                         .await?;
