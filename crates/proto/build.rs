@@ -7,7 +7,12 @@ use prost::Message as _;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../proto");
-    let files = ["chuhe/v1/game.proto", "chuhe/v1/ws.proto", "chuhe/v1/admin.proto"];
+    let files = [
+        "chuhe/v1/game.proto",
+        "chuhe/v1/ws.proto",
+        "chuhe/v1/admin.proto",
+        "chuhe/v1/storage.proto",
+    ];
     for f in &files {
         println!("cargo:rerun-if-changed={}", root.join(f).display());
     }
@@ -19,6 +24,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     prost_build::Config::new().compile_fds(fds)?;
     pbjson_build::Builder::new()
         .register_descriptors(&descriptor_bytes)?
+        // Unknown fields are ignored (forward compatibility): a message kind
+        // this server does not know decodes as "no kind" → `unknown_message`.
+        .ignore_unknown_fields()
         .build(&[".chuhe.v1"])?;
     Ok(())
 }

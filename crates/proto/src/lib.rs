@@ -148,8 +148,14 @@ mod tests {
 
     #[test]
     fn subprotocols() {
-        assert_eq!(Encoding::from_subprotocol("chuhe.v1.json"), Some(Encoding::Json));
-        assert_eq!(Encoding::from_subprotocol("chuhe.v1.proto"), Some(Encoding::Proto));
+        assert_eq!(
+            Encoding::from_subprotocol("chuhe.v1.json"),
+            Some(Encoding::Json)
+        );
+        assert_eq!(
+            Encoding::from_subprotocol("chuhe.v1.proto"),
+            Some(Encoding::Proto)
+        );
         assert_eq!(Encoding::from_subprotocol("chuhe.v2.proto"), None);
         assert!(!FILE_DESCRIPTOR_SET.is_empty());
     }

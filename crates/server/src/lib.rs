@@ -1,1 +1,159 @@
-//! chuhe game server.
+//! chuhe game server: authoritative Xiangqi games over websockets.
+//!
+//! [`serve`] runs the server on a bound listener until `shutdown` resolves:
+//! HTTP (`/healthz`, `/metrics`, the organiser API, game records, the demo
+//! page) and the websocket protocol at `/ws` (see `docs/protocol.md`). Each
+//! game is one actor task ([`game`]); storage is reached only through the
+//! [`persist::Persist`] port.
+
+use std::future::Future;
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::net::TcpListener;
+use tokio::sync::{mpsc, watch};
+use tracing::{info, warn};
+
+pub mod admin;
+pub mod board;
+pub mod conn;
+pub mod error;
+pub mod game;
+pub mod http;
+pub mod metrics;
+pub mod outbox;
+pub mod persist;
+pub mod record;
+pub mod registry;
+pub mod time;
+pub mod view;
+
+pub use error::ClientError;
+pub use persist::{Persist, PersistError};
+
+/// Server limits and timings. `Default` gives the documented values.
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// Largest client frame answered normally; bigger ones get `frame_too_large`.
+    pub max_frame_bytes: usize,
+    /// Frames above this close the socket with 1009.
+    pub hard_frame_bytes: usize,
+    /// Sustained client messages per second per connection (burst = 2x).
+    pub rate_per_sec: u32,
+    /// Refused (rate-limited) messages in a row before the close 4029.
+    pub flood_limit: u32,
+    /// Per-connection write queue, in frames; overflow closes with 4008.
+    pub write_queue: usize,
+    /// Per-game mailbox; a full one answers `busy`.
+    pub game_mailbox: usize,
+    /// Events kept per game for exact replay on reconnect; older → snapshot.
+    pub replay_events: usize,
+    /// Websocket ping interval (round-trip measurement for lag compensation).
+    pub ping_interval: Duration,
+    /// A socket write taking longer than this drops the connection.
+    pub write_timeout: Duration,
+    /// How long a finished game stays loaded.
+    pub finished_linger: Duration,
+    /// Longest wait for games and connections at shutdown.
+    pub shutdown_grace: Duration,
+    /// Default natural move limit in plies (120 = 60 moves each).
+    pub move_limit_plies: u32,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            max_frame_bytes: 4096,
+            hard_frame_bytes: 64 * 1024,
+            rate_per_sec: 20,
+            flood_limit: 20,
+            write_queue: 256,
+            game_mailbox: 256,
+            replay_events: 256,
+            ping_interval: Duration::from_secs(5),
+            write_timeout: Duration::from_secs(10),
+            finished_linger: Duration::from_secs(300),
+            shutdown_grace: Duration::from_secs(10),
+            move_limit_plies: 120,
+        }
+    }
+}
+
+/// What the server is given.
+pub struct Deps {
+    pub persist: Arc<dyn Persist>,
+    pub config: Config,
+}
+
+/// Shared by every task of the server.
+#[derive(Clone)]
+pub struct Env {
+    pub persist: Arc<dyn Persist>,
+    pub config: Arc<Config>,
+    pub metrics: Arc<metrics::Metrics>,
+    pub registry: Arc<registry::Registry>,
+    pub time: time::TimeBase,
+    pub shutdown: watch::Receiver<bool>,
+    /// Held by every actor and connection; serve waits for all to be dropped.
+    pub actors_done: mpsc::Sender<()>,
+}
+
+/// Runs the server until `shutdown` resolves, then shuts down in stages:
+/// stop accepting; every game finishes the command in hand (its commit
+/// included) and stops; every socket gets a `Goodbye` and close 1001.
+/// Unfinished games are recovered at the next start.
+pub async fn serve(
+    listener: TcpListener,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+    deps: Deps,
+) -> std::io::Result<()> {
+    let (sd_tx, sd_rx) = watch::channel(false);
+    let (done_tx, mut done_rx) = mpsc::channel::<()>(1);
+    let env = Env {
+        persist: deps.persist,
+        config: Arc::new(deps.config),
+        metrics: Arc::new(metrics::Metrics::default()),
+        registry: Arc::new(registry::Registry::default()),
+        time: time::TimeBase::new(),
+        shutdown: sd_rx,
+        actors_done: done_tx,
+    };
+    recover_all(&env).await;
+    let app = http::router(env.clone());
+    info!(addr = ?listener.local_addr().ok(), "listening");
+    let grace = env.config.shutdown_grace;
+    drop(env);
+    axum::serve(listener, app)
+        .with_graceful_shutdown(async move {
+            shutdown.await;
+            info!("shutting down: no new connections");
+            let _ = sd_tx.send(true);
+        })
+        .await?;
+    // Games finish their in-flight commits; sockets close with 1001.
+    if tokio::time::timeout(grace, done_rx.recv()).await.is_err() {
+        warn!("shutdown grace period over with tasks still running");
+    }
+    info!("shut down");
+    Ok(())
+}
+
+/// Loads every unfinished game (clocks resume with no time lost to the outage).
+async fn recover_all(env: &Env) {
+    let ids = match env.persist.unfinished_games().await {
+        Ok(ids) => ids,
+        Err(e) => {
+            warn!(error = %e, "cannot list unfinished games");
+            return;
+        }
+    };
+    let n = ids.len();
+    for id in ids {
+        if let Err(e) = env.registry.get_or_load(env, id).await {
+            warn!(game = id, code = e.code(), "game not recovered");
+        }
+    }
+    if n > 0 {
+        info!(games = n, "unfinished games recovered");
+    }
+}

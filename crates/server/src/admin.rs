@@ -1,0 +1,169 @@
+//! Organiser operations shared by the HTTP API and `chuhe admin`: create
+//! players, issue and revoke tokens, create casual games.
+
+use chuhe_proto::v1::{self as w, CreateGameRequest, GameInfo};
+
+use crate::persist::{Account, GameRow, Persist, PersistError, Role};
+
+/// A refused organiser request.
+#[derive(Debug, thiserror::Error)]
+pub enum AdminError {
+    #[error("{0}")]
+    Invalid(String),
+    #[error("{0} not found")]
+    NotFound(String),
+    #[error(transparent)]
+    Store(#[from] PersistError),
+}
+
+impl AdminError {
+    pub fn code(&self) -> &'static str {
+        match self {
+            AdminError::Invalid(_) => "invalid_argument",
+            AdminError::NotFound(_) => "not_found",
+            AdminError::Store(_) => "store_unavailable",
+        }
+    }
+}
+
+pub fn wire_role(r: Role) -> w::Role {
+    match r {
+        Role::Player => w::Role::Player,
+        Role::Arbiter => w::Role::Arbiter,
+        Role::Organizer => w::Role::Organizer,
+    }
+}
+
+pub async fn create_player(p: &dyn Persist, name: &str, role: Role) -> Result<Account, AdminError> {
+    let name = name.trim();
+    if name.is_empty() || name.chars().count() > 100 {
+        return Err(AdminError::Invalid(
+            "display name must be 1 to 100 characters".into(),
+        ));
+    }
+    Ok(p.create_account(name, role).await?)
+}
+
+pub async fn issue_token(
+    p: &dyn Persist,
+    account: i64,
+    label: Option<String>,
+) -> Result<(String, i64), AdminError> {
+    if p.account(account).await?.is_none() {
+        return Err(AdminError::NotFound(format!("player {account}")));
+    }
+    Ok(p.issue_token(account, label).await?)
+}
+
+/// Validates a game request and stores the game row. The caller starts it
+/// (the server spawns its actor; offline, the server starts it when it loads).
+pub async fn create_game_row(
+    p: &dyn Persist,
+    req: &CreateGameRequest,
+    now_ms: u64,
+) -> Result<(GameRow, Account, Account), AdminError> {
+    let id = |s: &str, what: &str| {
+        s.trim()
+            .parse::<i64>()
+            .map_err(|_| AdminError::Invalid(format!("{what} must be a player id, got {s:?}")))
+    };
+    let red_id = id(&req.red_id, "redId")?;
+    let black_id = id(&req.black_id, "blackId")?;
+    if red_id == black_id {
+        return Err(AdminError::Invalid(
+            "red and black must be different players".into(),
+        ));
+    }
+    let red = p
+        .account(red_id)
+        .await?
+        .ok_or_else(|| AdminError::NotFound(format!("player {red_id}")))?;
+    let black = p
+        .account(black_id)
+        .await?
+        .ok_or_else(|| AdminError::NotFound(format!("player {black_id}")))?;
+    for a in [&red, &black] {
+        if a.role != Role::Player {
+            return Err(AdminError::Invalid(format!(
+                "{} ({}) is not a player",
+                a.name, a.id
+            )));
+        }
+    }
+    let tc = if req.time_control.trim().is_empty() {
+        "15m+10s".to_string()
+    } else {
+        req.time_control.trim().to_string()
+    };
+    let controls: chuhe_clock::Controls = tc.parse().map_err(|e: chuhe_clock::ParseError| {
+        AdminError::Invalid(format!("time control {tc:?}: {e}"))
+    })?;
+    let fen = if req.initial_fen.trim().is_empty() {
+        chuhe_rules::START_FEN.to_string()
+    } else {
+        req.initial_fen.trim().to_string()
+    };
+    let pos = chuhe_rules::Position::from_fen(&fen)
+        .map_err(|e| AdminError::Invalid(format!("initial FEN: {e}")))?;
+    if pos.outcome().is_some() {
+        return Err(AdminError::Invalid(
+            "the initial position is already decided".into(),
+        ));
+    }
+    let ruleset = if req.ruleset.trim().is_empty() {
+        "cxa-2011".to_string()
+    } else {
+        req.ruleset.trim().to_string()
+    };
+    let delay = req.delay.unwrap_or_default();
+    let row = GameRow {
+        id: 0,
+        red: red.id,
+        black: black.id,
+        time_control: controls.to_string(),
+        ruleset,
+        start_fen: pos.to_fen(),
+        delay_plies: delay.plies,
+        delay_ms: delay.seconds as u64 * 1000,
+        event: non_empty(&req.event),
+        round: non_empty(&req.round),
+        board: req.board.trim().parse().ok(),
+        created_at_ms: now_ms,
+        finished: false,
+    };
+    let row = p.create_game(row).await?;
+    Ok((row, red, black))
+}
+
+fn non_empty(s: &str) -> Option<String> {
+    let t = s.trim();
+    (!t.is_empty()).then(|| t.to_string())
+}
+
+/// Creates and starts a game on a running server.
+pub async fn create_game(
+    env: &crate::Env,
+    req: &CreateGameRequest,
+) -> Result<GameInfo, AdminError> {
+    let (row, red, black) = create_game_row(env.persist.as_ref(), req, env.time.now_ms()).await?;
+    let seed = crate::game::GameSeed {
+        row,
+        red,
+        black,
+        move_limit_plies: if req.move_limit_plies > 0 {
+            req.move_limit_plies
+        } else {
+            env.config.move_limit_plies
+        },
+    };
+    let h = crate::game::create(env.clone(), seed)
+        .await
+        .map_err(|e| AdminError::Invalid(e.to_string()))?;
+    env.registry.insert(h.clone());
+    let info = h
+        .record(false)
+        .await
+        .map(|r| r.view.info)
+        .unwrap_or_default();
+    Ok(info)
+}

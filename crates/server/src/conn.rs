@@ -1,0 +1,496 @@
+//! One websocket connection: subprotocol and auth at the upgrade, then a
+//! reader (this task: limits, decoding, routing to games) and a writer task
+//! (the bounded queue, pings for round-trip estimates, close frames).
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use axum::extract::ws::{CloseFrame, Message, WebSocket};
+use axum::extract::{Query, State, WebSocketUpgrade};
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Response};
+use chuhe_clock::LagEstimator;
+use chuhe_proto::v1::{self as w, ClientMessage, ServerMessage, client_message, server_message};
+use chuhe_proto::{Encoding, Message as _};
+use futures_util::{SinkExt, StreamExt};
+use tokio::sync::mpsc;
+use tokio::time::Instant;
+use tracing::{Instrument, debug, info_span, warn};
+
+use crate::error::{ClientError, close};
+use crate::game::{Body, GameHandle, Principal, Request};
+use crate::outbox::{Kick, Out, Outbox};
+use crate::persist::Role;
+use crate::{Env, http::api_error};
+
+static NEXT_CONN: AtomicU64 = AtomicU64::new(1);
+
+#[derive(Debug, serde::Deserialize)]
+pub struct WsQuery {
+    token: Option<String>,
+}
+
+/// The bearer token of a request: `Authorization: Bearer …` or `?token=…`
+/// (browsers cannot set headers on websockets).
+pub fn bearer(headers: &HeaderMap, query: Option<&str>) -> Option<String> {
+    if let Some(v) = headers.get(axum::http::header::AUTHORIZATION) {
+        if let Ok(s) = v.to_str() {
+            if let Some(t) = s
+                .strip_prefix("Bearer ")
+                .or_else(|| s.strip_prefix("bearer "))
+            {
+                return Some(t.trim().to_string());
+            }
+        }
+    }
+    query.map(|s| s.to_string()).filter(|s| !s.is_empty())
+}
+
+/// Resolves a bearer token: Ok(None) = anonymous, Err = an HTTP error answer.
+pub async fn authenticate(env: &Env, token: Option<String>) -> Result<Principal, Response> {
+    let Some(token) = token else {
+        return Ok(Principal { account: None });
+    };
+    match env.persist.authenticate(&token).await {
+        Ok(Some(account)) => Ok(Principal {
+            account: Some(account),
+        }),
+        Ok(None) => Err(api_error(
+            StatusCode::UNAUTHORIZED,
+            "unauthenticated",
+            "unknown or revoked token",
+        )),
+        Err(e) => {
+            warn!(error = %e, "authentication failed");
+            Err(api_error(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "store_unavailable",
+                "cannot check the token now",
+            ))
+        }
+    }
+}
+
+pub async fn ws_handler(
+    State(env): State<Env>,
+    headers: HeaderMap,
+    Query(q): Query<WsQuery>,
+    ws: WebSocketUpgrade,
+) -> Response {
+    let enc = ws
+        .requested_protocols()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|s| s.split(','))
+        .find_map(Encoding::from_subprotocol);
+    let Some(enc) = enc else {
+        return api_error(
+            StatusCode::BAD_REQUEST,
+            "unsupported_subprotocol",
+            "request the websocket subprotocol chuhe.v1.proto or chuhe.v1.json",
+        );
+    };
+    let who = match authenticate(&env, bearer(&headers, q.token.as_deref())).await {
+        Ok(p) => p,
+        Err(r) => return r,
+    };
+    if *env.shutdown.borrow() {
+        return api_error(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "shutting_down",
+            "the server is shutting down",
+        );
+    }
+    let hard = env.config.hard_frame_bytes;
+    ws.protocols([enc.subprotocol()])
+        .max_message_size(hard)
+        .max_frame_size(hard)
+        .read_buffer_size(4096)
+        .write_buffer_size(0)
+        .max_write_buffer_size(hard * 4)
+        .on_upgrade(move |socket| {
+            let conn = NEXT_CONN.fetch_add(1, Ordering::Relaxed);
+            let span = info_span!("conn", conn, principal = ?who.id(), role = ?who.role());
+            run(env, socket, enc, who, conn).instrument(span)
+        })
+        .into_response()
+}
+
+fn role_gauge<'a>(env: &'a Env, who: &Principal) -> &'a std::sync::atomic::AtomicI64 {
+    match who.role() {
+        None => &env.metrics.conns_spectator,
+        Some(Role::Player) => &env.metrics.conns_player,
+        Some(Role::Arbiter) => &env.metrics.conns_arbiter,
+        Some(Role::Organizer) => &env.metrics.conns_organizer,
+    }
+}
+
+/// Token bucket: `rate` per second, burst `2 * rate`.
+struct Bucket {
+    tokens: f64,
+    rate: f64,
+    last: Instant,
+}
+
+impl Bucket {
+    fn new(rate: u32) -> Bucket {
+        Bucket {
+            tokens: 2.0 * rate as f64,
+            rate: rate as f64,
+            last: Instant::now(),
+        }
+    }
+    fn take(&mut self) -> bool {
+        let now = Instant::now();
+        let dt = now.saturating_duration_since(self.last).as_secs_f64();
+        self.last = now;
+        self.tokens = (self.tokens + dt * self.rate).min(2.0 * self.rate);
+        if self.tokens >= 1.0 {
+            self.tokens -= 1.0;
+            true
+        } else {
+            false
+        }
+    }
+}
+
+struct Conn {
+    env: Env,
+    who: Arc<Principal>,
+    out: Outbox,
+    kick: Arc<Kick>,
+    games: HashMap<i64, GameHandle>,
+    lag: Arc<Mutex<LagEstimator>>,
+}
+
+async fn run(env: Env, socket: WebSocket, enc: Encoding, who: Principal, conn_id: u64) {
+    let gauge = role_gauge(&env, &who);
+    gauge.fetch_add(1, Ordering::Relaxed);
+    debug!("connected");
+    let (out, rx, kick) = Outbox::new(conn_id, enc, env.config.write_queue);
+    let who = Arc::new(who);
+    out.send_msg(ServerMessage {
+        kind: Some(server_message::Kind::Welcome(w::Welcome {
+            protocol: 1,
+            server_version: env!("CARGO_PKG_VERSION").into(),
+            role: who.wire_role() as i32,
+            principal_id: who.id().map(|i| i.to_string()).unwrap_or_default(),
+            display_name: who
+                .account
+                .as_ref()
+                .map(|a| a.name.clone())
+                .unwrap_or_default(),
+            max_frame_bytes: env.config.max_frame_bytes as u32,
+            rate_limit_per_sec: env.config.rate_per_sec,
+            server_time_ms: env.time.now_ms(),
+        })),
+    });
+    let (sink, mut stream) = socket.split();
+    let lag = Arc::new(Mutex::new(LagEstimator::default()));
+    let mut writer = tokio::spawn(
+        write_loop(env.clone(), sink, rx, kick.clone(), enc).instrument(tracing::Span::current()),
+    );
+    let mut c = Conn {
+        env: env.clone(),
+        who,
+        out,
+        kick: kick.clone(),
+        games: HashMap::new(),
+        lag,
+    };
+    let mut bucket = Bucket::new(env.config.rate_per_sec);
+    let mut refused = 0u32;
+    loop {
+        tokio::select! {
+            msg = stream.next() => {
+                let msg = match msg {
+                    Some(Ok(m)) => m,
+                    Some(Err(e)) => {
+                        let text = e.to_string();
+                        if text.contains("too long") || text.contains("Space limit") || text.contains("size") {
+                            kick.kick(close::MESSAGE_TOO_BIG);
+                        }
+                        debug!(error = %e, "read error");
+                        break;
+                    }
+                    None => break,
+                };
+                let (data, is_text) = match msg {
+                    Message::Text(t) => (t.as_str().as_bytes().to_vec(), true),
+                    Message::Binary(b) => (b.to_vec(), false),
+                    Message::Pong(p) => {
+                        c.on_pong(&p);
+                        continue;
+                    }
+                    Message::Ping(_) => continue,
+                    Message::Close(_) => break,
+                };
+                if !bucket.take() {
+                    refused += 1;
+                    if refused > env.config.flood_limit {
+                        env.metrics.rate_limited_closes_total.fetch_add(1, Ordering::Relaxed);
+                        kick.kick(close::RATE_LIMITED);
+                        break;
+                    }
+                    c.send_error(0, "", &ClientError::RateLimited { per_sec: env.config.rate_per_sec });
+                    continue;
+                }
+                refused = 0;
+                c.on_frame(&data, is_text).await;
+            }
+            _ = &mut writer => break,
+        }
+    }
+    kick.kick(1000);
+    for h in c.games.values() {
+        h.detach(conn_id);
+    }
+    let _ = writer.await;
+    gauge.fetch_sub(1, Ordering::Relaxed);
+    debug!("disconnected");
+}
+
+async fn write_loop(
+    env: Env,
+    mut sink: futures_util::stream::SplitSink<WebSocket, Message>,
+    mut rx: mpsc::Receiver<Out>,
+    kick: Arc<Kick>,
+    enc: Encoding,
+) {
+    let mut shutdown = env.shutdown.clone();
+    let mut ping = tokio::time::interval(env.config.ping_interval);
+    ping.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let timeout = env.config.write_timeout;
+    let goodbye = |code: &str, message: &str, after: u32| {
+        let m = ServerMessage {
+            kind: Some(server_message::Kind::Goodbye(w::Goodbye {
+                code: code.into(),
+                message: message.into(),
+                reconnect_after_ms: after,
+            })),
+        };
+        encode(enc, &m)
+    };
+    let (close_code, reason, bye) = loop {
+        tokio::select! {
+            biased;
+            code = kick.kicked() => {
+                let bye = match code {
+                    close::TOO_SLOW => {
+                        env.metrics.dropped_slow_total.fetch_add(1, Ordering::Relaxed);
+                        Some(goodbye("too_slow", "your connection could not keep up; reconnect with the last seq you saw", 1000))
+                    }
+                    close::RATE_LIMITED => Some(goodbye("rate_limited", "too many messages", 10_000)),
+                    _ => None,
+                };
+                let reason = match code {
+                    close::TOO_SLOW => "too slow",
+                    close::RATE_LIMITED => "rate limited",
+                    close::MESSAGE_TOO_BIG => "frame too large",
+                    _ => "",
+                };
+                break (code, reason, bye);
+            }
+            _ = shutdown.changed() => {
+                break (close::GOING_AWAY, "server shutting down",
+                       Some(goodbye("shutdown", "the server is restarting; reconnect with the last seq you saw", 1000)));
+            }
+            item = rx.recv() => {
+                let Some(item) = item else { break (1000, "", None) };
+                let msg = match item {
+                    Out::Shared(f) => f.ws_message(enc),
+                    Out::Own(m) => encode(enc, &m),
+                };
+                match tokio::time::timeout(timeout, sink.send(msg)).await {
+                    Ok(Ok(())) => {}
+                    Ok(Err(e)) => { debug!(error = %e, "write failed"); return; }
+                    Err(_) => { debug!("write timed out"); return; }
+                }
+            }
+            _ = ping.tick() => {
+                let now = env.time.now_ms().to_be_bytes();
+                if sink.send(Message::Ping(axum::body::Bytes::copy_from_slice(&now))).await.is_err() {
+                    return;
+                }
+            }
+        }
+    };
+    let short = Duration::from_secs(2);
+    if let Some(b) = bye {
+        let _ = tokio::time::timeout(short, sink.send(b)).await;
+    }
+    if close_code != 1000 || !reason.is_empty() {
+        let _ = tokio::time::timeout(
+            short,
+            sink.send(Message::Close(Some(CloseFrame {
+                code: close_code,
+                reason: reason.into(),
+            }))),
+        )
+        .await;
+    } else {
+        let _ = tokio::time::timeout(short, sink.send(Message::Close(None))).await;
+    }
+    let _ = tokio::time::timeout(short, sink.close()).await;
+}
+
+fn encode(enc: Encoding, m: &ServerMessage) -> Message {
+    match enc {
+        Encoding::Proto => Message::Binary(m.encode_to_vec().into()),
+        Encoding::Json => Message::Text(chuhe_proto::encode_json(m).into()),
+    }
+}
+
+impl Conn {
+    fn on_pong(&self, payload: &[u8]) {
+        let Ok(b) = <[u8; 8]>::try_from(payload) else {
+            return;
+        };
+        let sent = u64::from_be_bytes(b);
+        let now = self.env.time.now_ms();
+        if sent <= now {
+            if let Ok(mut l) = self.lag.lock() {
+                l.record(Duration::from_millis(now - sent));
+            }
+        }
+    }
+
+    fn send_error(&self, req: u32, game: &str, e: &ClientError) {
+        self.env
+            .metrics
+            .client_errors_total
+            .fetch_add(1, Ordering::Relaxed);
+        debug!(code = e.code(), "client error");
+        self.out.send_msg(ServerMessage {
+            kind: Some(server_message::Kind::Error(e.to_wire(req, game))),
+        });
+    }
+
+    async fn on_frame(&mut self, data: &[u8], is_text: bool) {
+        let limit = self.env.config.max_frame_bytes;
+        if data.len() > limit {
+            return self.send_error(
+                0,
+                "",
+                &ClientError::FrameTooLarge {
+                    size: data.len(),
+                    limit,
+                },
+            );
+        }
+        let want_text = self.out.encoding == Encoding::Json;
+        if is_text != want_text {
+            return self.send_error(0, "", &ClientError::WrongFrameType);
+        }
+        let decoded: Result<ClientMessage, _> = if is_text {
+            match std::str::from_utf8(data) {
+                Ok(s) => chuhe_proto::decode_json(s),
+                Err(_) => {
+                    return self.send_error(0, "", &ClientError::MalformedFrame("not UTF-8".into()));
+                }
+            }
+        } else {
+            chuhe_proto::decode_proto(data)
+        };
+        let msg = match decoded {
+            Ok(m) => m,
+            Err(e) => return self.send_error(0, "", &ClientError::MalformedFrame(e.to_string())),
+        };
+        let req = msg.request_id;
+        let Some(kind) = msg.kind else {
+            return self.send_error(req, "", &ClientError::UnknownMessage);
+        };
+        use client_message::Kind as K;
+        let (game_id, body) = match kind {
+            K::Ping(p) => {
+                self.out.send_msg(ServerMessage {
+                    kind: Some(server_message::Kind::Pong(w::Pong {
+                        client_time_ms: p.client_time_ms,
+                        server_time_ms: self.env.time.now_ms(),
+                    })),
+                });
+                return;
+            }
+            K::ListGames(_) => {
+                self.out.send_msg(ServerMessage {
+                    kind: Some(server_message::Kind::GameList(w::GameList {
+                        games: self.env.registry.live_games(),
+                    })),
+                });
+                return;
+            }
+            K::Subscribe(s) => (
+                s.game_id,
+                Body::Subscribe {
+                    last_seq: s.last_seq,
+                },
+            ),
+            K::Unsubscribe(u) => (u.game_id, Body::Unsubscribe),
+            K::Move(m) => (
+                m.game_id,
+                Body::Move {
+                    ply: m.ply,
+                    mv: m.r#move,
+                    offer_draw: m.offer_draw,
+                    think_ms: (m.think_ms > 0).then_some(m.think_ms),
+                },
+            ),
+            K::OfferDraw(o) => (o.game_id, Body::OfferDraw),
+            K::AnswerDraw(a) => (a.game_id, Body::AnswerDraw { accept: a.accept }),
+            K::Resign(r) => (r.game_id, Body::Resign),
+            K::ClaimMoveLimit(c) => (c.game_id, Body::ClaimMoveLimit),
+            K::RequestRuling(r) => (r.game_id, Body::RequestRuling),
+            K::Arbiter(a) => {
+                let Some(action) = a.action else {
+                    return self.send_error(
+                        req,
+                        &a.game_id,
+                        &ClientError::InvalidArgument("the arbiter command has no action".into()),
+                    );
+                };
+                (
+                    a.game_id,
+                    Body::Arbiter {
+                        reason: a.reason,
+                        action,
+                    },
+                )
+            }
+        };
+        let handle = match self.handle(&game_id).await {
+            Ok(h) => h,
+            Err(e) => return self.send_error(req, &game_id, &e),
+        };
+        if matches!(body, Body::Unsubscribe) {
+            self.games.remove(&handle.id);
+        }
+        let lag = self.lag.lock().map(|l| l.estimate()).unwrap_or_default();
+        let r = Request {
+            req,
+            who: self.who.clone(),
+            out: self.out.clone(),
+            lag,
+            received: Instant::now(),
+            body,
+        };
+        if let Err(e) = handle.send(r) {
+            self.send_error(req, &game_id, &e);
+        }
+        let _ = &self.kick;
+    }
+
+    async fn handle(&mut self, game_id: &str) -> Result<GameHandle, ClientError> {
+        let id: i64 = game_id
+            .parse()
+            .map_err(|_| ClientError::GameNotFound(game_id.to_string()))?;
+        if let Some(h) = self.games.get(&id) {
+            if h.is_alive() {
+                return Ok(h.clone());
+            }
+        }
+        let h = self.env.registry.get_or_load(&self.env, id).await?;
+        self.games.insert(id, h.clone());
+        Ok(h)
+    }
+}

@@ -1,0 +1,134 @@
+//! Errors a client can cause, each with its stable wire code, and the
+//! websocket close codes the server uses. One place knows every code.
+
+use thiserror::Error;
+
+/// Close codes (RFC 6455 plus application codes 4000–4999). Documented in
+/// docs/protocol.md; stable.
+pub mod close {
+    /// The server is shutting down; reconnect after the hint in `Goodbye`.
+    pub const GOING_AWAY: u16 = 1001;
+    /// A frame above the hard size limit (the socket cannot stay in sync).
+    pub const MESSAGE_TOO_BIG: u16 = 1009;
+    /// The connection's write queue overflowed (client too slow); reconnect
+    /// with the last seq seen.
+    pub const TOO_SLOW: u16 = 4008;
+    /// The client kept sending after being rate limited.
+    pub const RATE_LIMITED: u16 = 4029;
+    /// The token used by this connection was revoked.
+    pub const TOKEN_REVOKED: u16 = 4001;
+}
+
+/// A refused client request. The game is unchanged; the connection stays open.
+#[derive(Debug, Clone, Error, PartialEq, Eq)]
+pub enum ClientError {
+    #[error("the frame could not be decoded: {0}")]
+    MalformedFrame(String),
+    #[error(
+        "text frames are not accepted on a chuhe.v1.proto connection (and binary not on chuhe.v1.json)"
+    )]
+    WrongFrameType,
+    #[error("the message carries no known kind")]
+    UnknownMessage,
+    #[error("the frame is {size} bytes; the limit is {limit}")]
+    FrameTooLarge { size: usize, limit: usize },
+    #[error("too many messages: at most {per_sec} per second")]
+    RateLimited { per_sec: u32 },
+    #[error("no game with id {0:?}")]
+    GameNotFound(String),
+    #[error("subscribe to the game first")]
+    NotSubscribed,
+    #[error("you are not a player in this game")]
+    NotAPlayer,
+    #[error("this needs an arbiter")]
+    NotAnArbiter,
+    #[error("it is not your turn")]
+    NotYourTurn,
+    #[error("ply {got} is stale: the next ply is {expected}")]
+    StalePly { got: u32, expected: u32 },
+    #[error("illegal move {mv:?}: {why}")]
+    IllegalMove { mv: String, why: String },
+    #[error("the game is finished")]
+    GameFinished,
+    #[error("the game is paused")]
+    GamePaused,
+    #[error("no draw offer to answer")]
+    NoDrawOffer,
+    #[error("a draw can be offered only after your own move and before your opponent's")]
+    DrawOfferNotAllowed,
+    #[error("{0}")]
+    InvalidArgument(String),
+    #[error("the server is busy; retry")]
+    Busy,
+    #[error("the server could not store the request; nothing changed, retry")]
+    StoreUnavailable,
+    #[error("the server is shutting down")]
+    ShuttingDown,
+}
+
+impl ClientError {
+    /// The stable machine code.
+    pub fn code(&self) -> &'static str {
+        match self {
+            ClientError::MalformedFrame(_) => "malformed_frame",
+            ClientError::WrongFrameType => "wrong_frame_type",
+            ClientError::UnknownMessage => "unknown_message",
+            ClientError::FrameTooLarge { .. } => "frame_too_large",
+            ClientError::RateLimited { .. } => "rate_limited",
+            ClientError::GameNotFound(_) => "game_not_found",
+            ClientError::NotSubscribed => "not_subscribed",
+            ClientError::NotAPlayer => "not_a_player",
+            ClientError::NotAnArbiter => "permission_denied",
+            ClientError::NotYourTurn => "not_your_turn",
+            ClientError::StalePly { .. } => "stale_ply",
+            ClientError::IllegalMove { .. } => "illegal_move",
+            ClientError::GameFinished => "game_finished",
+            ClientError::GamePaused => "game_paused",
+            ClientError::NoDrawOffer => "no_draw_offer",
+            ClientError::DrawOfferNotAllowed => "draw_offer_not_allowed",
+            ClientError::InvalidArgument(_) => "invalid_argument",
+            ClientError::Busy => "busy",
+            ClientError::StoreUnavailable => "store_unavailable",
+            ClientError::ShuttingDown => "shutting_down",
+        }
+    }
+
+    /// Every code, for docs and tests.
+    pub const ALL_CODES: &'static [&'static str] = &[
+        "malformed_frame",
+        "wrong_frame_type",
+        "unknown_message",
+        "frame_too_large",
+        "rate_limited",
+        "game_not_found",
+        "not_subscribed",
+        "not_a_player",
+        "permission_denied",
+        "not_your_turn",
+        "stale_ply",
+        "illegal_move",
+        "game_finished",
+        "game_paused",
+        "no_draw_offer",
+        "draw_offer_not_allowed",
+        "invalid_argument",
+        "busy",
+        "store_unavailable",
+        "shutting_down",
+    ];
+
+    /// Server-side trouble is worth a warning; a client's mistake is debug.
+    pub fn is_server_side(&self) -> bool {
+        matches!(self, ClientError::StoreUnavailable | ClientError::Busy)
+    }
+
+    /// The wire message.
+    pub fn to_wire(&self, request_id: u32, game_id: &str) -> chuhe_proto::v1::Error {
+        chuhe_proto::v1::Error {
+            request_id,
+            code: self.code().to_string(),
+            message: self.to_string(),
+            game_id: game_id.to_string(),
+        }
+    }
+}

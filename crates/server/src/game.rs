@@ -1,0 +1,1472 @@
+//! One actor per game: a tokio task that owns the position, the clock, the
+//! ruling state and the game's subscribers. Everyone else holds a
+//! [`GameHandle`] (a bounded channel); nothing on the move path takes a lock.
+//!
+//! Every change follows one path: compute the next state on a copy, commit
+//! the resulting events to the store, and only then acknowledge, replace the
+//! state and broadcast. A failed commit changes nothing.
+
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use chuhe_clock::{Clock, ClockSnapshot, Controls, LagConfig, Millis};
+use chuhe_proto::v1::{
+    self as w, ArbiterNote, ClockState, GameEvent, GameInfo, GameSummary, Result as WResult,
+    ServerMessage, Side, SideClock, StoredEvent, arbiter_command::Action, game_event::Kind,
+    server_message,
+};
+use prost::Message as _;
+use tokio::sync::{mpsc, oneshot, watch};
+use tokio::time::{Instant, sleep_until};
+use tracing::{Instrument, debug, info, info_span, warn};
+
+use crate::Env;
+use crate::board::Board;
+use crate::error::ClientError;
+use crate::outbox::{Out, Outbox, SharedFrame};
+use crate::persist::{Account, EventRow, FinishRow, GameRow, Role};
+use crate::view::View;
+
+/// Who sent a request.
+#[derive(Debug, Clone)]
+pub struct Principal {
+    /// None: anonymous spectator.
+    pub account: Option<Account>,
+}
+
+impl Principal {
+    pub fn id(&self) -> Option<i64> {
+        self.account.as_ref().map(|a| a.id)
+    }
+    pub fn role(&self) -> Option<Role> {
+        self.account.as_ref().map(|a| a.role)
+    }
+    pub fn sees_live(&self) -> bool {
+        matches!(self.role(), Some(Role::Arbiter | Role::Organizer))
+    }
+    pub fn wire_role(&self) -> w::Role {
+        match self.role() {
+            None => w::Role::Spectator,
+            Some(Role::Player) => w::Role::Player,
+            Some(Role::Arbiter) => w::Role::Arbiter,
+            Some(Role::Organizer) => w::Role::Organizer,
+        }
+    }
+}
+
+/// A client request routed to a game.
+#[derive(Debug)]
+pub struct Request {
+    pub req: u32,
+    pub who: Arc<Principal>,
+    pub out: Outbox,
+    /// The connection's round-trip estimate (lag compensation bound).
+    pub lag: Duration,
+    pub received: Instant,
+    pub body: Body,
+}
+
+#[derive(Debug)]
+pub enum Body {
+    Subscribe {
+        last_seq: u64,
+    },
+    Unsubscribe,
+    Move {
+        ply: u32,
+        mv: String,
+        offer_draw: bool,
+        think_ms: Option<u32>,
+    },
+    OfferDraw,
+    AnswerDraw {
+        accept: bool,
+    },
+    Resign,
+    ClaimMoveLimit,
+    RequestRuling,
+    Arbiter {
+        reason: String,
+        action: Action,
+    },
+}
+
+/// A game's record as seen by some audience.
+#[derive(Debug, Clone)]
+pub struct RecordView {
+    pub view: View,
+}
+
+enum Cmd {
+    Client(Request),
+    Detach(u64),
+    Record {
+        public: bool,
+        reply: oneshot::Sender<RecordView>,
+    },
+}
+
+/// The handle to a game actor.
+#[derive(Clone)]
+pub struct GameHandle {
+    pub id: i64,
+    tx: mpsc::Sender<Cmd>,
+    pub summary: Arc<Mutex<GameSummary>>,
+}
+
+impl std::fmt::Debug for GameHandle {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "GameHandle({})", self.id)
+    }
+}
+
+impl GameHandle {
+    /// Routes a request; a full mailbox answers `busy` rather than waiting.
+    pub fn send(&self, r: Request) -> Result<(), ClientError> {
+        match self.tx.try_send(Cmd::Client(r)) {
+            Ok(()) => Ok(()),
+            Err(mpsc::error::TrySendError::Full(_)) => Err(ClientError::Busy),
+            Err(mpsc::error::TrySendError::Closed(_)) => {
+                Err(ClientError::GameNotFound(self.id.to_string()))
+            }
+        }
+    }
+
+    pub fn detach(&self, conn_id: u64) {
+        let _ = self.tx.try_send(Cmd::Detach(conn_id));
+    }
+
+    pub async fn record(&self, public: bool) -> Option<RecordView> {
+        let (tx, rx) = oneshot::channel();
+        self.tx.send(Cmd::Record { public, reply: tx }).await.ok()?;
+        rx.await.ok()
+    }
+
+    pub fn is_alive(&self) -> bool {
+        !self.tx.is_closed()
+    }
+}
+
+/// Everything needed to start a game actor.
+pub struct GameSeed {
+    pub row: GameRow,
+    pub red: Account,
+    pub black: Account,
+    pub move_limit_plies: u32,
+}
+
+fn cside(s: Side) -> chuhe_clock::Side {
+    if s == Side::Black {
+        chuhe_clock::Side::Black
+    } else {
+        chuhe_clock::Side::Red
+    }
+}
+
+fn wside(s: chuhe_clock::Side) -> Side {
+    match s {
+        chuhe_clock::Side::Red => Side::Red,
+        chuhe_clock::Side::Black => Side::Black,
+    }
+}
+
+fn other(s: Side) -> Side {
+    if s == Side::Red {
+        Side::Black
+    } else {
+        Side::Red
+    }
+}
+
+fn win_for(s: Side) -> WResult {
+    if s == Side::Red {
+        WResult::RedWins
+    } else {
+        WResult::BlackWins
+    }
+}
+
+fn side_name(s: Side) -> &'static str {
+    if s == Side::Red { "Red" } else { "Black" }
+}
+
+pub fn result_text(r: WResult) -> &'static str {
+    match r {
+        WResult::RedWins => "1-0",
+        WResult::BlackWins => "0-1",
+        WResult::Draw => "1/2-1/2",
+        WResult::BothLose => "0-0",
+        WResult::Unspecified => "*",
+    }
+}
+
+fn sidx(s: Side) -> usize {
+    if s == Side::Black { 1 } else { 0 }
+}
+
+/// The game state that changes with events. Cloned, changed, committed, swapped.
+#[derive(Clone)]
+struct State {
+    board: Board,
+    clock: Clock,
+    fouls: [u32; 2],
+    draw_offer: Option<Side>,
+    /// A side whose offer was refused may not offer again until the opponent has offered.
+    offer_blocked: [bool; 2],
+    result: Option<(WResult, String)>,
+    /// (ply, iccs, seq, side) of the last move, for idempotent resends.
+    last_move: Option<(u32, String, u64, Side)>,
+}
+
+/// A pending event batch: the events (without seq) and optional finish.
+#[derive(Default)]
+struct Batch {
+    kinds: Vec<(Kind, Option<i64>, Option<String>)>,
+}
+
+impl Batch {
+    fn push(&mut self, k: Kind) {
+        self.kinds.push((k, None, None));
+    }
+    fn push_by(&mut self, k: Kind, by: i64, why: &str) {
+        self.kinds.push((k, Some(by), Some(why.to_string())));
+    }
+}
+
+struct Pending {
+    release_ms: u64,
+    min_plies: u32,
+    frame: Arc<SharedFrame>,
+    event: GameEvent,
+}
+
+struct Game {
+    id: i64,
+    gid: String,
+    info: GameInfo,
+    red: i64,
+    black: i64,
+    st: State,
+    seq: u64,
+    env: Env,
+    live: View,
+    public: Option<View>,
+    ring: VecDeque<Arc<SharedFrame>>,
+    public_ring: VecDeque<Arc<SharedFrame>>,
+    live_subs: Vec<Outbox>,
+    public_subs: Vec<Outbox>,
+    delayed: VecDeque<Pending>,
+    delay_plies: u32,
+    delay_ms: u64,
+    summary: Arc<Mutex<GameSummary>>,
+    move_limit: u32,
+    finished_at: Option<Instant>,
+    commit_retry: Option<Instant>,
+}
+
+/// Creates a new game: commits its first event, then starts the actor.
+pub async fn create(env: Env, seed: GameSeed) -> Result<GameHandle, ClientError> {
+    let (game, _) = Game::build(env.clone(), seed, None)?;
+    game.start_new().await
+}
+
+/// Recovers a stored game (finished or not) from its event log.
+pub async fn recover(env: Env, seed: GameSeed) -> Result<GameHandle, String> {
+    let events = env
+        .persist
+        .events(seed.row.id)
+        .await
+        .map_err(|e| e.to_string())?;
+    if events.is_empty() {
+        // Created but its first event never committed: create it now.
+        let (game, _) = Game::build(env.clone(), seed, None).map_err(|e| e.to_string())?;
+        return game.start_new().await.map_err(|e| e.to_string());
+    }
+    let mut stored = Vec::with_capacity(events.len());
+    for (seq, payload) in events {
+        let s = StoredEvent::decode(payload.as_slice())
+            .map_err(|e| format!("event {seq} of game {}: {e}", seed.row.id))?;
+        stored.push(s);
+    }
+    let (mut game, _) = Game::build(env.clone(), seed, Some(&stored)).map_err(|e| e.to_string())?;
+    game.replay(stored)?;
+    game.resume_after_restart().await
+}
+
+impl Game {
+    fn build(
+        env: Env,
+        seed: GameSeed,
+        _stored: Option<&[StoredEvent]>,
+    ) -> Result<(Game, ()), ClientError> {
+        let row = &seed.row;
+        let board = Board::from_fen(&row.start_fen).map_err(ClientError::InvalidArgument)?;
+        let controls: Controls = row
+            .time_control
+            .parse()
+            .map_err(|e: chuhe_clock::ParseError| ClientError::InvalidArgument(e.to_string()))?;
+        let clock = Clock::new(controls, LagConfig::default());
+        let gid = row.id.to_string();
+        let info = GameInfo {
+            game_id: gid.clone(),
+            red_id: row.red.to_string(),
+            red_name: seed.red.name.clone(),
+            black_id: row.black.to_string(),
+            black_name: seed.black.name.clone(),
+            time_control: row.time_control.clone(),
+            ruleset: row.ruleset.clone(),
+            initial_fen: board.fen(),
+            event: row.event.clone().unwrap_or_default(),
+            round: row.round.clone().unwrap_or_default(),
+            board: row.board.map(|b| b.to_string()).unwrap_or_default(),
+            delay: Some(w::BroadcastDelay {
+                plies: row.delay_plies,
+                seconds: (row.delay_ms / 1000) as u32,
+            }),
+            move_limit_plies: seed.move_limit_plies,
+            created_at_ms: row.created_at_ms,
+        };
+        let delayed_view = row.delay_plies > 0 || row.delay_ms > 0;
+        let summary = Arc::new(Mutex::new(GameSummary {
+            game_id: gid.clone(),
+            red_name: seed.red.name.clone(),
+            black_name: seed.black.name.clone(),
+            time_control: row.time_control.clone(),
+            ..GameSummary::default()
+        }));
+        Ok((
+            Game {
+                id: row.id,
+                gid: gid.clone(),
+                info,
+                red: row.red,
+                black: row.black,
+                st: State {
+                    board,
+                    clock,
+                    fouls: [0, 0],
+                    draw_offer: None,
+                    offer_blocked: [false, false],
+                    result: None,
+                    last_move: None,
+                },
+                seq: 0,
+                env,
+                live: View::new(&gid, false),
+                public: delayed_view.then(|| View::new(&gid, true)),
+                ring: VecDeque::new(),
+                public_ring: VecDeque::new(),
+                live_subs: Vec::new(),
+                public_subs: Vec::new(),
+                delayed: VecDeque::new(),
+                delay_plies: row.delay_plies,
+                delay_ms: row.delay_ms,
+                summary,
+                move_limit: if seed.move_limit_plies == 0 {
+                    120
+                } else {
+                    seed.move_limit_plies
+                },
+                finished_at: None,
+                commit_retry: None,
+            },
+            (),
+        ))
+    }
+
+    fn now(&self) -> u64 {
+        self.env.time.now_ms()
+    }
+
+    fn clock_state(&self, st: &State, now: u64) -> ClockState {
+        let v = st.clock.view(Millis(now));
+        let sc = |s: chuhe_clock::SideView| SideClock {
+            remaining_ms: s.period_remaining_ms.unwrap_or(s.remaining_ms),
+            periods_left: s.periods_left,
+            in_byoyomi: s.period_remaining_ms.is_some(),
+        };
+        let running =
+            if st.result.is_some() || v.paused || v.flag.is_some() || !st.clock.is_started() {
+                Side::Unspecified
+            } else {
+                v.to_move.map(wside).unwrap_or(Side::Unspecified)
+            };
+        ClockState {
+            red: Some(sc(v.red)),
+            black: Some(sc(v.black)),
+            running: running as i32,
+            paused: v.paused,
+        }
+    }
+
+    fn spawn(self) -> GameHandle {
+        let (tx, rx) = mpsc::channel(self.env.config.game_mailbox);
+        let handle = GameHandle {
+            id: self.id,
+            tx,
+            summary: self.summary.clone(),
+        };
+        let span = info_span!("game", game = self.id);
+        let shutdown = self.env.shutdown.clone();
+        let done = self.env.actors_done.clone();
+        tokio::spawn(
+            async move {
+                self.run(rx, shutdown).await;
+                drop(done);
+            }
+            .instrument(span),
+        );
+        handle
+    }
+
+    async fn start_new(mut self) -> Result<GameHandle, ClientError> {
+        let now = self.now();
+        let mut next = self.st.clone();
+        next.clock
+            .start(Millis(now))
+            .map_err(|e| ClientError::InvalidArgument(e.to_string()))?;
+        let clock = self.clock_state(&next, now);
+        let mut b = Batch::default();
+        b.push(Kind::Created(w::GameCreated {
+            info: Some(self.info.clone()),
+            clock: Some(clock),
+        }));
+        let events = self.commit(b, next, now).await?;
+        self.env
+            .metrics
+            .live_games
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        self.publish(events);
+        info!(game = self.id, "game created");
+        Ok(self.spawn())
+    }
+
+    /// Rebuilds state from stored events (recovery).
+    fn replay(&mut self, stored: Vec<StoredEvent>) -> Result<(), String> {
+        let mut last_clock: Option<String> = None;
+        for s in stored {
+            let Some(ev) = s.event else {
+                return Err("stored event without event".into());
+            };
+            if ev.seq != self.seq + 1 {
+                return Err(format!("event log gap at seq {}", ev.seq));
+            }
+            if !s.clock_snapshot.is_empty() {
+                last_clock = Some(s.clock_snapshot);
+            }
+            match &ev.kind {
+                Some(Kind::Move(m)) => {
+                    let mv = m.r#move.clone().unwrap_or_default();
+                    let side = self.st.board.to_move();
+                    self.st
+                        .board
+                        .play(&mv.iccs)
+                        .map_err(|e| format!("stored move {} refused: {e}", mv.iccs))?;
+                    if self.st.draw_offer == Some(other(side)) {
+                        self.st.offer_blocked[sidx(other(side))] = true;
+                    }
+                    self.st.draw_offer = None;
+                    self.st.last_move = Some((mv.ply, mv.iccs.clone(), ev.seq, side));
+                }
+                Some(Kind::DrawOffered(d)) => {
+                    let s = Side::try_from(d.side).unwrap_or(Side::Red);
+                    self.st.draw_offer = Some(s);
+                    self.st.offer_blocked[sidx(other(s))] = false;
+                }
+                Some(Kind::DrawDeclined(d)) => {
+                    let decliner = Side::try_from(d.side).unwrap_or(Side::Red);
+                    self.st.offer_blocked[sidx(other(decliner))] = true;
+                    self.st.draw_offer = None;
+                }
+                Some(Kind::Foul(f)) => {
+                    let s = Side::try_from(f.side).unwrap_or(Side::Red);
+                    self.st.fouls[sidx(s)] = f.count;
+                }
+                Some(Kind::Ended(e)) => {
+                    self.st.result = Some((
+                        WResult::try_from(e.result).unwrap_or(WResult::Unspecified),
+                        e.reason.clone(),
+                    ));
+                    self.st.draw_offer = None;
+                }
+                Some(Kind::RulingOverridden(o)) if o.result != WResult::Unspecified as i32 => {
+                    self.st.result = Some((
+                        WResult::try_from(o.result).unwrap_or(WResult::Unspecified),
+                        "arbiter".into(),
+                    ));
+                }
+                _ => {}
+            }
+            self.seq = ev.seq;
+            let frame = Arc::new(self.frame_for(&ev));
+            self.live.apply(&ev);
+            push_ring(&mut self.ring, frame.clone(), self.env.config.replay_events);
+            if let Some(p) = &mut self.public {
+                p.apply(&ev);
+                push_ring(&mut self.public_ring, frame, self.env.config.replay_events);
+            }
+        }
+        if let Some(snap) = last_clock {
+            let snap: ClockSnapshot =
+                serde_json::from_str(&snap).map_err(|e| format!("clock snapshot: {e}"))?;
+            self.st.clock = Clock::restore(&snap, Millis(self.now())).map_err(|e| e.to_string())?;
+        }
+        if self.live.info.move_limit_plies > 0 {
+            self.move_limit = self.live.info.move_limit_plies;
+        }
+        self.info = self.live.info.clone();
+        self.update_summary();
+        Ok(())
+    }
+
+    async fn resume_after_restart(mut self) -> Result<GameHandle, String> {
+        if self.st.result.is_none() {
+            let now = self.now();
+            let downtime = now.saturating_sub(self.live.at_ms);
+            let next = self.st.clone();
+            let mut b = Batch::default();
+            b.push(Kind::ServerRestarted(w::ServerRestarted {
+                clock: Some(self.clock_state(&next, now)),
+                downtime_ms: downtime,
+            }));
+            let events = self.commit(b, next, now).await.map_err(|e| e.to_string())?;
+            self.publish(events);
+            self.env
+                .metrics
+                .live_games
+                .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            info!(game = self.id, downtime_ms = downtime, "game recovered");
+        } else {
+            self.finished_at = Some(Instant::now());
+        }
+        Ok(self.spawn())
+    }
+
+    fn frame_for(&self, ev: &GameEvent) -> SharedFrame {
+        SharedFrame::new(
+            ev.seq,
+            ServerMessage {
+                kind: Some(server_message::Kind::Event(ev.clone())),
+            },
+        )
+    }
+
+    /// Commits a batch: on success the state becomes `next` and the events
+    /// (with their seqs) are returned for acknowledgement and publication.
+    async fn commit(
+        &mut self,
+        batch: Batch,
+        next: State,
+        now: u64,
+    ) -> Result<Vec<GameEvent>, ClientError> {
+        let n = batch.kinds.len();
+        let snapshot = serde_json::to_string(&next.clock.snapshot(Millis(now))).unwrap_or_default();
+        let mut rows = Vec::with_capacity(n);
+        let mut events = Vec::with_capacity(n);
+        let mut finish = None;
+        for (i, (kind, actor, reason)) in batch.kinds.into_iter().enumerate() {
+            let seq = self.seq + 1 + i as u64;
+            let label = kind_label(&kind);
+            if let Kind::Ended(e) = &kind {
+                finish = Some(FinishRow {
+                    result: result_text(
+                        WResult::try_from(e.result).unwrap_or(WResult::Unspecified),
+                    )
+                    .to_string(),
+                    reason: e.reason.clone(),
+                    at_ms: now,
+                });
+            }
+            let ev = GameEvent {
+                game_id: self.gid.clone(),
+                seq,
+                at_ms: now,
+                kind: Some(kind),
+            };
+            let stored = StoredEvent {
+                event: Some(ev.clone()),
+                clock_snapshot: if i + 1 == n {
+                    snapshot.clone()
+                } else {
+                    String::new()
+                },
+            };
+            rows.push(EventRow {
+                seq,
+                kind: label,
+                payload: stored.encode_to_vec(),
+                at_ms: now,
+                actor,
+                reason,
+            });
+            events.push(ev);
+        }
+        let t = Instant::now();
+        let r = self.env.persist.append(self.id, rows, finish).await;
+        self.env.metrics.commit_latency.observe(t.elapsed());
+        if let Err(e) = r {
+            self.env
+                .metrics
+                .store_errors_total
+                .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            warn!(game = self.id, error = %e, "commit failed; state unchanged");
+            return Err(ClientError::StoreUnavailable);
+        }
+        self.env
+            .metrics
+            .events_total
+            .fetch_add(n as u64, std::sync::atomic::Ordering::Relaxed);
+        let was_finished = self.st.result.is_some();
+        self.seq += n as u64;
+        self.st = next;
+        if !was_finished && self.st.result.is_some() {
+            self.finished_at = Some(Instant::now());
+            self.env
+                .metrics
+                .live_games
+                .fetch_sub(1, std::sync::atomic::Ordering::Relaxed);
+        }
+        Ok(events)
+    }
+
+    /// Live subscribers get events now; spectators through the delay queue.
+    fn publish(&mut self, events: Vec<GameEvent>) {
+        for ev in events {
+            let frame = Arc::new(self.frame_for(&ev));
+            self.live.apply(&ev);
+            push_ring(&mut self.ring, frame.clone(), self.env.config.replay_events);
+            send_all(&mut self.live_subs, &frame, &self.env);
+            if self.public.is_some() {
+                self.delayed.push_back(Pending {
+                    release_ms: ev.at_ms + self.delay_ms,
+                    min_plies: self.live.moves.len() as u32 + self.delay_plies,
+                    frame,
+                    event: ev,
+                });
+            }
+        }
+        self.release_delayed();
+        self.update_summary();
+    }
+
+    /// Releases delayed events whose time (and ply distance) has come. At the
+    /// end of the game the ply delay no longer holds anything back.
+    fn release_delayed(&mut self) {
+        let Some(public) = &mut self.public else {
+            return;
+        };
+        let now = self.env.time.now_ms();
+        let plies = self.live.moves.len() as u32;
+        let over = self.live.finished;
+        let mut released = false;
+        while let Some(p) = self.delayed.front() {
+            if p.release_ms > now || (!over && p.min_plies > plies) {
+                break;
+            }
+            let Some(p) = self.delayed.pop_front() else {
+                break;
+            };
+            public.apply(&p.event);
+            push_ring(
+                &mut self.public_ring,
+                p.frame.clone(),
+                self.env.config.replay_events,
+            );
+            send_all(&mut self.public_subs, &p.frame, &self.env);
+            released = true;
+        }
+        if released {
+            self.update_summary();
+        }
+    }
+
+    fn next_release(&self) -> Option<Instant> {
+        let p = self.delayed.front()?;
+        let plies = self.live.moves.len() as u32;
+        if !self.live.finished && p.min_plies > plies {
+            return None; // waits for moves, not time
+        }
+        Some(self.env.time.instant_at(p.release_ms))
+    }
+
+    fn update_summary(&self) {
+        let v = self.public.as_ref().unwrap_or(&self.live);
+        let s = v.summary();
+        if let Ok(mut g) = self.summary.lock() {
+            *g = s;
+        }
+    }
+
+    fn flag_instant(&self) -> Option<Instant> {
+        if self.st.result.is_some() {
+            return None;
+        }
+        if let Some(r) = self.commit_retry {
+            return Some(r);
+        }
+        self.st
+            .clock
+            .flag_deadline()
+            .map(|m| self.env.time.instant_at(m.0))
+    }
+
+    async fn run(mut self, mut rx: mpsc::Receiver<Cmd>, mut shutdown: watch::Receiver<bool>) {
+        loop {
+            let flag_at = self.flag_instant();
+            let release_at = self.next_release();
+            let linger_until = self
+                .finished_at
+                .map(|t| t + self.env.config.finished_linger);
+            tokio::select! {
+                biased;
+                _ = shutdown.changed() => break,
+                cmd = rx.recv() => match cmd {
+                    Some(Cmd::Client(r)) => self.handle(r).await,
+                    Some(Cmd::Detach(conn)) => {
+                        self.live_subs.retain(|o| o.conn_id != conn);
+                        self.public_subs.retain(|o| o.conn_id != conn);
+                    }
+                    Some(Cmd::Record { public, reply }) => {
+                        let view = if public { self.public.as_ref().unwrap_or(&self.live) } else { &self.live };
+                        let _ = reply.send(RecordView { view: view.clone() });
+                    }
+                    None => break,
+                },
+                _ = sleep_until(flag_at.unwrap_or_else(far_future)), if flag_at.is_some() => {
+                    self.on_timer().await;
+                }
+                _ = sleep_until(release_at.unwrap_or_else(far_future)), if release_at.is_some() => {
+                    self.release_delayed();
+                }
+                _ = sleep_until(linger_until.unwrap_or_else(far_future)),
+                    if linger_until.is_some() && self.delayed.is_empty() => {
+                    debug!(game = self.id, "finished game unloaded");
+                    break;
+                }
+            }
+        }
+        drop(rx);
+        if self.st.result.is_none() {
+            self.env
+                .metrics
+                .live_games
+                .fetch_sub(1, std::sync::atomic::Ordering::Relaxed);
+        }
+        self.env.registry.remove_dead(self.id);
+    }
+
+    async fn on_timer(&mut self) {
+        self.commit_retry = None;
+        let now = self.now();
+        let mut next = self.st.clone();
+        let Some(flag) = next.clock.check_flag(Millis(now)) else {
+            return;
+        };
+        let loser = wside(flag.side);
+        next.result = Some((win_for(other(loser)), "flag".into()));
+        let clock = self.clock_state(&next, now);
+        let mut b = Batch::default();
+        b.push(Kind::Ended(w::GameEnded {
+            result: win_for(other(loser)) as i32,
+            reason: "flag".into(),
+            explanation: format!("{flag}: {} wins on time.", side_name(other(loser))),
+            clock: Some(clock),
+            arbiter: None,
+        }));
+        match self.commit(b, next, now).await {
+            Ok(evs) => self.publish(evs),
+            Err(_) => self.commit_retry = Some(Instant::now() + Duration::from_millis(500)),
+        }
+    }
+
+    fn side_of(&self, who: &Principal) -> Option<Side> {
+        let id = who.id()?;
+        if who.role() != Some(Role::Player) {
+            return None;
+        }
+        if id == self.red {
+            Some(Side::Red)
+        } else if id == self.black {
+            Some(Side::Black)
+        } else {
+            None
+        }
+    }
+
+    fn reply(&self, r: &Request, seq: u64) {
+        r.out.send_msg(ServerMessage {
+            kind: Some(server_message::Kind::Reply(w::Reply {
+                request_id: r.req,
+                game_id: self.gid.clone(),
+                seq,
+            })),
+        });
+    }
+
+    fn error(&self, r: &Request, e: &ClientError) {
+        self.env
+            .metrics
+            .client_errors_total
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        if e.is_server_side() {
+            warn!(game = self.id, code = e.code(), "request failed");
+        } else {
+            debug!(game = self.id, code = e.code(), "request refused");
+        }
+        r.out.send_msg(ServerMessage {
+            kind: Some(server_message::Kind::Error(e.to_wire(r.req, &self.gid))),
+        });
+    }
+
+    async fn handle(&mut self, r: Request) {
+        let is_move = matches!(r.body, Body::Move { .. });
+        let res = self.handle_inner(&r).await;
+        match res {
+            Ok(Some((seq, events))) => {
+                self.reply(&r, seq);
+                if is_move {
+                    self.env.metrics.move_latency.observe(r.received.elapsed());
+                }
+                self.publish(events);
+            }
+            Ok(None) => {}
+            Err(e) => self.error(&r, &e),
+        }
+    }
+
+    /// Ok(Some((seq to acknowledge, events to publish))) after a commit;
+    /// Ok(None) when the handler answered itself.
+    async fn handle_inner(
+        &mut self,
+        r: &Request,
+    ) -> Result<Option<(u64, Vec<GameEvent>)>, ClientError> {
+        match &r.body {
+            Body::Subscribe { last_seq } => {
+                self.subscribe(r, *last_seq);
+                Ok(None)
+            }
+            Body::Unsubscribe => {
+                let c = r.out.conn_id;
+                self.live_subs.retain(|o| o.conn_id != c);
+                self.public_subs.retain(|o| o.conn_id != c);
+                self.reply(r, 0);
+                Ok(None)
+            }
+            Body::Move {
+                ply,
+                mv,
+                offer_draw,
+                think_ms,
+            } => self.play(r, *ply, mv, *offer_draw, *think_ms).await,
+            Body::OfferDraw => {
+                let side = self.side_of(&r.who).ok_or(ClientError::NotAPlayer)?;
+                self.ensure_playing()?;
+                if self.st.board.to_move() == side || self.st.draw_offer == Some(side) {
+                    return Err(ClientError::DrawOfferNotAllowed);
+                }
+                let now = self.now();
+                let mut next = self.st.clone();
+                let mut b = Batch::default();
+                if self.st.draw_offer == Some(other(side)) {
+                    // The opponent's offer stands: treat as acceptance? No — answer it.
+                    return Err(ClientError::DrawOfferNotAllowed);
+                }
+                self.offer(&mut next, &mut b, side, now);
+                self.finish_checks(&mut next, &mut b, now);
+                let ev = self.commit(b, next, now).await?;
+                Ok(Some((self.seq, ev)))
+            }
+            Body::AnswerDraw { accept } => {
+                let side = self.side_of(&r.who).ok_or(ClientError::NotAPlayer)?;
+                self.ensure_playing()?;
+                if self.st.draw_offer != Some(other(side)) {
+                    return Err(ClientError::NoDrawOffer);
+                }
+                let now = self.now();
+                let mut next = self.st.clone();
+                let mut b = Batch::default();
+                next.draw_offer = None;
+                if *accept {
+                    self.end(
+                        &mut next,
+                        &mut b,
+                        now,
+                        WResult::Draw,
+                        "draw_agreed",
+                        format!(
+                            "{} accepted {}'s draw offer.",
+                            side_name(side),
+                            side_name(other(side))
+                        ),
+                        None,
+                    );
+                } else {
+                    next.offer_blocked[sidx(other(side))] = true;
+                    b.push(Kind::DrawDeclined(w::DrawDeclined {
+                        side: side as i32,
+                        by_moving: false,
+                    }));
+                }
+                let ev = self.commit(b, next, now).await?;
+                Ok(Some((self.seq, ev)))
+            }
+            Body::Resign => {
+                let side = self.side_of(&r.who).ok_or(ClientError::NotAPlayer)?;
+                self.ensure_not_finished()?;
+                let now = self.now();
+                let mut next = self.st.clone();
+                let mut b = Batch::default();
+                self.end(
+                    &mut next,
+                    &mut b,
+                    now,
+                    win_for(other(side)),
+                    "resign",
+                    format!("{} resigned.", side_name(side)),
+                    None,
+                );
+                let ev = self.commit(b, next, now).await?;
+                Ok(Some((self.seq, ev)))
+            }
+            Body::ClaimMoveLimit => {
+                let side = self.side_of(&r.who).ok_or(ClientError::NotAPlayer)?;
+                self.ensure_playing()?;
+                let now = self.now();
+                let mut next = self.st.clone();
+                let mut b = Batch::default();
+                let counted = self.st.board.position().halfmoves();
+                if counted >= self.move_limit {
+                    self.end(&mut next, &mut b, now, WResult::Draw, "move_limit",
+                        format!("{} claimed the natural move limit: {counted} plies without a capture (limit {}). Draw (art. 4.2.4).",
+                            side_name(side), self.move_limit), None);
+                } else {
+                    self.foul(&mut next, &mut b, side, "false_move_limit_claim",
+                        format!("{} claimed the move limit after {counted} plies without a capture; the limit is {}. A false claim is a foul and costs 5 minutes (art. 23.3).",
+                            side_name(side), self.move_limit), None, now);
+                    if next.result.is_none() {
+                        let flag = next
+                            .clock
+                            .charge_time(cside(side), Duration::from_secs(300), Millis(now))
+                            .ok()
+                            .flatten();
+                        b.push(Kind::ClockAdjusted(w::ClockAdjusted {
+                            side: side as i32,
+                            delta_ms: -300_000,
+                            code: "false_claim_penalty".into(),
+                            clock: Some(self.clock_state(&next, now)),
+                            arbiter: None,
+                        }));
+                        if flag.is_some() {
+                            self.end(
+                                &mut next,
+                                &mut b,
+                                now,
+                                win_for(other(side)),
+                                "flag",
+                                format!("The 5-minute penalty used up {}'s time.", side_name(side)),
+                                None,
+                            );
+                        }
+                    }
+                }
+                let ev = self.commit(b, next, now).await?;
+                Ok(Some((self.seq, ev)))
+            }
+            Body::RequestRuling => {
+                self.side_of(&r.who).ok_or(ClientError::NotAPlayer)?;
+                self.ensure_playing()?;
+                let now = self.now();
+                let next = self.st.clone();
+                let mut b = Batch::default();
+                b.push(Kind::Ruling(w::RulingIssued {
+                    ruling: Some(w::Ruling {
+                        kind: w::RulingKind::None as i32,
+                        explanation: "No position has occurred three times: there is no repetition to rule on (art. 24).".into(),
+                        ply: self.st.board.plies(),
+                        ..w::Ruling::default()
+                    }),
+                }));
+                let ev = self.commit(b, next, now).await?;
+                Ok(Some((self.seq, ev)))
+            }
+            Body::Arbiter { reason, action } => self.arbiter(r, reason, action).await,
+        }
+    }
+
+    fn ensure_not_finished(&self) -> Result<(), ClientError> {
+        if self.st.result.is_some() {
+            return Err(ClientError::GameFinished);
+        }
+        Ok(())
+    }
+
+    fn ensure_playing(&self) -> Result<(), ClientError> {
+        self.ensure_not_finished()?;
+        if self.st.clock.is_paused() {
+            return Err(ClientError::GamePaused);
+        }
+        Ok(())
+    }
+
+    fn subscribe(&mut self, r: &Request, last_seq: u64) {
+        let live = r.who.sees_live() || self.side_of(&r.who).is_some() || self.public.is_none();
+        let (view, ring) = if live {
+            (&self.live, &self.ring)
+        } else {
+            match &self.public {
+                Some(p) => (p, &self.public_ring),
+                None => (&self.live, &self.ring),
+            }
+        };
+        let first_in_ring = ring.front().map(|f| f.seq).unwrap_or(view.seq + 1);
+        let out = &r.out;
+        self.reply(r, view.seq);
+        if last_seq == 0 || last_seq > view.seq || last_seq + 1 < first_in_ring {
+            out.send_msg(ServerMessage {
+                kind: Some(server_message::Kind::Snapshot(view.snapshot())),
+            });
+        } else {
+            for f in ring.iter().filter(|f| f.seq > last_seq) {
+                out.send(Out::Shared(f.clone()));
+            }
+        }
+        let list = if live {
+            &mut self.live_subs
+        } else {
+            &mut self.public_subs
+        };
+        list.retain(|o| o.conn_id != out.conn_id);
+        list.push(out.clone());
+    }
+
+    fn offer(&self, next: &mut State, b: &mut Batch, side: Side, now: u64) {
+        if next.offer_blocked[sidx(side)] {
+            self.foul(next, b, side, "repeated_draw_offer",
+                format!("{} offered a draw again after it was refused, before {} offered one: a foul (art. 9.1.3). The offer is not passed on.",
+                    side_name(side), side_name(other(side))), None, now);
+            return;
+        }
+        next.draw_offer = Some(side);
+        next.offer_blocked[sidx(other(side))] = false;
+        b.push(Kind::DrawOffered(w::DrawOffered { side: side as i32 }));
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn foul(
+        &self,
+        next: &mut State,
+        b: &mut Batch,
+        side: Side,
+        code: &str,
+        explanation: String,
+        arbiter: Option<(i64, &str)>,
+        now: u64,
+    ) {
+        next.fouls[sidx(side)] += 1;
+        let count = next.fouls[sidx(side)];
+        let note = arbiter.map(|(id, why)| ArbiterNote {
+            arbiter_id: id.to_string(),
+            reason: why.to_string(),
+        });
+        let k = Kind::Foul(w::FoulRecorded {
+            side: side as i32,
+            code: code.into(),
+            explanation,
+            count,
+            arbiter: note.clone(),
+        });
+        match arbiter {
+            Some((id, why)) => b.push_by(k, id, why),
+            None => b.push(k),
+        }
+        if count >= 3 {
+            self.end(
+                next,
+                b,
+                now,
+                win_for(other(side)),
+                "fouls",
+                format!(
+                    "{} committed 3 fouls and loses (art. 4.1.8).",
+                    side_name(side)
+                ),
+                note,
+            );
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn end(
+        &self,
+        next: &mut State,
+        b: &mut Batch,
+        now: u64,
+        result: WResult,
+        reason: &str,
+        explanation: String,
+        arbiter: Option<ArbiterNote>,
+    ) {
+        if next.result.is_none() {
+            let _ = next.clock.stop(Millis(now));
+        }
+        next.result = Some((result, reason.to_string()));
+        next.draw_offer = None;
+        let k = Kind::Ended(w::GameEnded {
+            result: result as i32,
+            reason: reason.into(),
+            explanation,
+            clock: Some(self.clock_state(next, now)),
+            arbiter: arbiter.clone(),
+        });
+        match arbiter {
+            Some(a) => b.push_by(k, a.arbiter_id.parse().unwrap_or(0), &a.reason),
+            None => b.push(k),
+        }
+    }
+
+    /// Automatic checks after any change: the natural move limit.
+    fn finish_checks(&self, next: &mut State, b: &mut Batch, now: u64) {
+        if next.result.is_some() {
+            return;
+        }
+        let counted = next.board.position().halfmoves();
+        if counted >= self.move_limit {
+            self.end(next, b, now, WResult::Draw, "move_limit",
+                format!("{counted} plies without a capture reached the natural move limit of {}: draw (art. 4.2.4).", self.move_limit), None);
+        }
+    }
+
+    async fn play(
+        &mut self,
+        r: &Request,
+        ply: u32,
+        mv: &str,
+        offer_draw: bool,
+        think_ms: Option<u32>,
+    ) -> Result<Option<(u64, Vec<GameEvent>)>, ClientError> {
+        let side = self.side_of(&r.who).ok_or(ClientError::NotAPlayer)?;
+        // Idempotent resend of the last move.
+        if let Some((lply, liccs, lseq, lside)) = &self.st.last_move {
+            if *lply == ply && *lside == side {
+                let canonical = canonical_iccs(mv);
+                if canonical.as_deref() == Some(liccs.as_str()) || mv == liccs {
+                    self.reply(r, *lseq);
+                    return Ok(None);
+                }
+            }
+        }
+        self.ensure_playing()?;
+        if self.st.board.to_move() != side {
+            return Err(ClientError::NotYourTurn);
+        }
+        let expected = self.st.board.plies() + 1;
+        if ply != expected {
+            return Err(ClientError::StalePly { got: ply, expected });
+        }
+        let now = self.env.time.ms_at(r.received);
+        let mut next = self.st.clone();
+        let played = next
+            .board
+            .play(mv)
+            .map_err(|why| ClientError::IllegalMove {
+                mv: mv.to_string(),
+                why,
+            })?;
+        let report = match next.clock.on_move(
+            Millis(now),
+            think_ms.map(|t| Duration::from_millis(t as u64)),
+            r.lag,
+        ) {
+            Ok(rep) => rep,
+            Err(chuhe_clock::ClockError::Paused) => return Err(ClientError::GamePaused),
+            Err(chuhe_clock::ClockError::Flagged(_)) | Err(chuhe_clock::ClockError::GameOver) => {
+                // The flag fell before the move arrived: the timer decides now.
+                self.on_timer().await;
+                return Err(ClientError::GameFinished);
+            }
+            Err(e) => return Err(ClientError::InvalidArgument(e.to_string())),
+        };
+        if report.is_flagged() {
+            self.on_timer().await;
+            return Err(ClientError::GameFinished);
+        }
+        let mut b = Batch::default();
+        if next.draw_offer == Some(other(side)) {
+            next.offer_blocked[sidx(other(side))] = true;
+            b.push(Kind::DrawDeclined(w::DrawDeclined {
+                side: side as i32,
+                by_moving: true,
+            }));
+        }
+        next.draw_offer = None;
+        let seq_of_move = self.seq + b.kinds.len() as u64 + 1;
+        next.last_move = Some((ply, played.iccs.clone(), seq_of_move, side));
+        let clock = self.clock_state(&next, now);
+        b.push(Kind::Move(w::MovePlayed {
+            r#move: Some(w::MoveRecord {
+                ply,
+                iccs: played.iccs.clone(),
+                chinese: played.chinese.clone(),
+                wxf: played.wxf.clone(),
+                spent_ms: report.used_ms,
+                fen: played.fen.clone(),
+                check: played.check,
+                capture: played.capture,
+            }),
+            clock: Some(clock),
+            side: side as i32,
+        }));
+        if let Some((winner, reason)) = played.outcome {
+            let loser = other(winner);
+            let explanation = if reason == "checkmate" {
+                format!(
+                    "{} is checkmated (将死): {} wins.",
+                    side_name(loser),
+                    side_name(winner)
+                )
+            } else {
+                format!(
+                    "{} has no legal move (困毙) and loses: {} wins.",
+                    side_name(loser),
+                    side_name(winner)
+                )
+            };
+            self.end(
+                &mut next,
+                &mut b,
+                now,
+                win_for(winner),
+                reason,
+                explanation,
+                None,
+            );
+        } else if offer_draw {
+            self.offer(&mut next, &mut b, side, now);
+        }
+        self.finish_checks(&mut next, &mut b, now);
+        let events = self.commit(b, next, now).await?;
+        self.env
+            .metrics
+            .moves_total
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        Ok(Some((seq_of_move, events)))
+    }
+
+    async fn arbiter(
+        &mut self,
+        r: &Request,
+        reason: &str,
+        action: &Action,
+    ) -> Result<Option<(u64, Vec<GameEvent>)>, ClientError> {
+        if !r.who.sees_live() {
+            return Err(ClientError::NotAnArbiter);
+        }
+        let by = r.who.id().unwrap_or(0);
+        if reason.trim().is_empty() {
+            return Err(ClientError::InvalidArgument(
+                "an arbiter command needs a reason".into(),
+            ));
+        }
+        let note = ArbiterNote {
+            arbiter_id: by.to_string(),
+            reason: reason.to_string(),
+        };
+        let now = self.now();
+        let mut next = self.st.clone();
+        let mut b = Batch::default();
+        let side_arg = |s: i32| match Side::try_from(s) {
+            Ok(Side::Red) => Ok(Side::Red),
+            Ok(Side::Black) => Ok(Side::Black),
+            _ => Err(ClientError::InvalidArgument(
+                "side must be SIDE_RED or SIDE_BLACK".into(),
+            )),
+        };
+        match action {
+            Action::Pause(_) => {
+                self.ensure_not_finished()?;
+                next.clock
+                    .pause(Millis(now))
+                    .map_err(|e| ClientError::InvalidArgument(e.to_string()))?;
+                b.push_by(
+                    Kind::Paused(w::GamePaused {
+                        clock: Some(self.clock_state(&next, now)),
+                        arbiter: Some(note),
+                    }),
+                    by,
+                    reason,
+                );
+            }
+            Action::Resume(_) => {
+                self.ensure_not_finished()?;
+                next.clock
+                    .resume(Millis(now))
+                    .map_err(|e| ClientError::InvalidArgument(e.to_string()))?;
+                b.push_by(
+                    Kind::Resumed(w::GameResumed {
+                        clock: Some(self.clock_state(&next, now)),
+                        arbiter: Some(note),
+                    }),
+                    by,
+                    reason,
+                );
+            }
+            Action::AddTime(a) => {
+                self.ensure_not_finished()?;
+                let side = side_arg(a.side)?;
+                let d = Duration::from_millis(a.delta_ms.unsigned_abs());
+                let mut flagged = false;
+                if a.delta_ms >= 0 {
+                    next.clock
+                        .add_time(cside(side), d, Millis(now))
+                        .map_err(|e| ClientError::InvalidArgument(e.to_string()))?;
+                } else {
+                    flagged = next
+                        .clock
+                        .charge_time(cside(side), d, Millis(now))
+                        .map_err(|e| ClientError::InvalidArgument(e.to_string()))?
+                        .is_some();
+                }
+                b.push_by(
+                    Kind::ClockAdjusted(w::ClockAdjusted {
+                        side: side as i32,
+                        delta_ms: a.delta_ms,
+                        code: "arbiter".into(),
+                        clock: Some(self.clock_state(&next, now)),
+                        arbiter: Some(note.clone()),
+                    }),
+                    by,
+                    reason,
+                );
+                if flagged {
+                    self.end(
+                        &mut next,
+                        &mut b,
+                        now,
+                        win_for(other(side)),
+                        "flag",
+                        format!(
+                            "The time charged by the arbiter used up {}'s time.",
+                            side_name(side)
+                        ),
+                        Some(note),
+                    );
+                }
+            }
+            Action::RecordFoul(f) => {
+                self.ensure_not_finished()?;
+                let side = side_arg(f.side)?;
+                self.foul(
+                    &mut next,
+                    &mut b,
+                    side,
+                    "arbiter",
+                    format!(
+                        "The arbiter recorded a foul against {}: {reason}",
+                        side_name(side)
+                    ),
+                    Some((by, reason)),
+                    now,
+                );
+            }
+            Action::SetResult(s) => {
+                let result = WResult::try_from(s.result).unwrap_or(WResult::Unspecified);
+                if result == WResult::Unspecified {
+                    return Err(ClientError::InvalidArgument("result must be set".into()));
+                }
+                self.end(
+                    &mut next,
+                    &mut b,
+                    now,
+                    result,
+                    "arbiter",
+                    format!(
+                        "The arbiter set the result {}: {reason}",
+                        result_text(result)
+                    ),
+                    Some(note),
+                );
+            }
+            Action::OverrideRuling(o) => {
+                if !self
+                    .live
+                    .rulings
+                    .iter()
+                    .any(|(seq, _)| *seq == o.ruling_seq)
+                {
+                    return Err(ClientError::InvalidArgument(format!(
+                        "event {} is not a ruling",
+                        o.ruling_seq
+                    )));
+                }
+                let result = WResult::try_from(o.result).unwrap_or(WResult::Unspecified);
+                if result == WResult::Unspecified && self.st.result.is_some() {
+                    return Err(ClientError::InvalidArgument(
+                        "a finished game cannot be reopened; set a result instead".into(),
+                    ));
+                }
+                b.push_by(
+                    Kind::RulingOverridden(w::RulingOverridden {
+                        ruling_seq: o.ruling_seq,
+                        result: o.result,
+                        arbiter: Some(note.clone()),
+                    }),
+                    by,
+                    reason,
+                );
+                if result != WResult::Unspecified {
+                    self.end(
+                        &mut next,
+                        &mut b,
+                        now,
+                        result,
+                        "arbiter",
+                        format!("The arbiter overrode the ruling: {reason}"),
+                        Some(note),
+                    );
+                }
+            }
+        }
+        let ev = self.commit(b, next, now).await?;
+        Ok(Some((self.seq, ev)))
+    }
+}
+
+fn canonical_iccs(mv: &str) -> Option<String> {
+    chuhe_rules::Move::from_iccs(mv).ok().map(|m| m.to_iccs())
+}
+
+fn push_ring(ring: &mut VecDeque<Arc<SharedFrame>>, f: Arc<SharedFrame>, cap: usize) {
+    if ring.len() >= cap.max(1) {
+        ring.pop_front();
+    }
+    ring.push_back(f);
+}
+
+fn send_all(subs: &mut Vec<Outbox>, frame: &Arc<SharedFrame>, env: &Env) {
+    let _ = env;
+    // A failed send means the connection is gone or was kicked for being too
+    // slow (its writer closes it with 4008): either way it leaves the list.
+    subs.retain(|o| o.send(Out::Shared(frame.clone())));
+}
+
+fn far_future() -> Instant {
+    Instant::now() + Duration::from_secs(86400 * 365)
+}
+
+fn kind_label(k: &Kind) -> &'static str {
+    match k {
+        Kind::Created(_) => "created",
+        Kind::Move(_) => "move",
+        Kind::DrawOffered(_) => "draw_offered",
+        Kind::DrawDeclined(_) => "draw_declined",
+        Kind::Foul(_) => "foul",
+        Kind::ClockAdjusted(_) => "clock_adjusted",
+        Kind::Paused(_) => "paused",
+        Kind::Resumed(_) => "resumed",
+        Kind::Ruling(_) => "ruling",
+        Kind::Ended(_) => "ended",
+        Kind::RulingOverridden(_) => "ruling_overridden",
+        Kind::ServerRestarted(_) => "server_restarted",
+    }
+}

@@ -1,0 +1,287 @@
+//! HTTP routes: health, metrics, game records, the organiser API and the demo page.
+
+use axum::Router;
+use axum::body::Bytes;
+use axum::extract::{Path, Query, State};
+use axum::http::{HeaderMap, StatusCode, header};
+use axum::response::{Html, IntoResponse, Response};
+use axum::routing::{get, post};
+use chuhe_proto::v1::{
+    ApiError, CreateGameRequest, CreateGameResponse, CreatePlayerRequest, GameList,
+    IssueTokenRequest, IssueTokenResponse, Player, RevokeTokenRequest,
+};
+use serde::de::DeserializeOwned;
+
+use crate::Env;
+use crate::admin::{self, AdminError};
+use crate::conn::{self, authenticate, bearer};
+use crate::persist::Role;
+use crate::record::{self, Notation};
+
+pub fn router(env: Env) -> Router {
+    Router::new()
+        .route("/", get(page))
+        .route("/ws", get(conn::ws_handler))
+        .route("/healthz", get(healthz))
+        .route("/metrics", get(metrics))
+        .route("/api/v1/games", get(list_games).post(create_game))
+        .route("/api/v1/games/{id}", get(game_json))
+        .route("/api/v1/games/{id}/pgn", get(game_pgn))
+        .route("/api/v1/players", post(create_player))
+        .route("/api/v1/tokens", post(issue_token))
+        .route("/api/v1/tokens/revoke", post(revoke_token))
+        .with_state(env)
+}
+
+/// A JSON error body `{"code": …, "message": …}` with a status.
+pub fn api_error(status: StatusCode, code: &str, message: &str) -> Response {
+    let body = chuhe_proto::encode_json(&ApiError {
+        code: code.into(),
+        message: message.into(),
+    });
+    (status, [(header::CONTENT_TYPE, "application/json")], body).into_response()
+}
+
+fn json<M: serde::Serialize>(status: StatusCode, m: &M) -> Response {
+    (
+        status,
+        [(header::CONTENT_TYPE, "application/json")],
+        chuhe_proto::encode_json(m),
+    )
+        .into_response()
+}
+
+fn admin_err(e: AdminError) -> Response {
+    let status = match e {
+        AdminError::Invalid(_) => StatusCode::BAD_REQUEST,
+        AdminError::NotFound(_) => StatusCode::NOT_FOUND,
+        AdminError::Store(_) => StatusCode::SERVICE_UNAVAILABLE,
+    };
+    api_error(status, e.code(), &e.to_string())
+}
+
+async fn page() -> Html<&'static str> {
+    Html(include_str!("page.html"))
+}
+
+async fn healthz(State(env): State<Env>) -> Response {
+    if *env.shutdown.borrow() {
+        return (StatusCode::SERVICE_UNAVAILABLE, "shutting down\n").into_response();
+    }
+    (StatusCode::OK, "ok\n").into_response()
+}
+
+async fn metrics(State(env): State<Env>) -> Response {
+    (
+        [(header::CONTENT_TYPE, "text/plain; version=0.0.4")],
+        env.metrics.render(),
+    )
+        .into_response()
+}
+
+async fn list_games(State(env): State<Env>) -> Response {
+    json(
+        StatusCode::OK,
+        &GameList {
+            games: env.registry.live_games(),
+        },
+    )
+}
+
+#[derive(serde::Deserialize)]
+struct TokenQuery {
+    token: Option<String>,
+    notation: Option<String>,
+}
+
+/// Arbiters and organisers see live games live; everyone else behind the delay.
+async fn record_view(
+    env: &Env,
+    headers: &HeaderMap,
+    q: &TokenQuery,
+    id: &str,
+) -> Result<crate::view::View, Response> {
+    let who = authenticate(env, bearer(headers, q.token.as_deref())).await?;
+    let id: i64 = id
+        .parse()
+        .map_err(|_| api_error(StatusCode::NOT_FOUND, "game_not_found", "no such game"))?;
+    let h = env.registry.get_or_load(env, id).await.map_err(|e| {
+        let status = if e.code() == "game_not_found" {
+            StatusCode::NOT_FOUND
+        } else {
+            StatusCode::SERVICE_UNAVAILABLE
+        };
+        api_error(status, e.code(), &e.to_string())
+    })?;
+    let public = !who.sees_live();
+    h.record(public).await.map(|r| r.view).ok_or_else(|| {
+        api_error(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "busy",
+            "the game is unloading; retry",
+        )
+    })
+}
+
+async fn game_json(
+    State(env): State<Env>,
+    headers: HeaderMap,
+    Path(id): Path<String>,
+    Query(q): Query<TokenQuery>,
+) -> Response {
+    match record_view(&env, &headers, &q, &id).await {
+        Ok(v) => json(StatusCode::OK, &v.snapshot()),
+        Err(r) => r,
+    }
+}
+
+async fn game_pgn(
+    State(env): State<Env>,
+    headers: HeaderMap,
+    Path(id): Path<String>,
+    Query(q): Query<TokenQuery>,
+) -> Response {
+    let Some(notation) = Notation::parse(q.notation.as_deref().unwrap_or("")) else {
+        return api_error(
+            StatusCode::BAD_REQUEST,
+            "invalid_argument",
+            "notation must be chinese, wxf or iccs",
+        );
+    };
+    match record_view(&env, &headers, &q, &id).await {
+        Ok(v) => (
+            [(header::CONTENT_TYPE, "text/plain; charset=utf-8")],
+            record::pgn(&v, notation),
+        )
+            .into_response(),
+        Err(r) => r,
+    }
+}
+
+async fn organizer(env: &Env, headers: &HeaderMap) -> Result<(), Response> {
+    let who = authenticate(env, bearer(headers, None)).await?;
+    if who.role() != Some(Role::Organizer) {
+        return Err(api_error(
+            StatusCode::FORBIDDEN,
+            "permission_denied",
+            "this needs an organizer token",
+        ));
+    }
+    Ok(())
+}
+
+fn body<M: DeserializeOwned>(b: &Bytes) -> Result<M, Response> {
+    let text = std::str::from_utf8(b).map_err(|_| {
+        api_error(
+            StatusCode::BAD_REQUEST,
+            "malformed_body",
+            "the body is not UTF-8",
+        )
+    })?;
+    chuhe_proto::decode_json(if text.trim().is_empty() { "{}" } else { text })
+        .map_err(|e| api_error(StatusCode::BAD_REQUEST, "malformed_body", &e.to_string()))
+}
+
+async fn create_player(State(env): State<Env>, headers: HeaderMap, b: Bytes) -> Response {
+    if let Err(r) = organizer(&env, &headers).await {
+        return r;
+    }
+    let req: CreatePlayerRequest = match body(&b) {
+        Ok(r) => r,
+        Err(r) => return r,
+    };
+    let role = match chuhe_proto::v1::Role::try_from(req.role) {
+        Ok(chuhe_proto::v1::Role::Arbiter) => Role::Arbiter,
+        Ok(chuhe_proto::v1::Role::Organizer) => Role::Organizer,
+        Ok(chuhe_proto::v1::Role::Player | chuhe_proto::v1::Role::Unspecified) => Role::Player,
+        _ => {
+            return api_error(
+                StatusCode::BAD_REQUEST,
+                "invalid_argument",
+                "role must be ROLE_PLAYER, ROLE_ARBITER or ROLE_ORGANIZER",
+            );
+        }
+    };
+    match admin::create_player(env.persist.as_ref(), &req.display_name, role).await {
+        Ok(a) => json(
+            StatusCode::CREATED,
+            &Player {
+                id: a.id.to_string(),
+                display_name: a.name,
+                role: admin::wire_role(a.role) as i32,
+            },
+        ),
+        Err(e) => admin_err(e),
+    }
+}
+
+async fn issue_token(State(env): State<Env>, headers: HeaderMap, b: Bytes) -> Response {
+    if let Err(r) = organizer(&env, &headers).await {
+        return r;
+    }
+    let req: IssueTokenRequest = match body(&b) {
+        Ok(r) => r,
+        Err(r) => return r,
+    };
+    let Ok(pid) = req.player_id.trim().parse::<i64>() else {
+        return api_error(
+            StatusCode::BAD_REQUEST,
+            "invalid_argument",
+            "playerId must be an id",
+        );
+    };
+    let label = (!req.label.trim().is_empty()).then(|| req.label.trim().to_string());
+    match admin::issue_token(env.persist.as_ref(), pid, label).await {
+        Ok((token, id)) => json(
+            StatusCode::CREATED,
+            &IssueTokenResponse {
+                token,
+                token_id: id.to_string(),
+            },
+        ),
+        Err(e) => admin_err(e),
+    }
+}
+
+async fn revoke_token(State(env): State<Env>, headers: HeaderMap, b: Bytes) -> Response {
+    if let Err(r) = organizer(&env, &headers).await {
+        return r;
+    }
+    let req: RevokeTokenRequest = match body(&b) {
+        Ok(r) => r,
+        Err(r) => return r,
+    };
+    let Ok(id) = req.token_id.trim().parse::<i64>() else {
+        return api_error(
+            StatusCode::BAD_REQUEST,
+            "invalid_argument",
+            "tokenId must be an id",
+        );
+    };
+    match env.persist.revoke_token(id).await {
+        Ok(true) => StatusCode::NO_CONTENT.into_response(),
+        Ok(false) => api_error(
+            StatusCode::NOT_FOUND,
+            "not_found",
+            "no live token with that id",
+        ),
+        Err(e) => admin_err(e.into()),
+    }
+}
+
+async fn create_game(State(env): State<Env>, headers: HeaderMap, b: Bytes) -> Response {
+    if let Err(r) = organizer(&env, &headers).await {
+        return r;
+    }
+    let req: CreateGameRequest = match body(&b) {
+        Ok(r) => r,
+        Err(r) => return r,
+    };
+    match admin::create_game(&env, &req).await {
+        Ok(info) => json(
+            StatusCode::CREATED,
+            &CreateGameResponse { info: Some(info) },
+        ),
+        Err(e) => admin_err(e),
+    }
+}

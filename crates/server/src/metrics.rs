@@ -1,0 +1,193 @@
+//! Prometheus text metrics, hand-rolled on atomics (no registry crate needed
+//! for a handful of counters and two histograms).
+
+use std::fmt::Write as _;
+use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
+use std::time::Duration;
+
+/// Latency histogram with fixed buckets (seconds).
+#[derive(Debug)]
+pub struct Histogram {
+    bounds: &'static [f64],
+    counts: Vec<AtomicU64>,
+    sum_micros: AtomicU64,
+    count: AtomicU64,
+}
+
+const LATENCY_BUCKETS: &[f64] = &[
+    0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5,
+];
+
+impl Histogram {
+    fn new() -> Histogram {
+        Histogram {
+            bounds: LATENCY_BUCKETS,
+            counts: LATENCY_BUCKETS.iter().map(|_| AtomicU64::new(0)).collect(),
+            sum_micros: AtomicU64::new(0),
+            count: AtomicU64::new(0),
+        }
+    }
+
+    pub fn observe(&self, d: Duration) {
+        let s = d.as_secs_f64();
+        for (b, c) in self.bounds.iter().zip(&self.counts) {
+            if s <= *b {
+                c.fetch_add(1, Ordering::Relaxed);
+            }
+        }
+        self.sum_micros
+            .fetch_add(d.as_micros() as u64, Ordering::Relaxed);
+        self.count.fetch_add(1, Ordering::Relaxed);
+    }
+
+    fn render(&self, out: &mut String, name: &str, help: &str) {
+        let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} histogram");
+        for (b, c) in self.bounds.iter().zip(&self.counts) {
+            let _ = writeln!(
+                out,
+                "{name}_bucket{{le=\"{b}\"}} {}",
+                c.load(Ordering::Relaxed)
+            );
+        }
+        let n = self.count.load(Ordering::Relaxed);
+        let _ = writeln!(out, "{name}_bucket{{le=\"+Inf\"}} {n}");
+        let _ = writeln!(
+            out,
+            "{name}_sum {}",
+            self.sum_micros.load(Ordering::Relaxed) as f64 / 1e6
+        );
+        let _ = writeln!(out, "{name}_count {n}");
+    }
+}
+
+/// All server metrics.
+#[derive(Debug)]
+pub struct Metrics {
+    pub conns_spectator: AtomicI64,
+    pub conns_player: AtomicI64,
+    pub conns_arbiter: AtomicI64,
+    pub conns_organizer: AtomicI64,
+    pub live_games: AtomicI64,
+    pub moves_total: AtomicU64,
+    pub events_total: AtomicU64,
+    pub client_errors_total: AtomicU64,
+    pub dropped_slow_total: AtomicU64,
+    pub rate_limited_closes_total: AtomicU64,
+    pub store_errors_total: AtomicU64,
+    pub move_latency: Histogram,
+    pub commit_latency: Histogram,
+}
+
+impl Default for Metrics {
+    fn default() -> Self {
+        Metrics {
+            conns_spectator: AtomicI64::new(0),
+            conns_player: AtomicI64::new(0),
+            conns_arbiter: AtomicI64::new(0),
+            conns_organizer: AtomicI64::new(0),
+            live_games: AtomicI64::new(0),
+            moves_total: AtomicU64::new(0),
+            events_total: AtomicU64::new(0),
+            client_errors_total: AtomicU64::new(0),
+            dropped_slow_total: AtomicU64::new(0),
+            rate_limited_closes_total: AtomicU64::new(0),
+            store_errors_total: AtomicU64::new(0),
+            move_latency: Histogram::new(),
+            commit_latency: Histogram::new(),
+        }
+    }
+}
+
+impl Metrics {
+    pub fn render(&self) -> String {
+        let mut o = String::with_capacity(4096);
+        let _ = writeln!(
+            o,
+            "# HELP chuhe_connections Open websocket connections by role.\n# TYPE chuhe_connections gauge"
+        );
+        for (role, v) in [
+            ("spectator", &self.conns_spectator),
+            ("player", &self.conns_player),
+            ("arbiter", &self.conns_arbiter),
+            ("organizer", &self.conns_organizer),
+        ] {
+            let _ = writeln!(
+                o,
+                "chuhe_connections{{role=\"{role}\"}} {}",
+                v.load(Ordering::Relaxed)
+            );
+        }
+        let _ = writeln!(
+            o,
+            "# HELP chuhe_live_games Games loaded and unfinished.\n# TYPE chuhe_live_games gauge\nchuhe_live_games {}",
+            self.live_games.load(Ordering::Relaxed)
+        );
+        for (name, help, v) in [
+            (
+                "chuhe_moves_total",
+                "Moves played (rate() gives moves/s).",
+                &self.moves_total,
+            ),
+            (
+                "chuhe_game_events_total",
+                "Game events committed.",
+                &self.events_total,
+            ),
+            (
+                "chuhe_client_errors_total",
+                "Client requests refused with an error code.",
+                &self.client_errors_total,
+            ),
+            (
+                "chuhe_dropped_slow_connections_total",
+                "Connections closed because their write queue overflowed.",
+                &self.dropped_slow_total,
+            ),
+            (
+                "chuhe_rate_limited_closes_total",
+                "Connections closed for flooding.",
+                &self.rate_limited_closes_total,
+            ),
+            (
+                "chuhe_store_errors_total",
+                "Failed store commits.",
+                &self.store_errors_total,
+            ),
+        ] {
+            let _ = writeln!(
+                o,
+                "# HELP {name} {help}\n# TYPE {name} counter\n{name} {}",
+                v.load(Ordering::Relaxed)
+            );
+        }
+        self.move_latency.render(
+            &mut o,
+            "chuhe_move_processing_seconds",
+            "Time from a move's arrival at its game to its acknowledgement (commit included).",
+        );
+        self.commit_latency.render(
+            &mut o,
+            "chuhe_store_commit_seconds",
+            "Time to durably commit a game's events.",
+        );
+        o
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn renders_prometheus_text() {
+        let m = Metrics::default();
+        m.moves_total.fetch_add(3, Ordering::Relaxed);
+        m.move_latency.observe(Duration::from_micros(300));
+        let t = m.render();
+        assert!(t.contains("chuhe_moves_total 3"));
+        assert!(t.contains("chuhe_move_processing_seconds_bucket{le=\"0.0005\"} 1"));
+        assert!(t.contains("chuhe_move_processing_seconds_bucket{le=\"0.00025\"} 0"));
+        assert!(t.contains("chuhe_move_processing_seconds_count 1"));
+        assert!(t.contains("chuhe_connections{role=\"player\"} 0"));
+    }
+}

@@ -1,0 +1,168 @@
+//! A projection of a game's event stream: folding `GameEvent`s gives the
+//! `GameSnapshot` a (re)joining client receives. The game actor keeps one for
+//! the live stream and, when the game has a broadcast delay, one for the
+//! delayed spectator stream. Recovery folds the stored events the same way.
+
+use chuhe_proto::v1::{
+    ClockState, GameEvent, GameInfo, GameSnapshot, GameSummary, MoveRecord, Result as WireResult,
+    Ruling, Side, game_event::Kind,
+};
+
+/// The folded state of a game's events.
+#[derive(Debug, Clone, Default)]
+pub struct View {
+    pub game_id: String,
+    pub seq: u64,
+    pub at_ms: u64,
+    pub info: GameInfo,
+    pub moves: Vec<MoveRecord>,
+    pub fen: String,
+    pub clock: ClockState,
+    pub result: i32,
+    pub end_reason: String,
+    pub draw_offer: i32,
+    pub red_fouls: u32,
+    pub black_fouls: u32,
+    pub rulings: Vec<(u64, Ruling)>,
+    pub finished: bool,
+    pub delayed: bool,
+}
+
+impl View {
+    pub fn new(game_id: &str, delayed: bool) -> View {
+        View {
+            game_id: game_id.to_string(),
+            delayed,
+            ..View::default()
+        }
+    }
+
+    /// The side to move, from the number of plies and the initial FEN.
+    pub fn to_move(&self) -> Side {
+        let red_first = !self
+            .info
+            .initial_fen
+            .split_whitespace()
+            .nth(1)
+            .is_some_and(|s| s == "b");
+        let red_now = red_first == self.moves.len().is_multiple_of(2);
+        if red_now { Side::Red } else { Side::Black }
+    }
+
+    pub fn apply(&mut self, ev: &GameEvent) {
+        self.seq = ev.seq;
+        self.at_ms = ev.at_ms;
+        let Some(kind) = &ev.kind else { return };
+        match kind {
+            Kind::Created(c) => {
+                if let Some(info) = &c.info {
+                    self.info = info.clone();
+                    self.fen = info.initial_fen.clone();
+                }
+                if let Some(clock) = &c.clock {
+                    self.clock = *clock;
+                }
+            }
+            Kind::Move(m) => {
+                if let Some(mv) = &m.r#move {
+                    self.fen = mv.fen.clone();
+                    self.moves.push(mv.clone());
+                }
+                if let Some(clock) = &m.clock {
+                    self.clock = *clock;
+                }
+                // A move declines a pending offer by the opponent; the mover's own
+                // offer comes as a separate DrawOffered event after the move.
+                self.draw_offer = Side::Unspecified as i32;
+            }
+            Kind::DrawOffered(d) => self.draw_offer = d.side,
+            Kind::DrawDeclined(_) => self.draw_offer = Side::Unspecified as i32,
+            Kind::Foul(f) => {
+                if f.side == Side::Red as i32 {
+                    self.red_fouls = f.count;
+                } else if f.side == Side::Black as i32 {
+                    self.black_fouls = f.count;
+                }
+            }
+            Kind::ClockAdjusted(c) => {
+                if let Some(clock) = &c.clock {
+                    self.clock = *clock;
+                }
+            }
+            Kind::Paused(p) => {
+                if let Some(clock) = &p.clock {
+                    self.clock = *clock;
+                }
+            }
+            Kind::Resumed(p) => {
+                if let Some(clock) = &p.clock {
+                    self.clock = *clock;
+                }
+            }
+            Kind::Ruling(r) => {
+                if let Some(ruling) = &r.ruling {
+                    self.rulings.push((ev.seq, ruling.clone()));
+                }
+            }
+            Kind::Ended(e) => {
+                self.result = e.result;
+                self.end_reason = e.reason.clone();
+                self.finished = true;
+                self.draw_offer = Side::Unspecified as i32;
+                if let Some(clock) = &e.clock {
+                    self.clock = *clock;
+                }
+            }
+            Kind::RulingOverridden(o) => {
+                if o.result == WireResult::Unspecified as i32 && self.finished {
+                    // The overridden ruling had ended the game: play goes on.
+                    self.finished = false;
+                    self.result = WireResult::Unspecified as i32;
+                    self.end_reason.clear();
+                } else if o.result != WireResult::Unspecified as i32 {
+                    self.result = o.result;
+                    self.end_reason = "arbiter".into();
+                    self.finished = true;
+                }
+            }
+            Kind::ServerRestarted(r) => {
+                if let Some(clock) = &r.clock {
+                    self.clock = *clock;
+                }
+            }
+        }
+    }
+
+    pub fn snapshot(&self) -> GameSnapshot {
+        GameSnapshot {
+            game_id: self.game_id.clone(),
+            seq: self.seq,
+            at_ms: self.at_ms,
+            info: Some(self.info.clone()),
+            moves: self.moves.clone(),
+            fen: self.fen.clone(),
+            to_move: self.to_move() as i32,
+            clock: Some(self.clock),
+            result: self.result,
+            end_reason: self.end_reason.clone(),
+            draw_offer: self.draw_offer,
+            red_fouls: self.red_fouls,
+            black_fouls: self.black_fouls,
+            rulings: self.rulings.iter().map(|(_, r)| r.clone()).collect(),
+            delayed: self.delayed,
+            finished: self.finished,
+        }
+    }
+
+    pub fn summary(&self) -> GameSummary {
+        GameSummary {
+            game_id: self.game_id.clone(),
+            red_name: self.info.red_name.clone(),
+            black_name: self.info.black_name.clone(),
+            time_control: self.info.time_control.clone(),
+            plies: self.moves.len() as u32,
+            finished: self.finished,
+            result: self.result,
+        }
+    }
+}

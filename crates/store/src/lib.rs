@@ -1,0 +1,329 @@
+//! # chuhe-store
+//!
+//! Durable storage for the chuhe server: principals (players, arbiters, organisers), hashed
+//! bearer tokens, games, each game's gap-free event log, and an administrative audit log — on
+//! embedded SQLite or on PostgreSQL, behind one [`Store`] trait.
+//!
+//! * Open with [`open`] from a URL (`sqlite://chuhe.db`, `postgres://…`); migrations run first.
+//! * Appends ([`Store::append`], [`Store::finish`]) go through group commit: writer tasks batch
+//!   the appends of many games into one transaction and answer each caller after `COMMIT`.
+//!   When `append` returns `Ok`, the events are durable (see the crate README for exactly how
+//!   durable on each backend).
+//! * The crate knows no protocol or rules types: payloads are opaque bytes, kinds and results
+//!   are short texts chosen by the server, and the store never reads the clock (times are passed
+//!   in as Unix milliseconds).
+//!
+//! ```no_run
+//! # async fn demo() -> Result<(), chuhe_store::StoreError> {
+//! use chuhe_store::{NewEvent, Store, StoreOptions};
+//! let store = chuhe_store::open("sqlite://chuhe.db", &StoreOptions::default()).await?;
+//! # let game = chuhe_store::GameId(1);
+//! let last = store
+//!     .append(game, vec![NewEvent::new(1, "move", vec![1, 2, 3], 1_700_000_000_000)])
+//!     .await?;
+//! assert_eq!(last, 1);
+//! store.close().await;
+//! # Ok(()) }
+//! ```
+
+mod batch;
+mod common;
+mod error;
+mod migrate;
+pub mod postgres;
+pub mod sqlite;
+mod token;
+mod types;
+
+use std::future::Future;
+
+pub use error::{Result, StoreError};
+pub use token::{GeneratedToken, generate_token, hash_token};
+pub use types::{
+    AuditEntry, AuditId, Authenticated, BroadcastDelay, Finish, Game, GameFilter, GameId,
+    GameRecord, Millis, NewAudit, NewEvent, NewGame, NewPrincipal, NewToken, Principal,
+    PrincipalId, Role, StoredEvent, TokenHash, TokenId, TokenInfo,
+};
+
+pub use postgres::PgStore;
+pub use sqlite::SqliteStore;
+
+/// How SQLite syncs a commit to disk (`PRAGMA synchronous`, in WAL mode).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum SqliteSync {
+    /// `FULL`: every group commit is fsynced before callers are answered. An acknowledged append
+    /// survives a process kill, an OS crash and a power loss.
+    #[default]
+    Full,
+    /// `NORMAL`: a commit is written to the WAL file (the OS page cache) before callers are
+    /// answered, and fsynced at checkpoints. Survives `kill -9` of the process; the last commits
+    /// before an OS crash or power loss may be lost (the database stays consistent).
+    Normal,
+}
+
+/// Tuning of a store. The defaults suit one server node.
+#[derive(Debug, Clone)]
+pub struct StoreOptions {
+    /// SQLite durability; see [`SqliteSync`].
+    pub sqlite_sync: SqliteSync,
+    /// Connections for reads and non-batched writes (SQLite: readers; PostgreSQL: the whole pool
+    /// also serves the writers).
+    pub pool_size: u32,
+    /// PostgreSQL writer tasks (each commits its own batches; games are routed by id). SQLite
+    /// always has exactly one writer.
+    pub pg_writers: usize,
+    /// Most appends in one transaction.
+    pub max_batch: usize,
+    /// Appends that may wait per writer before `append` itself waits (back-pressure).
+    pub queue_capacity: usize,
+}
+
+impl Default for StoreOptions {
+    fn default() -> Self {
+        StoreOptions {
+            sqlite_sync: SqliteSync::Full,
+            pool_size: 8,
+            pg_writers: 2,
+            max_batch: 1024,
+            queue_capacity: 8192,
+        }
+    }
+}
+
+/// Storage for the game server. Implemented by [`SqliteStore`], [`PgStore`] and [`AnyStore`]
+/// (the one to use: `open(url)` returns it). Methods return `Send` futures, so a store can be
+/// shared as `Arc<AnyStore>` (or `Arc<S>` with `S: Store`) across tasks.
+///
+/// Errors are [`StoreError`]s; [`StoreError::is_client_error`] tells bad input or state (nothing
+/// was changed) from database failures.
+pub trait Store: Send + Sync + 'static {
+    // ---- principals -------------------------------------------------------------------------
+
+    /// Creates a player, arbiter or organiser. Names are unique per role
+    /// ([`StoreError::NameTaken`]).
+    fn create_principal(&self, new: NewPrincipal)
+    -> impl Future<Output = Result<Principal>> + Send;
+
+    /// One principal ([`StoreError::PrincipalNotFound`]).
+    fn principal(&self, id: PrincipalId) -> impl Future<Output = Result<Principal>> + Send;
+
+    /// All principals, or those of one role, by id.
+    fn list_principals(
+        &self,
+        role: Option<Role>,
+    ) -> impl Future<Output = Result<Vec<Principal>>> + Send;
+
+    /// Sets (or clears) a principal's rating.
+    fn set_rating(
+        &self,
+        id: PrincipalId,
+        rating: Option<i64>,
+    ) -> impl Future<Output = Result<()>> + Send;
+
+    // ---- tokens -----------------------------------------------------------------------------
+
+    /// Records a token by its hash (make one with [`generate_token`]). The role must be one the
+    /// principal may hold ([`Role::may_grant`]).
+    fn insert_token(&self, new: NewToken) -> impl Future<Output = Result<TokenInfo>> + Send;
+
+    /// The principal and token for a token hash (see [`hash_token`]); `None` when the token is
+    /// unknown or revoked.
+    fn authenticate(
+        &self,
+        hash: TokenHash,
+    ) -> impl Future<Output = Result<Option<Authenticated>>> + Send;
+
+    /// A principal's tokens, revoked ones included, by id.
+    fn tokens_of(
+        &self,
+        principal: PrincipalId,
+    ) -> impl Future<Output = Result<Vec<TokenInfo>>> + Send;
+
+    /// Revokes a token (idempotent: revoking again keeps the first time). Returns it.
+    fn revoke_token(
+        &self,
+        id: TokenId,
+        at_ms: Millis,
+    ) -> impl Future<Output = Result<TokenInfo>> + Send;
+
+    // ---- games ------------------------------------------------------------------------------
+
+    /// Creates a game between two different players; its log is empty (`last_seq` 0).
+    fn create_game(&self, new: NewGame) -> impl Future<Output = Result<Game>> + Send;
+
+    /// One game ([`StoreError::GameNotFound`]).
+    fn game(&self, id: GameId) -> impl Future<Output = Result<Game>> + Send;
+
+    /// Live games oldest first, or finished games most recent first.
+    fn list_games(
+        &self,
+        filter: GameFilter,
+        limit: u32,
+    ) -> impl Future<Output = Result<Vec<Game>>> + Send;
+
+    // ---- the event log ----------------------------------------------------------------------
+
+    /// Appends events to a game's log, atomically: all or none. The first event's seq must be
+    /// the game's `last_seq + 1` and the rest must follow one by one, otherwise
+    /// [`StoreError::SeqMismatch`] (a duplicate or a gap; nothing stored). Refused on a
+    /// finished game ([`StoreError::GameFinished`]). Returns the game's new `last_seq` once the
+    /// batch carrying it has committed.
+    ///
+    /// Appends of one game are committed in the order they were called. If the caller drops the
+    /// future after the append was queued, it may still be committed.
+    fn append(
+        &self,
+        game: GameId,
+        events: Vec<NewEvent>,
+    ) -> impl Future<Output = Result<u64>> + Send;
+
+    /// Like [`append`](Store::append) (events may be empty), and marks the game finished with
+    /// its result, in the same transaction. Later appends are refused.
+    fn finish(
+        &self,
+        game: GameId,
+        events: Vec<NewEvent>,
+        finish: Finish,
+    ) -> impl Future<Output = Result<u64>> + Send;
+
+    /// Up to `limit` events with seq > `after_seq`, in order (reconnect replay). Empty when
+    /// there is nothing newer; [`StoreError::GameNotFound`] for an unknown game.
+    fn events_since(
+        &self,
+        game: GameId,
+        after_seq: u64,
+        limit: u32,
+    ) -> impl Future<Output = Result<Vec<StoredEvent>>> + Send;
+
+    /// A game and all its events (`1..=last_seq`), for recovery or records.
+    fn load_game(&self, game: GameId) -> impl Future<Output = Result<GameRecord>> + Send;
+
+    /// Every unfinished game with all its events, by id: what the server rebuilds at start.
+    fn unfinished_games(&self) -> impl Future<Output = Result<Vec<GameRecord>>> + Send;
+
+    // ---- audit ------------------------------------------------------------------------------
+
+    /// Logs an administrative action (who, what, on what, why). Actions inside a game (arbiter
+    /// commands) are game events with `actor` and `reason` instead.
+    fn record_audit(&self, new: NewAudit) -> impl Future<Output = Result<AuditEntry>> + Send;
+
+    /// The latest audit entries, newest first.
+    fn audit_log(&self, limit: u32) -> impl Future<Output = Result<Vec<AuditEntry>>> + Send;
+
+    // ---- lifecycle --------------------------------------------------------------------------
+
+    /// Commits every queued append, stops the writers and closes the connections. Appends after
+    /// this fail with [`StoreError::Closed`].
+    fn close(&self) -> impl Future<Output = ()> + Send;
+}
+
+/// Either backend, chosen at run time by URL.
+pub enum AnyStore {
+    Sqlite(SqliteStore),
+    Postgres(PgStore),
+}
+
+impl std::fmt::Debug for AnyStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            AnyStore::Sqlite(_) => "AnyStore::Sqlite",
+            AnyStore::Postgres(_) => "AnyStore::Postgres",
+        })
+    }
+}
+
+impl AnyStore {
+    /// `"sqlite"` or `"postgres"`.
+    pub fn backend(&self) -> &'static str {
+        match self {
+            AnyStore::Sqlite(_) => "sqlite",
+            AnyStore::Postgres(_) => "postgres",
+        }
+    }
+}
+
+/// Opens a store from a URL and runs its migrations: `sqlite://PATH` (or `sqlite:PATH`; the file
+/// is created if missing; in-memory databases are refused) or `postgres://…`/`postgresql://…`.
+pub async fn open(url: &str, options: &StoreOptions) -> Result<AnyStore> {
+    if url.starts_with("sqlite:") {
+        Ok(AnyStore::Sqlite(SqliteStore::open(url, options).await?))
+    } else if url.starts_with("postgres://") || url.starts_with("postgresql://") {
+        Ok(AnyStore::Postgres(PgStore::open(url, options).await?))
+    } else {
+        Err(StoreError::UnsupportedUrl(url.to_owned()))
+    }
+}
+
+macro_rules! delegate {
+    ($self:ident, $s:ident => $call:expr) => {
+        match $self {
+            AnyStore::Sqlite($s) => $call.await,
+            AnyStore::Postgres($s) => $call.await,
+        }
+    };
+}
+
+impl Store for AnyStore {
+    async fn create_principal(&self, new: NewPrincipal) -> Result<Principal> {
+        delegate!(self, s => s.create_principal(new))
+    }
+    async fn principal(&self, id: PrincipalId) -> Result<Principal> {
+        delegate!(self, s => s.principal(id))
+    }
+    async fn list_principals(&self, role: Option<Role>) -> Result<Vec<Principal>> {
+        delegate!(self, s => s.list_principals(role))
+    }
+    async fn set_rating(&self, id: PrincipalId, rating: Option<i64>) -> Result<()> {
+        delegate!(self, s => s.set_rating(id, rating))
+    }
+    async fn insert_token(&self, new: NewToken) -> Result<TokenInfo> {
+        delegate!(self, s => s.insert_token(new))
+    }
+    async fn authenticate(&self, hash: TokenHash) -> Result<Option<Authenticated>> {
+        delegate!(self, s => s.authenticate(hash))
+    }
+    async fn tokens_of(&self, principal: PrincipalId) -> Result<Vec<TokenInfo>> {
+        delegate!(self, s => s.tokens_of(principal))
+    }
+    async fn revoke_token(&self, id: TokenId, at_ms: Millis) -> Result<TokenInfo> {
+        delegate!(self, s => s.revoke_token(id, at_ms))
+    }
+    async fn create_game(&self, new: NewGame) -> Result<Game> {
+        delegate!(self, s => s.create_game(new))
+    }
+    async fn game(&self, id: GameId) -> Result<Game> {
+        delegate!(self, s => s.game(id))
+    }
+    async fn list_games(&self, filter: GameFilter, limit: u32) -> Result<Vec<Game>> {
+        delegate!(self, s => s.list_games(filter, limit))
+    }
+    async fn append(&self, game: GameId, events: Vec<NewEvent>) -> Result<u64> {
+        delegate!(self, s => s.append(game, events))
+    }
+    async fn finish(&self, game: GameId, events: Vec<NewEvent>, finish: Finish) -> Result<u64> {
+        delegate!(self, s => s.finish(game, events, finish))
+    }
+    async fn events_since(
+        &self,
+        game: GameId,
+        after_seq: u64,
+        limit: u32,
+    ) -> Result<Vec<StoredEvent>> {
+        delegate!(self, s => s.events_since(game, after_seq, limit))
+    }
+    async fn load_game(&self, game: GameId) -> Result<GameRecord> {
+        delegate!(self, s => s.load_game(game))
+    }
+    async fn unfinished_games(&self) -> Result<Vec<GameRecord>> {
+        delegate!(self, s => s.unfinished_games())
+    }
+    async fn record_audit(&self, new: NewAudit) -> Result<AuditEntry> {
+        delegate!(self, s => s.record_audit(new))
+    }
+    async fn audit_log(&self, limit: u32) -> Result<Vec<AuditEntry>> {
+        delegate!(self, s => s.audit_log(limit))
+    }
+    async fn close(&self) {
+        delegate!(self, s => s.close())
+    }
+}

@@ -1,0 +1,56 @@
+//! The SQL migrations under `migrations/{sqlite,postgres}/`, embedded at compile time and run by
+//! sqlx's migrator when a store opens (recorded in `_sqlx_migrations`; an edited, already
+//! applied migration is refused by checksum).
+
+use std::borrow::Cow;
+use std::future::Future;
+use std::pin::Pin;
+
+use sqlx::error::BoxDynError;
+use sqlx::migrate::{Migration, MigrationSource, MigrationType, Migrator};
+
+/// (version, description, SQL)
+type Embedded = &'static [(i64, &'static str, &'static str)];
+
+pub(crate) const SQLITE: Embedded = &[(
+    1,
+    "initial",
+    include_str!("../../../migrations/sqlite/0001_initial.sql"),
+)];
+
+pub(crate) const POSTGRES: Embedded = &[(
+    1,
+    "initial",
+    include_str!("../../../migrations/postgres/0001_initial.sql"),
+)];
+
+#[derive(Debug)]
+struct Source(Embedded);
+
+impl<'s> MigrationSource<'s> for Source {
+    fn resolve(
+        self,
+    ) -> Pin<Box<dyn Future<Output = Result<Vec<Migration>, BoxDynError>> + Send + 's>> {
+        Box::pin(async move {
+            Ok(self
+                .0
+                .iter()
+                .map(|&(version, description, sql)| {
+                    Migration::new(
+                        version,
+                        Cow::Borrowed(description),
+                        MigrationType::Simple,
+                        Cow::Borrowed(sql),
+                        false,
+                    )
+                })
+                .collect())
+        })
+    }
+}
+
+pub(crate) async fn migrator(
+    migrations: Embedded,
+) -> Result<Migrator, sqlx::migrate::MigrateError> {
+    Migrator::new(Source(migrations)).await
+}

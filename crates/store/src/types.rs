@@ -1,0 +1,330 @@
+//! Plain data types of the store. No protocol or rules types: payloads are opaque bytes and the
+//! texts (time control, ruleset, result, reason, event kind) are whatever the server writes.
+
+use std::fmt;
+
+use crate::error::StoreError;
+
+macro_rules! id_newtype {
+    ($(#[$doc:meta])* $name:ident) => {
+        $(#[$doc])*
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+        pub struct $name(pub i64);
+
+        impl fmt::Display for $name {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                write!(f, "{}", self.0)
+            }
+        }
+    };
+}
+
+id_newtype!(
+    /// A player, arbiter or organiser.
+    PrincipalId
+);
+id_newtype!(
+    /// A game.
+    GameId
+);
+id_newtype!(
+    /// An issued bearer token (not the token itself, nor its hash).
+    TokenId
+);
+id_newtype!(
+    /// An entry of the administrative audit log.
+    AuditId
+);
+
+/// Unix time in milliseconds. The store never reads the clock: callers pass the time in.
+pub type Millis = i64;
+
+/// What a principal is, and the role a token grants.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Role {
+    Player,
+    Arbiter,
+    Organiser,
+}
+
+impl Role {
+    /// The text stored in the database (`player`, `arbiter`, `organiser`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Role::Player => "player",
+            Role::Arbiter => "arbiter",
+            Role::Organiser => "organiser",
+        }
+    }
+
+    /// Parses the stored text; also accepts the American spelling `organizer`.
+    pub fn parse(s: &str) -> Option<Role> {
+        match s {
+            "player" => Some(Role::Player),
+            "arbiter" => Some(Role::Arbiter),
+            "organiser" | "organizer" => Some(Role::Organiser),
+            _ => None,
+        }
+    }
+
+    /// Whether a principal of role `self` may hold a token granting `token_role`: each principal
+    /// may hold tokens of its own role, and an organiser may also hold arbiter tokens.
+    pub fn may_grant(self, token_role: Role) -> bool {
+        self == token_role || (self == Role::Organiser && token_role == Role::Arbiter)
+    }
+}
+
+impl fmt::Display for Role {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A principal to create.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NewPrincipal {
+    pub role: Role,
+    /// Display name, unique per role; 1 to 100 characters, not blank.
+    pub name: String,
+    /// Rating (players; `None` for arbiters and organisers, or unrated players).
+    pub rating: Option<i64>,
+    pub created_at_ms: Millis,
+}
+
+/// A stored principal.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Principal {
+    pub id: PrincipalId,
+    pub role: Role,
+    pub name: String,
+    pub rating: Option<i64>,
+    pub created_at_ms: Millis,
+}
+
+/// The SHA-256 of an opaque bearer token: the only form in which a token is stored.
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+pub struct TokenHash(pub [u8; 32]);
+
+impl fmt::Debug for TokenHash {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // Short prefix only: enough to tell hashes apart in logs.
+        write!(f, "TokenHash(")?;
+        for b in &self.0[..4] {
+            write!(f, "{b:02x}")?;
+        }
+        write!(f, "…)")
+    }
+}
+
+/// A token to record.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NewToken {
+    pub hash: TokenHash,
+    pub principal: PrincipalId,
+    pub role: Role,
+    /// Free text shown to admins ("laptop", "league 2026 arbiter").
+    pub label: Option<String>,
+    pub created_at_ms: Millis,
+}
+
+/// A stored token (its hash is not returned).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TokenInfo {
+    pub id: TokenId,
+    pub principal: PrincipalId,
+    pub role: Role,
+    pub label: Option<String>,
+    pub created_at_ms: Millis,
+    pub revoked_at_ms: Option<Millis>,
+}
+
+/// The result of authenticating a token: who, and with which role.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Authenticated {
+    pub principal: Principal,
+    pub token: TokenInfo,
+}
+
+/// How long spectators are held back. Both zero means live. The server enforces it; the store
+/// only keeps the setting.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct BroadcastDelay {
+    /// Spectators see a move only after this many further moves have been played.
+    pub moves: u32,
+    /// Spectators see an event only this many milliseconds after it happened.
+    pub millis: u64,
+}
+
+/// A game to create.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NewGame {
+    pub red: PrincipalId,
+    pub black: PrincipalId,
+    /// Time control in the server's text form (opaque to the store).
+    pub time_control: String,
+    /// Ruleset name (opaque to the store).
+    pub ruleset: String,
+    /// Starting position as FEN.
+    pub start_fen: String,
+    pub broadcast_delay: BroadcastDelay,
+    pub event: Option<String>,
+    pub round: Option<String>,
+    pub board: Option<u32>,
+    pub scheduled_start_ms: Option<Millis>,
+    pub created_at_ms: Millis,
+}
+
+/// How a game ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Finish {
+    /// The result text (e.g. `1-0`, `0-1`, `1/2-1/2`).
+    pub result: String,
+    /// Why (e.g. `checkmate`, `flag`, `arbiter`).
+    pub reason: String,
+    pub at_ms: Millis,
+}
+
+/// A stored game.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Game {
+    pub id: GameId,
+    pub red: PrincipalId,
+    pub black: PrincipalId,
+    pub time_control: String,
+    pub ruleset: String,
+    pub start_fen: String,
+    pub broadcast_delay: BroadcastDelay,
+    pub event: Option<String>,
+    pub round: Option<String>,
+    pub board: Option<u32>,
+    pub scheduled_start_ms: Option<Millis>,
+    pub created_at_ms: Millis,
+    /// Highest stored event seq (0 when no event yet).
+    pub last_seq: u64,
+    /// `Some` once the game is finished.
+    pub finish: Option<Finish>,
+}
+
+impl Game {
+    pub fn is_finished(&self) -> bool {
+        self.finish.is_some()
+    }
+}
+
+/// Which games to list.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GameFilter {
+    /// Unfinished games, oldest first.
+    Live,
+    /// Finished games, most recently finished first.
+    Finished,
+}
+
+/// An event to append to a game's log.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NewEvent {
+    /// Sequence number: the first event of a game is 1, and each append must continue exactly
+    /// where the log ends.
+    pub seq: u64,
+    /// Short kind name chosen by the server (`move`, `draw_offer`, `arbiter_add_time`, ...).
+    pub kind: String,
+    /// Opaque bytes (the server stores the wire-encoded protobuf event).
+    pub payload: Vec<u8>,
+    /// Wall clock when the event happened.
+    pub at_ms: Millis,
+    /// Who caused it, when that matters for the audit trail (arbiter commands, claims).
+    pub actor: Option<PrincipalId>,
+    /// Why (free text, e.g. an arbiter's explanation).
+    pub reason: Option<String>,
+}
+
+impl NewEvent {
+    /// An event with no actor and no reason.
+    pub fn new(seq: u64, kind: impl Into<String>, payload: Vec<u8>, at_ms: Millis) -> Self {
+        NewEvent {
+            seq,
+            kind: kind.into(),
+            payload,
+            at_ms,
+            actor: None,
+            reason: None,
+        }
+    }
+
+    /// Sets who caused the event and why.
+    pub fn by(mut self, actor: PrincipalId, reason: Option<String>) -> Self {
+        self.actor = Some(actor);
+        self.reason = reason;
+        self
+    }
+}
+
+/// A stored event.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StoredEvent {
+    pub game: GameId,
+    pub seq: u64,
+    pub kind: String,
+    pub payload: Vec<u8>,
+    pub at_ms: Millis,
+    pub actor: Option<PrincipalId>,
+    pub reason: Option<String>,
+}
+
+/// Everything needed to rebuild a game after a restart: its row and its whole event log.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GameRecord {
+    pub game: Game,
+    /// All events in seq order (1, 2, ..., `game.last_seq`).
+    pub events: Vec<StoredEvent>,
+}
+
+/// An administrative action to log.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NewAudit {
+    pub at_ms: Millis,
+    /// Who did it (`None`: the local `chuhe admin` command or the system).
+    pub actor: Option<PrincipalId>,
+    /// What (`create_player`, `issue_token`, `revoke_token`, ...).
+    pub action: String,
+    /// On what, as text (`player 12`, `token 7`).
+    pub subject: Option<String>,
+    /// Why.
+    pub reason: Option<String>,
+}
+
+/// A stored audit entry.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AuditEntry {
+    pub id: AuditId,
+    pub at_ms: Millis,
+    pub actor: Option<PrincipalId>,
+    pub action: String,
+    pub subject: Option<String>,
+    pub reason: Option<String>,
+}
+
+pub(crate) const MAX_NAME_CHARS: usize = 100;
+pub(crate) const MAX_KIND_CHARS: usize = 64;
+
+pub(crate) fn check_name(name: &str) -> Result<(), StoreError> {
+    if name.trim().is_empty() {
+        return Err(StoreError::Invalid("name must not be blank".into()));
+    }
+    if name.chars().count() > MAX_NAME_CHARS {
+        return Err(StoreError::Invalid(format!(
+            "name is longer than {MAX_NAME_CHARS} characters"
+        )));
+    }
+    Ok(())
+}
+
+/// Converts a u64 for an i64 column, refusing values SQL cannot hold.
+pub(crate) fn to_i64(what: &'static str, v: u64) -> Result<i64, StoreError> {
+    i64::try_from(v).map_err(|_| StoreError::Invalid(format!("{what} {v} is too large")))
+}
+
+/// Converts an i64 read from the database to u64, treating a negative value as corruption.
+pub(crate) fn to_u64(what: &'static str, v: i64) -> Result<u64, StoreError> {
+    u64::try_from(v).map_err(|_| StoreError::Corrupt(format!("negative {what} {v}")))
+}

@@ -1,0 +1,900 @@
+//! One conformance suite, run against every backend: SQLite always (a fresh temp file per case),
+//! PostgreSQL when `CHUHE_TEST_DATABASE_URL` is set (a fresh database `chuhe_test_<random>` per
+//! run, one schema per case, dropped at the end).
+
+use std::error::Error;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+
+use chuhe_store::{
+    AnyStore, BroadcastDelay, Finish, GameFilter, GameId, NewAudit, NewEvent, NewGame,
+    NewPrincipal, NewToken, PrincipalId, Role, Store, StoreError, StoreOptions, TokenId,
+    generate_token, hash_token,
+};
+use sqlx::Connection;
+
+type TestResult = Result<(), Box<dyn Error + Send + Sync>>;
+type CaseFn = fn(String) -> Pin<Box<dyn Future<Output = TestResult> + Send>>;
+
+/// Fails the case with a message (instead of panicking, so the database is always dropped).
+macro_rules! check {
+    ($cond:expr) => {
+        if !$cond {
+            return Err(format!("{}:{}: check failed: {}", file!(), line!(), stringify!($cond)).into());
+        }
+    };
+    ($cond:expr, $($fmt:tt)+) => {
+        if !$cond {
+            return Err(format!("{}:{}: {}", file!(), line!(), format!($($fmt)+)).into());
+        }
+    };
+}
+
+macro_rules! cases {
+    ($($name:ident),* $(,)?) => {
+        const CASES: &[(&str, CaseFn)] = &[
+            $((stringify!($name), |url| Box::pin($name(url)))),*
+        ];
+    };
+}
+
+cases!(
+    principals,
+    tokens,
+    games,
+    append_and_seq_refusal,
+    events_since,
+    atomic_finish,
+    recovery_listing,
+    concurrent_appends_group_commit,
+    concurrent_duplicate_seq,
+    reopen_keeps_data,
+    audit_log,
+    closed_store_refuses,
+);
+
+const T0: i64 = 1_764_460_800_000;
+
+async fn open(url: &str) -> Result<AnyStore, StoreError> {
+    let options = StoreOptions {
+        // Small batches and queues so the tests exercise batching edges.
+        max_batch: 16,
+        queue_capacity: 64,
+        ..StoreOptions::default()
+    };
+    chuhe_store::open(url, &options).await
+}
+
+async fn player(s: &AnyStore, name: &str) -> Result<PrincipalId, StoreError> {
+    let p = s
+        .create_principal(NewPrincipal {
+            role: Role::Player,
+            name: name.into(),
+            rating: Some(1500),
+            created_at_ms: T0,
+        })
+        .await?;
+    Ok(p.id)
+}
+
+fn new_game(red: PrincipalId, black: PrincipalId) -> NewGame {
+    NewGame {
+        red,
+        black,
+        time_control: "90m+30s".into(),
+        ruleset: "cxa-2011".into(),
+        start_fen: "rnbakabnr/9/1c5c1/p1p1p1p1p/9/9/P1P1P1P1P/1C5C1/9/RNBAKABNR w".into(),
+        broadcast_delay: BroadcastDelay::default(),
+        event: None,
+        round: None,
+        board: None,
+        scheduled_start_ms: None,
+        created_at_ms: T0,
+    }
+}
+
+async fn game_between(s: &AnyStore, a: &str, b: &str) -> Result<GameId, StoreError> {
+    let red = player(s, a).await?;
+    let black = player(s, b).await?;
+    Ok(s.create_game(new_game(red, black)).await?.id)
+}
+
+fn ev(seq: u64) -> NewEvent {
+    NewEvent::new(
+        seq,
+        "move",
+        format!("payload-{seq}").into_bytes(),
+        T0 + seq as i64,
+    )
+}
+
+fn evs(range: std::ops::RangeInclusive<u64>) -> Vec<NewEvent> {
+    range.map(ev).collect()
+}
+
+// ---- cases -------------------------------------------------------------------------------------
+
+async fn principals(url: String) -> TestResult {
+    let s = open(&url).await?;
+    let alice = s
+        .create_principal(NewPrincipal {
+            role: Role::Player,
+            name: "Alice 王".into(),
+            rating: Some(1830),
+            created_at_ms: T0,
+        })
+        .await?;
+    check!(alice.name == "Alice 王" && alice.rating == Some(1830) && alice.role == Role::Player);
+    let arb = s
+        .create_principal(NewPrincipal {
+            role: Role::Arbiter,
+            name: "Alice 王".into(), // same name, other role: allowed
+            rating: None,
+            created_at_ms: T0,
+        })
+        .await?;
+    let org = s
+        .create_principal(NewPrincipal {
+            role: Role::Organiser,
+            name: "League office".into(),
+            rating: None,
+            created_at_ms: T0,
+        })
+        .await?;
+    let dup = s
+        .create_principal(NewPrincipal {
+            role: Role::Player,
+            name: "Alice 王".into(),
+            rating: None,
+            created_at_ms: T0,
+        })
+        .await;
+    check!(
+        matches!(&dup, Err(StoreError::NameTaken { role: Role::Player, name }) if name == "Alice 王"),
+        "duplicate name: {dup:?}"
+    );
+    let blank = s
+        .create_principal(NewPrincipal {
+            role: Role::Player,
+            name: "  ".into(),
+            rating: None,
+            created_at_ms: T0,
+        })
+        .await;
+    check!(
+        matches!(blank, Err(StoreError::Invalid(_))),
+        "blank name: {blank:?}"
+    );
+
+    check!(s.principal(alice.id).await? == alice);
+    let all = s.list_principals(None).await?;
+    check!(all.iter().map(|p| p.id).collect::<Vec<_>>() == vec![alice.id, arb.id, org.id]);
+    let players = s.list_principals(Some(Role::Player)).await?;
+    check!(players == vec![alice.clone()]);
+    check!(s.list_principals(Some(Role::Organiser)).await? == vec![org]);
+
+    s.set_rating(alice.id, Some(1850)).await?;
+    check!(s.principal(alice.id).await?.rating == Some(1850));
+    let missing = PrincipalId(alice.id.0 + 1000);
+    check!(
+        matches!(s.principal(missing).await, Err(StoreError::PrincipalNotFound(id)) if id == missing)
+    );
+    check!(matches!(
+        s.set_rating(missing, None).await,
+        Err(StoreError::PrincipalNotFound(_))
+    ));
+    s.close().await;
+    Ok(())
+}
+
+async fn tokens(url: String) -> TestResult {
+    let s = open(&url).await?;
+    let p = player(&s, "p").await?;
+    let org = s
+        .create_principal(NewPrincipal {
+            role: Role::Organiser,
+            name: "org".into(),
+            rating: None,
+            created_at_ms: T0,
+        })
+        .await?;
+    let t1 = generate_token()?;
+    let info = s
+        .insert_token(NewToken {
+            hash: t1.hash,
+            principal: p,
+            role: Role::Player,
+            label: Some("laptop".into()),
+            created_at_ms: T0,
+        })
+        .await?;
+    check!(info.principal == p && info.role == Role::Player && info.revoked_at_ms.is_none());
+    check!(info.label.as_deref() == Some("laptop"));
+
+    // The presented token is hashed by the caller and found.
+    let auth = s.authenticate(hash_token(&t1.token)).await?;
+    check!(
+        matches!(&auth, Some(a) if a.principal.id == p && a.token == info),
+        "{auth:?}"
+    );
+    check!(
+        s.authenticate(hash_token("chuhe_not-a-token"))
+            .await?
+            .is_none()
+    );
+
+    // Roles a principal may hold.
+    let bad = s
+        .insert_token(NewToken {
+            hash: generate_token()?.hash,
+            principal: p,
+            role: Role::Arbiter,
+            label: None,
+            created_at_ms: T0,
+        })
+        .await;
+    check!(
+        matches!(
+            bad,
+            Err(StoreError::RoleNotGrantable {
+                principal_role: Role::Player,
+                token_role: Role::Arbiter
+            })
+        ),
+        "{bad:?}"
+    );
+    let org_arb = s
+        .insert_token(NewToken {
+            hash: generate_token()?.hash,
+            principal: org.id,
+            role: Role::Arbiter,
+            label: None,
+            created_at_ms: T0,
+        })
+        .await?;
+    check!(org_arb.role == Role::Arbiter);
+    let dup = s
+        .insert_token(NewToken {
+            hash: t1.hash,
+            principal: p,
+            role: Role::Player,
+            label: None,
+            created_at_ms: T0,
+        })
+        .await;
+    check!(matches!(dup, Err(StoreError::DuplicateToken)), "{dup:?}");
+    let nobody = s
+        .insert_token(NewToken {
+            hash: generate_token()?.hash,
+            principal: PrincipalId(p.0 + 1000),
+            role: Role::Player,
+            label: None,
+            created_at_ms: T0,
+        })
+        .await;
+    check!(
+        matches!(nobody, Err(StoreError::PrincipalNotFound(_))),
+        "{nobody:?}"
+    );
+
+    // A second token, then revoke the first.
+    let t2 = generate_token()?;
+    let info2 = s
+        .insert_token(NewToken {
+            hash: t2.hash,
+            principal: p,
+            role: Role::Player,
+            label: None,
+            created_at_ms: T0 + 1,
+        })
+        .await?;
+    check!(
+        s.tokens_of(p)
+            .await?
+            .iter()
+            .map(|t| t.id)
+            .collect::<Vec<_>>()
+            == vec![info.id, info2.id]
+    );
+    let revoked = s.revoke_token(info.id, T0 + 10).await?;
+    check!(revoked.revoked_at_ms == Some(T0 + 10));
+    check!(
+        s.authenticate(t1.hash).await?.is_none(),
+        "revoked token still authenticates"
+    );
+    check!(
+        s.authenticate(t2.hash).await?.is_some(),
+        "other token must stay valid"
+    );
+    let again = s.revoke_token(info.id, T0 + 20).await?;
+    check!(
+        again.revoked_at_ms == Some(T0 + 10),
+        "revocation time must not move"
+    );
+    let unknown = TokenId(info2.id.0 + 1000);
+    check!(
+        matches!(s.revoke_token(unknown, T0).await, Err(StoreError::TokenNotFound(id)) if id == unknown)
+    );
+    check!(s.tokens_of(p).await?[0].revoked_at_ms == Some(T0 + 10));
+    s.close().await;
+    Ok(())
+}
+
+async fn games(url: String) -> TestResult {
+    let s = open(&url).await?;
+    let red = player(&s, "red").await?;
+    let black = player(&s, "black").await?;
+    let arb = s
+        .create_principal(NewPrincipal {
+            role: Role::Arbiter,
+            name: "arb".into(),
+            rating: None,
+            created_at_ms: T0,
+        })
+        .await?;
+    let mut new = new_game(red, black);
+    new.broadcast_delay = BroadcastDelay {
+        moves: 2,
+        millis: 15_000,
+    };
+    new.event = Some("City league 2026".into());
+    new.round = Some("3".into());
+    new.board = Some(4);
+    new.scheduled_start_ms = Some(T0 + 3_600_000);
+    let g = s.create_game(new.clone()).await?;
+    check!(g.red == red && g.black == black && g.time_control == new.time_control);
+    check!(g.ruleset == new.ruleset && g.start_fen == new.start_fen);
+    check!(g.broadcast_delay == new.broadcast_delay && g.event == new.event);
+    check!(
+        g.round == new.round
+            && g.board == Some(4)
+            && g.scheduled_start_ms == new.scheduled_start_ms
+    );
+    check!(g.last_seq == 0 && g.finish.is_none() && !g.is_finished());
+    check!(s.game(g.id).await? == g);
+
+    let same = s.create_game(new_game(red, red)).await;
+    check!(matches!(same, Err(StoreError::Invalid(_))), "{same:?}");
+    let wrong = s.create_game(new_game(red, arb.id)).await;
+    check!(
+        matches!(
+            wrong,
+            Err(StoreError::WrongRole {
+                expected: Role::Player,
+                actual: Role::Arbiter,
+                ..
+            })
+        ),
+        "{wrong:?}"
+    );
+    let ghost = s
+        .create_game(new_game(red, PrincipalId(red.0 + 1000)))
+        .await;
+    check!(
+        matches!(ghost, Err(StoreError::PrincipalNotFound(_))),
+        "{ghost:?}"
+    );
+    let mut blank = new_game(red, black);
+    blank.time_control = String::new();
+    check!(matches!(
+        s.create_game(blank).await,
+        Err(StoreError::Invalid(_))
+    ));
+    let missing = GameId(g.id.0 + 1000);
+    check!(matches!(s.game(missing).await, Err(StoreError::GameNotFound(id)) if id == missing));
+
+    let g2 = s.create_game(new_game(black, red)).await?;
+    check!(
+        s.list_games(GameFilter::Live, 10)
+            .await?
+            .iter()
+            .map(|g| g.id)
+            .collect::<Vec<_>>()
+            == vec![g.id, g2.id]
+    );
+    check!(s.list_games(GameFilter::Live, 1).await?.len() == 1);
+    check!(s.list_games(GameFilter::Finished, 10).await?.is_empty());
+    s.close().await;
+    Ok(())
+}
+
+async fn append_and_seq_refusal(url: String) -> TestResult {
+    let s = open(&url).await?;
+    let g = game_between(&s, "a", "b").await?;
+    check!(s.append(g, evs(1..=3)).await? == 3);
+    let arb = s
+        .create_principal(NewPrincipal {
+            role: Role::Arbiter,
+            name: "arb".into(),
+            rating: None,
+            created_at_ms: T0,
+        })
+        .await?;
+    let big = vec![0xA5u8; 64 * 1024];
+    let audit_ev = NewEvent::new(4, "arbiter_add_time", big.clone(), T0 + 4)
+        .by(arb.id, Some("clock malfunction on board 4".into()));
+    check!(s.append(g, vec![audit_ev]).await? == 4);
+
+    // Duplicate: an already stored seq.
+    let dup = s.append(g, vec![ev(3)]).await;
+    check!(
+        matches!(
+            dup,
+            Err(StoreError::SeqMismatch {
+                expected: 5,
+                got: 3,
+                ..
+            })
+        ),
+        "{dup:?}"
+    );
+    // Gap.
+    let gap = s.append(g, vec![ev(6)]).await;
+    check!(
+        matches!(
+            gap,
+            Err(StoreError::SeqMismatch {
+                expected: 5,
+                got: 6,
+                ..
+            })
+        ),
+        "{gap:?}"
+    );
+    // Non-contiguous inside one append: nothing of it is stored.
+    let holes = s.append(g, vec![ev(5), ev(7)]).await;
+    check!(
+        matches!(
+            holes,
+            Err(StoreError::SeqMismatch {
+                expected: 6,
+                got: 7,
+                ..
+            })
+        ),
+        "{holes:?}"
+    );
+    // Empty and zero-seq appends.
+    check!(matches!(
+        s.append(g, vec![]).await,
+        Err(StoreError::Invalid(_))
+    ));
+    check!(matches!(
+        s.append(g, vec![ev(0)]).await,
+        Err(StoreError::SeqMismatch { got: 0, .. })
+    ));
+    let mut no_kind = ev(5);
+    no_kind.kind.clear();
+    check!(matches!(
+        s.append(g, vec![no_kind]).await,
+        Err(StoreError::Invalid(_))
+    ));
+    let missing = GameId(g.0 + 1000);
+    check!(
+        matches!(s.append(missing, vec![ev(1)]).await, Err(StoreError::GameNotFound(id)) if id == missing)
+    );
+
+    check!(s.game(g).await?.last_seq == 4);
+    let stored = s.events_since(g, 0, 100).await?;
+    check!(stored.iter().map(|e| e.seq).collect::<Vec<_>>() == vec![1, 2, 3, 4]);
+    check!(
+        stored[0].payload == b"payload-1" && stored[0].kind == "move" && stored[0].at_ms == T0 + 1
+    );
+    check!(stored[0].actor.is_none() && stored[0].reason.is_none());
+    check!(stored[3].payload == big && stored[3].kind == "arbiter_add_time");
+    check!(stored[3].actor == Some(arb.id));
+    check!(stored[3].reason.as_deref() == Some("clock malfunction on board 4"));
+    // The log continues after the refusals; empty payloads are kept as empty.
+    let mut empty = ev(5);
+    empty.payload.clear();
+    check!(s.append(g, vec![empty, ev(6)]).await? == 6);
+    check!(s.events_since(g, 4, 1).await?[0].payload.is_empty());
+    s.close().await;
+    Ok(())
+}
+
+async fn events_since(url: String) -> TestResult {
+    let s = open(&url).await?;
+    let g = game_between(&s, "a", "b").await?;
+    let other = game_between(&s, "c", "d").await?;
+    s.append(g, evs(1..=10)).await?;
+    s.append(other, evs(1..=3)).await?;
+    let seqs = |v: Vec<chuhe_store::StoredEvent>| v.iter().map(|e| e.seq).collect::<Vec<_>>();
+    check!(seqs(s.events_since(g, 0, 3).await?) == vec![1, 2, 3]);
+    check!(seqs(s.events_since(g, 7, 100).await?) == vec![8, 9, 10]);
+    check!(seqs(s.events_since(g, 10, 100).await?).is_empty());
+    check!(seqs(s.events_since(g, 99, 100).await?).is_empty());
+    check!(s.events_since(g, 4, 1).await?[0].game == g);
+    check!(seqs(s.events_since(other, 0, 100).await?) == vec![1, 2, 3]);
+    let fresh = game_between(&s, "e", "f").await?;
+    check!(s.events_since(fresh, 0, 10).await?.is_empty());
+    let missing = GameId(fresh.0 + 1000);
+    check!(matches!(
+        s.events_since(missing, 0, 10).await,
+        Err(StoreError::GameNotFound(_))
+    ));
+    s.close().await;
+    Ok(())
+}
+
+async fn atomic_finish(url: String) -> TestResult {
+    let s = open(&url).await?;
+    let g = game_between(&s, "a", "b").await?;
+    s.append(g, evs(1..=5)).await?;
+    let fin = Finish {
+        result: "1-0".into(),
+        reason: "checkmate".into(),
+        at_ms: T0 + 99,
+    };
+    // A finish whose final event does not continue the log changes nothing at all.
+    let bad = s.finish(g, vec![ev(7)], fin.clone()).await;
+    check!(
+        matches!(
+            bad,
+            Err(StoreError::SeqMismatch {
+                expected: 6,
+                got: 7,
+                ..
+            })
+        ),
+        "{bad:?}"
+    );
+    let game = s.game(g).await?;
+    check!(
+        game.finish.is_none() && game.last_seq == 5,
+        "failed finish left a trace: {game:?}"
+    );
+    let blank = s
+        .finish(
+            g,
+            vec![ev(6)],
+            Finish {
+                result: " ".into(),
+                ..fin.clone()
+            },
+        )
+        .await;
+    check!(matches!(blank, Err(StoreError::Invalid(_))));
+    check!(s.game(g).await?.last_seq == 5);
+
+    let mut end = ev(6);
+    end.kind = "game_end".into();
+    check!(s.finish(g, vec![end], fin.clone()).await? == 6);
+    let game = s.game(g).await?;
+    check!(
+        game.finish == Some(fin.clone()) && game.last_seq == 6,
+        "{game:?}"
+    );
+    check!(s.events_since(g, 5, 10).await?[0].kind == "game_end");
+
+    check!(matches!(s.append(g, vec![ev(7)]).await, Err(StoreError::GameFinished(id)) if id == g));
+    check!(matches!(
+        s.finish(g, vec![], fin.clone()).await,
+        Err(StoreError::GameFinished(_))
+    ));
+    check!(s.game(g).await?.last_seq == 6);
+
+    // Finishing with no event (e.g. an arbiter result on an empty game).
+    let g2 = game_between(&s, "c", "d").await?;
+    let f2 = Finish {
+        result: "1/2-1/2".into(),
+        reason: "arbiter".into(),
+        at_ms: T0 + 100,
+    };
+    check!(s.finish(g2, vec![], f2.clone()).await? == 0);
+    let finished = s.list_games(GameFilter::Finished, 10).await?;
+    check!(
+        finished.iter().map(|g| g.id).collect::<Vec<_>>() == vec![g2, g],
+        "most recent first"
+    );
+    check!(s.list_games(GameFilter::Live, 10).await?.is_empty());
+    s.close().await;
+    Ok(())
+}
+
+async fn recovery_listing(url: String) -> TestResult {
+    let s = open(&url).await?;
+    let a = game_between(&s, "a1", "a2").await?;
+    let b = game_between(&s, "b1", "b2").await?;
+    let c = game_between(&s, "c1", "c2").await?;
+    s.append(a, evs(1..=4)).await?;
+    s.append(b, evs(1..=2)).await?;
+    s.append(a, evs(5..=7)).await?;
+    s.finish(
+        b,
+        vec![ev(3)],
+        Finish {
+            result: "0-1".into(),
+            reason: "resign".into(),
+            at_ms: T0,
+        },
+    )
+    .await?;
+    let live = s.unfinished_games().await?;
+    check!(live.iter().map(|r| r.game.id).collect::<Vec<_>>() == vec![a, c]);
+    check!(live[0].events.iter().map(|e| e.seq).collect::<Vec<_>>() == (1..=7).collect::<Vec<_>>());
+    check!(live[0].events[6].payload == b"payload-7" && live[0].game.last_seq == 7);
+    check!(live[1].events.is_empty() && live[1].game.last_seq == 0);
+    let rb = s.load_game(b).await?;
+    check!(rb.game.is_finished() && rb.events.len() == 3);
+    check!(s.load_game(a).await? == live[0]);
+    check!(matches!(
+        s.load_game(GameId(c.0 + 1000)).await,
+        Err(StoreError::GameNotFound(_))
+    ));
+    s.close().await;
+    Ok(())
+}
+
+async fn concurrent_appends_group_commit(url: String) -> TestResult {
+    let s = Arc::new(open(&url).await?);
+    const GAMES: usize = 40;
+    const MOVES: u64 = 30;
+    let mut ids = Vec::new();
+    for i in 0..GAMES {
+        ids.push(game_between(&s, &format!("r{i}"), &format!("b{i}")).await?);
+    }
+    let mut tasks = Vec::new();
+    for &g in &ids {
+        let s = Arc::clone(&s);
+        tasks.push(tokio::spawn(async move {
+            for seq in 1..=MOVES {
+                let last = s.append(g, vec![ev(seq)]).await?;
+                if last != seq {
+                    return Err(StoreError::Corrupt(format!(
+                        "append returned {last} for {seq}"
+                    )));
+                }
+            }
+            Ok::<_, StoreError>(())
+        }));
+    }
+    for t in tasks {
+        t.await??;
+    }
+    for &g in &ids {
+        let r = s.load_game(g).await?;
+        check!(r.game.last_seq == MOVES);
+        check!(
+            r.events.iter().map(|e| e.seq).collect::<Vec<_>>() == (1..=MOVES).collect::<Vec<_>>()
+        );
+    }
+    s.close().await;
+    Ok(())
+}
+
+async fn concurrent_duplicate_seq(url: String) -> TestResult {
+    let s = Arc::new(open(&url).await?);
+    let g = game_between(&s, "a", "b").await?;
+    // Many callers race to store seq 1..=5 of the same game: each seq is stored exactly once.
+    let mut tasks = Vec::new();
+    for _ in 0..8 {
+        let s = Arc::clone(&s);
+        tasks.push(tokio::spawn(async move {
+            let mut won = Vec::new();
+            for seq in 1..=5 {
+                match s.append(g, vec![ev(seq)]).await {
+                    Ok(_) => won.push(seq),
+                    Err(StoreError::SeqMismatch { .. }) => {}
+                    Err(e) => return Err(e),
+                }
+            }
+            Ok(won)
+        }));
+    }
+    let mut won = Vec::new();
+    for t in tasks {
+        won.extend(t.await??);
+    }
+    won.sort_unstable();
+    check!(
+        won == vec![1, 2, 3, 4, 5],
+        "each seq accepted exactly once: {won:?}"
+    );
+    check!(s.game(g).await?.last_seq == 5);
+    s.close().await;
+    Ok(())
+}
+
+async fn reopen_keeps_data(url: String) -> TestResult {
+    let s = open(&url).await?;
+    let g = game_between(&s, "a", "b").await?;
+    let t = generate_token()?;
+    let red = s.game(g).await?.red;
+    s.insert_token(NewToken {
+        hash: t.hash,
+        principal: red,
+        role: Role::Player,
+        label: None,
+        created_at_ms: T0,
+    })
+    .await?;
+    s.append(g, evs(1..=5)).await?;
+    s.close().await;
+    drop(s);
+
+    // Reopening runs the migrations again (a no-op) and finds everything.
+    let s = open(&url).await?;
+    check!(s.game(g).await?.last_seq == 5);
+    check!(s.events_since(g, 0, 10).await?.len() == 5);
+    check!(s.authenticate(t.hash).await?.is_some());
+    check!(s.unfinished_games().await?.len() == 1);
+    check!(
+        s.append(g, vec![ev(5)]).await.is_err(),
+        "duplicate after reopen"
+    );
+    check!(s.append(g, vec![ev(6)]).await? == 6);
+    s.close().await;
+    Ok(())
+}
+
+async fn audit_log(url: String) -> TestResult {
+    let s = open(&url).await?;
+    let org = s
+        .create_principal(NewPrincipal {
+            role: Role::Organiser,
+            name: "org".into(),
+            rating: None,
+            created_at_ms: T0,
+        })
+        .await?;
+    let first = s
+        .record_audit(NewAudit {
+            at_ms: T0,
+            actor: None,
+            action: "create_player".into(),
+            subject: Some("player 1".into()),
+            reason: None,
+        })
+        .await?;
+    let second = s
+        .record_audit(NewAudit {
+            at_ms: T0 + 1,
+            actor: Some(org.id),
+            action: "revoke_token".into(),
+            subject: Some("token 7".into()),
+            reason: Some("laptop stolen".into()),
+        })
+        .await?;
+    check!(second.actor == Some(org.id) && second.reason.as_deref() == Some("laptop stolen"));
+    let log = s.audit_log(10).await?;
+    check!(log == vec![second.clone(), first], "newest first");
+    check!(s.audit_log(1).await? == vec![second]);
+    let blank = s
+        .record_audit(NewAudit {
+            at_ms: T0,
+            actor: None,
+            action: String::new(),
+            subject: None,
+            reason: None,
+        })
+        .await;
+    check!(matches!(blank, Err(StoreError::Invalid(_))));
+    s.close().await;
+    Ok(())
+}
+
+async fn closed_store_refuses(url: String) -> TestResult {
+    let s = open(&url).await?;
+    let g = game_between(&s, "a", "b").await?;
+    s.close().await;
+    let r = s.append(g, vec![ev(1)]).await;
+    check!(matches!(r, Err(StoreError::Closed)), "{r:?}");
+    Ok(())
+}
+
+// ---- runners -----------------------------------------------------------------------------------
+
+async fn run_all(backend: &str, url_for: impl Fn(&str) -> String) -> Vec<String> {
+    let mut failures = Vec::new();
+    for (name, case) in CASES {
+        // Each case in its own task: a panic fails the case, not the runner (so cleanup runs).
+        let outcome = tokio::spawn(case(url_for(name))).await;
+        match outcome {
+            Ok(Ok(())) => eprintln!("{backend}: {name} ok"),
+            Ok(Err(e)) => failures.push(format!("{backend}: {name}: {e}")),
+            Err(e) => failures.push(format!("{backend}: {name}: panicked: {e}")),
+        }
+    }
+    failures
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sqlite_conformance() -> TestResult {
+    let dir = tempfile::tempdir()?;
+    let root = dir.path().to_owned();
+    let failures = run_all("sqlite", |name| {
+        format!("sqlite://{}", root.join(format!("{name}.db")).display())
+    })
+    .await;
+    check!(failures.is_empty(), "{}", failures.join("\n"));
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn postgres_conformance() -> TestResult {
+    let Ok(base) = std::env::var("CHUHE_TEST_DATABASE_URL") else {
+        eprintln!("postgres_conformance skipped: CHUHE_TEST_DATABASE_URL is not set");
+        return Ok(());
+    };
+    // A random name from the token generator's OS randomness.
+    let rnd = generate_token()?.hash.0;
+    let db: String = format!(
+        "chuhe_test_{}",
+        rnd[..6]
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect::<String>()
+    );
+    let mut admin = sqlx::PgConnection::connect(&base).await?;
+    sqlx::query(&format!("CREATE DATABASE {db}"))
+        .execute(&mut admin)
+        .await?;
+    let db_url = replace_db(&base, &db);
+    // One schema per case, so cases never see each other's rows.
+    let mut conn = sqlx::PgConnection::connect(&db_url).await?;
+    for (name, _) in CASES {
+        sqlx::query(&format!("CREATE SCHEMA {name}"))
+            .execute(&mut conn)
+            .await?;
+    }
+    conn.close().await?;
+    let sep = if db_url.contains('?') { '&' } else { '?' };
+    let failures = run_all("postgres", |name| {
+        format!("{db_url}{sep}options=-c%20search_path%3D{name}")
+    })
+    .await;
+    let dropped = sqlx::query(&format!("DROP DATABASE {db} WITH (FORCE)"))
+        .execute(&mut admin)
+        .await;
+    check!(failures.is_empty(), "{}", failures.join("\n"));
+    dropped?;
+    Ok(())
+}
+
+/// The same server URL with another database name.
+fn replace_db(url: &str, db: &str) -> String {
+    let (base, query) = match url.split_once('?') {
+        Some((b, q)) => (b, Some(q)),
+        None => (url, None),
+    };
+    let scheme_end = base.find("://").map_or(0, |i| i + 3);
+    let host_part = match base[scheme_end..].find('/') {
+        Some(i) => &base[..scheme_end + i],
+        None => base,
+    };
+    match query {
+        Some(q) => format!("{host_part}/{db}?{q}"),
+        None => format!("{host_part}/{db}"),
+    }
+}
+
+#[test]
+fn replace_db_keeps_host_and_query() {
+    assert_eq!(
+        replace_db("postgres://postgres@127.0.0.1:5432/postgres", "x"),
+        "postgres://postgres@127.0.0.1:5432/x"
+    );
+    assert_eq!(replace_db("postgres://h", "x"), "postgres://h/x");
+    assert_eq!(
+        replace_db("postgres://h/db?sslmode=disable", "x"),
+        "postgres://h/x?sslmode=disable"
+    );
+}
+
+#[tokio::test]
+async fn urls_that_are_refused() {
+    for url in [
+        "mysql://x",
+        "sqlite::memory:",
+        "",
+        "sqlite://file.db?mode=memory",
+    ] {
+        let r = chuhe_store::open(url, &StoreOptions::default()).await;
+        assert!(
+            matches!(r, Err(StoreError::UnsupportedUrl(_))),
+            "{url}: {r:?}"
+        );
+    }
+}
