@@ -102,7 +102,8 @@ impl Protocol for ChuheProtocol {
                 game_id: who.game.id.clone(),
                 ply,
                 r#move: mv.to_owned(),
-                offer_draw: false,
+                // No think time given: the server's own ping estimate compensates lag.
+                ..Default::default()
             })),
         })
     }
@@ -139,6 +140,7 @@ impl Protocol for ChuheProtocol {
                 SUBSCRIBE_REQUEST => Event::Joined {
                     plies: None,
                     seq: None,
+                    head: Some(r.seq),
                 },
                 RESIGN_REQUEST => Event::Ignored,
                 ply if ply > 0 && ply < SUBSCRIBE_REQUEST => Event::Ack { ply, seq: None },
@@ -157,6 +159,7 @@ impl Protocol for ChuheProtocol {
                 out.push(Event::Joined {
                     plies: Some(u32::try_from(s.moves.len()).unwrap_or(u32::MAX)),
                     seq: Some(s.seq),
+                    head: None,
                 });
                 if s.finished {
                     Event::Ended { seq: None }
@@ -467,7 +470,8 @@ mod tests {
                 vec![
                     Event::Joined {
                         plies: None,
-                        seq: None
+                        seq: None,
+                        head: Some(5)
                     },
                     Event::Ack { ply: 3, seq: None },
                     Event::Ignored,
@@ -476,7 +480,8 @@ mod tests {
                     Event::Ended { seq: Some(8) },
                     Event::Joined {
                         plies: Some(2),
-                        seq: Some(9)
+                        seq: Some(9),
+                        head: None
                     },
                     Event::Error {
                         code: "illegal_move".into()

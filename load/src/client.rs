@@ -163,6 +163,7 @@ pub async fn run(ctx: Arc<Ctx>, plan: ClientPlan) {
         seen: Seen::default(),
         sent: None,
         next_move_at: None,
+        catch_up: None,
         out: Vec::new(),
         ctx,
         plan,
@@ -207,6 +208,9 @@ struct Client {
     /// The ply this player sent and has not seen acknowledged.
     sent: Option<u32>,
     next_move_at: Option<Instant>,
+    /// After a reconnect to a server that replays: resend an unconfirmed move only once the
+    /// stream has reached this sequence number.
+    catch_up: Option<u64>,
     out: Vec<Event>,
 }
 
@@ -239,7 +243,7 @@ impl Client {
 
     async fn play(&mut self, mut ws: Ws, hello: Event, early: Vec<Event>) -> Result<Ws, Stop> {
         let deadline = self.ctx.deadline;
-        if let Event::Joined { plies, seq } = hello {
+        if let Event::Joined { plies, seq, .. } = hello {
             self.seen.snapshot(plies, seq);
         }
         for e in early {
@@ -280,6 +284,10 @@ impl Client {
                     let events: Vec<Event> = self.out.drain(..).collect();
                     for e in events {
                         self.handle(&mut ws, e).await?;
+                    }
+                    if self.catch_up.is_some_and(|h| self.seen.last_seq.is_some_and(|l| l >= h)) {
+                        self.catch_up = None;
+                        self.resend(&mut ws, false).await?;
                     }
                 }
             }
@@ -331,16 +339,20 @@ impl Client {
         Ok(())
     }
 
-    /// Sends again the last move this player made (after a reconnect on either side: the
-    /// receiver ignores a ply it already has, chuhe answers a resent ply idempotently).
-    async fn resend(&mut self, ws: &mut Ws) -> Result<(), Stop> {
+    /// Sends again this player's move that the server has not confirmed (after a reconnect), or
+    /// with `include_confirmed` its last move whatever its state (when the relay says the
+    /// opponent reconnected: the relay keeps no history). Receivers ignore a ply they have; chuhe
+    /// acknowledges a resent ply again but refuses one the game has moved past, which is why a
+    /// reconnect to chuhe first catches up with the replay.
+    async fn resend(&mut self, ws: &mut Ws, include_confirmed: bool) -> Result<(), Stop> {
         let Some(seat) = self.seat() else {
             return Ok(());
         };
+        let last = self.seen.last_ply;
         let ply = match self.sent {
-            Some(p) => p,
-            None if self.seen.last_ply > 0 && seat.plays(self.seen.last_ply) => self.seen.last_ply,
-            None => return Ok(()),
+            Some(p) if p > last => p,
+            _ if include_confirmed && last > 0 && seat.plays(last) => last,
+            _ => return Ok(()),
         };
         if let Some(mv) = self.plan.who.game.moves.get(ply as usize - 1) {
             let msg = self.ctx.protocol.encode_move(&self.plan.who, ply, mv);
@@ -362,13 +374,25 @@ impl Client {
         m.reconnect.record(t0.elapsed());
         Metrics::add(&m.reconnects, 1);
         self.seen.after_reconnect = true;
-        if let Event::Joined { plies, seq } = hello {
+        let mut head = None;
+        if let Event::Joined {
+            plies,
+            seq,
+            head: h,
+        } = hello
+        {
             self.seen.snapshot(plies, seq);
+            head = h;
         }
         for e in early {
             self.handle(&mut ws, e).await?;
         }
-        self.resend(&mut ws).await?;
+        // Where the server says how far the game has got, resend only once the replay has
+        // caught up with it; otherwise (the relay) at once.
+        match head {
+            Some(h) if self.seen.last_seq.is_none_or(|l| l < h) => self.catch_up = Some(h),
+            _ => self.resend(&mut ws, false).await?,
+        }
         if self.sent.is_none() && self.next_move_at.is_none() {
             self.schedule();
         }
@@ -385,16 +409,7 @@ impl Client {
                 if ply <= self.seen.acked {
                     return Ok(());
                 }
-                self.seen.acked = ply;
-                let now = self.ctx.epoch.now_ns();
-                if let Some(d) = self.plan.timeline.since_sent(ply, now) {
-                    m.ack.record(d);
-                }
-                Metrics::add(&m.moves_acked, 1);
-                self.ctx.last_ack_ns.fetch_max(now, Ordering::Relaxed);
-                if self.sent.is_some_and(|p| p <= ply) {
-                    self.sent = None;
-                }
+                self.ack(ply);
                 // On the relay the acknowledgement is the only copy of our own move.
                 self.seen.last_ply = self.seen.last_ply.max(ply);
             }
@@ -402,8 +417,12 @@ impl Client {
                 self.seen.seq(seq, &m);
                 let own = self.seat().is_some_and(|s| s.plays(ply));
                 if own {
-                    // chuhe also broadcasts our own move to us: it is neither a delivery nor a
-                    // duplicate, only progress.
+                    // chuhe also broadcasts our own move to us: not a delivery, not a duplicate.
+                    // Normally its Reply came first; if the Reply was lost with a dropped
+                    // connection, the replayed event is the confirmation.
+                    if ply > self.seen.acked && self.sent.is_some_and(|p| p == ply) {
+                        self.ack(ply);
+                    }
                     self.seen.last_ply = self.seen.last_ply.max(ply);
                     return Ok(());
                 }
@@ -436,12 +455,41 @@ impl Client {
                 }
                 self.seen.ended = true;
             }
-            Event::PeerJoined => self.resend(ws).await?,
+            Event::PeerJoined => self.resend(ws, true).await?,
             Event::Error { code } => m.error(&code),
-            Event::Joined { plies, seq } => self.seen.snapshot(plies, seq),
+            Event::Joined { plies, seq, .. } => {
+                // A snapshot may arrive after the join was confirmed (chuhe sends the Reply
+                // first) and may cover moves this client never saw, including the opponent's
+                // last one: it may now be this player's turn.
+                let before = self.seen.last_ply;
+                self.seen.snapshot(plies, seq);
+                if self.seen.last_ply > before {
+                    if self.sent.is_some_and(|p| p <= self.seen.last_ply) {
+                        self.sent = None;
+                    }
+                    if self.sent.is_none() && self.next_move_at.is_none() {
+                        self.schedule();
+                    }
+                }
+            }
             Event::Ignored => {}
         }
         Ok(())
+    }
+
+    /// This player's move `ply` is confirmed.
+    fn ack(&mut self, ply: u32) {
+        let m = &self.ctx.metrics;
+        self.seen.acked = ply;
+        let now = self.ctx.epoch.now_ns();
+        if let Some(d) = self.plan.timeline.since_sent(ply, now) {
+            m.ack.record(d);
+        }
+        Metrics::add(&m.moves_acked, 1);
+        self.ctx.last_ack_ns.fetch_max(now, Ordering::Relaxed);
+        if self.sent.is_some_and(|p| p <= ply) {
+            self.sent = None;
+        }
     }
 
     /// At the end: plies the game played that this client never saw.

@@ -60,10 +60,13 @@ pub struct Participant {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Event {
     /// The connection is in the game. `plies` is how many moves the server says were already
-    /// played (a snapshot), `seq` the stream position the server resumes from, when it says.
+    /// played (a snapshot), `seq` the stream position the snapshot is at, `head` the last
+    /// sequence number of the game when the join was answered (what a resumed stream will have
+    /// replayed up to), each when the server says.
     Joined {
         plies: Option<u32>,
         seq: Option<u64>,
+        head: Option<u64>,
     },
     /// A player took a seat (the relay says so; chuhe may say nothing).
     PeerJoined,
@@ -182,6 +185,7 @@ impl Protocol for RelayProtocol {
                     Control::Joined { .. } => Event::Joined {
                         plies: None,
                         seq: None,
+                        head: None,
                     },
                     Control::Peer { .. } => Event::PeerJoined,
                 });
@@ -276,7 +280,8 @@ mod tests {
                 Event::Ended { seq: None },
                 Event::Joined {
                     plies: None,
-                    seq: None
+                    seq: None,
+                    head: None
                 },
                 Event::PeerJoined,
             ]
