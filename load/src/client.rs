@@ -51,6 +51,9 @@ pub struct ClientPlan {
     pub ready: mpsc::Sender<bool>,
     /// When it flips to `true`, drop the connection abruptly and reconnect (reconnect-storm).
     pub storm: Option<watch::Receiver<bool>>,
+    /// When set, stay connected (reading, answering pings) after the game's moves until it
+    /// flips to `true` (the idle scenario).
+    pub release: Option<watch::Receiver<bool>>,
 }
 
 /// Why a client stopped early.
@@ -259,16 +262,18 @@ impl Client {
         }
         self.schedule();
         let mut storm = self.plan.storm.clone();
-        while !self.done() {
+        let mut release = self.plan.release.clone();
+        while !self.done() || release.is_some() {
             let move_at = self.next_move_at;
             tokio::select! {
+                _ = wait_flag(&mut release) => release = None,
                 () = sleep_until(deadline.into()) => return Err(Stop::Deadline),
                 () = sleep_until(move_at.unwrap_or(deadline).into()), if move_at.is_some() => {
                     self.next_move_at = None;
                     let ply = self.seen.last_ply + 1;
                     self.send_move(&mut ws, ply).await?;
                 }
-                r = wait_storm(&mut storm) => {
+                r = wait_flag(&mut storm) => {
                     storm = None;
                     if r {
                         ws = self.reconnect(ws).await?;
@@ -293,6 +298,7 @@ impl Client {
             }
         }
         if self.plan.resign_at_end
+            && self.total() > 0
             && self.seat() == Some(Seat::Red)
             && !self.seen.ended
             && let Some(msg) = self
@@ -304,7 +310,7 @@ impl Client {
                 .await
                 .map_err(|_| Stop::Failed("send_failed"))?;
         }
-        if self.seat().is_some() {
+        if self.seat().is_some() && self.total() > 0 {
             Metrics::add(&self.ctx.metrics.games_completed, 1);
         }
         Ok(ws)
@@ -510,9 +516,10 @@ impl Client {
     }
 }
 
-/// Resolves to `true` when the storm hits this client; never resolves without a storm.
-async fn wait_storm(storm: &mut Option<watch::Receiver<bool>>) -> bool {
-    match storm {
+/// Resolves to `true` when the flag is raised (`false` if its sender is gone); never resolves
+/// without a flag.
+async fn wait_flag(flag: &mut Option<watch::Receiver<bool>>) -> bool {
+    match flag {
         Some(rx) => rx.wait_for(|hit| *hit).await.is_ok(),
         None => std::future::pending().await,
     }

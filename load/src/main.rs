@@ -104,6 +104,20 @@ enum Command {
         #[command(flatten)]
         common: CommonArgs,
     },
+    /// Players (and spectators) of G games join and stay idle: the server's memory per connection.
+    Idle {
+        /// Games (2 authenticated players each).
+        #[arg(long, default_value_t = 1000)]
+        games: usize,
+        /// Spectators per game.
+        #[arg(long, default_value_t = 0)]
+        spectators: usize,
+        /// How long every connection stays open once all have joined.
+        #[arg(long, default_value = "10s", value_parser = parse_duration)]
+        hold: Duration,
+        #[command(flatten)]
+        common: CommonArgs,
+    },
     /// A steady number of games for a long time: each finished game is replaced by a new one.
     Soak {
         /// Games at once.
@@ -328,6 +342,19 @@ async fn run(command: Command) -> Result<bool> {
                 think: play.think,
                 fraction,
                 storm_after_ms: ms(storm_after),
+            },
+            common,
+        ),
+        Command::Idle {
+            games,
+            spectators,
+            hold,
+            common,
+        } => (
+            Scenario::Idle {
+                games,
+                spectators,
+                hold_ms: ms(hold),
             },
             common,
         ),

@@ -60,6 +60,13 @@ pub enum Scenario {
         fraction: f64,
         storm_after_ms: u64,
     },
+    /// `games` games whose players (and `spectators` each) join and then stay idle for `hold_ms`
+    /// (reading, answering pings): the server's memory per idle connection.
+    Idle {
+        games: usize,
+        spectators: usize,
+        hold_ms: u64,
+    },
     /// `games` games at a time: each slot plays a game, then starts a new one, until
     /// `duration_ms` is over or `max_games` games were started.
     Soak {
@@ -85,6 +92,7 @@ impl Scenario {
             Self::RoundStart { .. } => "round-start",
             Self::ReconnectStorm { .. } => "reconnect-storm",
             Self::Soak { .. } => "soak",
+            Self::Idle { .. } => "idle",
         }
     }
 
@@ -95,6 +103,7 @@ impl Scenario {
             | Self::RoundStart { plies, .. }
             | Self::ReconnectStorm { plies, .. }
             | Self::Soak { plies, .. } => plies,
+            Self::Idle { .. } => 0,
         }
     }
 
@@ -105,6 +114,7 @@ impl Scenario {
             | Self::RoundStart { think, .. }
             | Self::ReconnectStorm { think, .. }
             | Self::Soak { think, .. } => think,
+            Self::Idle { .. } => ThinkTime::default(),
         }
     }
 
@@ -118,6 +128,9 @@ impl Scenario {
                 games, spectators, ..
             }
             | Self::Soak {
+                games, spectators, ..
+            }
+            | Self::Idle {
                 games, spectators, ..
             } => (spectators, games),
             Self::Fanout { spectators, .. } => (spectators, 1),
@@ -179,7 +192,7 @@ fn check(s: &Scenario) -> Result<(), RunError> {
     if games == 0 {
         return bad("there must be at least one game");
     }
-    if s.plies() < 2 {
+    if s.plies() < 2 && !matches!(s, Scenario::Idle { .. }) {
         return bad("games need at least 2 plies");
     }
     if games.saturating_mul(spectators + 2) > 1_000_000 {
@@ -330,6 +343,11 @@ async fn wave(
         // Every board starts when its own clients are in.
         let _ = go_tx.send(true);
     }
+    let (release_tx, release_rx) = watch::channel(false);
+    let idle_hold = match scenario {
+        Scenario::Idle { hold_ms, .. } => Some(Duration::from_millis(*hold_ms)),
+        _ => None,
+    };
     let storm_fraction = match scenario {
         Scenario::ReconnectStorm { fraction, .. } => *fraction,
         _ => 0.0,
@@ -369,6 +387,7 @@ async fn wave(
                 start: go_rx.clone(),
                 ready: ready_tx.clone(),
                 storm: hit.then(|| storm_rx.clone()),
+                release: idle_hold.map(|_| release_rx.clone()),
             };
             set.spawn(client::run(Arc::clone(ctx), plan));
             n += 1;
@@ -408,6 +427,15 @@ async fn wave(
         at
     };
 
+    if let Some(hold) = idle_hold {
+        let at = (Instant::now() + hold).min(ctx.deadline);
+        tokio::time::sleep_until(at.into()).await;
+        if let Some(s) = server {
+            // A second reading after the hold: what idle connections cost once settled.
+            s.mark_connected(joined as u64);
+        }
+        let _ = release_tx.send(true);
+    }
     if storm_fraction > 0.0
         && let Scenario::ReconnectStorm { storm_after_ms, .. } = scenario
     {
@@ -419,6 +447,7 @@ async fn wave(
     }
     drain(&mut set).await;
     drop(storm_tx);
+    drop(release_tx);
     Ok(Phase {
         go_ns,
         end_ns: ctx.last_ack_ns.load(Ordering::Relaxed),
@@ -509,6 +538,7 @@ async fn soak(
                         start: go_rx.clone(),
                         ready: ready_tx.clone(),
                         storm: None,
+                        release: None,
                     };
                     clients.fetch_add(1, Ordering::Relaxed);
                     set.spawn(client::run(Arc::clone(&ctx), plan));

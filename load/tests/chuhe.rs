@@ -235,3 +235,20 @@ async fn a_wrong_organiser_token_is_a_setup_error() -> TestResult {
     server.stop().await?;
     Ok(())
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn idle() -> TestResult {
+    let r = run(
+        Scenario::Idle {
+            games: 4,
+            spectators: 1,
+            hold_ms: 50,
+        },
+        Encoding::Proto,
+    )
+    .await?;
+    assert_clean(&r);
+    assert_eq!(r.counts.connected, 12);
+    assert_eq!(r.counts.moves_sent, 0);
+    Ok(())
+}

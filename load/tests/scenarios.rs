@@ -255,3 +255,25 @@ async fn a_dead_target_is_reported_not_hung() -> TestResult {
     assert_eq!(r.counts.moves_sent, 0);
     Ok(())
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn idle_connections_are_held_then_closed() -> TestResult {
+    let moves = MoveSource::generate(1, 0, 8)?;
+    let r = run(
+        Scenario::Idle {
+            games: 5,
+            spectators: 1,
+            hold_ms: 50,
+        },
+        &moves,
+    )
+    .await?;
+    assert_clean(&r);
+    assert_eq!(r.counts.connected, 15);
+    assert_eq!(r.counts.moves_sent, 0);
+    assert_eq!(r.counts.games_completed, 0);
+    let server = r.server.as_ref().ok_or("server sampled")?;
+    assert!(server.rss_connected_kib > 0, "{server:?}");
+    assert!(r.wall_s >= 0.05, "held for the hold time");
+    Ok(())
+}
