@@ -1,5 +1,5 @@
-//! Every scenario at a tiny size against a real chuhe server started in-process on 127.0.0.1:0,
-//! in both encodings, so the chuhe driver never rots. Games are created through the organiser API
+//! Every scenario at a tiny size against a real chuhe server started in-process on 127.0.0.1:0
+//! on a temporary SQLite database, in both encodings, so the chuhe driver never rots. Games are created through the organiser API
 //! exactly as a benchmark run does. No sleeps wait for anything; every run is capped.
 
 use std::sync::Arc;
@@ -11,7 +11,8 @@ use chuhe_load::scenario::{self, RunOptions, Scenario};
 use chuhe_load::target::{ChuheSetup, Target};
 use chuhe_load::think::ThinkTime;
 use chuhe_proto::Encoding;
-use chuhe_server::persist::{MemoryPersist, Persist, Role};
+use chuhe_server::persist::{Persist, Role};
+use chuhe_server::store_adapter::StoreAdapter;
 use chuhe_server::{Config, Deps};
 use tokio::net::TcpListener;
 use tokio::sync::oneshot;
@@ -19,6 +20,7 @@ use tokio::sync::oneshot;
 type TestResult = Result<(), Box<dyn std::error::Error>>;
 
 struct Server {
+    _dir: tempfile::TempDir,
     url: String,
     organizer_token: String,
     stop: Option<oneshot::Sender<()>>,
@@ -26,7 +28,10 @@ struct Server {
 }
 
 async fn start_server() -> Result<Server, Box<dyn std::error::Error>> {
-    let persist: Arc<dyn Persist> = Arc::new(MemoryPersist::default());
+    let dir = tempfile::tempdir()?;
+    let db = format!("sqlite://{}", dir.path().join("chuhe.db").display());
+    let store = chuhe_store::open(&db, &chuhe_store::StoreOptions::default()).await?;
+    let persist: Arc<dyn Persist> = Arc::new(StoreAdapter::new(Arc::new(store)));
     let org = persist
         .create_account("load organiser", Role::Organizer)
         .await?;
@@ -47,6 +52,7 @@ async fn start_server() -> Result<Server, Box<dyn std::error::Error>> {
         Deps { persist, config },
     ));
     Ok(Server {
+        _dir: dir,
         url,
         organizer_token,
         stop: Some(stop),

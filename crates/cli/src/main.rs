@@ -2,8 +2,10 @@
 
 use clap::{Parser, Subcommand};
 
+mod admin;
 mod league;
 mod rules;
+mod serve;
 
 /// chuhe (楚河): a server for real-time online Xiangqi and team leagues.
 #[derive(Debug, Parser)]
@@ -19,6 +21,10 @@ enum Command {
     Rules(rules::RulesArgs),
     /// League tools: schedules and standings.
     League(league::LeagueArgs),
+    /// Run the game server (websocket protocol at /ws, organiser API, demo page).
+    Serve(serve::ServeArgs),
+    /// Administration on the database: players, tokens, casual games.
+    Admin(admin::AdminArgs),
 }
 
 fn main() -> std::process::ExitCode {
@@ -26,6 +32,8 @@ fn main() -> std::process::ExitCode {
     let result = match cli.command {
         Command::Rules(args) => rules::run(args),
         Command::League(args) => league::run(args),
+        Command::Serve(args) => serve::run(args),
+        Command::Admin(args) => admin::run(args),
     };
     match result {
         Ok(code) => code,

@@ -215,8 +215,17 @@ struct State {
     /// A side whose offer was refused may not offer again until the opponent has offered.
     offer_blocked: [bool; 2],
     result: Option<(WResult, String)>,
-    /// (ply, iccs, seq, side) of the last move, for idempotent resends.
-    last_move: Option<(u32, String, u64, Side)>,
+    /// The last move, for idempotent resends.
+    last_move: Option<LastMove>,
+}
+
+#[derive(Clone)]
+struct LastMove {
+    ply: u32,
+    /// ICCS, Chinese and WXF texts of the move.
+    texts: [String; 3],
+    seq: u64,
+    side: Side,
 }
 
 /// A pending event batch: the events (without seq) and optional finish.
@@ -467,7 +476,12 @@ impl Game {
                         self.st.offer_blocked[sidx(other(side))] = true;
                     }
                     self.st.draw_offer = None;
-                    self.st.last_move = Some((mv.ply, mv.iccs.clone(), ev.seq, side));
+                    self.st.last_move = Some(LastMove {
+                        ply: mv.ply,
+                        texts: [mv.iccs.clone(), mv.chinese.clone(), mv.wxf.clone()],
+                        seq: ev.seq,
+                        side,
+                    });
                 }
                 Some(Kind::DrawOffered(d)) => {
                     let s = Side::try_from(d.side).unwrap_or(Side::Red);
@@ -1147,22 +1161,23 @@ impl Game {
     ) -> Result<Option<(u64, Vec<GameEvent>)>, ClientError> {
         let side = self.side_of(&r.who).ok_or(ClientError::NotAPlayer)?;
         // Idempotent resend of the last move.
-        if let Some((lply, liccs, lseq, lside)) = &self.st.last_move {
-            if *lply == ply && *lside == side {
+        if let Some(last) = &self.st.last_move {
+            if last.ply == ply && last.side == side {
                 let canonical = canonical_iccs(mv);
-                if canonical.as_deref() == Some(liccs.as_str()) || mv == liccs {
-                    self.reply(r, *lseq);
+                let t = mv.trim();
+                if canonical.as_deref() == Some(last.texts[0].as_str()) || last.texts.iter().any(|x| x == t) {
+                    self.reply(r, last.seq);
                     return Ok(None);
                 }
             }
         }
         self.ensure_playing()?;
-        if self.st.board.to_move() != side {
-            return Err(ClientError::NotYourTurn);
-        }
         let expected = self.st.board.plies() + 1;
         if ply != expected {
             return Err(ClientError::StalePly { got: ply, expected });
+        }
+        if self.st.board.to_move() != side {
+            return Err(ClientError::NotYourTurn);
         }
         let now = self.env.time.ms_at(r.received);
         let mut next = self.st.clone();
@@ -1201,7 +1216,12 @@ impl Game {
         }
         next.draw_offer = None;
         let seq_of_move = self.seq + b.kinds.len() as u64 + 1;
-        next.last_move = Some((ply, played.iccs.clone(), seq_of_move, side));
+        next.last_move = Some(LastMove {
+            ply,
+            texts: [played.iccs.clone(), played.chinese.clone(), played.wxf.clone()],
+            seq: seq_of_move,
+            side,
+        });
         let clock = self.clock_state(&next, now);
         b.push(Kind::Move(w::MovePlayed {
             r#move: Some(w::MoveRecord {

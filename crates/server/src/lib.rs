@@ -17,6 +17,7 @@ use tracing::{info, warn};
 pub mod admin;
 pub mod board;
 pub mod conn;
+pub mod demo;
 pub mod error;
 pub mod game;
 pub mod http;
@@ -25,6 +26,7 @@ pub mod outbox;
 pub mod persist;
 pub mod record;
 pub mod registry;
+pub mod store_adapter;
 pub mod time;
 pub mod view;
 
@@ -58,6 +60,8 @@ pub struct Config {
     pub shutdown_grace: Duration,
     /// Default natural move limit in plies (120 = 60 moves each).
     pub move_limit_plies: u32,
+    /// Demo: pairs of bot accounts that play random games forever.
+    pub demo_bots: Vec<(i64, i64)>,
 }
 
 impl Default for Config {
@@ -75,6 +79,7 @@ impl Default for Config {
             finished_linger: Duration::from_secs(300),
             shutdown_grace: Duration::from_secs(10),
             move_limit_plies: 120,
+            demo_bots: Vec::new(),
         }
     }
 }
@@ -119,6 +124,9 @@ pub async fn serve(
         actors_done: done_tx,
     };
     recover_all(&env).await;
+    for (i, (red, black)) in env.config.demo_bots.iter().enumerate() {
+        demo::spawn_pair(env.clone(), *red, *black, 0x9e37_79b9_7f4a_7c15 ^ (i as u64 + 1));
+    }
     let app = http::router(env.clone());
     info!(addr = ?listener.local_addr().ok(), "listening");
     let grace = env.config.shutdown_grace;

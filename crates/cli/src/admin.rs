@@ -1,0 +1,144 @@
+//! `chuhe admin`: players, tokens and casual games, straight on the database
+//! (the organiser HTTP API does the same on a running server). Output: one
+//! JSON object per command (proto3 canonical JSON of the API messages).
+
+use anyhow::{Context, Result};
+use chuhe_proto::v1::{self as w, BroadcastDelay, CreateGameRequest};
+use chuhe_server::admin;
+use chuhe_server::persist::Role;
+
+use crate::serve::{DEFAULT_DATABASE, open_persist};
+
+#[derive(Debug, clap::Args)]
+pub struct AdminArgs {
+    /// Database URL: sqlite://FILE or postgres://….
+    #[arg(long, env = "CHUHE_DATABASE_URL", default_value = DEFAULT_DATABASE, global = true)]
+    pub database_url: String,
+    #[command(subcommand)]
+    pub command: AdminCommand,
+}
+
+#[derive(Debug, clap::Subcommand)]
+pub enum AdminCommand {
+    /// Create a player (or an arbiter or organizer).
+    CreatePlayer {
+        /// Display name.
+        #[arg(long)]
+        name: String,
+        /// player, arbiter or organizer.
+        #[arg(long, default_value = "player")]
+        role: String,
+    },
+    /// Issue a bearer token for a player (printed once; stored hashed).
+    IssueToken {
+        #[arg(long)]
+        player: i64,
+        #[arg(long)]
+        label: Option<String>,
+    },
+    /// Revoke a token by its id.
+    RevokeToken {
+        #[arg(long)]
+        token_id: i64,
+    },
+    /// Create a casual game. A running server starts it (and its clock) when
+    /// a client first names it; the HTTP API starts it at once.
+    CreateGame {
+        #[arg(long)]
+        red: i64,
+        #[arg(long)]
+        black: i64,
+        /// e.g. 15m+10s (Fischer), 30m|60s (byoyomi), 40/90m,30m+30s (stages).
+        #[arg(long, default_value = "15m+10s")]
+        time_control: String,
+        #[arg(long, default_value = "cxa-2011")]
+        ruleset: String,
+        /// Spectators see the game this many plies late.
+        #[arg(long, default_value_t = 0)]
+        delay_plies: u32,
+        /// Spectators see each event this many seconds late.
+        #[arg(long, default_value_t = 0)]
+        delay_seconds: u32,
+        /// Starting position (default: the standard one).
+        #[arg(long)]
+        fen: Option<String>,
+        #[arg(long)]
+        event: Option<String>,
+        #[arg(long)]
+        round: Option<String>,
+        #[arg(long)]
+        board: Option<String>,
+    },
+}
+
+pub fn run(args: AdminArgs) -> Result<std::process::ExitCode> {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    rt.block_on(async move {
+        let p = open_persist(&args.database_url, chuhe_store::SqliteSync::Full).await?;
+        let out = match args.command {
+            AdminCommand::CreatePlayer { name, role } => {
+                let role = Role::parse(&role)
+                    .with_context(|| format!("role must be player, arbiter or organizer, not {role:?}"))?;
+                let a = admin::create_player(p.as_ref(), &name, role).await?;
+                chuhe_proto::encode_json(&w::Player {
+                    id: a.id.to_string(),
+                    display_name: a.name,
+                    role: admin::wire_role(a.role) as i32,
+                })
+            }
+            AdminCommand::IssueToken { player, label } => {
+                let (token, id) = admin::issue_token(p.as_ref(), player, label).await?;
+                chuhe_proto::encode_json(&w::IssueTokenResponse {
+                    token,
+                    token_id: id.to_string(),
+                })
+            }
+            AdminCommand::RevokeToken { token_id } => {
+                if !p.revoke_token(token_id).await? {
+                    anyhow::bail!("no live token with id {token_id}");
+                }
+                format!("{{\"revoked\":\"{token_id}\"}}")
+            }
+            AdminCommand::CreateGame {
+                red,
+                black,
+                time_control,
+                ruleset,
+                delay_plies,
+                delay_seconds,
+                fen,
+                event,
+                round,
+                board,
+            } => {
+                let req = CreateGameRequest {
+                    red_id: red.to_string(),
+                    black_id: black.to_string(),
+                    time_control,
+                    ruleset,
+                    delay: Some(BroadcastDelay {
+                        plies: delay_plies,
+                        seconds: delay_seconds,
+                    }),
+                    initial_fen: fen.unwrap_or_default(),
+                    event: event.unwrap_or_default(),
+                    round: round.unwrap_or_default(),
+                    board: board.unwrap_or_default(),
+                    move_limit_plies: 0,
+                };
+                let now = std::time::SystemTime::now()
+                    .duration_since(std::time::UNIX_EPOCH)?
+                    .as_millis() as u64;
+                let (row, _, _) = admin::create_game_row(p.as_ref(), &req, now).await?;
+                format!(
+                    "{{\"gameId\":\"{}\",\"timeControl\":\"{}\",\"ruleset\":\"{}\"}}",
+                    row.id, row.time_control, row.ruleset
+                )
+            }
+        };
+        println!("{out}");
+        Ok(std::process::ExitCode::SUCCESS)
+    })
+}

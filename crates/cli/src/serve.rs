@@ -1,0 +1,237 @@
+//! `chuhe serve`: the game server. Options come from flags, `CHUHE_*`
+//! environment variables and an optional TOML file, in that order of
+//! precedence.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use anyhow::{Context, Result};
+use chuhe_server::persist::Persist;
+use chuhe_server::store_adapter::StoreAdapter;
+use chuhe_server::{Config, Deps};
+use chuhe_store::{SqliteSync, StoreOptions};
+
+/// Default database: an SQLite file in the working directory.
+pub const DEFAULT_DATABASE: &str = "sqlite://chuhe.db";
+
+#[derive(Debug, clap::Args)]
+pub struct ServeArgs {
+    /// Address to listen on [default: 127.0.0.1:8080].
+    #[arg(long, env = "CHUHE_LISTEN")]
+    pub listen: Option<SocketAddr>,
+    /// Database URL: sqlite://FILE or postgres://… [default: sqlite://chuhe.db].
+    #[arg(long, env = "CHUHE_DATABASE_URL")]
+    pub database_url: Option<String>,
+    /// Redis URL (used by multi-node deployments; accepted and unused on one node).
+    #[arg(long, env = "CHUHE_REDIS_URL")]
+    pub redis_url: Option<String>,
+    /// TOML file with any of these options (keys as the long flags, with `_`).
+    #[arg(long, env = "CHUHE_CONFIG")]
+    pub config: Option<PathBuf>,
+    /// SQLite durability: `full` (fsync every group commit) or `normal` (survives kill -9,
+    /// not power loss) [default: full].
+    #[arg(long, env = "CHUHE_SQLITE_SYNC")]
+    pub sqlite_sync: Option<String>,
+    /// Largest client frame in bytes answered normally [default: 4096].
+    #[arg(long, env = "CHUHE_MAX_FRAME_BYTES")]
+    pub max_frame_bytes: Option<usize>,
+    /// Client messages per second per connection (burst twice that) [default: 20].
+    #[arg(long, env = "CHUHE_RATE_PER_SEC")]
+    pub rate_per_sec: Option<u32>,
+    /// Per-connection write queue in frames [default: 256].
+    #[arg(long, env = "CHUHE_WRITE_QUEUE")]
+    pub write_queue: Option<usize>,
+    /// Seed demo accounts (tokens printed) and run random-mover bots in live games.
+    #[arg(long, env = "CHUHE_DEMO")]
+    pub demo: bool,
+    /// Log filter (tracing env-filter syntax) [default: info].
+    #[arg(long, env = "CHUHE_LOG")]
+    pub log: Option<String>,
+}
+
+#[derive(Debug, Default, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FileConfig {
+    listen: Option<SocketAddr>,
+    database_url: Option<String>,
+    redis_url: Option<String>,
+    sqlite_sync: Option<String>,
+    max_frame_bytes: Option<usize>,
+    rate_per_sec: Option<u32>,
+    write_queue: Option<usize>,
+    demo: Option<bool>,
+    log: Option<String>,
+}
+
+/// The merged settings.
+#[derive(Debug)]
+pub struct Settings {
+    pub listen: SocketAddr,
+    pub database_url: String,
+    pub sqlite_sync: SqliteSync,
+    pub config: Config,
+    pub demo: bool,
+    pub log: String,
+}
+
+pub fn settings(args: &ServeArgs) -> Result<Settings> {
+    let file: FileConfig = match &args.config {
+        Some(p) => {
+            let text = std::fs::read_to_string(p)
+                .with_context(|| format!("reading config file {}", p.display()))?;
+            toml::from_str(&text).with_context(|| format!("parsing config file {}", p.display()))?
+        }
+        None => FileConfig::default(),
+    };
+    let sync = match args
+        .sqlite_sync
+        .clone()
+        .or(file.sqlite_sync)
+        .as_deref()
+        .unwrap_or("full")
+    {
+        "full" => SqliteSync::Full,
+        "normal" => SqliteSync::Normal,
+        other => anyhow::bail!("sqlite_sync must be full or normal, not {other:?}"),
+    };
+    let mut config = Config::default();
+    if let Some(v) = args.max_frame_bytes.or(file.max_frame_bytes) {
+        anyhow::ensure!((64..=65536).contains(&v), "max_frame_bytes must be 64..=65536");
+        config.max_frame_bytes = v;
+    }
+    if let Some(v) = args.rate_per_sec.or(file.rate_per_sec) {
+        anyhow::ensure!(v >= 1, "rate_per_sec must be at least 1");
+        config.rate_per_sec = v;
+    }
+    if let Some(v) = args.write_queue.or(file.write_queue) {
+        anyhow::ensure!(v >= 8, "write_queue must be at least 8");
+        config.write_queue = v;
+    }
+    let _redis = args.redis_url.clone().or(file.redis_url);
+    Ok(Settings {
+        listen: args
+            .listen
+            .or(file.listen)
+            .unwrap_or_else(|| SocketAddr::from(([127, 0, 0, 1], 8080))),
+        database_url: args
+            .database_url
+            .clone()
+            .or(file.database_url)
+            .unwrap_or_else(|| DEFAULT_DATABASE.to_string()),
+        sqlite_sync: sync,
+        config,
+        demo: args.demo || file.demo.unwrap_or(false),
+        log: args.log.clone().or(file.log).unwrap_or_else(|| "info".into()),
+    })
+}
+
+pub async fn open_persist(url: &str, sync: SqliteSync) -> Result<Arc<dyn Persist>> {
+    let options = StoreOptions {
+        sqlite_sync: sync,
+        ..StoreOptions::default()
+    };
+    let store = chuhe_store::open(url, &options)
+        .await
+        .with_context(|| format!("opening database {url}"))?;
+    Ok(Arc::new(StoreAdapter::new(Arc::new(store))))
+}
+
+pub fn run(args: ServeArgs) -> Result<std::process::ExitCode> {
+    let s = settings(&args)?;
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_new(&s.log).context("invalid log filter")?,
+        )
+        .init();
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?;
+    rt.block_on(async move {
+        let persist = open_persist(&s.database_url, s.sqlite_sync).await?;
+        let listener = tokio::net::TcpListener::bind(s.listen)
+            .await
+            .with_context(|| format!("binding {}", s.listen))?;
+        let addr = listener.local_addr()?;
+        let mut bots = Vec::new();
+        if s.demo {
+            let demo = chuhe_server::demo::seed(persist.as_ref()).await?;
+            println!("chuhe demo: open http://{addr}/ to watch the live games.");
+            println!("  red player    {} (id {}) token: {}", demo.red.1, demo.red.0, demo.red.2);
+            println!("  black player  {} (id {}) token: {}", demo.black.1, demo.black.0, demo.black.2);
+            println!("  arbiter       {} (id {}) token: {}", demo.arbiter.1, demo.arbiter.0, demo.arbiter.2);
+            println!("  organizer     {} (id {}) token: {}", demo.organizer.1, demo.organizer.0, demo.organizer.2);
+            println!("  a game for the two players: id {}", demo.game_for_players);
+            bots = demo.bot_pairs;
+        }
+        println!("chuhe serving on http://{addr} (database {})", s.database_url);
+        chuhe_server::serve(
+            listener,
+            shutdown_signal(),
+            Deps {
+                persist,
+                config: Config {
+                    demo_bots: bots,
+                    ..s.config
+                },
+            },
+        )
+        .await?;
+        Ok(std::process::ExitCode::SUCCESS)
+    })
+}
+
+async fn shutdown_signal() {
+    let ctrl_c = tokio::signal::ctrl_c();
+    #[cfg(unix)]
+    {
+        let mut term =
+            match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+                Ok(t) => t,
+                Err(_) => {
+                    let _ = ctrl_c.await;
+                    return;
+                }
+            };
+        tokio::select! {
+            _ = ctrl_c => {}
+            _ = term.recv() => {}
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = ctrl_c.await;
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    #[derive(Parser)]
+    struct T {
+        #[command(flatten)]
+        a: ServeArgs,
+    }
+
+    #[test]
+    fn flags_beat_file_and_defaults_apply() {
+        let dir = std::env::temp_dir().join(format!("chuhe-serve-test-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let f = dir.join("c.toml");
+        std::fs::write(&f, "listen = \"127.0.0.1:9000\"\nrate_per_sec = 7\ndatabase_url = \"sqlite://x.db\"\n").unwrap();
+        let t = T::parse_from(["t", "--config", f.to_str().unwrap(), "--rate-per-sec", "9"]);
+        let s = settings(&t.a).unwrap();
+        assert_eq!(s.listen.port(), 9000);
+        assert_eq!(s.config.rate_per_sec, 9);
+        assert_eq!(s.database_url, "sqlite://x.db");
+        let t = T::parse_from(["t"]);
+        let s = settings(&t.a).unwrap();
+        assert_eq!(s.database_url, DEFAULT_DATABASE);
+        std::fs::write(&f, "bogus = 1\n").unwrap();
+        let t = T::parse_from(["t", "--config", f.to_str().unwrap()]);
+        assert!(settings(&t.a).is_err());
+    }
+}

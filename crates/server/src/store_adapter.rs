@@ -1,0 +1,251 @@
+//! [`Persist`] on top of `chuhe-store`'s [`Store`] (SQLite or PostgreSQL).
+
+use std::sync::Arc;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use chuhe_store::{
+    BroadcastDelay, Finish, GameId, NewEvent, NewGame, NewPrincipal, NewToken, PrincipalId,
+    Store, StoreError, TokenId, generate_token, hash_token,
+};
+
+use crate::persist::{
+    Account, BoxFut, EventRow, FinishRow, GameRow, Persist, PersistError, Role,
+};
+
+/// Adapts any `Store` (usually `chuhe_store::AnyStore`).
+pub struct StoreAdapter<S: Store> {
+    store: Arc<S>,
+}
+
+impl<S: Store> StoreAdapter<S> {
+    pub fn new(store: Arc<S>) -> Self {
+        StoreAdapter { store }
+    }
+    pub fn store(&self) -> &Arc<S> {
+        &self.store
+    }
+}
+
+fn pe(e: StoreError) -> PersistError {
+    PersistError(e.to_string())
+}
+
+fn now_ms() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_millis() as i64)
+        .unwrap_or(0)
+}
+
+fn role_to(r: Role) -> chuhe_store::Role {
+    match r {
+        Role::Player => chuhe_store::Role::Player,
+        Role::Arbiter => chuhe_store::Role::Arbiter,
+        Role::Organizer => chuhe_store::Role::Organiser,
+    }
+}
+
+fn role_from(r: chuhe_store::Role) -> Role {
+    match r {
+        chuhe_store::Role::Player => Role::Player,
+        chuhe_store::Role::Arbiter => Role::Arbiter,
+        chuhe_store::Role::Organiser => Role::Organizer,
+    }
+}
+
+fn account(p: chuhe_store::Principal) -> Account {
+    Account {
+        id: p.id.0,
+        name: p.name,
+        role: role_from(p.role),
+    }
+}
+
+fn row(g: chuhe_store::Game) -> GameRow {
+    GameRow {
+        id: g.id.0,
+        red: g.red.0,
+        black: g.black.0,
+        finished: g.is_finished(),
+        time_control: g.time_control,
+        ruleset: g.ruleset,
+        start_fen: g.start_fen,
+        delay_plies: g.broadcast_delay.moves,
+        delay_ms: g.broadcast_delay.millis,
+        event: g.event,
+        round: g.round,
+        board: g.board,
+        created_at_ms: g.created_at_ms.max(0) as u64,
+    }
+}
+
+impl<S: Store> Persist for StoreAdapter<S> {
+    fn append(
+        &self,
+        game: i64,
+        events: Vec<EventRow>,
+        finish: Option<FinishRow>,
+    ) -> BoxFut<'_, Result<(), PersistError>> {
+        Box::pin(async move {
+            let events: Vec<NewEvent> = events
+                .into_iter()
+                .map(|e| {
+                    let mut n = NewEvent::new(e.seq, e.kind, e.payload, e.at_ms as i64);
+                    if let Some(a) = e.actor {
+                        n = n.by(PrincipalId(a), e.reason);
+                    }
+                    n
+                })
+                .collect();
+            match finish {
+                Some(f) => self
+                    .store
+                    .finish(
+                        GameId(game),
+                        events,
+                        Finish {
+                            result: f.result,
+                            reason: f.reason,
+                            at_ms: f.at_ms as i64,
+                        },
+                    )
+                    .await
+                    .map(|_| ())
+                    .map_err(pe),
+                None => self
+                    .store
+                    .append(GameId(game), events)
+                    .await
+                    .map(|_| ())
+                    .map_err(pe),
+            }
+        })
+    }
+
+    fn events(&self, game: i64) -> BoxFut<'_, Result<Vec<(u64, Vec<u8>)>, PersistError>> {
+        Box::pin(async move {
+            let rec = self.store.load_game(GameId(game)).await.map_err(pe)?;
+            Ok(rec.events.into_iter().map(|e| (e.seq, e.payload)).collect())
+        })
+    }
+
+    fn unfinished_games(&self) -> BoxFut<'_, Result<Vec<i64>, PersistError>> {
+        Box::pin(async move {
+            let recs = self.store.unfinished_games().await.map_err(pe)?;
+            Ok(recs.into_iter().map(|r| r.game.id.0).collect())
+        })
+    }
+
+    fn game(&self, game: i64) -> BoxFut<'_, Result<Option<GameRow>, PersistError>> {
+        Box::pin(async move {
+            match self.store.game(GameId(game)).await {
+                Ok(g) => Ok(Some(row(g))),
+                Err(StoreError::GameNotFound(_)) => Ok(None),
+                Err(e) => Err(pe(e)),
+            }
+        })
+    }
+
+    fn create_game(&self, game: GameRow) -> BoxFut<'_, Result<GameRow, PersistError>> {
+        Box::pin(async move {
+            let g = self
+                .store
+                .create_game(NewGame {
+                    red: PrincipalId(game.red),
+                    black: PrincipalId(game.black),
+                    time_control: game.time_control,
+                    ruleset: game.ruleset,
+                    start_fen: game.start_fen,
+                    broadcast_delay: BroadcastDelay {
+                        moves: game.delay_plies,
+                        millis: game.delay_ms,
+                    },
+                    event: game.event,
+                    round: game.round,
+                    board: game.board,
+                    scheduled_start_ms: None,
+                    created_at_ms: game.created_at_ms as i64,
+                })
+                .await
+                .map_err(pe)?;
+            Ok(row(g))
+        })
+    }
+
+    fn authenticate(&self, token: &str) -> BoxFut<'_, Result<Option<Account>, PersistError>> {
+        let hash = hash_token(token);
+        Box::pin(async move {
+            let a = self.store.authenticate(hash).await.map_err(pe)?;
+            Ok(a.map(|a| {
+                let mut acc = account(a.principal);
+                // The token's role is what the connection may do.
+                acc.role = role_from(a.token.role);
+                acc
+            }))
+        })
+    }
+
+    fn account(&self, id: i64) -> BoxFut<'_, Result<Option<Account>, PersistError>> {
+        Box::pin(async move {
+            match self.store.principal(PrincipalId(id)).await {
+                Ok(p) => Ok(Some(account(p))),
+                Err(StoreError::PrincipalNotFound(_)) => Ok(None),
+                Err(e) => Err(pe(e)),
+            }
+        })
+    }
+
+    fn create_account(&self, name: &str, role: Role) -> BoxFut<'_, Result<Account, PersistError>> {
+        let name = name.to_string();
+        Box::pin(async move {
+            let p = self
+                .store
+                .create_principal(NewPrincipal {
+                    role: role_to(role),
+                    name,
+                    rating: None,
+                    created_at_ms: now_ms(),
+                })
+                .await
+                .map_err(pe)?;
+            Ok(account(p))
+        })
+    }
+
+    fn issue_token(
+        &self,
+        account: i64,
+        label: Option<String>,
+    ) -> BoxFut<'_, Result<(String, i64), PersistError>> {
+        Box::pin(async move {
+            let p = self
+                .store
+                .principal(PrincipalId(account))
+                .await
+                .map_err(pe)?;
+            let g = generate_token().map_err(pe)?;
+            let info = self
+                .store
+                .insert_token(NewToken {
+                    hash: g.hash,
+                    principal: p.id,
+                    role: p.role,
+                    label,
+                    created_at_ms: now_ms(),
+                })
+                .await
+                .map_err(pe)?;
+            Ok((g.token, info.id.0))
+        })
+    }
+
+    fn revoke_token(&self, token_id: i64) -> BoxFut<'_, Result<bool, PersistError>> {
+        Box::pin(async move {
+            match self.store.revoke_token(TokenId(token_id), now_ms()).await {
+                Ok(_) => Ok(true),
+                Err(StoreError::TokenNotFound(_)) => Ok(false),
+                Err(e) => Err(pe(e)),
+            }
+        })
+    }
+}

@@ -1,0 +1,514 @@
+//! Helpers for the end-to-end tests: a database per test (temp SQLite, or a
+//! fresh PostgreSQL database when `CHUHE_TEST_DATABASE_URL` is set), the real
+//! server on a free port (in-process, or as a child process for kill tests),
+//! an organiser HTTP client and websocket clients in both encodings.
+//!
+//! Waiting is always for an event, with a generous timeout only as a failure
+//! guard.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::{Context, Result, anyhow, bail};
+use chuhe_proto::v1::{
+    self as w, ClientMessage, GameEvent, ServerMessage, client_message, game_event,
+    server_message,
+};
+use chuhe_proto::{Encoding, Message as _};
+use chuhe_server::persist::{Persist, Role};
+use chuhe_server::store_adapter::StoreAdapter;
+use chuhe_server::{Config, Deps};
+use futures_util::{SinkExt, StreamExt};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+use tokio_tungstenite::tungstenite::Message;
+use tokio_tungstenite::tungstenite::client::IntoClientRequest;
+use tokio_tungstenite::tungstenite::http::HeaderValue;
+
+/// The failure guard for every wait.
+pub const TIMEOUT: Duration = Duration::from_secs(20);
+
+/// Which database backends to run a test on: SQLite always, PostgreSQL when
+/// `CHUHE_TEST_DATABASE_URL` is set (else one stderr line says it is skipped).
+pub fn backends() -> Vec<&'static str> {
+    let mut v = vec!["sqlite"];
+    if std::env::var("CHUHE_TEST_DATABASE_URL").is_ok() {
+        v.push("postgres");
+    } else {
+        eprintln!("CHUHE_TEST_DATABASE_URL unset: PostgreSQL variant skipped");
+    }
+    v
+}
+
+/// A database that lives as long as the test.
+pub struct TestDb {
+    pub url: String,
+    _dir: Option<tempfile::TempDir>,
+    pg: Option<(String, String)>,
+}
+
+impl TestDb {
+    pub async fn new(backend: &str) -> Result<TestDb> {
+        match backend {
+            "sqlite" => {
+                let dir = tempfile::tempdir()?;
+                let url = format!("sqlite://{}", dir.path().join("chuhe.db").display());
+                Ok(TestDb {
+                    url,
+                    _dir: Some(dir),
+                    pg: None,
+                })
+            }
+            "postgres" => {
+                let admin = std::env::var("CHUHE_TEST_DATABASE_URL")?;
+                let name = format!(
+                    "chuhe_test_{}",
+                    std::time::SystemTime::now()
+                        .duration_since(std::time::UNIX_EPOCH)?
+                        .as_nanos()
+                        % 1_000_000_000_000
+                        + u128::from(std::process::id())
+                );
+                use sqlx::Connection;
+                let mut c = sqlx::PgConnection::connect(&admin).await?;
+                sqlx::query(&format!("CREATE DATABASE {name}"))
+                    .execute(&mut c)
+                    .await?;
+                let base = admin
+                    .rsplit_once('/')
+                    .map(|(b, _)| b.to_string())
+                    .unwrap_or(admin.clone());
+                Ok(TestDb {
+                    url: format!("{base}/{name}"),
+                    _dir: None,
+                    pg: Some((admin, name)),
+                })
+            }
+            other => bail!("unknown backend {other}"),
+        }
+    }
+
+    /// Drops a PostgreSQL database (SQLite's temp dir goes by itself).
+    pub async fn drop_db(self) {
+        if let Some((admin, name)) = &self.pg {
+            use sqlx::Connection;
+            if let Ok(mut c) = sqlx::PgConnection::connect(admin).await {
+                let _ = sqlx::query(&format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)"))
+                    .execute(&mut c)
+                    .await;
+            }
+        }
+    }
+
+    pub async fn persist(&self) -> Result<Arc<dyn Persist>> {
+        let store = chuhe_store::open(&self.url, &chuhe_store::StoreOptions::default()).await?;
+        Ok(Arc::new(StoreAdapter::new(Arc::new(store))))
+    }
+}
+
+/// Accounts and tokens made before the server starts (like `chuhe admin`).
+#[derive(Debug, Clone)]
+pub struct Cast {
+    pub organizer: String,
+    pub arbiter: String,
+    pub arbiter_id: i64,
+    pub red: String,
+    pub red_id: i64,
+    pub black: String,
+    pub black_id: i64,
+    pub other: String,
+}
+
+pub async fn seed(p: &dyn Persist) -> Result<Cast> {
+    let tag = std::process::id();
+    let org = p.create_account(&format!("org-{tag}"), Role::Organizer).await?;
+    let arb = p.create_account(&format!("arbiter-{tag}"), Role::Arbiter).await?;
+    let red = p.create_account(&format!("red-{tag}"), Role::Player).await?;
+    let black = p.create_account(&format!("black-{tag}"), Role::Player).await?;
+    let other = p.create_account(&format!("other-{tag}"), Role::Player).await?;
+    Ok(Cast {
+        organizer: p.issue_token(org.id, None).await?.0,
+        arbiter: p.issue_token(arb.id, None).await?.0,
+        arbiter_id: arb.id,
+        red: p.issue_token(red.id, None).await?.0,
+        red_id: red.id,
+        black: p.issue_token(black.id, None).await?.0,
+        black_id: black.id,
+        other: p.issue_token(other.id, None).await?.0,
+    })
+}
+
+/// The server running in this process.
+pub struct Server {
+    pub addr: std::net::SocketAddr,
+    stop: Option<tokio::sync::oneshot::Sender<()>>,
+    task: Option<tokio::task::JoinHandle<std::io::Result<()>>>,
+}
+
+impl Server {
+    pub async fn start(persist: Arc<dyn Persist>, config: Config) -> Result<Server> {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+        let addr = listener.local_addr()?;
+        let (tx, rx) = tokio::sync::oneshot::channel::<()>();
+        let task = tokio::spawn(chuhe_server::serve(
+            listener,
+            async move {
+                let _ = rx.await;
+            },
+            Deps { persist, config },
+        ));
+        Ok(Server {
+            addr,
+            stop: Some(tx),
+            task: Some(task),
+        })
+    }
+
+    /// Graceful shutdown; waits for it to finish.
+    pub async fn stop(mut self) -> Result<()> {
+        if let Some(s) = self.stop.take() {
+            let _ = s.send(());
+        }
+        if let Some(t) = self.task.take() {
+            tokio::time::timeout(TIMEOUT, t).await???;
+        }
+        Ok(())
+    }
+}
+
+/// The server as a child process (for `kill -9`).
+pub struct ChildServer {
+    pub addr: std::net::SocketAddr,
+    pub child: tokio::process::Child,
+}
+
+impl ChildServer {
+    /// `exe`: `env!("CARGO_BIN_EXE_chuhe-e2e-server")` from the test.
+    pub async fn start(exe: &str, db_url: &str) -> Result<ChildServer> {
+        let mut child = tokio::process::Command::new(exe)
+            .arg(db_url)
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .kill_on_drop(true)
+            .spawn()?;
+        let stdout = child.stdout.take().context("no stdout")?;
+        let mut lines = tokio::io::BufReader::new(stdout);
+        let mut line = String::new();
+        use tokio::io::AsyncBufReadExt;
+        tokio::time::timeout(TIMEOUT, lines.read_line(&mut line)).await??;
+        let addr = line
+            .trim()
+            .strip_prefix("listening ")
+            .context("no listening line")?
+            .parse()?;
+        Ok(ChildServer { addr, child })
+    }
+
+    /// SIGKILL: no shutdown code runs.
+    pub async fn kill9(mut self) -> Result<()> {
+        self.child.kill().await?;
+        Ok(())
+    }
+}
+
+/// Minimal HTTP/1.1 client for the organiser API and records.
+pub async fn http(
+    addr: std::net::SocketAddr,
+    method: &str,
+    path: &str,
+    token: Option<&str>,
+    body: Option<&str>,
+) -> Result<(u16, String)> {
+    let mut s = TcpStream::connect(addr).await?;
+    let body = body.unwrap_or("");
+    let auth = token
+        .map(|t| format!("Authorization: Bearer {t}\r\n"))
+        .unwrap_or_default();
+    let req = format!(
+        "{method} {path} HTTP/1.1\r\nHost: test\r\nConnection: close\r\n{auth}Content-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+        body.len()
+    );
+    s.write_all(req.as_bytes()).await?;
+    let mut buf = Vec::new();
+    tokio::time::timeout(TIMEOUT, s.read_to_end(&mut buf)).await??;
+    let text = String::from_utf8_lossy(&buf).to_string();
+    let status: u16 = text
+        .split_whitespace()
+        .nth(1)
+        .context("no status")?
+        .parse()?;
+    let (head, rest) = text.split_once("\r\n\r\n").unwrap_or((&text, ""));
+    let body = if head.to_ascii_lowercase().contains("transfer-encoding: chunked") {
+        dechunk(rest)
+    } else {
+        rest.to_string()
+    };
+    Ok((status, body))
+}
+
+fn dechunk(mut s: &str) -> String {
+    let mut out = String::new();
+    while let Some((len, rest)) = s.split_once("\r\n") {
+        let Ok(n) = usize::from_str_radix(len.trim(), 16) else { break };
+        if n == 0 || rest.len() < n {
+            break;
+        }
+        out.push_str(&rest[..n]);
+        s = rest[n..].trim_start_matches("\r\n");
+    }
+    out
+}
+
+/// Creates a game through the organiser API; returns its id.
+pub async fn create_game(
+    addr: std::net::SocketAddr,
+    cast: &Cast,
+    time_control: &str,
+    fen: &str,
+    extra: &str,
+) -> Result<String> {
+    let body = format!(
+        r#"{{"redId":"{}","blackId":"{}","timeControl":"{time_control}","initialFen":"{fen}"{extra}}}"#,
+        cast.red_id, cast.black_id
+    );
+    let (status, text) = http(addr, "POST", "/api/v1/games", Some(&cast.organizer), Some(&body)).await?;
+    if status != 201 {
+        bail!("create game: {status} {text}");
+    }
+    let v: serde_json::Value = serde_json::from_str(&text)?;
+    Ok(v["info"]["gameId"]
+        .as_str()
+        .context("no game id")?
+        .to_string())
+}
+
+type Ws = tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<TcpStream>>;
+
+/// A websocket client speaking one encoding.
+pub struct Client {
+    ws: Ws,
+    pub enc: Encoding,
+    next_req: u32,
+    /// Every message received, in order (tests look back at them).
+    pub seen: Vec<ServerMessage>,
+    pub welcome: w::Welcome,
+    /// Close code and reason once the server closed.
+    pub closed: Option<(u16, String)>,
+}
+
+impl Client {
+    pub async fn connect(addr: std::net::SocketAddr, token: Option<&str>, enc: Encoding) -> Result<Client> {
+        let url = match token {
+            Some(t) => format!("ws://{addr}/ws?token={t}"),
+            None => format!("ws://{addr}/ws"),
+        };
+        let mut req = url.into_client_request()?;
+        req.headers_mut().insert(
+            "Sec-WebSocket-Protocol",
+            HeaderValue::from_static(enc.subprotocol()),
+        );
+        let (ws, resp) = tokio::time::timeout(TIMEOUT, tokio_tungstenite::connect_async(req)).await??;
+        let proto = resp
+            .headers()
+            .get("sec-websocket-protocol")
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or("");
+        if proto != enc.subprotocol() {
+            bail!("server chose subprotocol {proto:?}");
+        }
+        let mut c = Client {
+            ws,
+            enc,
+            next_req: 1,
+            seen: Vec::new(),
+            welcome: w::Welcome::default(),
+            closed: None,
+        };
+        let m = c.recv().await?;
+        match m.kind {
+            Some(server_message::Kind::Welcome(wel)) => c.welcome = wel,
+            other => bail!("expected Welcome, got {other:?}"),
+        }
+        Ok(c)
+    }
+
+    /// Sends a message; returns its request id.
+    pub async fn send(&mut self, kind: client_message::Kind) -> Result<u32> {
+        let id = self.next_req;
+        self.next_req += 1;
+        let m = ClientMessage {
+            request_id: id,
+            kind: Some(kind),
+        };
+        let frame = match self.enc {
+            Encoding::Proto => Message::Binary(m.encode_to_vec().into()),
+            Encoding::Json => Message::Text(chuhe_proto::encode_json(&m).into()),
+        };
+        self.ws.send(frame).await?;
+        Ok(id)
+    }
+
+    pub async fn send_raw(&mut self, frame: Message) -> Result<()> {
+        self.ws.send(frame).await?;
+        Ok(())
+    }
+
+    /// The next server message (pings are answered by tungstenite itself).
+    pub async fn recv(&mut self) -> Result<ServerMessage> {
+        loop {
+            let m = tokio::time::timeout(TIMEOUT, self.ws.next())
+                .await
+                .map_err(|_| anyhow!("timed out waiting for a server message"))?;
+            let m = match m {
+                Some(Ok(m)) => m,
+                Some(Err(e)) => bail!("websocket error: {e}"),
+                None => bail!("connection closed"),
+            };
+            let msg: ServerMessage = match m {
+                Message::Binary(b) => {
+                    if self.enc != Encoding::Proto {
+                        bail!("binary frame on a JSON connection");
+                    }
+                    chuhe_proto::decode_proto(&b)?
+                }
+                Message::Text(t) => {
+                    if self.enc != Encoding::Json {
+                        bail!("text frame on a proto connection");
+                    }
+                    chuhe_proto::decode_json(t.as_str())?
+                }
+                Message::Close(c) => {
+                    let c = c.map(|c| (u16::from(c.code), c.reason.to_string())).unwrap_or((1005, String::new()));
+                    self.closed = Some(c.clone());
+                    bail!("closed by server: {} {}", c.0, c.1);
+                }
+                _ => continue,
+            };
+            self.seen.push(msg.clone());
+            return Ok(msg);
+        }
+    }
+
+    /// Waits for a message matching `f`, returning what `f` extracts.
+    pub async fn expect<T>(&mut self, mut f: impl FnMut(&ServerMessage) -> Option<T>) -> Result<T> {
+        loop {
+            let m = self.recv().await?;
+            if let Some(t) = f(&m) {
+                return Ok(t);
+            }
+        }
+    }
+
+    /// Waits for the Reply to `req` (Err with the code on an Error).
+    pub async fn reply(&mut self, req: u32) -> Result<w::Reply> {
+        loop {
+            let m = self.recv().await?;
+            match m.kind {
+                Some(server_message::Kind::Reply(r)) if r.request_id == req => return Ok(r),
+                Some(server_message::Kind::Error(e)) if e.request_id == req => {
+                    bail!("error {}: {}", e.code, e.message)
+                }
+                _ => {}
+            }
+        }
+    }
+
+    /// Waits for the Error answering `req`; returns its code.
+    pub async fn error_code(&mut self, req: u32) -> Result<String> {
+        loop {
+            let m = self.recv().await?;
+            match m.kind {
+                Some(server_message::Kind::Error(e)) if e.request_id == req => return Ok(e.code),
+                Some(server_message::Kind::Reply(r)) if r.request_id == req => {
+                    bail!("expected an error, got a reply {r:?}")
+                }
+                _ => {}
+            }
+        }
+    }
+
+    /// Waits for the next game event matching `f`.
+    pub async fn event<T>(&mut self, mut f: impl FnMut(&GameEvent) -> Option<T>) -> Result<T> {
+        self.expect(|m| match &m.kind {
+            Some(server_message::Kind::Event(e)) => f(e),
+            _ => None,
+        })
+        .await
+    }
+
+    pub async fn subscribe(&mut self, game: &str, last_seq: u64) -> Result<w::Reply> {
+        let r = self
+            .send(client_message::Kind::Subscribe(w::Subscribe {
+                game_id: game.into(),
+                last_seq,
+            }))
+            .await?;
+        self.reply(r).await
+    }
+
+    /// Sends a move and waits for its acknowledgement.
+    pub async fn play(&mut self, game: &str, ply: u32, mv: &str) -> Result<w::Reply> {
+        let r = self.send_move(game, ply, mv).await?;
+        self.reply(r).await
+    }
+
+    pub async fn send_move(&mut self, game: &str, ply: u32, mv: &str) -> Result<u32> {
+        self.send(client_message::Kind::Move(w::MakeMove {
+            game_id: game.into(),
+            ply,
+            r#move: mv.into(),
+            offer_draw: false,
+            think_ms: 0,
+        }))
+        .await
+    }
+
+    pub async fn close(mut self) {
+        let _ = self.ws.close(None).await;
+    }
+
+    /// Waits until the server closes the connection; returns the close code.
+    pub async fn wait_closed(&mut self) -> Result<u16> {
+        loop {
+            if let Some((c, _)) = &self.closed {
+                return Ok(*c);
+            }
+            match self.recv().await {
+                Ok(_) => {}
+                Err(e) => {
+                    if let Some((c, _)) = &self.closed {
+                        return Ok(*c);
+                    }
+                    return Err(e);
+                }
+            }
+        }
+    }
+}
+
+/// The ended event's (result, reason), if `e` is one.
+pub fn ended(e: &GameEvent) -> Option<(w::Result, String)> {
+    match &e.kind {
+        Some(game_event::Kind::Ended(x)) => Some((
+            w::Result::try_from(x.result).unwrap_or(w::Result::Unspecified),
+            x.reason.clone(),
+        )),
+        _ => None,
+    }
+}
+
+/// The move's ICCS, if `e` is a move event.
+pub fn moved(e: &GameEvent) -> Option<String> {
+    match &e.kind {
+        Some(game_event::Kind::Move(m)) => m.r#move.as_ref().map(|m| m.iccs.clone()),
+        _ => None,
+    }
+}
+
+/// The snapshot, if `m` is one.
+pub fn snapshot(m: &ServerMessage) -> Option<w::GameSnapshot> {
+    match &m.kind {
+        Some(server_message::Kind::Snapshot(s)) => Some(s.clone()),
+        _ => None,
+    }
+}
