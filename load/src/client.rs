@@ -120,11 +120,21 @@ impl Seen {
     }
 }
 
+/// A confirmed join.
+struct Joined {
+    ws: Ws,
+    hello: Event,
+    /// Events that arrived before the confirmation.
+    early: Vec<Event>,
+    /// TCP connect + upgrade + join, from the moment a connect permit was had.
+    took: Duration,
+}
+
 /// Connects, sends the hello frames and waits for the server's "joined". Events that arrive
 /// before it are returned for the caller to handle.
-async fn join(ctx: &Ctx, who: &Participant) -> Result<(Ws, Event, Vec<Event>), &'static str> {
+async fn join(ctx: &Ctx, who: &Participant) -> Result<Joined, &'static str> {
     let request = ctx.protocol.request(who).map_err(|_| "bad_request")?;
-    let mut ws = ctx.connector.connect(request).await.map_err(|e| e.code())?;
+    let (mut ws, started) = ctx.connector.connect(request).await.map_err(|e| e.code())?;
     for m in ctx.protocol.hello(who) {
         ws.send(m).await.map_err(|_| "hello_send")?;
     }
@@ -150,7 +160,14 @@ async fn join(ctx: &Ctx, who: &Participant) -> Result<(Ws, Event, Vec<Event>), &
             .map_err(|_| "decode")?;
         for e in out.drain(..) {
             match e {
-                Event::Joined { .. } => return Ok((ws, e, early)),
+                Event::Joined { .. } => {
+                    return Ok(Joined {
+                        ws,
+                        hello: e,
+                        early,
+                        took: started.elapsed(),
+                    });
+                }
                 Event::Error { .. } => return Err("join_refused"),
                 other => early.push(other),
             }
@@ -174,12 +191,15 @@ pub async fn run(ctx: Arc<Ctx>, plan: ClientPlan) {
     if let Some(at) = c.plan.connect_at {
         sleep_until(at.min(c.ctx.deadline).into()).await;
     }
-    let t0 = Instant::now();
     let joined = join(&c.ctx, &c.plan.who).await;
-    let ok = joined.is_ok();
-    let _ = c.plan.ready.send(ok).await;
+    let _ = c.plan.ready.send(joined.is_ok()).await;
     c.plan.arrived.wait().await;
-    let (ws, hello, early) = match joined {
+    let Joined {
+        ws,
+        hello,
+        early,
+        took,
+    } = match joined {
         Ok(j) => j,
         Err(code) => {
             Metrics::add(&m.connect_failed, 1);
@@ -187,7 +207,7 @@ pub async fn run(ctx: Arc<Ctx>, plan: ClientPlan) {
             return;
         }
     };
-    m.connect.record(t0.elapsed());
+    m.connect.record(took);
     Metrics::add(&m.connected, 1);
     let result = c.play(ws, hello, early).await;
     match result {
@@ -376,7 +396,13 @@ impl Client {
         let t0 = Instant::now();
         let mut who = self.plan.who.clone();
         who.resume_after = self.seen.last_seq;
-        let (mut ws, hello, early) = join(&self.ctx, &who).await.map_err(Stop::Failed)?;
+        let Joined {
+            mut ws,
+            hello,
+            early,
+            ..
+        } = join(&self.ctx, &who).await.map_err(Stop::Failed)?;
+        // Drop to joined again, the permit queue included: that is what a user waits.
         m.reconnect.record(t0.elapsed());
         Metrics::add(&m.reconnects, 1);
         self.seen.after_reconnect = true;

@@ -3,7 +3,7 @@
 
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use tokio::net::{TcpSocket, TcpStream};
 use tokio::sync::Semaphore;
@@ -136,15 +136,19 @@ impl Connector {
     }
 
     /// Opens a websocket with `request` (whose URL names the path; the TCP peer is the target).
-    pub async fn connect(&self, request: Request) -> Result<Ws, ConnectError> {
+    /// Also returns when the connect really started: after waiting for a permit, so connect
+    /// latencies do not count the load generator's own queue.
+    pub async fn connect(&self, request: Request) -> Result<(Ws, Instant), ConnectError> {
         let _permit = self
             .permits
             .acquire()
             .await
             .map_err(|_| ConnectError::Closed)?;
-        tokio::time::timeout(self.timeout, self.open(request))
+        let started = Instant::now();
+        let ws = tokio::time::timeout(self.timeout, self.open(request))
             .await
-            .map_err(|_| ConnectError::Timeout(self.timeout))?
+            .map_err(|_| ConnectError::Timeout(self.timeout))??;
+        Ok((ws, started))
     }
 
     async fn open(&self, request: Request) -> Result<Ws, ConnectError> {

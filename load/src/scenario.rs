@@ -156,6 +156,8 @@ pub struct RunOptions {
     pub server_pid: Option<u32>,
     pub sample_every_ms: u64,
     pub seed: u64,
+    /// A progress line on stderr this often (0: none).
+    pub progress_every_ms: u64,
 }
 
 impl Default for RunOptions {
@@ -169,6 +171,7 @@ impl Default for RunOptions {
             server_pid: None,
             sample_every_ms: 250,
             seed: 1,
+            progress_every_ms: 0,
         }
     }
 }
@@ -253,6 +256,32 @@ pub async fn run(
         last_ack_ns: AtomicU64::new(0),
         fanout: std::sync::Mutex::new(Vec::new()),
     });
+    let progress = (opts.progress_every_ms > 0).then(|| {
+        let ctx = Arc::clone(&ctx);
+        let every = Duration::from_millis(opts.progress_every_ms);
+        let name = scenario.name();
+        tokio::spawn(async move {
+            let m = &ctx.metrics;
+            let t0 = Instant::now();
+            let mut tick = tokio::time::interval_at((t0 + every).into(), every);
+            // Bounded by the run's deadline; aborted when the run ends.
+            while Instant::now() < ctx.deadline {
+                tick.tick().await;
+                eprintln!(
+                    "[{name} {:>6.0}s] connected {} failed {} | moves {} acked | deliveries {} | \
+                     missing {} | errors {} | games {} done",
+                    t0.elapsed().as_secs_f64(),
+                    Metrics::get(&m.connected),
+                    Metrics::get(&m.connect_failed),
+                    Metrics::get(&m.moves_acked),
+                    Metrics::get(&m.deliveries),
+                    Metrics::get(&m.missing),
+                    m.error_total(),
+                    Metrics::get(&m.games_completed) / 2,
+                );
+            }
+        })
+    });
 
     let phase = match scenario {
         Scenario::Soak {
@@ -284,6 +313,9 @@ pub async fn run(
         _ => wave(&ctx, scenario, target, moves, opts, server.as_ref()).await?,
     };
 
+    if let Some(p) = progress {
+        p.abort();
+    }
     let server_report = match server {
         Some(s) => Some(s.finish().await),
         None => None,
