@@ -11,8 +11,7 @@ use std::time::Duration;
 
 use anyhow::{Context, Result, anyhow, bail};
 use chuhe_proto::v1::{
-    self as w, ClientMessage, GameEvent, ServerMessage, client_message, game_event,
-    server_message,
+    self as w, ClientMessage, GameEvent, ServerMessage, client_message, game_event, server_message,
 };
 use chuhe_proto::{Encoding, Message as _};
 use chuhe_server::persist::{Persist, Role};
@@ -121,11 +120,21 @@ pub struct Cast {
 
 pub async fn seed(p: &dyn Persist) -> Result<Cast> {
     let tag = std::process::id();
-    let org = p.create_account(&format!("org-{tag}"), Role::Organizer).await?;
-    let arb = p.create_account(&format!("arbiter-{tag}"), Role::Arbiter).await?;
-    let red = p.create_account(&format!("red-{tag}"), Role::Player).await?;
-    let black = p.create_account(&format!("black-{tag}"), Role::Player).await?;
-    let other = p.create_account(&format!("other-{tag}"), Role::Player).await?;
+    let org = p
+        .create_account(&format!("org-{tag}"), Role::Organizer)
+        .await?;
+    let arb = p
+        .create_account(&format!("arbiter-{tag}"), Role::Arbiter)
+        .await?;
+    let red = p
+        .create_account(&format!("red-{tag}"), Role::Player)
+        .await?;
+    let black = p
+        .create_account(&format!("black-{tag}"), Role::Player)
+        .await?;
+    let other = p
+        .create_account(&format!("other-{tag}"), Role::Player)
+        .await?;
     Ok(Cast {
         organizer: p.issue_token(org.id, None).await?.0,
         arbiter: p.issue_token(arb.id, None).await?.0,
@@ -238,7 +247,10 @@ pub async fn http(
         .context("no status")?
         .parse()?;
     let (head, rest) = text.split_once("\r\n\r\n").unwrap_or((&text, ""));
-    let body = if head.to_ascii_lowercase().contains("transfer-encoding: chunked") {
+    let body = if head
+        .to_ascii_lowercase()
+        .contains("transfer-encoding: chunked")
+    {
         dechunk(rest)
     } else {
         rest.to_string()
@@ -249,7 +261,9 @@ pub async fn http(
 fn dechunk(mut s: &str) -> String {
     let mut out = String::new();
     while let Some((len, rest)) = s.split_once("\r\n") {
-        let Ok(n) = usize::from_str_radix(len.trim(), 16) else { break };
+        let Ok(n) = usize::from_str_radix(len.trim(), 16) else {
+            break;
+        };
         if n == 0 || rest.len() < n {
             break;
         }
@@ -271,7 +285,14 @@ pub async fn create_game(
         r#"{{"redId":"{}","blackId":"{}","timeControl":"{time_control}","initialFen":"{fen}"{extra}}}"#,
         cast.red_id, cast.black_id
     );
-    let (status, text) = http(addr, "POST", "/api/v1/games", Some(&cast.organizer), Some(&body)).await?;
+    let (status, text) = http(
+        addr,
+        "POST",
+        "/api/v1/games",
+        Some(&cast.organizer),
+        Some(&body),
+    )
+    .await?;
     if status != 201 {
         bail!("create game: {status} {text}");
     }
@@ -297,7 +318,11 @@ pub struct Client {
 }
 
 impl Client {
-    pub async fn connect(addr: std::net::SocketAddr, token: Option<&str>, enc: Encoding) -> Result<Client> {
+    pub async fn connect(
+        addr: std::net::SocketAddr,
+        token: Option<&str>,
+        enc: Encoding,
+    ) -> Result<Client> {
         let url = match token {
             Some(t) => format!("ws://{addr}/ws?token={t}"),
             None => format!("ws://{addr}/ws"),
@@ -307,7 +332,8 @@ impl Client {
             "Sec-WebSocket-Protocol",
             HeaderValue::from_static(enc.subprotocol()),
         );
-        let (ws, resp) = tokio::time::timeout(TIMEOUT, tokio_tungstenite::connect_async(req)).await??;
+        let (ws, resp) =
+            tokio::time::timeout(TIMEOUT, tokio_tungstenite::connect_async(req)).await??;
         let proto = resp
             .headers()
             .get("sec-websocket-protocol")
@@ -378,7 +404,9 @@ impl Client {
                     chuhe_proto::decode_json(t.as_str())?
                 }
                 Message::Close(c) => {
-                    let c = c.map(|c| (u16::from(c.code), c.reason.to_string())).unwrap_or((1005, String::new()));
+                    let c = c
+                        .map(|c| (u16::from(c.code), c.reason.to_string()))
+                        .unwrap_or((1005, String::new()));
                     self.closed = Some(c.clone());
                     bail!("closed by server: {} {}", c.0, c.1);
                 }

@@ -67,13 +67,34 @@ async fn checkmate(backend: &str, enc: Encoding) -> Result<()> {
     let r = black.send_move(&game, 4, "f9e9").await?;
     assert_eq!(black.error_code(r).await?, "game_finished");
     // Records.
-    let (status, pgn) = http(server.addr, "GET", &format!("/api/v1/games/{game}/pgn"), None, None).await?;
+    let (status, pgn) = http(
+        server.addr,
+        "GET",
+        &format!("/api/v1/games/{game}/pgn"),
+        None,
+        None,
+    )
+    .await?;
     assert_eq!(status, 200);
     assert!(pgn.contains("[Result \"1-0\"]"), "{pgn}");
     assert!(pgn.contains("1. 车八进七 将5平6"), "{pgn}");
-    let (_, wxf) = http(server.addr, "GET", &format!("/api/v1/games/{game}/pgn?notation=wxf"), None, None).await?;
+    let (_, wxf) = http(
+        server.addr,
+        "GET",
+        &format!("/api/v1/games/{game}/pgn?notation=wxf"),
+        None,
+        None,
+    )
+    .await?;
     assert!(wxf.contains("1. R8+7"), "{wxf}");
-    let (status, json) = http(server.addr, "GET", &format!("/api/v1/games/{game}"), None, None).await?;
+    let (status, json) = http(
+        server.addr,
+        "GET",
+        &format!("/api/v1/games/{game}"),
+        None,
+        None,
+    )
+    .await?;
     assert_eq!(status, 200);
     let v: serde_json::Value = serde_json::from_str(&json)?;
     assert_eq!(v["result"], "RESULT_RED_WINS");
@@ -137,7 +158,14 @@ async fn resent_move_is_idempotent_and_stale_ply_refused() -> Result<()> {
         let r = red.send_move(&game, 5, "b0c2").await?;
         assert_eq!(red.error_code(r).await?, "stale_ply");
         // The game has exactly two moves.
-        let (_, json) = http(server.addr, "GET", &format!("/api/v1/games/{game}"), None, None).await?;
+        let (_, json) = http(
+            server.addr,
+            "GET",
+            &format!("/api/v1/games/{game}"),
+            None,
+            None,
+        )
+        .await?;
         let v: serde_json::Value = serde_json::from_str(&json)?;
         assert_eq!(v["moves"].as_array().map(|a| a.len()), Some(2), "{json}");
         server.stop().await?;

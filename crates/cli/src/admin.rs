@@ -51,7 +51,7 @@ pub enum AdminCommand {
         /// e.g. 15m+10s (Fischer), 30m|60s (byoyomi), 40/90m,30m+30s (stages).
         #[arg(long, default_value = "15m+10s")]
         time_control: String,
-        #[arg(long, default_value = "cxa-2011")]
+        #[arg(long, default_value = "cxa")]
         ruleset: String,
         /// Spectators see the game this many plies late.
         #[arg(long, default_value_t = 0)]
@@ -79,8 +79,9 @@ pub fn run(args: AdminArgs) -> Result<std::process::ExitCode> {
         let p = open_persist(&args.database_url, chuhe_store::SqliteSync::Full).await?;
         let out = match args.command {
             AdminCommand::CreatePlayer { name, role } => {
-                let role = Role::parse(&role)
-                    .with_context(|| format!("role must be player, arbiter or organizer, not {role:?}"))?;
+                let role = Role::parse(&role).with_context(|| {
+                    format!("role must be player, arbiter or organizer, not {role:?}")
+                })?;
                 let a = admin::create_player(p.as_ref(), &name, role).await?;
                 chuhe_proto::encode_json(&w::Player {
                     id: a.id.to_string(),

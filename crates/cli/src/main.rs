@@ -5,6 +5,7 @@ use clap::{Parser, Subcommand};
 mod admin;
 mod league;
 mod rules;
+mod rulings;
 mod serve;
 
 /// chuhe (楚河): a server for real-time online Xiangqi and team leagues.

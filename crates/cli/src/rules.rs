@@ -1,7 +1,8 @@
 //! `chuhe rules …`: perft and the JSON Lines batch interface.
 
 use anyhow::Context as _;
-use chuhe_rules::{Color, NotationError, Position, perft_divide};
+use chuhe_rules::rulings::{Game, RulesConfig, Ruleset};
+use chuhe_rules::{NotationError, Position, perft_divide};
 use clap::{Args, Subcommand};
 use serde::{Deserialize, Serialize};
 use std::io::{BufRead, Write};
@@ -28,6 +29,9 @@ enum RulesCommand {
     /// moves with its legal moves, check, result and the moves in WXF and Chinese out, or
     /// `{"error": {"code", "message", "ply"}}`. A bad line never stops the batch.
     Batch,
+    /// Play moves from a position and explain every repetition ruling (and how the game
+    /// ended) for people, in Chinese and English.
+    Explain(crate::rulings::ExplainArgs),
 }
 
 /// Reads `startpos` or a FEN.
@@ -62,6 +66,7 @@ pub fn run(args: RulesArgs) -> anyhow::Result<ExitCode> {
             batch(stdin, stdout)?;
             Ok(ExitCode::SUCCESS)
         }
+        RulesCommand::Explain(args) => crate::rulings::explain(args),
     }
 }
 
@@ -73,6 +78,12 @@ pub(crate) struct BatchInput {
     /// ICCS moves played from `fen`, in order (default: none).
     #[serde(default)]
     pub moves: Vec<String>,
+    /// Repetition rules: `cxa` (default) or `engine`.
+    #[serde(default)]
+    pub ruleset: Option<String>,
+    /// Natural move limit in moves by both sides (default 60; 0 = off).
+    #[serde(default)]
+    pub move_limit: Option<u32>,
 }
 
 /// The answer for a good line. Field order is the wire order; new fields are only ever added.
@@ -86,8 +97,19 @@ pub(crate) struct BatchOutput {
     pub in_check: bool,
     /// `ongoing`, `red_wins`, `black_wins` or `draw`.
     pub result: &'static str,
-    /// `null` while ongoing; `checkmate` or `stalemate` (困毙) on the board.
+    /// `null` while ongoing; `checkmate` or `stalemate` (困毙) on the board;
+    /// `perpetual_check`, `perpetual_chase`, `repetition_draw` (with `ruling`),
+    /// `move_limit` or `dead_position`.
     pub reason: Option<&'static str>,
+    /// The article applied when the game ended (`4.1.1`, `24.1`, `24.3`, …).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub article: Option<&'static str>,
+    /// The repetition ruling that ended the game.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ruling: Option<crate::rulings::RulingJson>,
+    /// A must-vary warning in force (the game goes on).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub warning: Option<crate::rulings::WarningJson>,
     /// The input moves in WXF.
     pub wxf: Vec<String>,
     /// The input moves in Chinese notation.
@@ -97,7 +119,8 @@ pub(crate) struct BatchOutput {
 /// A line that could not be evaluated.
 #[derive(Debug, Serialize)]
 pub(crate) struct BatchError {
-    /// `bad_json`, `bad_fen`, `bad_move_syntax`, `illegal_move` or `game_over`.
+    /// `bad_json`, `bad_fen`, `bad_ruleset`, `bad_move_syntax`, `illegal_move` or
+    /// `game_over`.
     pub code: &'static str,
     /// A human sentence.
     pub message: String,
@@ -116,43 +139,59 @@ fn batch_error(code: &'static str, message: String, ply: usize) -> BatchError {
 
 /// Evaluates one batch request.
 pub(crate) fn evaluate(input: &BatchInput) -> Result<BatchOutput, BatchError> {
-    let mut pos =
-        parse_position(&input.fen).map_err(|e| batch_error("bad_fen", e.to_string(), 0))?;
+    let pos = parse_position(&input.fen).map_err(|e| batch_error("bad_fen", e.to_string(), 0))?;
+    let ruleset = match &input.ruleset {
+        None => Ruleset::default(),
+        Some(r) => {
+            crate::rulings::parse_ruleset(r).map_err(|e| batch_error("bad_ruleset", e, 0))?
+        }
+    };
+    let mut config = RulesConfig {
+        ruleset,
+        ..RulesConfig::default()
+    };
+    if let Some(n) = input.move_limit {
+        config.move_limit.moves = n;
+    }
+    let mut game = Game::new(pos, config);
     let mut wxf = Vec::with_capacity(input.moves.len());
     let mut chinese = Vec::with_capacity(input.moves.len());
     for (ply, text) in input.moves.iter().enumerate() {
         let mv = chuhe_rules::Move::from_iccs(text)
             .map_err(|e| batch_error("bad_move_syntax", e.to_string(), ply))?;
-        if let Some(outcome) = pos.outcome() {
+        if let Some(end) = game.end() {
             return Err(batch_error(
                 "game_over",
                 format!(
-                    "move {text:?} at ply {ply}: the game is over, {} won by {}",
-                    outcome.winner,
-                    outcome.reason.as_str()
+                    "move {text:?} at ply {ply}: the game ended after ply {}, {} by {}",
+                    end.ply,
+                    end.result.code(),
+                    end.cause.code()
                 ),
                 ply,
             ));
         }
+        let pos = game.position();
         let notation = |r: Result<String, NotationError>| {
             r.map_err(|e| batch_error("illegal_move", format!("ply {ply}: {e}"), ply))
         };
         // Both notations check legality first, so an illegal move fails here.
         wxf.push(notation(pos.to_wxf(mv))?);
         chinese.push(notation(pos.to_chinese(mv))?);
-        pos.play_unchecked(mv);
+        game.play(mv)
+            .map_err(|e| batch_error("illegal_move", format!("ply {ply}: {e}"), ply))?;
     }
-    let mut legal: Vec<String> = pos.legal_moves().iter().map(ToString::to_string).collect();
+    let pos = game.position();
+    let end = game.end();
+    let mut legal: Vec<String> = if end.is_some() {
+        Vec::new()
+    } else {
+        pos.legal_moves().iter().map(ToString::to_string).collect()
+    };
     legal.sort_unstable();
-    let (result, reason) = match pos.outcome() {
-        None => ("ongoing", None),
-        Some(o) => (
-            match o.winner {
-                Color::Red => "red_wins",
-                Color::Black => "black_wins",
-            },
-            Some(o.reason.as_str()),
-        ),
+    let (result, reason, article) = match end {
+        None => ("ongoing", None, None),
+        Some(e) => (e.result.code(), Some(e.cause.code()), Some(e.article)),
     };
     Ok(BatchOutput {
         fen: pos.to_fen(),
@@ -160,6 +199,11 @@ pub(crate) fn evaluate(input: &BatchInput) -> Result<BatchOutput, BatchError> {
         in_check: pos.is_check(),
         result,
         reason,
+        article,
+        ruling: end
+            .and_then(|e| e.ruling.as_ref())
+            .map(crate::rulings::ruling_json),
+        warning: game.pending_warning().map(crate::rulings::warning_json),
         wxf,
         chinese,
     })

@@ -97,7 +97,10 @@ pub fn settings(args: &ServeArgs) -> Result<Settings> {
     };
     let mut config = Config::default();
     if let Some(v) = args.max_frame_bytes.or(file.max_frame_bytes) {
-        anyhow::ensure!((64..=65536).contains(&v), "max_frame_bytes must be 64..=65536");
+        anyhow::ensure!(
+            (64..=65536).contains(&v),
+            "max_frame_bytes must be 64..=65536"
+        );
         config.max_frame_bytes = v;
     }
     if let Some(v) = args.rate_per_sec.or(file.rate_per_sec) {
@@ -122,7 +125,11 @@ pub fn settings(args: &ServeArgs) -> Result<Settings> {
         sqlite_sync: sync,
         config,
         demo: args.demo || file.demo.unwrap_or(false),
-        log: args.log.clone().or(file.log).unwrap_or_else(|| "info".into()),
+        log: args
+            .log
+            .clone()
+            .or(file.log)
+            .unwrap_or_else(|| "info".into()),
     })
 }
 
@@ -157,14 +164,29 @@ pub fn run(args: ServeArgs) -> Result<std::process::ExitCode> {
         if s.demo {
             let demo = chuhe_server::demo::seed(persist.as_ref()).await?;
             println!("chuhe demo: open http://{addr}/ to watch the live games.");
-            println!("  red player    {} (id {}) token: {}", demo.red.1, demo.red.0, demo.red.2);
-            println!("  black player  {} (id {}) token: {}", demo.black.1, demo.black.0, demo.black.2);
-            println!("  arbiter       {} (id {}) token: {}", demo.arbiter.1, demo.arbiter.0, demo.arbiter.2);
-            println!("  organizer     {} (id {}) token: {}", demo.organizer.1, demo.organizer.0, demo.organizer.2);
+            println!(
+                "  red player    {} (id {}) token: {}",
+                demo.red.1, demo.red.0, demo.red.2
+            );
+            println!(
+                "  black player  {} (id {}) token: {}",
+                demo.black.1, demo.black.0, demo.black.2
+            );
+            println!(
+                "  arbiter       {} (id {}) token: {}",
+                demo.arbiter.1, demo.arbiter.0, demo.arbiter.2
+            );
+            println!(
+                "  organizer     {} (id {}) token: {}",
+                demo.organizer.1, demo.organizer.0, demo.organizer.2
+            );
             println!("  a game for the two players: id {}", demo.game_for_players);
             bots = demo.bot_pairs;
         }
-        println!("chuhe serving on http://{addr} (database {})", s.database_url);
+        println!(
+            "chuhe serving on http://{addr} (database {})",
+            s.database_url
+        );
         chuhe_server::serve(
             listener,
             shutdown_signal(),
@@ -221,7 +243,11 @@ mod tests {
         let dir = std::env::temp_dir().join(format!("chuhe-serve-test-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let f = dir.join("c.toml");
-        std::fs::write(&f, "listen = \"127.0.0.1:9000\"\nrate_per_sec = 7\ndatabase_url = \"sqlite://x.db\"\n").unwrap();
+        std::fs::write(
+            &f,
+            "listen = \"127.0.0.1:9000\"\nrate_per_sec = 7\ndatabase_url = \"sqlite://x.db\"\n",
+        )
+        .unwrap();
         let t = T::parse_from(["t", "--config", f.to_str().unwrap(), "--rate-per-sec", "9"]);
         let s = settings(&t.a).unwrap();
         assert_eq!(s.listen.port(), 9000);

@@ -100,6 +100,7 @@ mod tests {
                 ply: 1,
                 r#move: "h2e2".into(),
                 offer_draw: false,
+                think_ms: 0,
             })),
         }
     }

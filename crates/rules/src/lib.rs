@@ -4,6 +4,19 @@
 //! Pure logic: no IO, no async, no system clock.
 //!
 //! ```
+//! use chuhe_rules::{Position, perft};
+//!
+//! let pos = Position::new(); // or Position::from_fen(fen)?
+//! let m = pos.parse_move("炮二平五")?; // ICCS, WXF or Chinese
+//! assert_eq!(m.to_string(), "h2e2");
+//! assert_eq!(pos.to_wxf(m)?, "C2=5");
+//! let next = pos.play(m)?; // checked; `pos` is untouched
+//! assert_eq!(next.to_chinese(next.parse_iccs("h9g7")?)?, "马8进7");
+//! assert_eq!(perft(&pos, 3), 79_666);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! ```
 //! use chuhe_rules::{Position, Move, Square};
 //!
 //! let pos = Position::new();
@@ -24,6 +37,7 @@ mod movelist;
 mod notation;
 mod perft;
 mod position;
+pub mod rulings;
 mod setup;
 mod tables;
 mod types;

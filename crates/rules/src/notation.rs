@@ -86,6 +86,60 @@ impl Move {
     }
 }
 
+impl Move {
+    /// Reads Fairy-Stockfish's UCI coordinates, which number ranks 1–10 (`h3e3` = ICCS `h2e2`).
+    pub fn from_fsf_uci(text: &str) -> Result<Move, NotationError> {
+        let bad = || NotationError::Syntax {
+            text: text.to_string(),
+            notation: "Fairy-Stockfish UCI",
+            why: "expected two points like h3e3 (files a-i, ranks 1-10)".to_string(),
+        };
+        let t = text.trim().as_bytes();
+        let point = |i: usize| -> Option<(Square, usize)> {
+            let file = *t.get(i)?;
+            if !(b'a'..=b'i').contains(&file) {
+                return None;
+            }
+            let digits = t[i + 1..].iter().take_while(|c| c.is_ascii_digit()).count();
+            if digits == 0 || digits > 2 {
+                return None;
+            }
+            let rank: u8 = std::str::from_utf8(&t[i + 1..i + 1 + digits])
+                .ok()?
+                .parse()
+                .ok()?;
+            let sq = Square::new(file - b'a', rank.checked_sub(1)?)?;
+            Some((sq, i + 1 + digits))
+        };
+        let (from, next) = point(0).ok_or_else(bad)?;
+        let (to, end) = point(next).ok_or_else(bad)?;
+        if end != t.len() {
+            return Err(bad());
+        }
+        Ok(Move::new(from, to))
+    }
+
+    /// Writes Fairy-Stockfish's UCI coordinates (ranks 1–10).
+    #[must_use]
+    pub fn to_fsf_uci(self) -> String {
+        format!(
+            "{}{}{}{}",
+            char::from(b'a' + self.from().file()),
+            self.from().rank() + 1,
+            char::from(b'a' + self.to().file()),
+            self.to().rank() + 1
+        )
+    }
+}
+
+impl std::str::FromStr for Move {
+    type Err = NotationError;
+    /// ICCS syntax, see [`Move::from_iccs`].
+    fn from_str(s: &str) -> Result<Move, NotationError> {
+        Move::from_iccs(s)
+    }
+}
+
 const RED_NUMERALS: [char; 9] = ['一', '二', '三', '四', '五', '六', '七', '八', '九'];
 
 /// Direction of a move from the mover's side.
@@ -659,6 +713,16 @@ mod tests {
     }
 
     #[test]
+    fn fairy_stockfish_coordinates() {
+        assert_eq!(Move::from_fsf_uci("h3e3").unwrap(), mv("h2e2"));
+        assert_eq!(Move::from_fsf_uci("a10a9").unwrap(), mv("a9a8"));
+        assert_eq!(mv("i9i0").to_fsf_uci(), "i10i1");
+        for bad in ["h0e3", "h3e11", "h3", "j3e3", "h3e3x", ""] {
+            assert!(Move::from_fsf_uci(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
     fn opening_moves() {
         let pos = Position::new();
         assert_eq!(pos.to_chinese(mv("h2e2")).unwrap(), "炮二平五");
@@ -684,6 +748,9 @@ mod tests {
         assert_eq!(pos.to_chinese(mv("e2e3")).unwrap(), "后车进一");
         assert_eq!(pos.parse_wxf("R++1").unwrap(), mv("e4e5"));
         assert_eq!(pos.parse_wxf("R-+1").unwrap(), mv("e2e3"));
+        // Fairy-Stockfish names the file when only one of the two can make the move: accepted.
+        assert_eq!(pos.parse_wxf("R5-2").unwrap(), mv("e2e0"));
+        assert_eq!(pos.parse_chinese("车五退二").unwrap(), mv("e2e0"));
         assert_eq!(pos.to_chinese(mv("c6d6")).unwrap(), "中兵七平六");
         assert_eq!(pos.to_wxf(mv("c6d6")).unwrap(), "27=6");
         assert_eq!(pos.to_chinese(mv("g6g7")).unwrap(), "前兵三进一");

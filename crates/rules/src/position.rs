@@ -395,6 +395,11 @@ impl Position {
         self.kings[color.index()]
     }
 
+    /// Every piece with its point, in square index order (a0, b0, … i9).
+    pub fn pieces(&self) -> impl Iterator<Item = (Square, Piece)> + '_ {
+        Square::all().filter_map(|sq| self.board[sq.index()].map(|p| (sq, p)))
+    }
+
     /// All occupied points.
     #[inline]
     #[must_use]
@@ -620,12 +625,10 @@ impl Position {
                     match (first, second) {
                         (None, _) => {
                             if cannons & b != 0 {
+                                // A piece landing in between would be its screen.
                                 bad_to |= empties;
                             }
-                            if rooks & b != 0 || cannons & b != 0 {
-                                // Nothing between (rook: we'd be in check; cannon: handled).
-                                break;
-                            }
+                            // (An adjacent enemy cannon may still screen for a cannon behind.)
                             first = Some(sq);
                         }
                         (Some(p1), None) => {
@@ -837,6 +840,42 @@ impl Position {
         captured
     }
 
+    /// The legal moves of the piece on `from` (empty if none or not the side to move's).
+    #[must_use]
+    pub fn legal_moves_from(&self, from: Square) -> MoveList {
+        let mut list = MoveList::new();
+        for &m in self.legal_moves().iter() {
+            if m.from() == from {
+                list.push(m);
+            }
+        }
+        list
+    }
+
+    /// Whether the legal move `m` gives check.
+    #[must_use]
+    pub fn gives_check(&self, m: Move) -> bool {
+        let mut next = self.clone();
+        next.play_unchecked(m);
+        next.is_check()
+    }
+
+    /// The same placement with the other side to move (a "pass", e.g. to ask what the side that
+    /// just moved would threaten if it could move again). Fails with
+    /// [`InvalidReason::OppositeCheck`] when the side to move is in check, since passing would
+    /// leave its king capturable.
+    pub fn swap_turn(&self) -> Result<Position, PositionError> {
+        if self.is_check() {
+            return Err(PositionError {
+                reasons: vec![InvalidReason::OppositeCheck],
+            });
+        }
+        let mut next = self.clone();
+        next.turn = !next.turn;
+        next.hash ^= ZOBRIST_BLACK;
+        Ok(next)
+    }
+
     /// The result on the board: `None` while the side to move has a legal move; otherwise it
     /// lost by checkmate or 困毙 (stalemate), both losses in Xiangqi (art. 3, 4.1.1, 4.1.3).
     #[must_use]
@@ -891,7 +930,13 @@ mod tests {
     fn assert_send_sync<T: Send + Sync>() {}
 
     #[test]
-    fn position_is_send_sync() {
+    fn position_is_send_sync_and_small() {
         assert_send_sync::<Position>();
+        // Copy-make clones it at every node; keep it small and heap-free.
+        assert!(
+            std::mem::size_of::<Position>() <= 384,
+            "{}",
+            std::mem::size_of::<Position>()
+        );
     }
 }

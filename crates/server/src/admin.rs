@@ -111,10 +111,15 @@ pub async fn create_game_row(
         ));
     }
     let ruleset = if req.ruleset.trim().is_empty() {
-        "cxa-2011".to_string()
+        "cxa".to_string()
     } else {
-        req.ruleset.trim().to_string()
+        req.ruleset.trim().to_ascii_lowercase()
     };
+    if crate::board::ruleset(&ruleset).is_none() {
+        return Err(AdminError::Invalid(format!(
+            "unknown ruleset {ruleset:?}: use cxa (Chinese Xiangqi Association rules) or engine"
+        )));
+    }
     let delay = req.delay.unwrap_or_default();
     let row = GameRow {
         id: 0,

@@ -1,11 +1,26 @@
-//! The game's rules state: the position plus what the rulings need. Pure; the
-//! actor clones it, applies a move, and keeps the clone only once the events
-//! are committed.
+//! The game's rules state: `chuhe_rules::rulings::Game` (position, move
+//! limit, repetition referee), with conversion of its rulings to the wire.
+//! Pure; the actor clones it, applies a move, and keeps the clone only once
+//! the events are committed.
 
-use chuhe_proto::v1::Side;
+use chuhe_proto::v1::{self as w, Result as WResult, Side};
+use chuhe_rules::rulings::{
+    self, EndCause, GameResult, MoveClass, MoveLimit, RulesConfig, Ruleset, Verdict,
+};
 use chuhe_rules::{Color, Position};
 
-/// A move as applied, with everything the event needs.
+/// How the rules ended the game with a move.
+#[derive(Debug, Clone)]
+pub struct BoardEnd {
+    pub result: WResult,
+    /// Stable reason code (see docs/protocol.md).
+    pub reason: &'static str,
+    pub explanation: String,
+    /// The repetition ruling, if one decided.
+    pub ruling: Option<w::Ruling>,
+}
+
+/// A move as applied, with everything the events need.
 #[derive(Debug, Clone)]
 pub struct Played {
     pub iccs: String,
@@ -14,14 +29,14 @@ pub struct Played {
     pub fen: String,
     pub check: bool,
     pub capture: bool,
-    /// The side to move now has no legal move: (winner, "checkmate"|"stalemate").
-    pub outcome: Option<(Side, &'static str)>,
+    pub end: Option<BoardEnd>,
+    /// A new must-vary warning (24.3).
+    pub warning: Option<w::Ruling>,
 }
 
 #[derive(Debug, Clone)]
 pub struct Board {
-    pos: Position,
-    plies: u32,
+    game: rulings::Game,
 }
 
 pub fn side_of(c: Color) -> Side {
@@ -31,61 +46,170 @@ pub fn side_of(c: Color) -> Side {
     }
 }
 
+/// Parses a ruleset name: `cxa` (default; also `cxa-2011`) or `engine`.
+pub fn ruleset(name: &str) -> Option<Ruleset> {
+    let n = name.trim().to_ascii_lowercase();
+    if n.is_empty() || n == "cxa" || n.starts_with("cxa-") {
+        Some(Ruleset::Cxa)
+    } else {
+        Ruleset::from_code(&n)
+    }
+}
+
+fn wresult(r: GameResult) -> WResult {
+    match r {
+        GameResult::RedWins => WResult::RedWins,
+        GameResult::BlackWins => WResult::BlackWins,
+        GameResult::Draw => WResult::Draw,
+    }
+}
+
+/// The wire form of a ruling, with its explanation and the cycle move by move.
+pub fn wire_ruling(r: &rulings::Ruling) -> w::Ruling {
+    let (kind, side, result) = match r.verdict {
+        Verdict::Loss { loser } => (
+            w::RulingKind::Decision,
+            side_of(loser),
+            wresult(GameResult::win_for(loser.other())),
+        ),
+        Verdict::Draw => (w::RulingKind::Decision, Side::Unspecified, WResult::Draw),
+        Verdict::MustVary { offender } => (
+            w::RulingKind::Warning,
+            side_of(offender),
+            WResult::Unspecified,
+        ),
+    };
+    w::Ruling {
+        kind: kind as i32,
+        side: side as i32,
+        result: result as i32,
+        article: r.article.to_string(),
+        explanation: format!("{} {}", r.text_en(), r.text_zh()),
+        cycle: r
+            .moves
+            .iter()
+            .map(|m| w::RulingMove {
+                ply: m.ply,
+                iccs: m.iccs.clone(),
+                chinese: m.chinese.clone(),
+                class: match m.class {
+                    MoveClass::Idle => w::MoveClass::Idle,
+                    MoveClass::Chase => w::MoveClass::Chase,
+                    MoveClass::MateThreat => w::MoveClass::MateThreat,
+                    MoveClass::Check => w::MoveClass::Check,
+                } as i32,
+                chased: m.chased.iter().map(|c| c.square.to_string()).collect(),
+            })
+            .collect(),
+        ply: r.ply,
+    }
+}
+
+fn board_end(e: &rulings::GameEnd) -> BoardEnd {
+    let result = wresult(e.result);
+    let ruling = e.ruling.as_ref().map(wire_ruling);
+    let winner = match result {
+        WResult::RedWins => "Red",
+        _ => "Black",
+    };
+    let loser = if winner == "Red" { "Black" } else { "Red" };
+    let explanation = match e.cause {
+        EndCause::Checkmate => format!("{loser} is checkmated (将死): {winner} wins (art. 4.1.1)."),
+        EndCause::Stalemate => {
+            format!("{loser} has no legal move (困毙) and loses: {winner} wins (art. 4.1.3).")
+        }
+        EndCause::MoveLimit => {
+            "The natural move limit was reached without a capture: draw (art. 4.2.4).".into()
+        }
+        EndCause::DeadPosition => "Neither side can ever mate: draw (art. 4.2.1).".into(),
+        EndCause::PerpetualCheck | EndCause::PerpetualChase | EndCause::RepetitionDraw => ruling
+            .as_ref()
+            .map(|r| r.explanation.clone())
+            .unwrap_or_default(),
+    };
+    BoardEnd {
+        result,
+        reason: e.cause.code(),
+        explanation,
+        ruling,
+    }
+}
+
 impl Board {
-    pub fn from_fen(fen: &str) -> Result<Board, String> {
+    /// `move_limit_plies`: plies without capture that draw (0 = off).
+    pub fn new(fen: &str, ruleset_name: &str, move_limit_plies: u32) -> Result<Board, String> {
         let pos = Position::from_fen(fen).map_err(|e| e.to_string())?;
-        Ok(Board { pos, plies: 0 })
+        let ruleset = ruleset(ruleset_name)
+            .ok_or_else(|| format!("unknown ruleset {ruleset_name:?}: use cxa or engine"))?;
+        let config = RulesConfig {
+            ruleset,
+            move_limit: MoveLimit {
+                moves: move_limit_plies / 2,
+                ..MoveLimit::default()
+            },
+        };
+        Ok(Board {
+            game: rulings::Game::new(pos, config),
+        })
     }
 
     pub fn fen(&self) -> String {
-        self.pos.to_fen()
+        self.game.position().to_fen()
     }
 
     pub fn plies(&self) -> u32 {
-        self.plies
+        self.game.moves().len() as u32
     }
 
     pub fn to_move(&self) -> Side {
-        side_of(self.pos.side_to_move())
+        side_of(self.game.position().side_to_move())
     }
 
     pub fn position(&self) -> &Position {
-        &self.pos
+        self.game.position()
+    }
+
+    /// Plies counted towards the natural move limit.
+    pub fn move_limit_count(&self) -> u32 {
+        self.game.move_limit_count()
+    }
+
+    /// The must-vary warning in force, if any.
+    pub fn pending_warning(&self) -> Option<w::Ruling> {
+        self.game.pending_warning().map(|w| wire_ruling(&w.ruling))
     }
 
     /// Plays a move given in ICCS, Chinese or WXF notation. On error the board
     /// is unchanged and the text says why.
     pub fn play(&mut self, text: &str) -> Result<Played, String> {
-        let m = self.pos.parse_move(text).map_err(|e| e.to_string())?;
-        let chinese = self.pos.to_chinese(m).unwrap_or_default();
-        let wxf = self.pos.to_wxf(m).unwrap_or_default();
-        let capture = self.pos.piece_at(m.to()).is_some();
-        self.pos.play_mut(m).map_err(|e| e.to_string())?;
-        self.plies += 1;
-        let outcome = self
-            .pos
-            .outcome()
-            .map(|o| (side_of(o.winner), o.reason.as_str()));
+        let pos = self.game.position();
+        let m = pos.parse_move(text).map_err(|e| e.to_string())?;
+        let chinese = pos.to_chinese(m).unwrap_or_default();
+        let wxf = pos.to_wxf(m).unwrap_or_default();
+        let capture = pos.piece_at(m.to()).is_some();
+        let played = self.game.play(m).map_err(|e| e.to_string())?;
+        let pos = self.game.position();
         Ok(Played {
             iccs: m.to_iccs(),
             chinese,
             wxf,
-            fen: self.pos.to_fen(),
-            check: self.pos.is_check(),
+            fen: pos.to_fen(),
+            check: pos.is_check(),
             capture,
-            outcome,
+            end: played.end.as_ref().map(board_end),
+            warning: played.warning.as_ref().map(|w| wire_ruling(&w.ruling)),
         })
     }
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
     use super::*;
 
     #[test]
-    fn plays_in_any_notation_and_detects_mate() {
-        let mut b = Board::from_fen(chuhe_rules::START_FEN).unwrap();
+    fn plays_in_any_notation() {
+        let mut b = Board::new(chuhe_rules::START_FEN, "cxa", 120).unwrap();
         let p = b.play("h2e2").unwrap();
         assert_eq!(p.chinese, "炮二平五");
         assert_eq!(p.wxf, "C2=5");
@@ -93,5 +217,28 @@ mod tests {
         assert_eq!(p.iccs, "h9g7");
         assert!(b.play("a0a5").is_err());
         assert_eq!(b.plies(), 2);
+        assert!(Board::new(chuhe_rules::START_FEN, "fide", 120).is_err());
+    }
+
+    #[test]
+    fn perpetual_check_loses_with_explanation() {
+        // Red rook checks from a9/b9 side to side; Black king shuffles.
+        let mut b = Board::new("3k5/9/9/9/9/9/9/9/9/R3K4 w - - 0 1", "cxa", 120).unwrap();
+        let mut end = None;
+        for mv in [
+            "a0a9", "d9d8", "a9a8", "d8d9", "a8a9", "d9d8", "a9a8", "d8d9", "a8a9",
+        ] {
+            let p = b.play(mv).unwrap();
+            if p.end.is_some() {
+                end = p.end;
+                break;
+            }
+        }
+        let end = end.expect("a ruling");
+        assert_eq!(end.reason, "perpetual_check");
+        assert_eq!(end.result, WResult::BlackWins);
+        let r = end.ruling.unwrap();
+        assert!(!r.cycle.is_empty());
+        assert!(!r.explanation.is_empty());
     }
 }

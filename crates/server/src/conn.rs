@@ -317,6 +317,21 @@ async fn write_loop(
         }
     };
     let short = Duration::from_secs(2);
+    if close_code != close::TOO_SLOW && close_code != close::GOING_AWAY {
+        // Flush what is already queued (e.g. the rate-limit errors), bounded by the queue size.
+        let _ = tokio::time::timeout(short, async {
+            while let Ok(item) = rx.try_recv() {
+                let msg = match item {
+                    Out::Shared(f) => f.ws_message(enc),
+                    Out::Own(m) => encode(enc, &m),
+                };
+                if sink.send(msg).await.is_err() {
+                    break;
+                }
+            }
+        })
+        .await;
+    }
     if let Some(b) = bye {
         let _ = tokio::time::timeout(short, sink.send(b)).await;
     }
@@ -387,7 +402,11 @@ impl Conn {
             match std::str::from_utf8(data) {
                 Ok(s) => chuhe_proto::decode_json(s),
                 Err(_) => {
-                    return self.send_error(0, "", &ClientError::MalformedFrame("not UTF-8".into()));
+                    return self.send_error(
+                        0,
+                        "",
+                        &ClientError::MalformedFrame("not UTF-8".into()),
+                    );
                 }
             }
         } else {

@@ -118,7 +118,9 @@ async fn play_one(env: &Env, red: i64, black: i64, rng: &mut Rng) -> Result<(), 
         event: "chuhe demo".into(),
         ..CreateGameRequest::default()
     };
-    let info = admin::create_game(env, &req).await.map_err(|e| e.to_string())?;
+    let info = admin::create_game(env, &req)
+        .await
+        .map_err(|e| e.to_string())?;
     let gid: i64 = info.game_id.parse().map_err(|_| "bad id".to_string())?;
     info!(game = gid, "demo bot game started");
     let handle = env
@@ -138,11 +140,8 @@ async fn play_one(env: &Env, red: i64, black: i64, rng: &mut Rng) -> Result<(), 
             })
         })
         .collect();
-    let (out, mut rx, _kick) = Outbox::new(
-        u64::MAX - gid as u64,
-        chuhe_proto::Encoding::Proto,
-        1024,
-    );
+    let (out, mut rx, _kick) =
+        Outbox::new(u64::MAX - gid as u64, chuhe_proto::Encoding::Proto, 1024);
     let send = |body: Body, who: &Arc<Principal>| {
         handle.send(Request {
             req: 0,
@@ -166,7 +165,11 @@ async fn play_one(env: &Env, red: i64, black: i64, rng: &mut Rng) -> Result<(), 
             let list: Vec<_> = moves.iter().copied().collect();
             if !list.is_empty() {
                 let m = list[rng.below(list.len() as u64) as usize];
-                let who = if pos.side_to_move() == chuhe_rules::Color::Red { &accounts[0] } else { &accounts[1] };
+                let who = if pos.side_to_move() == chuhe_rules::Color::Red {
+                    &accounts[0]
+                } else {
+                    &accounts[1]
+                };
                 let _ = send(
                     Body::Move {
                         ply: ply + 1,
@@ -180,7 +183,9 @@ async fn play_one(env: &Env, red: i64, black: i64, rng: &mut Rng) -> Result<(), 
         }
         // Wait for the move (or the end) to come back.
         loop {
-            let Some(item) = rx.recv().await else { return Ok(()) };
+            let Some(item) = rx.recv().await else {
+                return Ok(());
+            };
             let msg = match &item {
                 Out::Shared(f) => f.message().clone(),
                 Out::Own(m) => (**m).clone(),

@@ -310,7 +310,13 @@ impl Game {
         _stored: Option<&[StoredEvent]>,
     ) -> Result<(Game, ()), ClientError> {
         let row = &seed.row;
-        let board = Board::from_fen(&row.start_fen).map_err(ClientError::InvalidArgument)?;
+        let move_limit = if seed.move_limit_plies == 0 {
+            120
+        } else {
+            seed.move_limit_plies
+        };
+        let board = Board::new(&row.start_fen, &row.ruleset, move_limit)
+            .map_err(ClientError::InvalidArgument)?;
         let controls: Controls = row
             .time_control
             .parse()
@@ -372,11 +378,7 @@ impl Game {
                 delay_plies: row.delay_plies,
                 delay_ms: row.delay_ms,
                 summary,
-                move_limit: if seed.move_limit_plies == 0 {
-                    120
-                } else {
-                    seed.move_limit_plies
-                },
+                move_limit,
                 finished_at: None,
                 commit_retry: None,
             },
@@ -887,7 +889,6 @@ impl Game {
                     return Err(ClientError::DrawOfferNotAllowed);
                 }
                 self.offer(&mut next, &mut b, side, now);
-                self.finish_checks(&mut next, &mut b, now);
                 let ev = self.commit(b, next, now).await?;
                 Ok(Some((self.seq, ev)))
             }
@@ -949,7 +950,7 @@ impl Game {
                 let now = self.now();
                 let mut next = self.st.clone();
                 let mut b = Batch::default();
-                let counted = self.st.board.position().halfmoves();
+                let counted = self.st.board.move_limit_count();
                 if counted >= self.move_limit {
                     self.end(&mut next, &mut b, now, WResult::Draw, "move_limit",
                         format!("{} claimed the natural move limit: {counted} plies without a capture (limit {}). Draw (art. 4.2.4).",
@@ -993,13 +994,14 @@ impl Game {
                 let now = self.now();
                 let next = self.st.clone();
                 let mut b = Batch::default();
+                let ruling = self.st.board.pending_warning().unwrap_or_else(|| w::Ruling {
+                    kind: w::RulingKind::None as i32,
+                    explanation: "No cycle is being repeated: there is nothing to rule on (art. 24). The server rules automatically at every third occurrence of a position.".into(),
+                    ply: self.st.board.plies(),
+                    ..w::Ruling::default()
+                });
                 b.push(Kind::Ruling(w::RulingIssued {
-                    ruling: Some(w::Ruling {
-                        kind: w::RulingKind::None as i32,
-                        explanation: "No position has occurred three times: there is no repetition to rule on (art. 24).".into(),
-                        ply: self.st.board.plies(),
-                        ..w::Ruling::default()
-                    }),
+                    ruling: Some(ruling),
                 }));
                 let ev = self.commit(b, next, now).await?;
                 Ok(Some((self.seq, ev)))
@@ -1139,18 +1141,6 @@ impl Game {
         }
     }
 
-    /// Automatic checks after any change: the natural move limit.
-    fn finish_checks(&self, next: &mut State, b: &mut Batch, now: u64) {
-        if next.result.is_some() {
-            return;
-        }
-        let counted = next.board.position().halfmoves();
-        if counted >= self.move_limit {
-            self.end(next, b, now, WResult::Draw, "move_limit",
-                format!("{counted} plies without a capture reached the natural move limit of {}: draw (art. 4.2.4).", self.move_limit), None);
-        }
-    }
-
     async fn play(
         &mut self,
         r: &Request,
@@ -1165,7 +1155,9 @@ impl Game {
             if last.ply == ply && last.side == side {
                 let canonical = canonical_iccs(mv);
                 let t = mv.trim();
-                if canonical.as_deref() == Some(last.texts[0].as_str()) || last.texts.iter().any(|x| x == t) {
+                if canonical.as_deref() == Some(last.texts[0].as_str())
+                    || last.texts.iter().any(|x| x == t)
+                {
                     self.reply(r, last.seq);
                     return Ok(None);
                 }
@@ -1218,7 +1210,11 @@ impl Game {
         let seq_of_move = self.seq + b.kinds.len() as u64 + 1;
         next.last_move = Some(LastMove {
             ply,
-            texts: [played.iccs.clone(), played.chinese.clone(), played.wxf.clone()],
+            texts: [
+                played.iccs.clone(),
+                played.chinese.clone(),
+                played.wxf.clone(),
+            ],
             seq: seq_of_move,
             side,
         });
@@ -1237,34 +1233,27 @@ impl Game {
             clock: Some(clock),
             side: side as i32,
         }));
-        if let Some((winner, reason)) = played.outcome {
-            let loser = other(winner);
-            let explanation = if reason == "checkmate" {
-                format!(
-                    "{} is checkmated (将死): {} wins.",
-                    side_name(loser),
-                    side_name(winner)
-                )
-            } else {
-                format!(
-                    "{} has no legal move (困毙) and loses: {} wins.",
-                    side_name(loser),
-                    side_name(winner)
-                )
-            };
+        if let Some(warning) = played.warning {
+            b.push(Kind::Ruling(w::RulingIssued {
+                ruling: Some(warning),
+            }));
+        }
+        if let Some(end) = played.end {
+            if let Some(r) = end.ruling {
+                b.push(Kind::Ruling(w::RulingIssued { ruling: Some(r) }));
+            }
             self.end(
                 &mut next,
                 &mut b,
                 now,
-                win_for(winner),
-                reason,
-                explanation,
+                end.result,
+                end.reason,
+                end.explanation,
                 None,
             );
         } else if offer_draw {
             self.offer(&mut next, &mut b, side, now);
         }
-        self.finish_checks(&mut next, &mut b, now);
         let events = self.commit(b, next, now).await?;
         self.env
             .metrics

@@ -170,7 +170,7 @@ async fn organizer(env: &Env, headers: &HeaderMap) -> Result<(), Response> {
     Ok(())
 }
 
-fn body<M: DeserializeOwned>(b: &Bytes) -> Result<M, Response> {
+fn body<M: DeserializeOwned>(b: &Bytes) -> Result<M, Box<Response>> {
     let text = std::str::from_utf8(b).map_err(|_| {
         api_error(
             StatusCode::BAD_REQUEST,
@@ -178,8 +178,13 @@ fn body<M: DeserializeOwned>(b: &Bytes) -> Result<M, Response> {
             "the body is not UTF-8",
         )
     })?;
-    chuhe_proto::decode_json(if text.trim().is_empty() { "{}" } else { text })
-        .map_err(|e| api_error(StatusCode::BAD_REQUEST, "malformed_body", &e.to_string()))
+    chuhe_proto::decode_json(if text.trim().is_empty() { "{}" } else { text }).map_err(|e| {
+        Box::new(api_error(
+            StatusCode::BAD_REQUEST,
+            "malformed_body",
+            &e.to_string(),
+        ))
+    })
 }
 
 async fn create_player(State(env): State<Env>, headers: HeaderMap, b: Bytes) -> Response {
@@ -188,7 +193,7 @@ async fn create_player(State(env): State<Env>, headers: HeaderMap, b: Bytes) -> 
     }
     let req: CreatePlayerRequest = match body(&b) {
         Ok(r) => r,
-        Err(r) => return r,
+        Err(r) => return *r,
     };
     let role = match chuhe_proto::v1::Role::try_from(req.role) {
         Ok(chuhe_proto::v1::Role::Arbiter) => Role::Arbiter,
@@ -221,7 +226,7 @@ async fn issue_token(State(env): State<Env>, headers: HeaderMap, b: Bytes) -> Re
     }
     let req: IssueTokenRequest = match body(&b) {
         Ok(r) => r,
-        Err(r) => return r,
+        Err(r) => return *r,
     };
     let Ok(pid) = req.player_id.trim().parse::<i64>() else {
         return api_error(
@@ -249,7 +254,7 @@ async fn revoke_token(State(env): State<Env>, headers: HeaderMap, b: Bytes) -> R
     }
     let req: RevokeTokenRequest = match body(&b) {
         Ok(r) => r,
-        Err(r) => return r,
+        Err(r) => return *r,
     };
     let Ok(id) = req.token_id.trim().parse::<i64>() else {
         return api_error(
@@ -275,7 +280,7 @@ async fn create_game(State(env): State<Env>, headers: HeaderMap, b: Bytes) -> Re
     }
     let req: CreateGameRequest = match body(&b) {
         Ok(r) => r,
-        Err(r) => return r,
+        Err(r) => return *r,
     };
     match admin::create_game(&env, &req).await {
         Ok(info) => json(

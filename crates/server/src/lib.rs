@@ -125,7 +125,12 @@ pub async fn serve(
     };
     recover_all(&env).await;
     for (i, (red, black)) in env.config.demo_bots.iter().enumerate() {
-        demo::spawn_pair(env.clone(), *red, *black, 0x9e37_79b9_7f4a_7c15 ^ (i as u64 + 1));
+        demo::spawn_pair(
+            env.clone(),
+            *red,
+            *black,
+            0x9e37_79b9_7f4a_7c15 ^ (i as u64 + 1),
+        );
     }
     let app = http::router(env.clone());
     info!(addr = ?listener.local_addr().ok(), "listening");

@@ -8,6 +8,9 @@ use std::future::Future;
 use std::pin::Pin;
 use std::sync::Mutex;
 
+/// A game's event log: (seq, payload) in order.
+pub type EventLog = Vec<(u64, Vec<u8>)>;
+
 /// A boxed future (object-safe async trait methods without a macro crate).
 pub type BoxFut<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
@@ -99,7 +102,7 @@ pub trait Persist: Send + Sync + 'static {
         finish: Option<FinishRow>,
     ) -> BoxFut<'_, Result<(), PersistError>>;
     /// Every event of a game, in seq order (payloads).
-    fn events(&self, game: i64) -> BoxFut<'_, Result<Vec<(u64, Vec<u8>)>, PersistError>>;
+    fn events(&self, game: i64) -> BoxFut<'_, Result<EventLog, PersistError>>;
     /// Ids of every game not finished.
     fn unfinished_games(&self) -> BoxFut<'_, Result<Vec<i64>, PersistError>>;
     fn game(&self, game: i64) -> BoxFut<'_, Result<Option<GameRow>, PersistError>>;
@@ -127,7 +130,7 @@ pub struct MemoryPersist {
 
 #[derive(Default)]
 struct Mem {
-    games: HashMap<i64, (GameRow, Vec<(u64, Vec<u8>)>)>,
+    games: HashMap<i64, (GameRow, EventLog)>,
     accounts: HashMap<i64, Account>,
     tokens: HashMap<String, (i64, i64, bool)>,
     next_id: i64,
@@ -169,7 +172,7 @@ impl Persist for MemoryPersist {
         Box::pin(async move { r })
     }
 
-    fn events(&self, game: i64) -> BoxFut<'_, Result<Vec<(u64, Vec<u8>)>, PersistError>> {
+    fn events(&self, game: i64) -> BoxFut<'_, Result<EventLog, PersistError>> {
         let r = self.with(|m| m.games.get(&game).map(|g| g.1.clone()).unwrap_or_default());
         Box::pin(async move { Ok(r) })
     }

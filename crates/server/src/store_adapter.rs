@@ -4,13 +4,11 @@ use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use chuhe_store::{
-    BroadcastDelay, Finish, GameId, NewEvent, NewGame, NewPrincipal, NewToken, PrincipalId,
-    Store, StoreError, TokenId, generate_token, hash_token,
+    BroadcastDelay, Finish, GameId, NewEvent, NewGame, NewPrincipal, NewToken, PrincipalId, Store,
+    StoreError, TokenId, generate_token, hash_token,
 };
 
-use crate::persist::{
-    Account, BoxFut, EventRow, FinishRow, GameRow, Persist, PersistError, Role,
-};
+use crate::persist::{Account, BoxFut, EventRow, FinishRow, GameRow, Persist, PersistError, Role};
 
 /// Adapts any `Store` (usually `chuhe_store::AnyStore`).
 pub struct StoreAdapter<S: Store> {
@@ -122,7 +120,7 @@ impl<S: Store> Persist for StoreAdapter<S> {
         })
     }
 
-    fn events(&self, game: i64) -> BoxFut<'_, Result<Vec<(u64, Vec<u8>)>, PersistError>> {
+    fn events(&self, game: i64) -> BoxFut<'_, Result<crate::persist::EventLog, PersistError>> {
         Box::pin(async move {
             let rec = self.store.load_game(GameId(game)).await.map_err(pe)?;
             Ok(rec.events.into_iter().map(|e| (e.seq, e.payload)).collect())

@@ -39,13 +39,8 @@ impl View {
 
     /// The side to move, from the number of plies and the initial FEN.
     pub fn to_move(&self) -> Side {
-        let red_first = !self
-            .info
-            .initial_fen
-            .split_whitespace()
-            .nth(1)
-            .is_some_and(|s| s == "b");
-        let red_now = red_first == self.moves.len().is_multiple_of(2);
+        let red_first = self.info.initial_fen.split_whitespace().nth(1) != Some("b");
+        let red_now = red_first == (self.moves.len() % 2 == 0);
         if red_now { Side::Red } else { Side::Black }
     }
 

@@ -1,0 +1,193 @@
+//! The repetition-ruling parts of `chuhe rules batch` and `chuhe rules explain`.
+#![allow(clippy::unwrap_used)]
+
+use serde_json::Value;
+use std::io::Write;
+use std::process::{Command, Stdio};
+
+fn chuhe() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_chuhe"))
+}
+
+fn batch(input: &str) -> Vec<Value> {
+    let mut child = chuhe()
+        .args(["rules", "batch"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(input.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success());
+    String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+const CHASE: &str = "4k4/9/n8/9/9/9/9/9/2R6/3K5 w - - 0 1";
+
+fn line(fen: &str, moves: &[&str], extra: &str) -> String {
+    let moves: Vec<String> = moves.iter().map(|m| format!("\"{m}\"")).collect();
+    format!(
+        "{{\"fen\":\"{fen}\",\"moves\":[{}]{extra}}}\n",
+        moves.join(",")
+    )
+}
+
+fn lp(times: usize) -> Vec<&'static str> {
+    ["c1a1", "a7c8", "a1c1", "c8a7"].repeat(times)
+}
+
+#[test]
+fn warning_loss_engine_and_game_over() {
+    let mut input = String::new();
+    input += &line(CHASE, &lp(2), "");
+    input += &line(CHASE, &lp(3), "");
+    input += &line(CHASE, &lp(2), ",\"ruleset\":\"engine\"");
+    let mut after = lp(3);
+    after.push("c1a1");
+    input += &line(CHASE, &after, "");
+    input += &line(CHASE, &[], ",\"ruleset\":\"fide\"");
+    let out = batch(&input);
+
+    // Third occurrence: the game goes on with a warning to Red.
+    assert_eq!(out[0]["result"], "ongoing");
+    assert_eq!(out[0]["reason"], Value::Null);
+    let w = &out[0]["warning"];
+    assert_eq!(w["side"], "red");
+    assert_eq!(w["reason"], "perpetual_chase");
+    assert_eq!(w["article"], "24.3");
+    assert_eq!(w["ply"], 8);
+    assert_eq!(w["ruling"]["verdict"], "must_vary");
+    assert_eq!(w["ruling"]["red"]["zh"], "长捉");
+    assert_eq!(w["ruling"]["moves"][0]["chinese"], "车七平九");
+    assert_eq!(w["ruling"]["moves"][0]["chased"][0]["square"], "a7");
+    assert_eq!(w["ruling"]["moves"][0]["chased"][0]["name"], "马");
+    assert!(out[0].get("ruling").is_none());
+
+    // The same cycle once more: Red loses.
+    assert_eq!(out[1]["result"], "black_wins");
+    assert_eq!(out[1]["reason"], "perpetual_chase");
+    assert_eq!(out[1]["article"], "24.3");
+    assert_eq!(out[1]["ruling"]["after_warning"], true);
+    assert_eq!(out[1]["ruling"]["side"], "red");
+    assert_eq!(out[1]["legal"], serde_json::json!([]));
+    assert!(out[1].get("warning").is_none());
+
+    // Engine rules: perpetual chase of the same piece loses at once.
+    assert_eq!(out[2]["result"], "black_wins");
+    assert_eq!(out[2]["reason"], "perpetual_chase");
+    assert_eq!(out[2]["article"], "engine");
+    assert_eq!(out[2]["ruling"]["ruleset"], "engine");
+
+    // A move after the end.
+    assert_eq!(out[3]["error"]["code"], "game_over");
+    assert_eq!(out[3]["error"]["ply"], 12);
+    assert!(
+        out[3]["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("ended after ply 12"),
+        "{}",
+        out[3]
+    );
+
+    assert_eq!(out[4]["error"]["code"], "bad_ruleset");
+}
+
+#[test]
+fn draws_move_limit_and_dead_positions() {
+    let mut input = String::new();
+    // Both sides idle: drawn at the third occurrence.
+    input += &line(
+        "4k3r/9/9/9/9/9/9/9/9/R2K5 w - - 0 1",
+        &[
+            "d0d1", "e9f9", "d1d0", "f9e9", "d0d1", "e9f9", "d1d0", "f9e9",
+        ],
+        "",
+    );
+    // Perpetual check.
+    input += &line(
+        "4k4/9/9/9/9/9/9/9/R8/3K5 w - - 0 1",
+        &[
+            "a1a9", "e9e8", "a9a8", "e8e9", "a8a9", "e9e8", "a9a8", "e8e9", "a8a9",
+        ],
+        "",
+    );
+    // Move limit lowered to 2 moves.
+    input += &line(
+        "4k3r/9/9/9/9/9/9/9/9/R2K5 w - - 0 1",
+        &["d0d1", "e9f9", "d1d2", "f9f8"],
+        ",\"move_limit\":2",
+    );
+    // Dead position from the start.
+    input += &line("2b1k4/4a4/9/9/9/9/9/9/4A4/2B1K4 w - - 0 1", &[], "");
+    let out = batch(&input);
+    assert_eq!(out[0]["result"], "draw");
+    assert_eq!(out[0]["reason"], "repetition_draw");
+    assert_eq!(out[0]["article"], "24.2");
+    assert_eq!(out[0]["ruling"]["verdict"], "draw");
+    assert_eq!(out[1]["result"], "black_wins");
+    assert_eq!(out[1]["reason"], "perpetual_check");
+    assert_eq!(out[1]["article"], "24.1");
+    assert_eq!(out[1]["ruling"]["red"]["zh"], "长将");
+    assert_eq!(out[2]["result"], "draw");
+    assert_eq!(out[2]["reason"], "move_limit");
+    assert_eq!(out[2]["article"], "4.2.4");
+    assert!(out[2].get("ruling").is_none());
+    assert_eq!(out[3]["result"], "draw");
+    assert_eq!(out[3]["reason"], "dead_position");
+    assert_eq!(out[3]["legal"], serde_json::json!([]));
+}
+
+#[test]
+fn explain_prints_both_languages() {
+    let mut args = vec!["rules".to_string(), "explain".into(), CHASE.into()];
+    args.extend(lp(3).iter().map(ToString::to_string));
+    let out = chuhe().args(&args).output().unwrap();
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.contains("警告 / warning"), "{text}");
+    assert!(text.contains("红方长捉"), "{text}");
+    assert!(text.contains("must vary"), "{text}");
+    assert!(text.contains("捉/chases 马a7"), "{text}");
+    assert!(text.contains("经警告仍不变着"), "{text}");
+    assert!(
+        text.contains("black wins (perpetual chase, art. 24.3)"),
+        "{text}"
+    );
+
+    // Chinese moves are accepted; a bad move is a clear error.
+    let out = chuhe()
+        .args([
+            "rules",
+            "explain",
+            "startpos",
+            "炮二平五",
+            "马8进7",
+            "--ruleset",
+            "engine",
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    assert!(
+        String::from_utf8(out.stdout)
+            .unwrap()
+            .contains("no repetition ruling")
+    );
+    let out = chuhe()
+        .args(["rules", "explain", "startpos", "炮二平九"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(err.contains("move 1"), "{err}");
+}

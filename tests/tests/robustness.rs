@@ -1,0 +1,262 @@
+//! Bad input gets typed errors with stable codes and changes nothing; floods
+//! are closed with 4029; a spectator behind a broadcast delay never sees a
+//! move early; health, metrics and graceful shutdown.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU32, Ordering};
+
+use anyhow::Result;
+use chuhe_e2e::*;
+use chuhe_proto::v1::{self as w, client_message, game_event, server_message};
+use chuhe_proto::{Encoding, Message as _};
+use chuhe_server::Config;
+use tokio_tungstenite::tungstenite::Message;
+
+async fn setup(backend: &str, config: Config) -> Result<(TestDb, Server, Cast)> {
+    let db = TestDb::new(backend).await?;
+    let p = db.persist().await?;
+    let cast = seed(p.as_ref()).await?;
+    let server = Server::start(p, config).await?;
+    Ok((db, server, cast))
+}
+
+/// The code of the next Error (any request id).
+async fn next_error(c: &mut Client) -> Result<String> {
+    c.expect(|m| match &m.kind {
+        Some(server_message::Kind::Error(e)) => Some(e.code.clone()),
+        _ => None,
+    })
+    .await
+}
+
+#[tokio::test]
+async fn every_bad_input_gets_its_code() -> Result<()> {
+    for b in backends() {
+        let (db, server, cast) = setup(b, Config::default()).await?;
+        let game = create_game(server.addr, &cast, "10m", "", "").await?;
+        let mut red = Client::connect(server.addr, Some(&cast.red), Encoding::Json).await?;
+        let mut black = Client::connect(server.addr, Some(&cast.black), Encoding::Proto).await?;
+        let mut fan = Client::connect(server.addr, None, Encoding::Json).await?;
+
+        red.send_raw(Message::Text("{not json".into())).await?;
+        assert_eq!(next_error(&mut red).await?, "malformed_frame");
+        red.send_raw(Message::Text(r#"{"requestId":5,"frobnicate":{}}"#.into()))
+            .await?;
+        assert_eq!(red.error_code(5).await?, "unknown_message");
+        red.send_raw(Message::Text(
+            format!(r#"{{"ping":{{}},"pad":"{}"}}"#, "x".repeat(5000)).into(),
+        ))
+        .await?;
+        assert_eq!(next_error(&mut red).await?, "frame_too_large");
+        red.send_raw(Message::Binary(vec![1, 2, 3].into())).await?;
+        assert_eq!(next_error(&mut red).await?, "wrong_frame_type");
+        black
+            .send_raw(Message::Binary(vec![0xff, 0xff, 0xff].into()))
+            .await?;
+        assert_eq!(next_error(&mut black).await?, "malformed_frame");
+        let r = black.send_move(&game, 1, "h9g7").await?;
+        assert_eq!(black.error_code(r).await?, "not_your_turn");
+        let r = red.send_move(&game, 1, "a0a5").await?;
+        assert_eq!(red.error_code(r).await?, "illegal_move");
+        let r = red.send_move(&game, 1, "nonsense").await?;
+        assert_eq!(red.error_code(r).await?, "illegal_move");
+        let r = fan.send_move(&game, 1, "h2e2").await?;
+        assert_eq!(fan.error_code(r).await?, "not_a_player");
+        let r = red.send_move("999999", 1, "h2e2").await?;
+        assert_eq!(red.error_code(r).await?, "game_not_found");
+        let r = red
+            .send(client_message::Kind::Arbiter(w::ArbiterCommand {
+                game_id: game.clone(),
+                reason: "I want more time".into(),
+                action: Some(w::arbiter_command::Action::AddTime(w::AddTime {
+                    side: w::Side::Red as i32,
+                    delta_ms: 60_000,
+                })),
+            }))
+            .await?;
+        assert_eq!(red.error_code(r).await?, "permission_denied");
+        let r = red
+            .send(client_message::Kind::AnswerDraw(w::AnswerDraw {
+                game_id: game.clone(),
+                accept: true,
+            }))
+            .await?;
+        assert_eq!(red.error_code(r).await?, "no_draw_offer");
+        // Nothing changed, and every connection still works.
+        for c in [&mut red, &mut fan] {
+            c.subscribe(&game, 0).await?;
+            let snap = c.expect(snapshot).await?;
+            assert!(snap.moves.is_empty());
+            assert_eq!(snap.seq, 1);
+        }
+        red.play(&game, 1, "h2e2").await?;
+        // Resign, then a command on the finished game.
+        let r = black
+            .send(client_message::Kind::Resign(w::Resign {
+                game_id: game.clone(),
+            }))
+            .await?;
+        black.reply(r).await?;
+        let r = black.send_move(&game, 2, "h9g7").await?;
+        assert_eq!(black.error_code(r).await?, "game_finished");
+        // Bad tokens and subprotocols are refused at the upgrade.
+        assert!(
+            Client::connect(server.addr, Some("nope"), Encoding::Json)
+                .await
+                .is_err()
+        );
+        let (status, body) = http(server.addr, "GET", "/ws", None, None).await?;
+        assert!(status >= 400, "{status} {body}");
+        server.stop().await?;
+        db.drop_db().await;
+    }
+    Ok(())
+}
+
+#[tokio::test]
+async fn floods_are_rate_limited_then_closed_with_4029() -> Result<()> {
+    let config = Config {
+        rate_per_sec: 5,
+        flood_limit: 5,
+        ..Config::default()
+    };
+    let (db, server, _cast) = setup("sqlite", config).await?;
+    let mut c = Client::connect(server.addr, None, Encoding::Proto).await?;
+    let ping = w::ClientMessage {
+        request_id: 1,
+        kind: Some(client_message::Kind::Ping(w::Ping { client_time_ms: 1 })),
+    };
+    for _ in 0..40 {
+        if c.send_raw(Message::Binary(ping.encode_to_vec().into()))
+            .await
+            .is_err()
+        {
+            break;
+        }
+    }
+    let code = c.wait_closed().await?;
+    assert_eq!(code, 4029);
+    assert!(c.seen.iter().any(
+        |m| matches!(&m.kind, Some(server_message::Kind::Error(e)) if e.code == "rate_limited")
+    ));
+    assert!(c.seen.iter().any(
+        |m| matches!(&m.kind, Some(server_message::Kind::Goodbye(g)) if g.code == "rate_limited")
+    ));
+    server.stop().await?;
+    db.drop_db().await;
+    Ok(())
+}
+
+#[tokio::test]
+async fn spectator_behind_a_ply_delay_never_sees_a_move_early() -> Result<()> {
+    for b in backends() {
+        let (db, server, cast) = setup(b, Config::default()).await?;
+        let game = create_game(server.addr, &cast, "10m", "", r#","delay":{"plies":2}"#).await?;
+        let mut red = Client::connect(server.addr, Some(&cast.red), Encoding::Json).await?;
+        let mut black = Client::connect(server.addr, Some(&cast.black), Encoding::Json).await?;
+        let mut fan = Client::connect(server.addr, None, Encoding::Proto).await?;
+        fan.subscribe(&game, 0).await?;
+        // `sent` = the highest ply the players have sent; the spectator may see
+        // ply k only once ply k + 2 was sent.
+        let sent = Arc::new(AtomicU32::new(0));
+        let watcher = {
+            let sent = sent.clone();
+            tokio::spawn(async move {
+                let mut seen = Vec::new();
+                loop {
+                    let e = fan.event(|e| Some(e.clone())).await?;
+                    if let Some(game_event::Kind::Move(m)) = &e.kind {
+                        let ply = m.r#move.as_ref().map(|m| m.ply).unwrap_or(0);
+                        assert!(
+                            sent.load(Ordering::SeqCst) >= ply + 2,
+                            "ply {ply} seen early"
+                        );
+                        seen.push(e);
+                    } else {
+                        let end = ended(&e).is_some();
+                        seen.push(e);
+                        if end {
+                            return anyhow::Ok((fan, seen));
+                        }
+                    }
+                }
+            })
+        };
+        let moves = ["h2e2", "h9g7", "h0g2", "i9h9", "i0h0", "b9c7"];
+        for (i, m) in moves.iter().enumerate() {
+            let ply = i as u32 + 1;
+            sent.store(ply, Ordering::SeqCst);
+            let c = if ply % 2 == 1 { &mut red } else { &mut black };
+            c.play(&game, ply, m).await?;
+        }
+        // A late spectator's snapshot is delayed too.
+        let mut late = Client::connect(server.addr, None, Encoding::Json).await?;
+        late.subscribe(&game, 0).await?;
+        let snap = late.expect(snapshot).await?;
+        assert!(snap.delayed);
+        assert_eq!(snap.moves.len(), 4);
+        // Players see live.
+        red.subscribe(&game, 0).await?;
+        assert_eq!(red.expect(snapshot).await?.moves.len(), 6);
+        // At the end the ply delay releases everything.
+        sent.store(u32::MAX / 2, Ordering::SeqCst);
+        let r = red
+            .send(client_message::Kind::Resign(w::Resign {
+                game_id: game.clone(),
+            }))
+            .await?;
+        red.reply(r).await?;
+        let (_fan, seen) = watcher.await??;
+        let plies: Vec<u32> = seen
+            .iter()
+            .filter_map(|e| match &e.kind {
+                Some(game_event::Kind::Move(m)) => m.r#move.as_ref().map(|m| m.ply),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(plies, [1, 2, 3, 4, 5, 6]);
+        server.stop().await?;
+        db.drop_db().await;
+    }
+    Ok(())
+}
+
+#[tokio::test]
+async fn health_metrics_and_graceful_shutdown() -> Result<()> {
+    let (db, server, cast) = setup("sqlite", Config::default()).await?;
+    let (status, body) = http(server.addr, "GET", "/healthz", None, None).await?;
+    assert_eq!((status, body.trim()), (200, "ok"));
+    let game = create_game(server.addr, &cast, "10m", "", "").await?;
+    let mut red = Client::connect(server.addr, Some(&cast.red), Encoding::Json).await?;
+    red.play(&game, 1, "h2e2").await?;
+    let (status, text) = http(server.addr, "GET", "/metrics", None, None).await?;
+    assert_eq!(status, 200);
+    assert!(text.contains("chuhe_moves_total 1"), "{text}");
+    assert!(
+        text.contains("chuhe_connections{role=\"player\"} 1"),
+        "{text}"
+    );
+    assert!(text.contains("chuhe_live_games 1"), "{text}");
+    assert!(text.contains("chuhe_store_commit_seconds_count"), "{text}");
+    // Shutdown: the client gets a Goodbye and close 1001.
+    let addr = server.addr;
+    let stopper = tokio::spawn(server.stop());
+    let code = red.wait_closed().await?;
+    assert_eq!(code, 1001);
+    assert!(red.seen.iter().any(
+        |m| matches!(&m.kind, Some(server_message::Kind::Goodbye(g)) if g.code == "shutdown")
+    ));
+    stopper.await??;
+    // The game is recoverable: a new server on the same database has it.
+    let p = db.persist().await?;
+    let server = Server::start(p, Config::default()).await?;
+    assert_ne!(server.addr, addr);
+    let mut fan = Client::connect(server.addr, None, Encoding::Json).await?;
+    fan.subscribe(&game, 0).await?;
+    assert_eq!(fan.expect(snapshot).await?.moves.len(), 1);
+    server.stop().await?;
+    db.drop_db().await;
+    Ok(())
+}
