@@ -222,4 +222,33 @@ mod tests {
         let local: SocketAddr = SocketAddr::new(IpAddr::V4(Ipv4Addr::LOCALHOST), 80);
         assert!(Connector::new(local, vec![], 1, Duration::from_secs(1)).is_ok());
     }
+
+    #[tokio::test]
+    async fn connects_rotate_over_the_source_addresses() -> Result<(), Box<dyn std::error::Error>> {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+        let target = listener.local_addr()?;
+        let sources = parse_sources("127.0.0.2-127.0.0.3")?;
+        let c = std::sync::Arc::new(Connector::new(
+            target,
+            sources.clone(),
+            4,
+            Duration::from_secs(5),
+        )?);
+        let url = format!("ws://{target}/");
+        let mut seen = Vec::new();
+        for _ in 0..4 {
+            use tokio_tungstenite::tungstenite::client::IntoClientRequest;
+            let request = url.as_str().into_client_request()?;
+            let c = std::sync::Arc::clone(&c);
+            let connect = tokio::spawn(async move { c.connect(request).await });
+            // Accept and hang up: the upgrade fails; the source address is what this test is
+            // about.
+            let (stream, peer) = listener.accept().await?;
+            drop(stream);
+            assert!(matches!(connect.await?, Err(ConnectError::Upgrade(_))));
+            seen.push(peer.ip());
+        }
+        assert_eq!(seen, [sources[0], sources[1], sources[0], sources[1]]);
+        Ok(())
+    }
 }
