@@ -317,8 +317,8 @@ impl Client {
                 }
             }
         }
+        // Red ends the game on chuhe (also an idle one), so no game is left running on it.
         if self.plan.resign_at_end
-            && self.total() > 0
             && self.seat() == Some(Seat::Red)
             && !self.seen.ended
             && let Some(msg) = self
