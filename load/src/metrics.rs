@@ -1,0 +1,266 @@
+//! What a run measures: latency histograms, counters, errors by code, per-game send times.
+
+use std::collections::BTreeMap;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use hdrhistogram::Histogram;
+use serde::Serialize;
+
+/// Highest latency a histogram records exactly (60 s, in µs); larger values saturate.
+const HIST_MAX_US: u64 = 60_000_000;
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// A shared latency histogram in microseconds (1 µs to 60 s, 3 significant figures).
+pub struct Hist(Mutex<Histogram<u64>>);
+
+impl Default for Hist {
+    fn default() -> Self {
+        // Constant bounds that hdrhistogram always accepts (low >= 1, high >= 2 * low, sigfig <= 5);
+        // the unit test `percentiles` exercises this constructor.
+        #[allow(clippy::expect_used)]
+        let h = Histogram::new_with_bounds(1, HIST_MAX_US, 3).expect("constant histogram bounds");
+        Self(Mutex::new(h))
+    }
+}
+
+impl Hist {
+    pub fn record(&self, d: Duration) {
+        let us = u64::try_from(d.as_micros()).unwrap_or(u64::MAX).max(1);
+        lock(&self.0).saturating_record(us);
+    }
+
+    pub fn record_us(&self, us: u64) {
+        lock(&self.0).saturating_record(us.max(1));
+    }
+
+    pub fn summary(&self) -> LatencySummary {
+        let h = lock(&self.0);
+        LatencySummary::of(&h)
+    }
+}
+
+/// Percentiles of one histogram, in milliseconds (µs resolution).
+#[derive(Clone, Debug, Default, Serialize, PartialEq)]
+pub struct LatencySummary {
+    pub count: u64,
+    pub p50_ms: f64,
+    pub p90_ms: f64,
+    pub p99_ms: f64,
+    pub p999_ms: f64,
+    pub max_ms: f64,
+    pub mean_ms: f64,
+}
+
+impl LatencySummary {
+    fn of(h: &Histogram<u64>) -> Self {
+        if h.is_empty() {
+            return Self::default();
+        }
+        let ms = |us: u64| us as f64 / 1000.0;
+        Self {
+            count: h.len(),
+            p50_ms: ms(h.value_at_quantile(0.50)),
+            p90_ms: ms(h.value_at_quantile(0.90)),
+            p99_ms: ms(h.value_at_quantile(0.99)),
+            p999_ms: ms(h.value_at_quantile(0.999)),
+            max_ms: ms(h.max()),
+            mean_ms: h.mean() / 1000.0,
+        }
+    }
+}
+
+/// Monotonic nanoseconds since the start of the run; 0 means "never".
+#[derive(Clone, Copy, Debug)]
+pub struct Epoch(Instant);
+
+impl Epoch {
+    pub fn new() -> Self {
+        Self(Instant::now())
+    }
+
+    /// Nanoseconds since the epoch, at least 1.
+    pub fn now_ns(&self) -> u64 {
+        u64::try_from(self.0.elapsed().as_nanos())
+            .unwrap_or(u64::MAX)
+            .max(1)
+    }
+
+    pub fn instant(&self) -> Instant {
+        self.0
+    }
+}
+
+impl Default for Epoch {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// Per game: when each ply was sent, and (for the fan-out figure) when its last spectator got it.
+pub struct Timeline {
+    sent: Vec<AtomicU64>,
+    highest: std::sync::atomic::AtomicU32,
+    spectator_last: Vec<AtomicU64>,
+    spectator_count: Vec<AtomicU64>,
+}
+
+impl Timeline {
+    pub fn new(plies: usize) -> Self {
+        let v = || (0..=plies).map(|_| AtomicU64::new(0)).collect();
+        Self {
+            sent: v(),
+            highest: std::sync::atomic::AtomicU32::new(0),
+            spectator_last: v(),
+            spectator_count: v(),
+        }
+    }
+
+    /// Records the first send of `ply` (a resend keeps the first time).
+    pub fn mark_sent(&self, ply: u32, at_ns: u64) {
+        if let Some(a) = self.sent.get(ply as usize) {
+            let _ = a.compare_exchange(0, at_ns, Ordering::Relaxed, Ordering::Relaxed);
+            self.highest.fetch_max(ply, Ordering::Relaxed);
+        }
+    }
+
+    /// The highest ply sent so far.
+    pub fn highest_sent(&self) -> u32 {
+        self.highest.load(Ordering::Relaxed)
+    }
+
+    /// Time from the send of `ply` to `at_ns`, if it was sent by this run.
+    pub fn since_sent(&self, ply: u32, at_ns: u64) -> Option<Duration> {
+        let sent = self.sent.get(ply as usize)?.load(Ordering::Relaxed);
+        (sent != 0).then(|| Duration::from_nanos(at_ns.saturating_sub(sent)))
+    }
+
+    pub fn spectator_got(&self, ply: u32, at_ns: u64) {
+        if let (Some(last), Some(n)) = (
+            self.spectator_last.get(ply as usize),
+            self.spectator_count.get(ply as usize),
+        ) {
+            last.fetch_max(at_ns, Ordering::Relaxed);
+            n.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+
+    /// For each ply that was sent and reached `spectators` spectators: send to last delivery.
+    pub fn full_fanout(&self, spectators: u64) -> Vec<Duration> {
+        (1..self.sent.len())
+            .filter_map(|i| {
+                let sent = self.sent[i].load(Ordering::Relaxed);
+                let last = self.spectator_last[i].load(Ordering::Relaxed);
+                let n = self.spectator_count[i].load(Ordering::Relaxed);
+                (sent != 0 && n >= spectators && spectators > 0)
+                    .then(|| Duration::from_nanos(last.saturating_sub(sent)))
+            })
+            .collect()
+    }
+}
+
+/// Everything the simulated clients of one run count.
+#[derive(Default)]
+pub struct Metrics {
+    /// Player's own move: send to acknowledgement.
+    pub ack: Hist,
+    /// Player's move: send to the opponent's receipt.
+    pub opponent: Hist,
+    /// Player's move: send to a spectator's receipt.
+    pub spectator: Hist,
+    /// TCP connect + websocket upgrade + join.
+    pub connect: Hist,
+    /// Reconnect: drop to joined again.
+    pub reconnect: Hist,
+    /// Fan-out: a move's send to its receipt by the last spectator.
+    pub fanout_all: Hist,
+    pub moves_sent: AtomicU64,
+    pub moves_acked: AtomicU64,
+    pub deliveries: AtomicU64,
+    pub connected: AtomicU64,
+    pub connect_failed: AtomicU64,
+    pub disconnected: AtomicU64,
+    pub reconnects: AtomicU64,
+    /// Plies a client never got while it was connected (gaps and the end of the game).
+    pub missing: AtomicU64,
+    /// Plies lost around a deliberate reconnect that the target did not replay.
+    pub missing_after_reconnect: AtomicU64,
+    /// Sequence numbers skipped in a client's event stream.
+    pub seq_gaps: AtomicU64,
+    pub duplicates: AtomicU64,
+    pub games_started: AtomicU64,
+    pub games_completed: AtomicU64,
+    pub errors: Mutex<BTreeMap<String, u64>>,
+}
+
+impl Metrics {
+    pub fn add(counter: &AtomicU64, n: u64) {
+        counter.fetch_add(n, Ordering::Relaxed);
+    }
+
+    pub fn error(&self, code: &str) {
+        *lock(&self.errors).entry(code.to_owned()).or_default() += 1;
+    }
+
+    pub fn errors(&self) -> BTreeMap<String, u64> {
+        lock(&self.errors).clone()
+    }
+
+    pub fn error_total(&self) -> u64 {
+        lock(&self.errors).values().sum()
+    }
+
+    pub fn get(counter: &AtomicU64) -> u64 {
+        counter.load(Ordering::Relaxed)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn percentiles() {
+        let h = Hist::default();
+        for us in 1..=1000 {
+            h.record_us(us * 10);
+        }
+        let s = h.summary();
+        assert_eq!(s.count, 1000);
+        assert!((s.p50_ms - 5.0).abs() < 0.01, "{s:?}");
+        assert!((s.p99_ms - 9.9).abs() < 0.01, "{s:?}");
+        assert!((s.max_ms - 10.0).abs() < 0.01, "{s:?}");
+        h.record(Duration::from_secs(3600));
+        assert!(h.summary().max_ms >= 59_000.0);
+        assert_eq!(Hist::default().summary(), LatencySummary::default());
+    }
+
+    #[test]
+    fn timeline_keeps_first_send_and_full_fanout() {
+        let t = Timeline::new(3);
+        t.mark_sent(1, 1_000);
+        t.mark_sent(1, 5_000);
+        assert_eq!(t.since_sent(1, 3_000), Some(Duration::from_nanos(2_000)));
+        assert_eq!(t.since_sent(2, 3_000), None);
+        assert_eq!(t.highest_sent(), 1);
+        assert_eq!(t.since_sent(99, 3_000), None);
+        t.spectator_got(1, 4_000);
+        t.spectator_got(1, 2_000);
+        assert_eq!(t.full_fanout(3), vec![]);
+        assert_eq!(t.full_fanout(2), vec![Duration::from_nanos(3_000)]);
+    }
+
+    #[test]
+    fn errors_by_code() {
+        let m = Metrics::default();
+        m.error("illegal_move");
+        m.error("illegal_move");
+        m.error("io");
+        assert_eq!(m.error_total(), 3);
+        assert_eq!(m.errors().get("illegal_move"), Some(&2));
+    }
+}

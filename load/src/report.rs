@@ -1,0 +1,366 @@
+//! What a run reports: one JSON document and a human summary; and the chuhe/relay comparison.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::time::Instant;
+
+use serde::Serialize;
+
+use crate::client::Ctx;
+use crate::metrics::{Hist, LatencySummary, Metrics};
+use crate::procstat::ProcReport;
+use crate::scenario::{Phase, RunOptions, Scenario};
+use crate::target::{Target, TargetKind};
+
+/// The machine a figure was taken on.
+#[derive(Clone, Debug, Default, Serialize, PartialEq)]
+pub struct Machine {
+    pub cpus: usize,
+    pub cpu_model: String,
+    pub kernel: String,
+    pub mem_total_kib: u64,
+}
+
+/// Reads the machine description from `/proc` (empty fields where unreadable).
+pub fn machine() -> Machine {
+    let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
+    let cpu_model = cpuinfo
+        .lines()
+        .find(|l| l.starts_with("model name"))
+        .and_then(|l| l.split_once(':'))
+        .map(|(_, v)| v.trim().to_owned())
+        .unwrap_or_default();
+    let meminfo = std::fs::read_to_string("/proc/meminfo").unwrap_or_default();
+    let mem_total_kib = meminfo
+        .lines()
+        .find(|l| l.starts_with("MemTotal:"))
+        .and_then(|l| l.split_whitespace().nth(1))
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0);
+    Machine {
+        cpus: std::thread::available_parallelism().map_or(0, |n| n.get()),
+        cpu_model,
+        kernel: std::fs::read_to_string("/proc/sys/kernel/osrelease")
+            .map(|s| s.trim().to_owned())
+            .unwrap_or_default(),
+        mem_total_kib,
+    }
+}
+
+/// Counts of what the clients saw.
+#[derive(Clone, Debug, Default, Serialize, PartialEq, Eq)]
+pub struct Counts {
+    pub clients: u64,
+    pub connected: u64,
+    pub connect_failed: u64,
+    pub disconnected: u64,
+    pub reconnects: u64,
+    pub games_started: u64,
+    pub games_completed: u64,
+    pub moves_sent: u64,
+    pub moves_acked: u64,
+    pub deliveries: u64,
+    /// Moves a connected client never got: must be 0.
+    pub missing: u64,
+    /// Moves lost around a deliberate reconnect and not replayed (the relay keeps no history).
+    pub missing_after_reconnect: u64,
+    pub seq_gaps: u64,
+    pub duplicates: u64,
+}
+
+/// Latency figures.
+#[derive(Clone, Debug, Default, Serialize, PartialEq)]
+pub struct Latencies {
+    /// A player's move to its acknowledgement.
+    pub move_ack: LatencySummary,
+    /// A player's move to the opponent's receipt.
+    pub opponent_delivery: LatencySummary,
+    /// A move to one spectator's receipt (every spectator counts).
+    pub spectator_delivery: LatencySummary,
+    /// A move to its receipt by the last spectator of the board (fan-out).
+    pub fanout_all: LatencySummary,
+    pub connect: LatencySummary,
+    pub reconnect: LatencySummary,
+}
+
+/// One run's result.
+#[derive(Clone, Debug, Serialize)]
+pub struct Report {
+    pub scenario: Scenario,
+    pub target: TargetKind,
+    pub url: String,
+    pub options: RunOptions,
+    pub started_unix: u64,
+    pub wall_s: f64,
+    /// Seconds until every client had joined or failed.
+    pub all_connected_s: f64,
+    /// From "go" to the last acknowledgement.
+    pub move_phase_s: f64,
+    pub moves_per_s: f64,
+    pub deliveries_per_s: f64,
+    pub latency: Latencies,
+    pub counts: Counts,
+    pub errors: BTreeMap<String, u64>,
+    pub server: Option<ProcReport>,
+    pub load: ProcReport,
+    pub fd_limit: u64,
+    pub machine: Machine,
+}
+
+impl Report {
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn build(
+        scenario: &Scenario,
+        target: &Target,
+        options: &RunOptions,
+        ctx: &Ctx,
+        phase: Phase,
+        clients: usize,
+        started: Instant,
+        started_unix: u64,
+        fd_limit: u64,
+        server: Option<ProcReport>,
+        load: ProcReport,
+        machine: Machine,
+    ) -> Self {
+        let m: &Metrics = &ctx.metrics;
+        let fanout_all = Hist::default();
+        if let Scenario::Fanout { spectators, .. } = scenario {
+            for t in ctx.fanout.lock().unwrap_or_else(|e| e.into_inner()).iter() {
+                for d in t.full_fanout(*spectators as u64) {
+                    fanout_all.record(d);
+                }
+            }
+        }
+        let move_phase_s = phase.end_ns.saturating_sub(phase.go_ns) as f64 / 1e9;
+        let acked = Metrics::get(&m.moves_acked);
+        let deliveries = Metrics::get(&m.deliveries);
+        let rate = |n: u64| {
+            if move_phase_s > 0.0 {
+                n as f64 / move_phase_s
+            } else {
+                0.0
+            }
+        };
+        Self {
+            scenario: scenario.clone(),
+            target: target.kind(),
+            url: target.url().to_owned(),
+            options: options.clone(),
+            started_unix,
+            wall_s: started.elapsed().as_secs_f64(),
+            all_connected_s: phase.all_connected_s,
+            move_phase_s,
+            moves_per_s: rate(acked),
+            deliveries_per_s: rate(deliveries),
+            latency: Latencies {
+                move_ack: m.ack.summary(),
+                opponent_delivery: m.opponent.summary(),
+                spectator_delivery: m.spectator.summary(),
+                fanout_all: fanout_all.summary(),
+                connect: m.connect.summary(),
+                reconnect: m.reconnect.summary(),
+            },
+            counts: Counts {
+                clients: clients as u64,
+                connected: Metrics::get(&m.connected),
+                connect_failed: Metrics::get(&m.connect_failed),
+                disconnected: Metrics::get(&m.disconnected),
+                reconnects: Metrics::get(&m.reconnects),
+                games_started: Metrics::get(&m.games_started),
+                games_completed: Metrics::get(&m.games_completed) / 2,
+                moves_sent: Metrics::get(&m.moves_sent),
+                moves_acked: acked,
+                deliveries,
+                missing: Metrics::get(&m.missing),
+                missing_after_reconnect: Metrics::get(&m.missing_after_reconnect),
+                seq_gaps: Metrics::get(&m.seq_gaps),
+                duplicates: Metrics::get(&m.duplicates),
+            },
+            errors: m.errors(),
+            server,
+            load,
+            fd_limit,
+            machine,
+        }
+    }
+
+    /// True when nothing went wrong: every client joined, no errors, nothing missing.
+    pub fn clean(&self) -> bool {
+        self.errors.is_empty()
+            && self.counts.connect_failed == 0
+            && self.counts.disconnected == 0
+            && self.counts.missing == 0
+    }
+
+    /// The human summary.
+    pub fn human(&self) -> String {
+        let mut s = String::new();
+        let c = &self.counts;
+        let _ = writeln!(
+            s,
+            "{} against {} ({}) — {:.1} s wall, clients {} joined {} failed {}",
+            self.scenario_name(),
+            target_name(self.target),
+            self.url,
+            self.wall_s,
+            c.clients,
+            c.connected,
+            c.connect_failed
+        );
+        let _ = writeln!(
+            s,
+            "  moves: {} acked / {} sent in {:.2} s = {:.0} moves/s; deliveries {:.0}/s",
+            c.moves_acked, c.moves_sent, self.move_phase_s, self.moves_per_s, self.deliveries_per_s
+        );
+        let _ = writeln!(
+            s,
+            "  games: {} started, {} completed; all clients in after {:.2} s",
+            c.games_started, c.games_completed, self.all_connected_s
+        );
+        let _ = writeln!(
+            s,
+            "  latency ms         count      p50      p90      p99    p99.9      max"
+        );
+        let l = &self.latency;
+        for (name, h) in [
+            ("move ack", &l.move_ack),
+            ("opponent delivery", &l.opponent_delivery),
+            ("spectator delivery", &l.spectator_delivery),
+            ("fan-out to all", &l.fanout_all),
+            ("connect", &l.connect),
+            ("reconnect", &l.reconnect),
+        ] {
+            if h.count > 0 {
+                let _ = writeln!(
+                    s,
+                    "  {name:<18} {:>6} {:>8.3} {:>8.3} {:>8.3} {:>8.3} {:>8.3}",
+                    h.count, h.p50_ms, h.p90_ms, h.p99_ms, h.p999_ms, h.max_ms
+                );
+            }
+        }
+        let _ = writeln!(
+            s,
+            "  missing {} (after reconnect {}), seq gaps {}, duplicates {}, disconnected {}, reconnects {}",
+            c.missing,
+            c.missing_after_reconnect,
+            c.seq_gaps,
+            c.duplicates,
+            c.disconnected,
+            c.reconnects
+        );
+        if self.errors.is_empty() {
+            let _ = writeln!(s, "  errors: none");
+        } else {
+            let list: Vec<String> = self
+                .errors
+                .iter()
+                .map(|(k, v)| format!("{k}={v}"))
+                .collect();
+            let _ = writeln!(s, "  errors: {}", list.join(" "));
+        }
+        for (who, p) in [("server", self.server.as_ref()), ("load", Some(&self.load))] {
+            if let Some(p) = p {
+                let _ = writeln!(
+                    s,
+                    "  {who} pid {}: cpu {:.2} s ({:.2} cores), rss start {} KiB peak {} KiB, {} B/connection",
+                    p.pid,
+                    p.cpu_s,
+                    p.cpu_cores,
+                    p.rss_start_kib,
+                    p.rss_peak_kib,
+                    p.rss_per_connection_bytes
+                );
+            }
+        }
+        let _ = writeln!(
+            s,
+            "  machine: {} cpus, {}, kernel {}; fd limit {}",
+            self.machine.cpus, self.machine.cpu_model, self.machine.kernel, self.fd_limit
+        );
+        s
+    }
+
+    fn scenario_name(&self) -> &'static str {
+        self.scenario.name()
+    }
+}
+
+fn target_name(t: TargetKind) -> &'static str {
+    match t {
+        TargetKind::Relay => "relay",
+        TargetKind::Chuhe => "chuhe",
+    }
+}
+
+/// chuhe's figures next to the relay's from the same invocation.
+#[derive(Clone, Debug, Serialize)]
+pub struct Comparison {
+    pub relay: Report,
+    pub chuhe: Report,
+    /// chuhe / relay: higher is better for throughput.
+    pub moves_per_s_ratio: Option<f64>,
+    /// chuhe / relay: lower is better for latencies.
+    pub move_ack_p99_ratio: Option<f64>,
+    pub opponent_p99_ratio: Option<f64>,
+    pub spectator_p99_ratio: Option<f64>,
+    pub fanout_all_p99_ratio: Option<f64>,
+    pub fanout_all_max_ratio: Option<f64>,
+}
+
+fn ratio(a: f64, b: f64) -> Option<f64> {
+    (b > 0.0 && a.is_finite()).then(|| a / b)
+}
+
+impl Comparison {
+    pub fn new(chuhe: Report, relay: Report) -> Self {
+        let (c, r) = (&chuhe.latency, &relay.latency);
+        Self {
+            moves_per_s_ratio: ratio(chuhe.moves_per_s, relay.moves_per_s),
+            move_ack_p99_ratio: ratio(c.move_ack.p99_ms, r.move_ack.p99_ms),
+            opponent_p99_ratio: ratio(c.opponent_delivery.p99_ms, r.opponent_delivery.p99_ms),
+            spectator_p99_ratio: ratio(c.spectator_delivery.p99_ms, r.spectator_delivery.p99_ms),
+            fanout_all_p99_ratio: ratio(c.fanout_all.p99_ms, r.fanout_all.p99_ms),
+            fanout_all_max_ratio: ratio(c.fanout_all.max_ms, r.fanout_all.max_ms),
+            relay,
+            chuhe,
+        }
+    }
+
+    pub fn human(&self) -> String {
+        let mut s = self.relay.human();
+        s.push_str(&self.chuhe.human());
+        let f = |x: Option<f64>| x.map_or_else(|| "n/a".to_owned(), |v| format!("{v:.2}"));
+        let _ = writeln!(
+            s,
+            "chuhe / relay: moves/s {}, move ack p99 {}, opponent p99 {}, spectator p99 {}, \
+             fan-out-to-all p99 {} max {}",
+            f(self.moves_per_s_ratio),
+            f(self.move_ack_p99_ratio),
+            f(self.opponent_p99_ratio),
+            f(self.spectator_p99_ratio),
+            f(self.fanout_all_p99_ratio),
+            f(self.fanout_all_max_ratio)
+        );
+        s
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ratios() {
+        assert_eq!(ratio(50.0, 100.0), Some(0.5));
+        assert_eq!(ratio(50.0, 0.0), None);
+        assert_eq!(ratio(f64::NAN, 1.0), None);
+    }
+
+    #[test]
+    fn machine_is_described() {
+        let m = machine();
+        assert!(m.cpus >= 1);
+        assert!(m.mem_total_kib > 0);
+    }
+}

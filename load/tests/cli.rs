@@ -1,0 +1,91 @@
+//! The `chuhe-load` binary end to end: a scenario that starts its own relay child process and
+//! prints JSON, the corpus command, and refusals with exit status 1. Every run is capped by
+//! `--max-duration`; all traffic is on 127.0.0.1.
+
+use std::process::{Command, Output};
+
+type TestResult = Result<(), Box<dyn std::error::Error>>;
+
+fn load(args: &[&str]) -> std::io::Result<Output> {
+    Command::new(env!("CARGO_BIN_EXE_chuhe-load"))
+        .args(args)
+        .env_remove("CHUHE_LOAD_TARGET")
+        .env_remove("CHUHE_LOAD_RELAY_URL")
+        .output()
+}
+
+#[test]
+fn games_against_a_relay_it_starts_itself() -> TestResult {
+    let out = load(&[
+        "games",
+        "--games",
+        "3",
+        "--spectators",
+        "1",
+        "--plies",
+        "10",
+        "--corpus-games",
+        "2",
+        "--max-duration",
+        "60s",
+        "--progress",
+        "0",
+        "--json",
+        "-",
+    ])?;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout)?;
+    assert_eq!(report["target"], "relay");
+    assert_eq!(report["scenario"]["scenario"], "games");
+    assert_eq!(report["counts"]["moves_acked"], 30);
+    assert_eq!(report["counts"]["deliveries"], 60);
+    assert_eq!(report["counts"]["missing"], 0);
+    // The relay child was sampled as the server.
+    assert!(report["server"]["pid"].as_u64().is_some_and(|p| p > 0));
+    assert!(report["latency"]["move_ack"]["p99_ms"].as_f64().is_some());
+    Ok(())
+}
+
+#[test]
+fn corpus_prints_legal_games_with_a_source_line() -> TestResult {
+    let out = load(&["corpus", "--games", "3", "--plies", "12", "--seed", "4"])?;
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout)?;
+    assert!(text.starts_with("# Source: chuhe-load corpus --games 3 --plies 12 --seed 4\n"));
+    let games: Vec<&str> = text.lines().filter(|l| !l.starts_with('#')).collect();
+    assert_eq!(games.len(), 3);
+    let src = chuhe_load::moves::MoveSource::parse_corpus(&text, 12)?;
+    assert_eq!(src.len(), 3);
+    Ok(())
+}
+
+#[test]
+fn refusals_exit_with_status_1_and_say_why() -> TestResult {
+    for (args, why) in [
+        (
+            &["games", "--relay-url", "ws://10.0.0.1:9001"][..],
+            "not a loopback address",
+        ),
+        (&["games", "--target", "chuhe"][..], "--chuhe-url"),
+        (
+            &[
+                "games",
+                "--target",
+                "chuhe",
+                "--chuhe-url",
+                "ws://127.0.0.1:1/ws",
+            ][..],
+            "--organizer-token",
+        ),
+        (&["relay", "--listen", "0.0.0.0:0"][..], "loopback only"),
+        (&["games", "--games", "0"][..], "at least one game"),
+        (&["games", "--think", "soon"][..], "bad duration"),
+    ] {
+        let out = load(args)?;
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {stderr}");
+        assert!(stderr.contains(why), "{args:?}: {stderr}");
+    }
+    Ok(())
+}
