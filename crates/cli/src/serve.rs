@@ -156,8 +156,7 @@ pub fn run(args: ServeArgs) -> Result<std::process::ExitCode> {
         .build()?;
     rt.block_on(async move {
         let persist = open_persist(&s.database_url, s.sqlite_sync).await?;
-        let listener = tokio::net::TcpListener::bind(s.listen)
-            .await
+        let listener = chuhe_server::bind_listener(s.listen)
             .with_context(|| format!("binding {}", s.listen))?;
         let addr = listener.local_addr()?;
         let mut bots = Vec::new();
