@@ -147,6 +147,15 @@ pub async fn seed(p: &dyn Persist) -> Result<Cast> {
     })
 }
 
+/// A fresh database on `backend`, seeded with the test cast, and a server on it.
+pub async fn start_seeded(backend: &str, config: Config) -> Result<(TestDb, Server, Cast)> {
+    let db = TestDb::new(backend).await?;
+    let p = db.persist().await?;
+    let cast = seed(p.as_ref()).await?;
+    let server = Server::start(p, config).await?;
+    Ok((db, server, cast))
+}
+
 /// The server running in this process.
 pub struct Server {
     pub addr: std::net::SocketAddr,

@@ -15,11 +15,7 @@ const MATE_FEN: &str = "4k4/9/9/9/9/9/9/9/1R7/R2K5 w - - 0 1";
 const STALEMATE_FEN: &str = "4k4/9/5P3/9/9/9/9/9/9/3K5 w - - 0 1";
 
 async fn setup(backend: &str) -> Result<(TestDb, Server, Cast)> {
-    let db = TestDb::new(backend).await?;
-    let p = db.persist().await?;
-    let cast = seed(p.as_ref()).await?;
-    let server = Server::start(p, Config::default()).await?;
-    Ok((db, server, cast))
+    start_seeded(backend, Config::default()).await
 }
 
 async fn checkmate(backend: &str, enc: Encoding) -> Result<()> {

@@ -15,11 +15,7 @@ use chuhe_server::Config;
 use tokio_tungstenite::tungstenite::Message;
 
 async fn setup(backend: &str, config: Config) -> Result<(TestDb, Server, Cast)> {
-    let db = TestDb::new(backend).await?;
-    let p = db.persist().await?;
-    let cast = seed(p.as_ref()).await?;
-    let server = Server::start(p, config).await?;
-    Ok((db, server, cast))
+    start_seeded(backend, config).await
 }
 
 /// The code of the next Error (any request id).

@@ -11,11 +11,7 @@ use chuhe_proto::v1::{self as w, client_message, game_event};
 use chuhe_server::Config;
 
 async fn setup(backend: &str) -> Result<(TestDb, Server, Cast)> {
-    let db = TestDb::new(backend).await?;
-    let p = db.persist().await?;
-    let cast = seed(p.as_ref()).await?;
-    let server = Server::start(p, Config::default()).await?;
-    Ok((db, server, cast))
+    start_seeded(backend, Config::default()).await
 }
 
 fn ruling(e: &w::GameEvent) -> Option<w::Ruling> {
