@@ -27,6 +27,11 @@ use crate::{Env, http::api_error};
 
 static NEXT_CONN: AtomicU64 = AtomicU64::new(1);
 
+/// Initial read buffer of a connection (grows on demand up to the hard frame limit).
+const READ_BUFFER_BYTES: usize = 512;
+/// Frames queued for one socket are written together up to this many bytes.
+const WRITE_BATCH_BYTES: usize = 4096;
+
 #[derive(Debug, serde::Deserialize)]
 pub struct WsQuery {
     token: Option<String>,
@@ -106,8 +111,12 @@ pub async fn ws_handler(
     ws.protocols([enc.subprotocol()])
         .max_message_size(hard)
         .max_frame_size(hard)
-        .read_buffer_size(4096)
-        .write_buffer_size(0)
+        // Client frames are small (moves are tens of bytes): a small read buffer keeps idle
+        // sockets cheap and grows for a larger frame. Writes are buffered up to
+        // WRITE_BATCH_BYTES and flushed when the queue is drained, so a burst of frames
+        // (acknowledgement + event) leaves in one syscall.
+        .read_buffer_size(READ_BUFFER_BYTES)
+        .write_buffer_size(WRITE_BATCH_BYTES)
         .max_write_buffer_size(hard * 4)
         .on_upgrade(move |socket| {
             let conn = NEXT_CONN.fetch_add(1, Ordering::Relaxed);
@@ -317,11 +326,16 @@ async fn write_loop(
             }
             item = rx.recv() => {
                 let Some(item) = item else { break (1000, "", None) };
-                let msg = match item {
-                    Out::Shared(f) => f.ws_message(enc),
-                    Out::Own(m) => encode(enc, &m),
+                // Everything already queued goes out in one flush (one syscall when it fits
+                // the write buffer), bounded by the queue's capacity.
+                let batch = async {
+                    sink.feed(out_message(enc, item)).await?;
+                    while let Ok(item) = rx.try_recv() {
+                        sink.feed(out_message(enc, item)).await?;
+                    }
+                    sink.flush().await
                 };
-                match tokio::time::timeout(timeout, sink.send(msg)).await {
+                match tokio::time::timeout(timeout, batch).await {
                     Ok(Ok(())) => {}
                     Ok(Err(e)) => { debug!(error = %e, "write failed"); return; }
                     Err(_) => { debug!("write timed out"); return; }
@@ -340,14 +354,11 @@ async fn write_loop(
         // Flush what is already queued (e.g. the rate-limit errors), bounded by the queue size.
         let _ = tokio::time::timeout(short, async {
             while let Ok(item) = rx.try_recv() {
-                let msg = match item {
-                    Out::Shared(f) => f.ws_message(enc),
-                    Out::Own(m) => encode(enc, &m),
-                };
-                if sink.send(msg).await.is_err() {
+                if sink.feed(out_message(enc, item)).await.is_err() {
                     break;
                 }
             }
+            let _ = sink.flush().await;
         })
         .await;
     }
@@ -367,6 +378,13 @@ async fn write_loop(
         let _ = tokio::time::timeout(short, sink.send(Message::Close(None))).await;
     }
     let _ = tokio::time::timeout(short, sink.close()).await;
+}
+
+fn out_message(enc: Encoding, item: Out) -> Message {
+    match item {
+        Out::Shared(f) => f.ws_message(enc),
+        Out::Own(m) => encode(enc, &m),
+    }
 }
 
 fn encode(enc: Encoding, m: &ServerMessage) -> Message {
@@ -496,7 +514,9 @@ impl Conn {
                 )
             }
         };
-        let handle = match self.handle(&game_id).await {
+        // Boxed: looking a game up may load it from the store, a large future that would
+        // otherwise sit inline in every idle connection's task.
+        let handle = match Box::pin(self.handle(&game_id)).await {
             Ok(h) => h,
             Err(e) => return self.send_error(req, &game_id, &e),
         };

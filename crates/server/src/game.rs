@@ -99,7 +99,8 @@ pub struct RecordView {
 }
 
 enum Cmd {
-    Client(Request),
+    /// Boxed so the mailbox's slots stay small (a game's mailbox is allocated in blocks).
+    Client(Box<Request>),
     Detach(u64),
     Record {
         public: bool,
@@ -124,7 +125,7 @@ impl std::fmt::Debug for GameHandle {
 impl GameHandle {
     /// Routes a request; a full mailbox answers `busy` rather than waiting.
     pub fn send(&self, r: Request) -> Result<(), ClientError> {
-        match self.tx.try_send(Cmd::Client(r)) {
+        match self.tx.try_send(Cmd::Client(Box::new(r))) {
             Ok(()) => Ok(()),
             Err(mpsc::error::TrySendError::Full(_)) => Err(ClientError::Busy),
             Err(mpsc::error::TrySendError::Closed(_)) => {
@@ -738,7 +739,9 @@ impl Game {
                 biased;
                 _ = shutdown.changed() => break,
                 cmd = rx.recv() => match cmd {
-                    Some(Cmd::Client(r)) => self.handle(r).await,
+                    // Boxed: the handler's future (rules, commit) is large and only lives while a
+                    // command is handled; inline it would sit in every idle game's task.
+                    Some(Cmd::Client(r)) => Box::pin(self.handle(*r)).await,
                     Some(Cmd::Detach(conn)) => {
                         self.live_subs.retain(|o| o.conn_id != conn);
                         self.public_subs.retain(|o| o.conn_id != conn);
@@ -750,7 +753,7 @@ impl Game {
                     None => break,
                 },
                 _ = sleep_until(flag_at.unwrap_or_else(far_future)), if flag_at.is_some() => {
-                    self.on_timer().await;
+                    Box::pin(self.on_timer()).await;
                 }
                 _ = sleep_until(release_at.unwrap_or_else(far_future)), if release_at.is_some() => {
                     self.release_delayed();
@@ -1479,3 +1482,4 @@ fn kind_label(k: &Kind) -> &'static str {
         Kind::ServerRestarted(_) => "server_restarted",
     }
 }
+
