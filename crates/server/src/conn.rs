@@ -300,10 +300,16 @@ async fn write_loop(
         };
         encode(enc, &m)
     };
+    // Created once, not per loop turn: re-creating them would register and unregister
+    // their wakers (a lock each) for every frame written.
+    let kicked = kick.kicked();
+    tokio::pin!(kicked);
+    let shut = shutdown.changed();
+    tokio::pin!(shut);
     let (close_code, reason, bye) = loop {
         tokio::select! {
             biased;
-            code = kick.kicked() => {
+            code = &mut kicked => {
                 let bye = match code {
                     close::TOO_SLOW => {
                         env.metrics.dropped_slow_total.fetch_add(1, Ordering::Relaxed);
@@ -320,7 +326,7 @@ async fn write_loop(
                 };
                 break (code, reason, bye);
             }
-            _ = shutdown.changed() => {
+            _ = &mut shut => {
                 break (close::GOING_AWAY, "server shutting down",
                        Some(goodbye("shutdown", "the server is restarting; reconnect with the last seq you saw", 1000)));
             }
@@ -335,7 +341,7 @@ async fn write_loop(
                     }
                     sink.flush().await
                 };
-                match tokio::time::timeout(timeout, batch).await {
+                match write_within(timeout, batch).await {
                     Ok(Ok(())) => {}
                     Ok(Err(e)) => { debug!(error = %e, "write failed"); return; }
                     Err(_) => { debug!("write timed out"); return; }
@@ -378,6 +384,20 @@ async fn write_loop(
         let _ = tokio::time::timeout(short, sink.send(Message::Close(None))).await;
     }
     let _ = tokio::time::timeout(short, sink.close()).await;
+}
+
+/// Runs `fut` with a deadline, arming the timer only when the first poll does not finish
+/// (the usual write goes straight into the socket buffer and needs no timer).
+async fn write_within<F: std::future::Future>(
+    limit: Duration,
+    fut: F,
+) -> Result<F::Output, tokio::time::error::Elapsed> {
+    let mut fut = std::pin::pin!(fut);
+    let first = std::future::poll_fn(|cx| std::task::Poll::Ready(fut.as_mut().poll(cx))).await;
+    match first {
+        std::task::Poll::Ready(out) => Ok(out),
+        std::task::Poll::Pending => tokio::time::timeout(limit, fut).await,
+    }
 }
 
 fn out_message(enc: Encoding, item: Out) -> Message {

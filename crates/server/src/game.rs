@@ -422,9 +422,13 @@ impl Game {
         let span = info_span!("game", game = self.id);
         let shutdown = self.env.shutdown.clone();
         let done = self.env.actors_done.clone();
+        // The game lives in one heap allocation the task points at: moved into the task by
+        // value, it would be stored twice in the task's future (as the captured value and
+        // as `run`'s own argument), several KiB per idle game.
+        let game = Box::new(self);
         tokio::spawn(
             async move {
-                self.run(rx, shutdown).await;
+                game.run(rx, shutdown).await;
                 drop(done);
             }
             .instrument(span),
@@ -728,16 +732,33 @@ impl Game {
             .map(|m| self.env.time.instant_at(m.0))
     }
 
-    async fn run(mut self, mut rx: mpsc::Receiver<Cmd>, mut shutdown: watch::Receiver<bool>) {
+    async fn run(
+        mut self: Box<Self>,
+        mut rx: mpsc::Receiver<Cmd>,
+        mut shutdown: watch::Receiver<bool>,
+    ) {
+        // The shutdown watch and the three timers are created once and re-armed only when
+        // their deadline changes: re-creating them on every command would register and
+        // drop a timer (a lock on the timer wheel) per move.
+        let shut = shutdown.changed();
+        tokio::pin!(shut);
+        let flag_sleep = sleep_until(far_future());
+        tokio::pin!(flag_sleep);
+        let release_sleep = sleep_until(far_future());
+        tokio::pin!(release_sleep);
+        let linger_sleep = sleep_until(far_future());
+        tokio::pin!(linger_sleep);
+        let (mut flag_armed, mut release_armed, mut linger_armed) = (None, None, None);
         loop {
-            let flag_at = self.flag_instant();
-            let release_at = self.next_release();
+            rearm(flag_sleep.as_mut(), &mut flag_armed, self.flag_instant());
+            rearm(release_sleep.as_mut(), &mut release_armed, self.next_release());
             let linger_until = self
                 .finished_at
                 .map(|t| t + self.env.config.finished_linger);
+            rearm(linger_sleep.as_mut(), &mut linger_armed, linger_until);
             tokio::select! {
                 biased;
-                _ = shutdown.changed() => break,
+                _ = &mut shut => break,
                 cmd = rx.recv() => match cmd {
                     // Boxed: the handler's future (rules, commit) is large and only lives while a
                     // command is handled; inline it would sit in every idle game's task.
@@ -752,14 +773,15 @@ impl Game {
                     }
                     None => break,
                 },
-                _ = sleep_until(flag_at.unwrap_or_else(far_future)), if flag_at.is_some() => {
+                _ = &mut flag_sleep, if flag_armed.is_some() => {
+                    flag_armed = None;
                     Box::pin(self.on_timer()).await;
                 }
-                _ = sleep_until(release_at.unwrap_or_else(far_future)), if release_at.is_some() => {
+                _ = &mut release_sleep, if release_armed.is_some() => {
+                    release_armed = None;
                     self.release_delayed();
                 }
-                _ = sleep_until(linger_until.unwrap_or_else(far_future)),
-                    if linger_until.is_some() && self.delayed.is_empty() => {
+                _ = &mut linger_sleep, if linger_armed.is_some() && self.delayed.is_empty() => {
                     debug!(game = self.id, "finished game unloaded");
                     break;
                 }
@@ -1460,6 +1482,21 @@ fn send_all(subs: &mut Vec<Outbox>, frame: &Arc<SharedFrame>, env: &Env) {
     // A failed send means the connection is gone or was kicked for being too
     // slow (its writer closes it with 4008): either way it leaves the list.
     subs.retain(|o| o.send(Out::Shared(frame.clone())));
+}
+
+/// Points a pinned timer at `want` when that differs from what it is armed for; `None`
+/// disarms it (its select branch is then disabled by the caller's guard).
+fn rearm(
+    sleep: std::pin::Pin<&mut tokio::time::Sleep>,
+    armed: &mut Option<Instant>,
+    want: Option<Instant>,
+) {
+    if *armed != want {
+        if let Some(t) = want {
+            sleep.reset(t);
+        }
+        *armed = want;
+    }
 }
 
 fn far_future() -> Instant {
