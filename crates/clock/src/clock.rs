@@ -86,32 +86,48 @@ impl ClockError {
 ///
 /// `remaining_ms` and `periods_left` are as of the start of the side's current turn (or its
 /// last move); the running turn's elapsed time is kept in the snapshot's phase.
+///
+/// Serialised compactly (a snapshot is stored with every move): zero fields are left out and
+/// read back as zero.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(default))]
 pub struct SideSnapshot {
     /// Main time left (excluding byo-yomi periods).
+    #[cfg_attr(feature = "serde", serde(skip_serializing_if = "is_zero"))]
     pub remaining_ms: u64,
     /// Index of the current stage (the last stage, once reached, repeats).
+    #[cfg_attr(feature = "serde", serde(skip_serializing_if = "is_zero"))]
     pub stage: u32,
     /// Moves made in the current stage.
+    #[cfg_attr(feature = "serde", serde(skip_serializing_if = "is_zero"))]
     pub moves_in_stage: u32,
     /// Byo-yomi periods left (the configured number until byo-yomi starts; 0 without byo-yomi).
+    #[cfg_attr(feature = "serde", serde(skip_serializing_if = "is_zero"))]
     pub periods_left: u32,
     /// Moves made in the game.
+    #[cfg_attr(feature = "serde", serde(skip_serializing_if = "is_zero"))]
     pub moves: u32,
     /// Arbiter charges not yet settled (settled at the side's next move).
+    #[cfg_attr(feature = "serde", serde(skip_serializing_if = "is_zero"))]
     pub pending_charge_ms: u64,
     /// Lag-compensation quota left.
+    #[cfg_attr(feature = "serde", serde(skip_serializing_if = "is_zero"))]
     pub lag_quota_ms: u64,
     /// Total server-measured time on this side's clock over completed moves.
+    #[cfg_attr(feature = "serde", serde(skip_serializing_if = "is_zero"))]
     pub elapsed_ms: u64,
     /// Total lag compensation given.
+    #[cfg_attr(feature = "serde", serde(skip_serializing_if = "is_zero"))]
     pub compensation_ms: u64,
     /// Total increments and stage times added by play (not counting the base time).
+    #[cfg_attr(feature = "serde", serde(skip_serializing_if = "is_zero"))]
     pub earned_ms: u64,
     /// Total time added by arbiters.
+    #[cfg_attr(feature = "serde", serde(skip_serializing_if = "is_zero"))]
     pub added_ms: u64,
     /// Total time charged by arbiters.
+    #[cfg_attr(feature = "serde", serde(skip_serializing_if = "is_zero"))]
     pub charged_ms: u64,
 }
 
@@ -237,7 +253,12 @@ pub enum SnapshotPhase {
 pub struct ClockSnapshot {
     /// The time controls (serialised as their text form).
     pub controls: Controls,
-    /// Lag-compensation parameters.
+    /// Lag-compensation parameters (left out of the serialised form when they are the
+    /// defaults, and read back as the defaults when absent).
+    #[cfg_attr(
+        feature = "serde",
+        serde(default, skip_serializing_if = "LagConfig::is_default")
+    )]
     pub lag: LagConfig,
     /// Red's state.
     pub red: SideSnapshot,
@@ -943,4 +964,9 @@ impl ClockSnapshot {
     pub fn view(&self) -> Result<ClockView, RestoreError> {
         Ok(Clock::restore(self, self.taken_at)?.view(self.taken_at))
     }
+}
+
+#[cfg(feature = "serde")]
+fn is_zero<T: Default + PartialEq>(v: &T) -> bool {
+    *v == T::default()
 }

@@ -44,6 +44,13 @@ pub struct LagConfig {
     pub max_flag_grace_ms: u64,
 }
 
+impl LagConfig {
+    /// Whether these are the default parameters.
+    pub fn is_default(&self) -> bool {
+        *self == LagConfig::default()
+    }
+}
+
 impl Default for LagConfig {
     fn default() -> LagConfig {
         LagConfig {

@@ -85,3 +85,46 @@ fn reports_and_views_serialise() {
 }
 
 const MIN_MS: u64 = 60_000;
+
+/// Snapshots are stored with every move: zero fields and default lag parameters are left out,
+/// and a snapshot written in the full form (before this was so) still reads back the same.
+#[test]
+fn snapshot_json_is_compact_and_reads_the_full_form() {
+    let controls: Controls = "90m+30s".parse().unwrap();
+    let mut c = Clock::new(controls, LagConfig::default());
+    c.start(Millis(1000)).unwrap();
+    let snap = c.snapshot(Millis(1500));
+    let json = serde_json::to_string(&snap).unwrap();
+    assert!(!json.contains("\"lag\""), "{json}");
+    assert!(!json.contains("charged_ms"), "{json}");
+    assert!(json.contains("\"remaining_ms\":5400000"), "{json}");
+    assert!(json.len() < 300, "{} bytes: {json}", json.len());
+    assert_eq!(serde_json::from_str::<ClockSnapshot>(&json).unwrap(), snap);
+
+    let full = serde_json::json!({
+        "controls": "90m+30s",
+        "lag": serde_json::to_value(LagConfig::default()).unwrap(),
+        "red": serde_json::to_value(snap.red).unwrap(),
+        "black": {"remaining_ms": 5400000, "stage": 0, "moves_in_stage": 0, "periods_left": 0,
+                  "moves": 0, "pending_charge_ms": 0, "lag_quota_ms": snap.black.lag_quota_ms,
+                  "elapsed_ms": 0, "compensation_ms": 0, "earned_ms": 0, "added_ms": 0,
+                  "charged_ms": 0},
+        "phase": serde_json::to_value(snap.phase).unwrap(),
+        "taken_at": snap.taken_at.0,
+    });
+    assert_eq!(serde_json::from_value::<ClockSnapshot>(full).unwrap(), snap);
+
+    // Non-default lag parameters are kept.
+    let lag = LagConfig {
+        enabled: false,
+        ..LagConfig::default()
+    };
+    let mut c = Clock::new("90m+30s".parse().unwrap(), lag);
+    c.start(Millis(0)).unwrap();
+    let json = serde_json::to_string(&c.snapshot(Millis(0))).unwrap();
+    assert!(json.contains("\"lag\""), "{json}");
+    assert_eq!(
+        serde_json::from_str::<ClockSnapshot>(&json).unwrap().lag,
+        lag
+    );
+}

@@ -534,9 +534,14 @@ impl Conn {
                 )
             }
         };
-        // Boxed: looking a game up may load it from the store, a large future that would
-        // otherwise sit inline in every idle connection's task.
-        let handle = match Box::pin(self.handle(&game_id)).await {
+        // A game this connection already talks to is found without awaiting; otherwise it is
+        // looked up (and maybe loaded from the store) in a boxed future, which is large and
+        // would otherwise sit inline in every idle connection's task.
+        let found = match self.cached(&game_id) {
+            Some(h) => Ok(h),
+            None => Box::pin(self.handle(&game_id)).await,
+        };
+        let handle = match found {
             Ok(h) => h,
             Err(e) => return self.send_error(req, &game_id, &e),
         };
@@ -556,6 +561,11 @@ impl Conn {
             self.send_error(req, &game_id, &e);
         }
         let _ = &self.kick;
+    }
+
+    fn cached(&self, game_id: &str) -> Option<GameHandle> {
+        let id: i64 = game_id.parse().ok()?;
+        self.games.get(&id).filter(|h| h.is_alive()).cloned()
     }
 
     async fn handle(&mut self, game_id: &str) -> Result<GameHandle, ClientError> {

@@ -46,7 +46,8 @@ impl SqliteStore {
             .foreign_keys(true)
             .busy_timeout(Duration::from_secs(10))
             // A group commit rewrites the same hot pages batch after batch; checkpointing less
-            // often (every 32 MiB of WAL instead of 4 MiB) copies each of them back once.
+            // often (every 32 MiB of WAL instead of 4 MiB) copies each of them back once. The
+            // writer's own connection checkpoints in the background instead (see Checkpoint).
             .pragma("wal_autocheckpoint", "8192");
         let pool = SqlitePoolOptions::new()
             .max_connections(options.pool_size.max(1))
@@ -58,11 +59,19 @@ impl SqliteStore {
             .await?;
         // The writer touches the hot pages of every live game: give it 16 MiB of page cache
         // (the default, kept for the readers so idle memory stays small, is 2 MiB).
-        let conn = connect.pragma("cache_size", "-16384").connect().await?;
+        let conn = connect
+            .clone()
+            .pragma("cache_size", "-16384")
+            .pragma("wal_autocheckpoint", "0")
+            .connect()
+            .await?;
+        let checkpointer = connect.connect().await?;
         let writers = Writers::spawn(
             vec![SqliteCommitter {
                 conn,
                 sql: Statements::new(),
+                known: HashMap::new(),
+                checkpoint: Checkpoint::new(checkpointer),
             }],
             options.queue_capacity,
             options.max_batch,
@@ -143,17 +152,131 @@ impl Statements {
 struct SqliteCommitter {
     conn: SqliteConnection,
     sql: Statements,
+    /// Last seq and finished flag of the unfinished games this writer has committed to. It is
+    /// the only writer of events, so after one read per game a batch needs no `SELECT`; the
+    /// map is emptied whenever a commit fails, and a game leaves it when it finishes.
+    known: HashMap<GameId, GameState>,
+    checkpoint: Checkpoint,
+}
+
+/// How often the WAL is copied back into the database file.
+const CHECKPOINT_EVERY: Duration = Duration::from_millis(250);
+
+/// Checkpoints the WAL (`PRAGMA wal_checkpoint(PASSIVE)`) on a connection of its own in a
+/// background task, so no group commit waits for a checkpoint: the writer's connection has
+/// automatic checkpoints turned off. A passive checkpoint never blocks the writer; the writer
+/// restarts the WAL from its beginning once everything in it has been copied back. Should
+/// the background connection be lost, the writer checkpoints on its own connection instead.
+struct Checkpoint {
+    idle: Option<SqliteConnection>,
+    running: Option<tokio::sync::oneshot::Receiver<SqliteConnection>>,
+    last: std::time::Instant,
+}
+
+enum CheckpointDue {
+    No,
+    /// Started in the background.
+    Started,
+    /// No background connection any more: checkpoint on the writer's connection.
+    Inline,
+}
+
+impl Checkpoint {
+    fn new(conn: SqliteConnection) -> Checkpoint {
+        Checkpoint {
+            idle: Some(conn),
+            running: None,
+            last: std::time::Instant::now(),
+        }
+    }
+
+    fn after_commit(&mut self) -> CheckpointDue {
+        use tokio::sync::oneshot::error::TryRecvError;
+        if let Some(rx) = &mut self.running {
+            match rx.try_recv() {
+                Ok(conn) => {
+                    self.idle = Some(conn);
+                    self.running = None;
+                }
+                Err(TryRecvError::Empty) => return CheckpointDue::No,
+                Err(TryRecvError::Closed) => self.running = None,
+            }
+        }
+        if self.last.elapsed() < CHECKPOINT_EVERY {
+            return CheckpointDue::No;
+        }
+        self.last = std::time::Instant::now();
+        let Some(mut conn) = self.idle.take() else {
+            return CheckpointDue::Inline;
+        };
+        let (tx, rx) = tokio::sync::oneshot::channel();
+        self.running = Some(rx);
+        tokio::spawn(async move {
+            // A failed checkpoint is retried at the next turn; a connection that fails
+            // twice in a row is dropped (the writer then checkpoints inline).
+            let first = sqlx::query("PRAGMA wal_checkpoint(PASSIVE)")
+                .execute(&mut conn)
+                .await;
+            if first.is_err() && conn.ping().await.is_err() {
+                return;
+            }
+            let _ = tx.send(conn);
+        });
+        CheckpointDue::Started
+    }
 }
 
 impl Committer for SqliteCommitter {
     async fn commit(&mut self, ops: Vec<Op>) -> Result<Vec<Result<u64>>> {
+        let done = self.commit_batch(ops).await;
+        match &done {
+            Ok((_, updates)) => {
+                for u in updates {
+                    if u.finish.is_some() {
+                        self.known.remove(&u.game);
+                    } else {
+                        self.known.insert(
+                            u.game,
+                            GameState {
+                                last_seq: u.last_seq,
+                                finished: false,
+                            },
+                        );
+                    }
+                }
+            }
+            Err(_) => self.known.clear(),
+        }
+        if let CheckpointDue::Inline = self.checkpoint.after_commit() {
+            // Best effort: a failure here is retried at the next turn and fails no append.
+            let _ = sqlx::query("PRAGMA wal_checkpoint(PASSIVE)")
+                .execute(&mut self.conn)
+                .await;
+        }
+        done.map(|(outcomes, _)| outcomes)
+    }
+}
+
+impl SqliteCommitter {
+    /// One batch in one transaction: the outcomes, and the games' new states.
+    async fn commit_batch(
+        &mut self,
+        ops: Vec<Op>,
+    ) -> Result<(Vec<Result<u64>>, Vec<crate::batch::GameUpdate>)> {
         let mut ids: Vec<i64> = ops.iter().map(|o| o.game.0).collect();
         ids.sort_unstable();
         ids.dedup();
+        let mut states = HashMap::with_capacity(ids.len());
+        ids.retain(|&id| match self.known.get(&GameId(id)) {
+            Some(&state) => {
+                states.insert(GameId(id), state);
+                false
+            }
+            None => true,
+        });
         // IMMEDIATE takes the write lock up front, so the batch never fails half-way for a
         // concurrent writer from the pool (it waits up to the busy timeout instead).
         let mut tx = self.conn.begin_with("BEGIN IMMEDIATE").await?;
-        let mut states = HashMap::with_capacity(ids.len());
         let mut rest = &ids[..];
         for chunk in split(ids.len()) {
             let (now, later) = rest.split_at(CHUNKS[chunk]);
@@ -207,7 +330,7 @@ impl Committer for SqliteCommitter {
             q.execute(&mut *tx).await?;
         }
         tx.commit().await?;
-        Ok(plan.outcomes)
+        Ok((plan.outcomes, plan.updates))
     }
 }
 

@@ -1,0 +1,39 @@
+#!/bin/bash
+# One benchmark run as recorded in docs/benchmarks.md: a fresh database, chuhe pinned to core 0,
+# chuhe-load pinned to core 1 (one tokio worker), the bare relay started by chuhe-load on core 0.
+#
+#   load/bench/run.sh NAME sqlite|pg -- SCENARIO [chuhe-load flags...]
+#   load/bench/run.sh games-sqlite sqlite -- games --target both --games 1000 --think 0 --plies 100
+#
+# Output: bench-out/NAME/{summary.txt,report.json,serve.log,load.err}. Needs release builds
+# (cargo build --release -p chuhe -p chuhe-load); `pg` needs PostgreSQL on 127.0.0.1:5432
+# (user postgres, trust auth) and drops/creates the database chuhe_bench.
+set -euo pipefail
+[ $# -ge 3 ] || { sed -n 2,9p "$0"; exit 1; }
+NAME=$1; DB=$2; shift 2; [ "${1:-}" = "--" ] && shift
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+B=$ROOT/target/release
+D=$ROOT/bench-out/$NAME; rm -rf "$D"; mkdir -p "$D"
+case $DB in
+  pg)
+    psql -h 127.0.0.1 -U postgres -qc "drop database if exists chuhe_bench" -c "create database chuhe_bench" >/dev/null 2>&1
+    URL=postgres://postgres@127.0.0.1:5432/chuhe_bench ;;
+  sqlite) URL=sqlite://$D/chuhe.db ;;
+  *) echo "database must be sqlite or pg" >&2; exit 1 ;;
+esac
+ulimit -n 20000
+"$B/chuhe" admin --database-url "$URL" create-player --name org --role organizer >"$D/admin.out"
+TOKEN=$("$B/chuhe" admin --database-url "$URL" issue-token --player 1 | sed -E 's/.*"token":"([^"]+)".*/\1/')
+PORT=${CHUHE_BENCH_PORT:-8080}
+taskset -c 0 "$B/chuhe" serve --database-url "$URL" --listen 127.0.0.1:$PORT \
+  --rate-per-sec 100000 --log warn >"$D/serve.log" 2>&1 &
+SP=$!
+trap 'kill -INT $SP 2>/dev/null || true' EXIT
+for _ in $(seq 100); do curl -sf http://127.0.0.1:$PORT/healthz >/dev/null && break; sleep 0.1; done
+set +e
+taskset -c 1 "$B/chuhe-load" --threads 1 "$@" --progress 0 --chuhe-url ws://127.0.0.1:$PORT/ws \
+  --chuhe-pid $SP --organizer-token "$TOKEN" --relay-cpus 0 --json "$D/report.json" \
+  >"$D/summary.txt" 2>"$D/load.err"
+RC=$?
+cat "$D/summary.txt"
+exit $RC
