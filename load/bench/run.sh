@@ -5,7 +5,7 @@
 #   load/bench/run.sh NAME sqlite|pg -- SCENARIO [chuhe-load flags...]
 #   load/bench/run.sh games-sqlite sqlite -- games --target both --games 1000 --think 0 --plies 100
 #
-# Output: bench-out/NAME/{summary.txt,report.json,serve.log,load.err}. Needs release builds
+# Output: bench-out/NAME/{summary.txt,report.json,metrics.txt,serve.log,load.err}. Needs release builds
 # (cargo build --release -p chuhe -p chuhe-load); `pg` needs PostgreSQL on 127.0.0.1:5432
 # (user postgres, trust auth) and drops/creates the database chuhe_bench.
 set -euo pipefail
@@ -35,5 +35,6 @@ taskset -c 1 "$B/chuhe-load" --threads 1 "$@" --progress 0 --chuhe-url ws://127.
   --chuhe-pid $SP --organizer-token "$TOKEN" --relay-cpus 0 --json "$D/report.json" \
   >"$D/summary.txt" 2>"$D/load.err"
 RC=$?
+curl -sf http://127.0.0.1:$PORT/metrics >"$D/metrics.txt" || true
 cat "$D/summary.txt"
 exit $RC
