@@ -985,3 +985,38 @@ async fn urls_that_are_refused() {
         );
     }
 }
+
+/// SQLite only: the group-commit writer never checkpoints inside its commits (its connection
+/// has automatic checkpoints off); a background connection copies the WAL back into the
+/// database file. Without that, the main file would not grow while the store is open and the
+/// WAL would grow without bound.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sqlite_background_checkpoints_copy_the_wal_into_the_database_file() -> TestResult {
+    let dir = tempfile::tempdir()?;
+    let path = dir.path().join("ckpt.db");
+    let s = open(&format!("sqlite://{}", path.display())).await?;
+    let game = game_between(&s, "red", "black").await?;
+    let start_len = std::fs::metadata(&path)?.len();
+    // Append 4 KiB events one commit at a time (each commit is an fsync, so real time passes)
+    // until the main file has grown: a checkpoint copied pages into it. Bounded, no sleeps.
+    let mut seq = 0u64;
+    let grown = loop {
+        seq += 1;
+        let payload = vec![(seq % 251) as u8; 4096];
+        s.append(
+            game,
+            vec![NewEvent::new(seq, "move", payload, T0 + seq as i64)],
+        )
+        .await?;
+        if std::fs::metadata(&path)?.len() > start_len {
+            break true;
+        }
+        if seq >= 20_000 {
+            break false;
+        }
+    };
+    check!(grown, "no checkpoint after {seq} commits");
+    check!(s.events_since(game, 0, 100_000).await?.len() as u64 == seq);
+    s.close().await;
+    Ok(())
+}
