@@ -181,14 +181,6 @@ struct Checkpoint {
     last: std::time::Instant,
 }
 
-enum CheckpointDue {
-    No,
-    /// Started in the background.
-    Started,
-    /// No background connection any more: checkpoint on the writer's connection.
-    Inline,
-}
-
 impl Checkpoint {
     fn new(conn: SqliteConnection) -> Checkpoint {
         Checkpoint {
@@ -198,7 +190,9 @@ impl Checkpoint {
         }
     }
 
-    fn after_commit(&mut self) -> CheckpointDue {
+    /// Starts a background checkpoint when one is due; true when one is due but the
+    /// background connection is gone, so the writer must checkpoint on its own connection.
+    fn after_commit(&mut self) -> bool {
         use tokio::sync::oneshot::error::TryRecvError;
         if let Some(rx) = &mut self.running {
             match rx.try_recv() {
@@ -206,16 +200,16 @@ impl Checkpoint {
                     self.idle = Some(conn);
                     self.running = None;
                 }
-                Err(TryRecvError::Empty) => return CheckpointDue::No,
+                Err(TryRecvError::Empty) => return false,
                 Err(TryRecvError::Closed) => self.running = None,
             }
         }
         if self.last.elapsed() < CHECKPOINT_EVERY {
-            return CheckpointDue::No;
+            return false;
         }
         self.last = std::time::Instant::now();
         let Some(mut conn) = self.idle.take() else {
-            return CheckpointDue::Inline;
+            return true;
         };
         let (tx, rx) = tokio::sync::oneshot::channel();
         self.running = Some(rx);
@@ -230,7 +224,7 @@ impl Checkpoint {
             }
             let _ = tx.send(conn);
         });
-        CheckpointDue::Started
+        false
     }
 }
 
@@ -255,7 +249,7 @@ impl Committer for SqliteCommitter {
             }
             Err(_) => self.known.clear(),
         }
-        if let CheckpointDue::Inline = self.checkpoint.after_commit() {
+        if self.checkpoint.after_commit() {
             // Best effort: a failure here is retried at the next turn and fails no append.
             let _ = sqlx::query("PRAGMA wal_checkpoint(PASSIVE)")
                 .execute(&mut self.conn)
