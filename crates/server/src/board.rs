@@ -1,13 +1,13 @@
 //! The game's rules state: `chuhe_rules::rulings::Game` (position, move
 //! limit, repetition referee), with conversion of its rulings to the wire.
-//! Pure; the actor clones it, applies a move, and keeps the clone only once
-//! the events are committed.
+//! Pure; the actor applies a move in place and takes it back
+//! ([`Board::take_back`]) if the move's events cannot be committed.
 
 use chuhe_proto::v1::{self as w, Result as WResult, Side};
 use chuhe_rules::rulings::{
     self, EndCause, GameResult, MoveClass, MoveLimit, RulesConfig, Ruleset, Verdict,
 };
-use chuhe_rules::{Color, Position};
+use chuhe_rules::{Color, Move, Position};
 
 /// How the rules ended the game with a move.
 #[derive(Debug, Clone)]
@@ -182,8 +182,21 @@ impl Board {
     /// Plays a move given in ICCS, Chinese or WXF notation. On error the board
     /// is unchanged and the text says why.
     pub fn play(&mut self, text: &str) -> Result<Played, String> {
+        let m = self.parse(text)?;
+        self.play_move(m)
+    }
+
+    /// Reads a move in ICCS, Chinese or WXF notation in the current position.
+    pub fn parse(&self, text: &str) -> Result<Move, String> {
+        self.game
+            .position()
+            .parse_move(text)
+            .map_err(|e| e.to_string())
+    }
+
+    /// Plays a move read by [`Board::parse`]. On error the board is unchanged.
+    pub fn play_move(&mut self, m: Move) -> Result<Played, String> {
         let pos = self.game.position();
-        let m = pos.parse_move(text).map_err(|e| e.to_string())?;
         let chinese = pos.to_chinese(m).unwrap_or_default();
         let wxf = pos.to_wxf(m).unwrap_or_default();
         let capture = pos.piece_at(m.to()).is_some();
@@ -199,6 +212,19 @@ impl Board {
             end: played.end.as_ref().map(board_end),
             warning: played.warning.as_ref().map(|w| wire_ruling(&w.ruling)),
         })
+    }
+
+    /// Takes back the last move: the board becomes what it was before it (position, rulings,
+    /// warnings, move-limit count), rebuilt from the start and the earlier moves. For the rare
+    /// move whose commit failed; costs a replay of the game.
+    pub fn take_back(&mut self) -> Result<(), String> {
+        let moves = self.game.moves();
+        let Some((_, before)) = moves.split_last() else {
+            return Err("no move to take back".into());
+        };
+        self.game = rulings::Game::replay(self.game.start().clone(), self.game.config(), before)
+            .map_err(|(i, e)| format!("replaying move {}: {e}", i + 1))?;
+        Ok(())
     }
 }
 
@@ -218,6 +244,60 @@ mod tests {
         assert!(b.play("a0a5").is_err());
         assert_eq!(b.plies(), 2);
         assert!(Board::new(chuhe_rules::START_FEN, "fide", 120).is_err());
+    }
+
+    /// What a board shows of itself, to compare two boards.
+    fn looks(b: &Board) -> (String, u32, u32, Option<String>) {
+        (
+            b.fen(),
+            b.plies(),
+            b.move_limit_count(),
+            b.pending_warning().map(|w| w.explanation),
+        )
+    }
+
+    #[test]
+    fn take_back_restores_the_board_before_the_move() {
+        // Red rook checks from a9/a8, Black king shuffles: after the repeated cycle the
+        // must-vary warning stands; taking back moves must restore the board without it.
+        let moves = [
+            "a0a9", "d9d8", "a9a8", "d8d9", "a8a9", "d9d8", "a9a8", "d8d9",
+        ];
+        let fen = "3k5/9/9/9/9/9/9/9/9/R3K4 w - - 0 1";
+        let mut played = Board::new(fen, "cxa", 120).unwrap();
+        let mut states = vec![looks(&played)];
+        for mv in moves {
+            played.play(mv).unwrap();
+            states.push(looks(&played));
+        }
+        for n in (0..moves.len()).rev() {
+            played.take_back().unwrap();
+            assert_eq!(looks(&played), states[n], "after taking back to ply {n}");
+            // The board plays on exactly like one that never saw the taken-back move.
+            let mut fresh = Board::new(fen, "cxa", 120).unwrap();
+            for mv in &moves[..n] {
+                fresh.play(mv).unwrap();
+            }
+            let mut again = played.clone();
+            let a = again.play(moves[n]).unwrap();
+            let f = fresh.play(moves[n]).unwrap();
+            assert_eq!((a.fen, a.end.is_some()), (f.fen, f.end.is_some()));
+        }
+        assert!(played.take_back().is_err(), "nothing left to take back");
+        assert_eq!(looks(&played), states[0]);
+    }
+
+    #[test]
+    fn an_unparsable_or_illegal_move_leaves_the_board_unchanged() {
+        let mut b = Board::new(chuhe_rules::START_FEN, "cxa", 120).unwrap();
+        b.play("h2e2").unwrap();
+        let before = looks(&b);
+        assert!(b.parse("zz99").is_err());
+        let m = b.parse("h9g7").unwrap();
+        b.play_move(m).unwrap();
+        assert!(b.play("a0a5").is_err());
+        b.take_back().unwrap();
+        assert_eq!(looks(&b), before);
     }
 
     #[test]

@@ -19,10 +19,10 @@ use chuhe_proto::v1::{
 use prost::Message as _;
 use tokio::sync::{mpsc, oneshot, watch};
 use tokio::time::{Instant, sleep_until};
-use tracing::{Instrument, debug, info, info_span, warn};
+use tracing::{Instrument, debug, error, info, info_span, warn};
 
 use crate::Env;
-use crate::board::Board;
+use crate::board::{Board, Played};
 use crate::error::ClientError;
 use crate::outbox::{Out, Outbox, SharedFrame};
 use crate::persist::{Account, EventRow, FinishRow, GameRow, Role};
@@ -220,13 +220,45 @@ struct State {
     last_move: Option<LastMove>,
 }
 
-#[derive(Clone)]
+/// The last move, for idempotent resends (its texts are in the live view's record).
+#[derive(Clone, Copy)]
 struct LastMove {
     ply: u32,
-    /// ICCS, Chinese and WXF texts of the move.
-    texts: [String; 3],
     seq: u64,
     side: Side,
+}
+
+/// Everything of a [`State`] but the board, saved before a move is applied in place so that
+/// a failed commit can restore it (the board takes the move back itself).
+struct Undo {
+    clock: Clock,
+    fouls: [u32; 2],
+    draw_offer: Option<Side>,
+    offer_blocked: [bool; 2],
+    result: Option<(WResult, String)>,
+    last_move: Option<LastMove>,
+}
+
+impl Undo {
+    fn save(st: &State) -> Undo {
+        Undo {
+            clock: st.clock.clone(),
+            fouls: st.fouls,
+            draw_offer: st.draw_offer,
+            offer_blocked: st.offer_blocked,
+            result: st.result.clone(),
+            last_move: st.last_move,
+        }
+    }
+
+    fn restore(self, st: &mut State) {
+        st.clock = self.clock;
+        st.fouls = self.fouls;
+        st.draw_offer = self.draw_offer;
+        st.offer_blocked = self.offer_blocked;
+        st.result = self.result;
+        st.last_move = self.last_move;
+    }
 }
 
 /// A pending event batch: the events (without seq) and optional finish.
@@ -247,8 +279,8 @@ impl Batch {
 struct Pending {
     release_ms: u64,
     min_plies: u32,
+    /// The event, in the frame that carries it.
     frame: Arc<SharedFrame>,
-    event: GameEvent,
 }
 
 struct Game {
@@ -393,7 +425,7 @@ impl Game {
         self.env.time.now_ms()
     }
 
-    fn clock_state(&self, st: &State, now: u64) -> ClockState {
+    fn clock_state(st: &State, now: u64) -> ClockState {
         let v = st.clock.view(Millis(now));
         let sc = |s: chuhe_clock::SideView| SideClock {
             remaining_ms: s.period_remaining_ms.unwrap_or(s.remaining_ms),
@@ -444,7 +476,7 @@ impl Game {
         next.clock
             .start(Millis(now))
             .map_err(|e| ClientError::InvalidArgument(e.to_string()))?;
-        let clock = self.clock_state(&next, now);
+        let clock = Game::clock_state(&next, now);
         let mut b = Batch::default();
         b.push(Kind::Created(w::GameCreated {
             info: Some(self.info.clone()),
@@ -487,7 +519,6 @@ impl Game {
                     self.st.draw_offer = None;
                     self.st.last_move = Some(LastMove {
                         ply: mv.ply,
-                        texts: [mv.iccs.clone(), mv.chinese.clone(), mv.wxf.clone()],
                         seq: ev.seq,
                         side,
                     });
@@ -550,7 +581,7 @@ impl Game {
             let next = self.st.clone();
             let mut b = Batch::default();
             b.push(Kind::ServerRestarted(w::ServerRestarted {
-                clock: Some(self.clock_state(&next, now)),
+                clock: Some(Game::clock_state(&next, now)),
                 downtime_ms: downtime,
             }));
             let events = self.commit(b, next, now).await.map_err(|e| e.to_string())?;
@@ -577,14 +608,74 @@ impl Game {
 
     /// Commits a batch: on success the state becomes `next` and the events
     /// (with their seqs) are returned for acknowledgement and publication.
+    /// On failure nothing changes.
     async fn commit(
         &mut self,
         batch: Batch,
         next: Box<State>,
         now: u64,
     ) -> Result<Vec<GameEvent>, ClientError> {
+        let events = self
+            .store_events(batch, snapshot_json(&next.clock, now), now)
+            .await?;
+        let was_finished = self.st.result.is_some();
+        self.st = next;
+        self.committed(was_finished);
+        Ok(events)
+    }
+
+    /// Commits a batch whose changes are already applied to the state (a move, see
+    /// [`Game::play`]); on failure `undo` restores the state as it was before.
+    async fn commit_in_place(
+        &mut self,
+        batch: Batch,
+        undo: Undo,
+        now: u64,
+    ) -> Result<Vec<GameEvent>, ClientError> {
+        let snapshot = snapshot_json(&self.st.clock, now);
+        match self.store_events(batch, snapshot, now).await {
+            Ok(events) => {
+                self.committed(undo.result.is_some());
+                Ok(events)
+            }
+            Err(e) => {
+                self.undo_move(undo);
+                Err(e)
+            }
+        }
+    }
+
+    /// Restores the state from before a move applied in place: the board takes the move back,
+    /// everything else comes from `undo`.
+    fn undo_move(&mut self, undo: Undo) {
+        undo.restore(&mut self.st);
+        if let Err(e) = self.st.board.take_back() {
+            // Unreachable: the same moves were legal a moment ago and replay is deterministic.
+            error!(game = self.id, error = %e, "taking back an uncommitted move failed");
+        }
+    }
+
+    /// Bookkeeping after a commit that may have finished the game.
+    fn committed(&mut self, was_finished: bool) {
+        if !was_finished && self.st.result.is_some() {
+            self.finished_at = Some(Instant::now());
+            self.env
+                .metrics
+                .live_games
+                .fetch_sub(1, std::sync::atomic::Ordering::Relaxed);
+        }
+    }
+
+    /// Stores a batch's events (the last one with the clock `snapshot`); on success the
+    /// game's seq moves past them and they are returned with their seqs.
+    async fn store_events(
+        &mut self,
+        batch: Batch,
+        snapshot: String,
+        now: u64,
+    ) -> Result<Vec<GameEvent>, ClientError> {
         let n = batch.kinds.len();
-        let snapshot = serde_json::to_string(&next.clock.snapshot(Millis(now))).unwrap_or_default();
+        let mut snapshot = Some(snapshot);
         let mut rows = Vec::with_capacity(n);
         let mut events = Vec::with_capacity(n);
         let mut finish = None;
@@ -601,16 +692,16 @@ impl Game {
                     at_ms: now,
                 });
             }
-            let ev = GameEvent {
-                game_id: self.gid.clone(),
-                seq,
-                at_ms: now,
-                kind: Some(kind),
-            };
-            let stored = StoredEvent {
-                event: Some(ev.clone()),
+            // The event is moved into the stored form for encoding and taken back out.
+            let mut stored = StoredEvent {
+                event: Some(GameEvent {
+                    game_id: self.gid.clone(),
+                    seq,
+                    at_ms: now,
+                    kind: Some(kind),
+                }),
                 clock_snapshot: if i + 1 == n {
-                    snapshot.clone()
+                    snapshot.take().unwrap_or_default()
                 } else {
                     String::new()
                 },
@@ -623,7 +714,7 @@ impl Game {
                 actor,
                 reason,
             });
-            events.push(ev);
+            events.extend(stored.event.take());
         }
         let t = Instant::now();
         let r = self.env.persist.append(self.id, rows, finish).await;
@@ -640,32 +731,30 @@ impl Game {
             .metrics
             .events_total
             .fetch_add(n as u64, std::sync::atomic::Ordering::Relaxed);
-        let was_finished = self.st.result.is_some();
         self.seq += n as u64;
-        self.st = next;
-        if !was_finished && self.st.result.is_some() {
-            self.finished_at = Some(Instant::now());
-            self.env
-                .metrics
-                .live_games
-                .fetch_sub(1, std::sync::atomic::Ordering::Relaxed);
-        }
         Ok(events)
     }
 
     /// Live subscribers get events now; spectators through the delay queue.
     fn publish(&mut self, events: Vec<GameEvent>) {
         for ev in events {
-            let frame = Arc::new(self.frame_for(&ev));
-            self.live.apply(&ev);
+            let release_ms = ev.at_ms + self.delay_ms;
+            let frame = Arc::new(SharedFrame::new(
+                ev.seq,
+                ServerMessage {
+                    kind: Some(server_message::Kind::Event(ev)),
+                },
+            ));
+            if let Some(ev) = frame.event() {
+                self.live.apply(ev);
+            }
             push_ring(&mut self.ring, frame.clone(), self.env.config.replay_events);
             send_all(&mut self.live_subs, &frame, &self.env);
             if self.public.is_some() {
                 self.delayed.push_back(Pending {
-                    release_ms: ev.at_ms + self.delay_ms,
+                    release_ms,
                     min_plies: self.live.moves.len() as u32 + self.delay_plies,
                     frame,
-                    event: ev,
                 });
             }
         }
@@ -690,7 +779,9 @@ impl Game {
             let Some(p) = self.delayed.pop_front() else {
                 break;
             };
-            public.apply(&p.event);
+            if let Some(ev) = p.frame.event() {
+                public.apply(ev);
+            }
             push_ring(
                 &mut self.public_ring,
                 p.frame.clone(),
@@ -715,9 +806,8 @@ impl Game {
 
     fn update_summary(&self) {
         let v = self.public.as_ref().unwrap_or(&self.live);
-        let s = v.summary();
         if let Ok(mut g) = self.summary.lock() {
-            *g = s;
+            v.fill_summary(&mut g);
         }
     }
 
@@ -811,7 +901,7 @@ impl Game {
         };
         let loser = wside(flag.side);
         next.result = Some((win_for(other(loser)), "flag".into()));
-        let clock = self.clock_state(&next, now);
+        let clock = Game::clock_state(&next, now);
         let mut b = Batch::default();
         b.push(Kind::Ended(w::GameEnded {
             result: win_for(other(loser)) as i32,
@@ -918,7 +1008,7 @@ impl Game {
                     // The opponent's offer stands: treat as acceptance? No — answer it.
                     return Err(ClientError::DrawOfferNotAllowed);
                 }
-                self.offer(&mut next, &mut b, side, now);
+                Game::offer(&mut next, &mut b, side, now);
                 let ev = self.commit(b, next, now).await?;
                 Ok(Some((self.seq, ev)))
             }
@@ -933,7 +1023,7 @@ impl Game {
                 let mut b = Batch::default();
                 next.draw_offer = None;
                 if *accept {
-                    self.end(
+                    Game::end(
                         &mut next,
                         &mut b,
                         now,
@@ -962,7 +1052,7 @@ impl Game {
                 let now = self.now();
                 let mut next = self.st.clone();
                 let mut b = Batch::default();
-                self.end(
+                Game::end(
                     &mut next,
                     &mut b,
                     now,
@@ -982,13 +1072,33 @@ impl Game {
                 let mut b = Batch::default();
                 let counted = self.st.board.move_limit_count();
                 if counted >= self.move_limit {
-                    self.end(&mut next, &mut b, now, WResult::Draw, "move_limit",
-                        format!("{} claimed the natural move limit: {counted} plies without a capture (limit {}). Draw (art. 4.2.4).",
-                            side_name(side), self.move_limit), None);
+                    Game::end(
+                        &mut next,
+                        &mut b,
+                        now,
+                        WResult::Draw,
+                        "move_limit",
+                        format!(
+                            "{} claimed the natural move limit: {counted} plies without a capture (limit {}). Draw (art. 4.2.4).",
+                            side_name(side),
+                            self.move_limit
+                        ),
+                        None,
+                    );
                 } else {
-                    self.foul(&mut next, &mut b, side, "false_move_limit_claim",
-                        format!("{} claimed the move limit after {counted} plies without a capture; the limit is {}. A false claim is a foul and costs 5 minutes (art. 23.3).",
-                            side_name(side), self.move_limit), None, now);
+                    Game::foul(
+                        &mut next,
+                        &mut b,
+                        side,
+                        "false_move_limit_claim",
+                        format!(
+                            "{} claimed the move limit after {counted} plies without a capture; the limit is {}. A false claim is a foul and costs 5 minutes (art. 23.3).",
+                            side_name(side),
+                            self.move_limit
+                        ),
+                        None,
+                        now,
+                    );
                     if next.result.is_none() {
                         let flag = next
                             .clock
@@ -999,11 +1109,11 @@ impl Game {
                             side: side as i32,
                             delta_ms: -300_000,
                             code: "false_claim_penalty".into(),
-                            clock: Some(self.clock_state(&next, now)),
+                            clock: Some(Game::clock_state(&next, now)),
                             arbiter: None,
                         }));
                         if flag.is_some() {
-                            self.end(
+                            Game::end(
                                 &mut next,
                                 &mut b,
                                 now,
@@ -1086,11 +1196,21 @@ impl Game {
         list.push(out.clone());
     }
 
-    fn offer(&self, next: &mut State, b: &mut Batch, side: Side, now: u64) {
+    fn offer(next: &mut State, b: &mut Batch, side: Side, now: u64) {
         if next.offer_blocked[sidx(side)] {
-            self.foul(next, b, side, "repeated_draw_offer",
-                format!("{} offered a draw again after it was refused, before {} offered one: a foul (art. 9.1.3). The offer is not passed on.",
-                    side_name(side), side_name(other(side))), None, now);
+            Game::foul(
+                next,
+                b,
+                side,
+                "repeated_draw_offer",
+                format!(
+                    "{} offered a draw again after it was refused, before {} offered one: a foul (art. 9.1.3). The offer is not passed on.",
+                    side_name(side),
+                    side_name(other(side))
+                ),
+                None,
+                now,
+            );
             return;
         }
         next.draw_offer = Some(side);
@@ -1100,7 +1220,6 @@ impl Game {
 
     #[allow(clippy::too_many_arguments)]
     fn foul(
-        &self,
         next: &mut State,
         b: &mut Batch,
         side: Side,
@@ -1127,7 +1246,7 @@ impl Game {
             None => b.push(k),
         }
         if count >= 3 {
-            self.end(
+            Game::end(
                 next,
                 b,
                 now,
@@ -1144,7 +1263,6 @@ impl Game {
 
     #[allow(clippy::too_many_arguments)]
     fn end(
-        &self,
         next: &mut State,
         b: &mut Batch,
         now: u64,
@@ -1162,7 +1280,7 @@ impl Game {
             result: result as i32,
             reason: reason.into(),
             explanation,
-            clock: Some(self.clock_state(next, now)),
+            clock: Some(Game::clock_state(next, now)),
             arbiter: arbiter.clone(),
         });
         match arbiter {
@@ -1180,13 +1298,13 @@ impl Game {
         think_ms: Option<u32>,
     ) -> Result<Option<(u64, Vec<GameEvent>)>, ClientError> {
         let side = self.side_of(&r.who).ok_or(ClientError::NotAPlayer)?;
-        // Idempotent resend of the last move.
-        if let Some(last) = &self.st.last_move {
-            if last.ply == ply && last.side == side {
-                let canonical = canonical_iccs(mv);
+        // Idempotent resend of the last move: the same ply in any of its notations.
+        if let Some(last) = self.st.last_move {
+            let record = self.live.moves.last().filter(|m| m.ply == ply);
+            if let (true, Some(rec)) = (last.ply == ply && last.side == side, record) {
                 let t = mv.trim();
-                if canonical.as_deref() == Some(last.texts[0].as_str())
-                    || last.texts.iter().any(|x| x == t)
+                if canonical_iccs(mv).as_deref() == Some(rec.iccs.as_str())
+                    || [&rec.iccs, &rec.chinese, &rec.wxf].iter().any(|x| *x == t)
                 {
                     self.reply(r, last.seq);
                     return Ok(None);
@@ -1202,32 +1320,40 @@ impl Game {
             return Err(ClientError::NotYourTurn);
         }
         let now = self.env.time.ms_at(r.received);
-        let mut next = self.st.clone();
-        let played = next
-            .board
-            .play(mv)
-            .map_err(|why| ClientError::IllegalMove {
-                mv: mv.to_string(),
-                why,
-            })?;
-        let report = match next.clock.on_move(
+        let illegal = |why| ClientError::IllegalMove {
+            mv: mv.to_string(),
+            why,
+        };
+        let m = self.st.board.parse(mv).map_err(illegal)?;
+        // The move is applied to the state in place (no copy of the game per move) and
+        // undone if anything below refuses it or its commit fails.
+        let undo = Undo::save(&self.st);
+        let played = self.st.board.play_move(m).map_err(illegal)?;
+        let report = match self.st.clock.on_move(
             Millis(now),
             think_ms.map(|t| Duration::from_millis(t as u64)),
             r.lag,
         ) {
             Ok(rep) => rep,
-            Err(chuhe_clock::ClockError::Paused) => return Err(ClientError::GamePaused),
-            Err(chuhe_clock::ClockError::Flagged(_)) | Err(chuhe_clock::ClockError::GameOver) => {
-                // The flag fell before the move arrived: the timer decides now.
-                self.on_timer().await;
-                return Err(ClientError::GameFinished);
+            Err(e) => {
+                self.undo_move(undo);
+                return match e {
+                    chuhe_clock::ClockError::Paused => Err(ClientError::GamePaused),
+                    chuhe_clock::ClockError::Flagged(_) | chuhe_clock::ClockError::GameOver => {
+                        // The flag fell before the move arrived: the timer decides now.
+                        self.on_timer().await;
+                        Err(ClientError::GameFinished)
+                    }
+                    e => Err(ClientError::InvalidArgument(e.to_string())),
+                };
             }
-            Err(e) => return Err(ClientError::InvalidArgument(e.to_string())),
         };
         if report.is_flagged() {
+            self.undo_move(undo);
             self.on_timer().await;
             return Err(ClientError::GameFinished);
         }
+        let next = &mut *self.st;
         let mut b = Batch::default();
         if next.draw_offer == Some(other(side)) {
             next.offer_blocked[sidx(other(side))] = true;
@@ -1238,42 +1364,47 @@ impl Game {
         }
         next.draw_offer = None;
         let seq_of_move = self.seq + b.kinds.len() as u64 + 1;
-        next.last_move = Some(LastMove {
-            ply,
-            texts: [
-                played.iccs.clone(),
-                played.chinese.clone(),
-                played.wxf.clone(),
-            ],
-            seq: seq_of_move,
-            side,
-        });
-        let clock = self.clock_state(&next, now);
+        let clock = Game::clock_state(next, now);
+        let Played {
+            iccs,
+            chinese,
+            wxf,
+            fen,
+            check,
+            capture,
+            end,
+            warning,
+        } = played;
         b.push(Kind::Move(w::MovePlayed {
             r#move: Some(w::MoveRecord {
                 ply,
-                iccs: played.iccs.clone(),
-                chinese: played.chinese.clone(),
-                wxf: played.wxf.clone(),
+                iccs,
+                chinese,
+                wxf,
                 spent_ms: report.used_ms,
-                fen: played.fen.clone(),
-                check: played.check,
-                capture: played.capture,
+                fen,
+                check,
+                capture,
             }),
             clock: Some(clock),
             side: side as i32,
         }));
-        if let Some(warning) = played.warning {
+        next.last_move = Some(LastMove {
+            ply,
+            seq: seq_of_move,
+            side,
+        });
+        if let Some(warning) = warning {
             b.push(Kind::Ruling(w::RulingIssued {
                 ruling: Some(warning),
             }));
         }
-        if let Some(end) = played.end {
+        if let Some(end) = end {
             if let Some(r) = end.ruling {
                 b.push(Kind::Ruling(w::RulingIssued { ruling: Some(r) }));
             }
-            self.end(
-                &mut next,
+            Game::end(
+                next,
                 &mut b,
                 now,
                 end.result,
@@ -1282,9 +1413,9 @@ impl Game {
                 None,
             );
         } else if offer_draw {
-            self.offer(&mut next, &mut b, side, now);
+            Game::offer(next, &mut b, side, now);
         }
-        let events = self.commit(b, next, now).await?;
+        let events = self.commit_in_place(b, undo, now).await?;
         self.env
             .metrics
             .moves_total
@@ -1329,7 +1460,7 @@ impl Game {
                     .map_err(|e| ClientError::InvalidArgument(e.to_string()))?;
                 b.push_by(
                     Kind::Paused(w::GamePaused {
-                        clock: Some(self.clock_state(&next, now)),
+                        clock: Some(Game::clock_state(&next, now)),
                         arbiter: Some(note),
                     }),
                     by,
@@ -1343,7 +1474,7 @@ impl Game {
                     .map_err(|e| ClientError::InvalidArgument(e.to_string()))?;
                 b.push_by(
                     Kind::Resumed(w::GameResumed {
-                        clock: Some(self.clock_state(&next, now)),
+                        clock: Some(Game::clock_state(&next, now)),
                         arbiter: Some(note),
                     }),
                     by,
@@ -1371,14 +1502,14 @@ impl Game {
                         side: side as i32,
                         delta_ms: a.delta_ms,
                         code: "arbiter".into(),
-                        clock: Some(self.clock_state(&next, now)),
+                        clock: Some(Game::clock_state(&next, now)),
                         arbiter: Some(note.clone()),
                     }),
                     by,
                     reason,
                 );
                 if flagged {
-                    self.end(
+                    Game::end(
                         &mut next,
                         &mut b,
                         now,
@@ -1395,7 +1526,7 @@ impl Game {
             Action::RecordFoul(f) => {
                 self.ensure_not_finished()?;
                 let side = side_arg(f.side)?;
-                self.foul(
+                Game::foul(
                     &mut next,
                     &mut b,
                     side,
@@ -1413,7 +1544,7 @@ impl Game {
                 if result == WResult::Unspecified {
                     return Err(ClientError::InvalidArgument("result must be set".into()));
                 }
-                self.end(
+                Game::end(
                     &mut next,
                     &mut b,
                     now,
@@ -1454,7 +1585,7 @@ impl Game {
                     reason,
                 );
                 if result != WResult::Unspecified {
-                    self.end(
+                    Game::end(
                         &mut next,
                         &mut b,
                         now,
@@ -1469,6 +1600,11 @@ impl Game {
         let ev = self.commit(b, next, now).await?;
         Ok(Some((self.seq, ev)))
     }
+}
+
+/// The clock as stored with the last event of a batch.
+fn snapshot_json(clock: &Clock, now: u64) -> String {
+    serde_json::to_string(&clock.snapshot(Millis(now))).unwrap_or_default()
 }
 
 fn canonical_iccs(mv: &str) -> Option<String> {
@@ -1522,5 +1658,195 @@ fn kind_label(k: &Kind) -> &'static str {
         Kind::Ended(_) => "ended",
         Kind::RulingOverridden(_) => "ruling_overridden",
         Kind::ServerRestarted(_) => "server_restarted",
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod tests {
+    use super::*;
+    use crate::persist::{MemoryPersist, Persist};
+    use chuhe_proto::Encoding;
+
+    struct Table {
+        persist: Arc<MemoryPersist>,
+        handle: GameHandle,
+        red: Arc<Principal>,
+        black: Arc<Principal>,
+        out: Outbox,
+        rx: mpsc::Receiver<crate::outbox::Out>,
+        _shutdown: watch::Sender<bool>,
+        _done: mpsc::Receiver<()>,
+        req: u32,
+    }
+
+    async fn table(fen: &str) -> Table {
+        let persist = Arc::new(MemoryPersist::default());
+        let red = persist.create_account("red", Role::Player).await.unwrap();
+        let black = persist.create_account("black", Role::Player).await.unwrap();
+        let row = persist
+            .create_game(GameRow {
+                id: 0,
+                red: red.id,
+                black: black.id,
+                time_control: "90m+30s".into(),
+                ruleset: "cxa".into(),
+                start_fen: fen.into(),
+                delay_plies: 0,
+                delay_ms: 0,
+                event: None,
+                round: None,
+                board: None,
+                created_at_ms: 0,
+                finished: false,
+            })
+            .await
+            .unwrap();
+        let (sd_tx, sd_rx) = watch::channel(false);
+        let (done_tx, done_rx) = mpsc::channel(1);
+        let env = Env {
+            persist: persist.clone(),
+            config: Arc::new(crate::Config::default()),
+            metrics: Arc::new(crate::metrics::Metrics::default()),
+            registry: Arc::new(crate::registry::Registry::default()),
+            time: crate::time::TimeBase::new(),
+            shutdown: sd_rx,
+            actors_done: done_tx,
+        };
+        let seed = GameSeed {
+            row,
+            red: red.clone(),
+            black: black.clone(),
+            move_limit_plies: 0,
+        };
+        let handle = create(env, seed).await.unwrap();
+        let (out, rx, _) = Outbox::new(1, Encoding::Proto, 64);
+        let who = |a: Account| Arc::new(Principal { account: Some(a) });
+        Table {
+            persist,
+            handle,
+            red: who(red),
+            black: who(black),
+            out,
+            rx,
+            _shutdown: sd_tx,
+            _done: done_rx,
+            req: 0,
+        }
+    }
+
+    impl Table {
+        /// Sends a move and returns the answer: Ok(seq acknowledged) or Err(error code).
+        async fn play(
+            &mut self,
+            red: bool,
+            ply: u32,
+            mv: &str,
+            offer_draw: bool,
+        ) -> Result<u64, String> {
+            self.req += 1;
+            let who = if red { &self.red } else { &self.black };
+            self.handle
+                .send(Request {
+                    req: self.req,
+                    who: who.clone(),
+                    out: self.out.clone(),
+                    lag: Duration::ZERO,
+                    received: Instant::now(),
+                    body: Body::Move {
+                        ply,
+                        mv: mv.into(),
+                        offer_draw,
+                        think_ms: None,
+                    },
+                })
+                .unwrap();
+            loop {
+                let crate::outbox::Out::Own(msg) = self.rx.recv().await.unwrap() else {
+                    continue;
+                };
+                match msg.kind {
+                    Some(server_message::Kind::Reply(r)) if r.request_id == self.req => {
+                        return Ok(r.seq);
+                    }
+                    Some(server_message::Kind::Error(e)) if e.request_id == self.req => {
+                        return Err(e.code);
+                    }
+                    _ => {}
+                }
+            }
+        }
+
+        async fn record(&self) -> View {
+            self.handle.record(false).await.unwrap().view
+        }
+    }
+
+    #[tokio::test]
+    async fn a_move_whose_commit_fails_is_taken_back_completely() {
+        let mut t = table(chuhe_rules::START_FEN).await;
+        assert_eq!(t.play(true, 1, "h2e2", false).await, Ok(2));
+        let before = t.record().await;
+        // Black's knight move (with a draw offer) cannot be stored: refused, nothing changes.
+        t.persist.set_failing(true);
+        assert_eq!(
+            t.play(false, 2, "h9g7", true).await,
+            Err("store_unavailable".into())
+        );
+        t.persist.set_failing(false);
+        let after = t.record().await;
+        assert_eq!(
+            (after.seq, after.moves.len(), &after.fen, after.draw_offer),
+            (
+                before.seq,
+                before.moves.len(),
+                &before.fen,
+                before.draw_offer
+            )
+        );
+        // The same move is still ply 2 and legal (the knight is back on h9), the clock
+        // runs for Black, and it is not mistaken for a resend of a stored move.
+        assert_eq!(t.play(false, 2, "h9g7", false).await, Ok(3));
+        assert_eq!(
+            t.play(false, 2, "h9g7", false).await,
+            Ok(3),
+            "idempotent resend"
+        );
+        assert_eq!(
+            t.play(false, 2, "马8进7", false).await,
+            Ok(3),
+            "resend in Chinese"
+        );
+        assert_eq!(t.play(true, 3, "h0g2", false).await, Ok(4));
+        let rec = t.record().await;
+        let iccs: Vec<&str> = rec.moves.iter().map(|m| m.iccs.as_str()).collect();
+        assert_eq!(iccs, ["h2e2", "h9g7", "h0g2"]);
+        assert_eq!(rec.draw_offer, Side::Unspecified as i32);
+        let stored = t.persist.events(t.handle.id).await.unwrap();
+        assert_eq!(stored.len(), 4, "created + three moves");
+    }
+
+    #[tokio::test]
+    async fn a_mating_move_whose_commit_fails_leaves_the_game_running() {
+        // Red mates with i7i9: the rook on a8 holds the 8th rank.
+        let mut t = table("4k4/R8/8R/9/9/9/9/9/9/3K5 w - - 0 1").await;
+        t.persist.set_failing(true);
+        assert_eq!(
+            t.play(true, 1, "i7i9", false).await,
+            Err("store_unavailable".into())
+        );
+        let rec = t.record().await;
+        assert!(!rec.finished && rec.moves.is_empty());
+        assert_eq!(
+            rec.clock.running,
+            Side::Red as i32,
+            "Red's clock still runs"
+        );
+        t.persist.set_failing(false);
+        assert_eq!(t.play(true, 1, "i7i9", false).await, Ok(2));
+        let rec = t.record().await;
+        assert!(rec.finished);
+        assert_eq!(rec.result, WResult::RedWins as i32);
+        assert_eq!(rec.end_reason, "checkmate");
     }
 }

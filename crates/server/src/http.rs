@@ -74,7 +74,7 @@ async fn healthz(State(env): State<Env>) -> Response {
 async fn metrics(State(env): State<Env>) -> Response {
     (
         [(header::CONTENT_TYPE, "text/plain; version=0.0.4")],
-        env.metrics.render(),
+        env.metrics.render(env.persist.commit_stats()),
     )
         .into_response()
 }

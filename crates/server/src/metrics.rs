@@ -5,6 +5,8 @@ use std::fmt::Write as _;
 use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 use std::time::Duration;
 
+use crate::persist::CommitStats;
+
 /// Latency histogram with fixed buckets (seconds).
 #[derive(Debug)]
 pub struct Histogram {
@@ -99,7 +101,8 @@ impl Default for Metrics {
 }
 
 impl Metrics {
-    pub fn render(&self) -> String {
+    /// The Prometheus text of every metric, with the store's group-commit totals when given.
+    pub fn render(&self, store: Option<CommitStats>) -> String {
         let mut o = String::with_capacity(4096);
         let _ = writeln!(
             o,
@@ -170,6 +173,42 @@ impl Metrics {
             "chuhe_store_commit_seconds",
             "Time to durably commit a game's events.",
         );
+        if let Some(s) = store {
+            for (name, help, v) in [
+                (
+                    "chuhe_store_batches_total",
+                    "Group-commit transactions (events_total / batches_total is the mean batch).",
+                    s.batches,
+                ),
+                (
+                    "chuhe_store_appends_total",
+                    "Appends acknowledged by the group-commit writers.",
+                    s.appends,
+                ),
+                (
+                    "chuhe_store_events_total",
+                    "Events stored by the group-commit writers.",
+                    s.events,
+                ),
+                (
+                    "chuhe_store_refused_total",
+                    "Appends refused by the store (seq mismatch, finished or unknown game).",
+                    s.refused,
+                ),
+                (
+                    "chuhe_store_failed_total",
+                    "Appends whose transaction failed.",
+                    s.failed,
+                ),
+            ] {
+                let _ = writeln!(o, "# HELP {name} {help}\n# TYPE {name} counter\n{name} {v}");
+            }
+            let _ = writeln!(
+                o,
+                "# HELP chuhe_store_transaction_seconds_total Time inside group-commit transactions.\n# TYPE chuhe_store_transaction_seconds_total counter\nchuhe_store_transaction_seconds_total {}",
+                s.commit_micros as f64 / 1e6
+            );
+        }
         o
     }
 }
@@ -183,8 +222,18 @@ mod tests {
         let m = Metrics::default();
         m.moves_total.fetch_add(3, Ordering::Relaxed);
         m.move_latency.observe(Duration::from_micros(300));
-        let t = m.render();
+        let t = m.render(None);
         assert!(t.contains("chuhe_moves_total 3"));
+        assert!(!t.contains("chuhe_store_batches_total"));
+        let t = m.render(Some(CommitStats {
+            batches: 2,
+            events: 7,
+            commit_micros: 1_500_000,
+            ..CommitStats::default()
+        }));
+        assert!(t.contains("chuhe_store_batches_total 2\n"));
+        assert!(t.contains("chuhe_store_events_total 7\n"));
+        assert!(t.contains("chuhe_store_transaction_seconds_total 1.5\n"));
         assert!(t.contains("chuhe_move_processing_seconds_bucket{le=\"0.0005\"} 1"));
         assert!(t.contains("chuhe_move_processing_seconds_bucket{le=\"0.00025\"} 0"));
         assert!(t.contains("chuhe_move_processing_seconds_count 1"));

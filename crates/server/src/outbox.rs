@@ -6,7 +6,7 @@ use std::sync::{Arc, OnceLock};
 use axum::body::Bytes;
 use axum::extract::ws::{Message, Utf8Bytes};
 use chuhe_proto::Encoding;
-use chuhe_proto::v1::ServerMessage;
+use chuhe_proto::v1::{GameEvent, ServerMessage, server_message};
 use tokio::sync::{Notify, mpsc};
 
 /// A server message shared by every recipient: each encoding is produced at
@@ -39,6 +39,14 @@ impl SharedFrame {
 
     pub fn message(&self) -> &ServerMessage {
         &self.msg
+    }
+
+    /// The game event the frame carries, if it is one.
+    pub fn event(&self) -> Option<&GameEvent> {
+        match &self.msg.kind {
+            Some(server_message::Kind::Event(ev)) => Some(ev),
+            _ => None,
+        }
     }
 
     pub fn ws_message(&self, enc: Encoding) -> Message {

@@ -120,12 +120,36 @@ pub trait Persist: Send + Sync + 'static {
     ) -> BoxFut<'_, Result<(String, i64), PersistError>>;
     /// Revokes a token; false when there was no such live token.
     fn revoke_token(&self, token_id: i64) -> BoxFut<'_, Result<bool, PersistError>>;
+    /// Totals of the group-commit writers since the store opened (for `/metrics`); None for
+    /// a store without group commit.
+    fn commit_stats(&self) -> Option<CommitStats> {
+        None
+    }
+}
+
+/// Group-commit totals since the store opened.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct CommitStats {
+    /// Transactions committed.
+    pub batches: u64,
+    /// Appends (one per game per commit request) acknowledged.
+    pub appends: u64,
+    /// Events stored.
+    pub events: u64,
+    /// Appends refused (seq mismatch, finished or unknown game).
+    pub refused: u64,
+    /// Appends whose transaction failed.
+    pub failed: u64,
+    /// Time spent inside batch transactions, in microseconds.
+    pub commit_micros: u64,
 }
 
 /// An in-memory [`Persist`] for tests.
 #[derive(Default)]
 pub struct MemoryPersist {
     inner: Mutex<Mem>,
+    /// While set, every append fails (a store outage) and stores nothing.
+    failing: std::sync::atomic::AtomicBool,
 }
 
 #[derive(Default)]
@@ -137,6 +161,12 @@ struct Mem {
 }
 
 impl MemoryPersist {
+    /// Makes every append fail (true) or work again (false).
+    pub fn set_failing(&self, failing: bool) {
+        self.failing
+            .store(failing, std::sync::atomic::Ordering::SeqCst);
+    }
+
     fn with<T>(&self, f: impl FnOnce(&mut Mem) -> T) -> T {
         let mut g = match self.inner.lock() {
             Ok(g) => g,
@@ -153,6 +183,9 @@ impl Persist for MemoryPersist {
         events: Vec<EventRow>,
         finish: Option<FinishRow>,
     ) -> BoxFut<'_, Result<(), PersistError>> {
+        if self.failing.load(std::sync::atomic::Ordering::SeqCst) {
+            return Box::pin(async { Err(PersistError("store outage (test)".into())) });
+        }
         let r = self.with(|m| {
             let Some((row, log)) = m.games.get_mut(&game) else {
                 return Err(PersistError(format!("no game {game}")));

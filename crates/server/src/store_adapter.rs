@@ -8,7 +8,9 @@ use chuhe_store::{
     StoreError, TokenId, generate_token, hash_token,
 };
 
-use crate::persist::{Account, BoxFut, EventRow, FinishRow, GameRow, Persist, PersistError, Role};
+use crate::persist::{
+    Account, BoxFut, CommitStats, EventRow, FinishRow, GameRow, Persist, PersistError, Role,
+};
 
 /// Adapts any `Store` (usually `chuhe_store::AnyStore`).
 pub struct StoreAdapter<S: Store> {
@@ -78,6 +80,18 @@ fn row(g: chuhe_store::Game) -> GameRow {
 }
 
 impl<S: Store> Persist for StoreAdapter<S> {
+    fn commit_stats(&self) -> Option<CommitStats> {
+        let s = self.store.stats();
+        Some(CommitStats {
+            batches: s.batches,
+            appends: s.appends,
+            events: s.events,
+            refused: s.refused,
+            failed: s.failed,
+            commit_micros: s.commit_micros,
+        })
+    }
+
     fn append(
         &self,
         game: i64,

@@ -149,15 +149,48 @@ impl View {
         }
     }
 
-    pub fn summary(&self) -> GameSummary {
-        GameSummary {
-            game_id: self.game_id.clone(),
-            red_name: self.info.red_name.clone(),
-            black_name: self.info.black_name.clone(),
-            time_control: self.info.time_control.clone(),
-            plies: self.moves.len() as u32,
-            finished: self.finished,
-            result: self.result,
-        }
+    /// Brings the game's summary `s` up to date, reusing its strings' allocations (called
+    /// after every move).
+    pub fn fill_summary(&self, s: &mut GameSummary) {
+        s.game_id.clone_from(&self.game_id);
+        s.red_name.clone_from(&self.info.red_name);
+        s.black_name.clone_from(&self.info.black_name);
+        s.time_control.clone_from(&self.info.time_control);
+        s.plies = self.moves.len() as u32;
+        s.finished = self.finished;
+        s.result = self.result;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn summary_follows_the_view() {
+        let mut v = View::new("7", false);
+        v.info.red_name = "red".into();
+        v.info.black_name = "black".into();
+        v.info.time_control = "90m+30s".into();
+        v.moves.push(MoveRecord::default());
+        let mut s = GameSummary {
+            red_name: "someone else".into(),
+            plies: 9,
+            finished: true,
+            ..GameSummary::default()
+        };
+        v.fill_summary(&mut s);
+        assert_eq!(
+            s,
+            GameSummary {
+                game_id: "7".into(),
+                red_name: "red".into(),
+                black_name: "black".into(),
+                time_control: "90m+30s".into(),
+                plies: 1,
+                finished: false,
+                result: v.result,
+            }
+        );
     }
 }
