@@ -2,7 +2,7 @@
 
 use crate::types::{GameId, PrincipalId, Role, TokenId};
 
-/// Everything that can go wrong in the store. Variants other than `Database`, `Migrate`,
+/// Everything that can go wrong in the store. Variants other than `Database`, `Sqlite`, `Migrate`,
 /// `CommitFailed`, `Corrupt` and `Closed` are the caller's mistake and leave the store unchanged.
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
@@ -54,6 +54,9 @@ pub enum StoreError {
     Migrate(#[from] sqlx::migrate::MigrateError),
     #[error("database error: {0}")]
     Database(#[from] sqlx::Error),
+    /// An error of the SQLite writer's own connection.
+    #[error("database error: {0}")]
+    Sqlite(#[from] rusqlite::Error),
 }
 
 impl StoreError {
@@ -63,6 +66,7 @@ impl StoreError {
         !matches!(
             self,
             StoreError::Database(_)
+                | StoreError::Sqlite(_)
                 | StoreError::Migrate(_)
                 | StoreError::CommitFailed(_)
                 | StoreError::Corrupt(_)

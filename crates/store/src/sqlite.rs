@@ -1,6 +1,11 @@
-//! The SQLite backend: one file in WAL mode, a pool of connections for reads and rare writes,
-//! and one writer task with its own connection that group-commits appends
+//! The SQLite backend: one file in WAL mode, a pool of connections (sqlx) for reads and rare
+//! writes, and one writer thread with its own connection (rusqlite) that group-commits appends
 //! (`BEGIN IMMEDIATE … COMMIT`, one transaction per batch).
+//!
+//! The writer is a plain thread because a batch is many small statements: through sqlx every
+//! statement is a round trip between the async task and sqlx's connection thread (two thread
+//! switches each, and a wait for the busy async worker to come back to the task), while the
+//! thread runs the whole batch in one call with prepared statements it keeps.
 
 use std::collections::HashMap;
 use std::str::FromStr;
@@ -59,26 +64,23 @@ impl SqliteStore {
             .await?;
         // The writer touches the hot pages of every live game: give it 16 MiB of page cache
         // (the default, kept for the readers so idle memory stays small, is 2 MiB).
-        // No statement journals on the writer: a multi-row statement that may abort half-way
-        // makes SQLite copy every page it touches into a statement journal first (measured
-        // with valgrind's DHAT: 64 KiB journal chunks, the bulk of the writer's allocations).
-        // The writer's statements use `OR FAIL` (a constraint failure stops the statement
-        // without undoing its earlier rows; the writer then rolls back the whole batch), and
-        // its connection skips the foreign-key lookups: the writer checks every appended
-        // event's game itself (an unknown game is refused before anything is written).
-        let conn = connect
-            .clone()
-            .foreign_keys(false)
-            .pragma("cache_size", "-16384")
-            .pragma("wal_autocheckpoint", "0")
-            .connect()
-            .await?;
+        // No statement journals on the writer: a statement that may abort half-way makes
+        // SQLite copy every page it touches into a statement journal first (measured with
+        // valgrind's DHAT: 64 KiB journal chunks, the bulk of the writer's allocations). The
+        // writer's statements use `OR FAIL` (a constraint failure stops the statement without
+        // undoing its earlier rows; the writer then rolls back the whole batch), and its
+        // connection skips the foreign-key lookups: the writer checks every appended event's
+        // game itself (an unknown game is refused before anything is written).
+        let file = connect.get_filename().to_path_buf();
+        let synchronous = match options.sqlite_sync {
+            SqliteSync::Full => "FULL",
+            SqliteSync::Normal => "NORMAL",
+        };
+        let jobs = spawn_writer(file, synchronous).await?;
         let checkpointer = connect.connect().await?;
         let writers = Writers::spawn(
             vec![SqliteCommitter {
-                conn,
-                sql: Statements::new(),
-                known: HashMap::new(),
+                jobs,
                 checkpoint: Checkpoint::new(checkpointer),
             }],
             options.queue_capacity,
@@ -88,83 +90,111 @@ impl SqliteStore {
     }
 }
 
-/// Rows per multi-row statement. A batch is split greedily into chunks of these sizes, so a
-/// handful of prepared statements (cached per connection) serve any batch size, and a batch of
-/// 1,000 appends takes about a dozen statements instead of 3,000: with sqlx every statement is a
-/// round trip to the connection's worker thread, which costs more than SQLite's own work.
-const CHUNKS: [usize; 5] = [256, 64, 16, 4, 1];
-
-/// The chunk sizes covering `n` rows, largest first, as indexes into [`CHUNKS`].
-fn split(mut n: usize) -> Vec<usize> {
-    let mut out = Vec::new();
-    for (i, &size) in CHUNKS.iter().enumerate() {
-        while n >= size {
-            out.push(i);
-            n -= size;
-        }
-    }
-    out
+/// What the writer thread is asked to do.
+enum Job {
+    Commit(
+        Vec<Op>,
+        tokio::sync::oneshot::Sender<Result<Vec<Result<u64>>>>,
+    ),
+    /// Checkpoint on the writer's own connection (the background connection is gone).
+    Checkpoint,
 }
 
-fn repeat_tuple(rows: usize, width: usize) -> String {
-    let tuple = format!("({})", vec!["?"; width].join(", "));
-    vec![tuple; rows].join(", ")
-}
-
-struct Statements {
-    select: Vec<String>,
-    insert: Vec<String>,
-    update: Vec<String>,
-}
-
-impl Statements {
-    fn new() -> Statements {
-        Statements {
-            select: CHUNKS
-                .iter()
-                .map(|&n| {
-                    format!(
-                        "SELECT id, last_seq, finished_at_ms FROM games WHERE id IN ({})",
-                        vec!["?"; n].join(", ")
-                    )
-                })
-                .collect(),
-            insert: CHUNKS
-                .iter()
-                .map(|&n| {
-                    format!(
-                        "INSERT OR FAIL INTO game_events \
-                         (game_id, seq, kind, payload, at_ms, actor_id, reason) VALUES {}",
-                        repeat_tuple(n, 7)
-                    )
-                })
-                .collect(),
-            update: CHUNKS
-                .iter()
-                .map(|&n| {
-                    format!(
-                        "WITH u (id, last_seq, result, reason, finished_at_ms) AS (VALUES {}) \
-                         UPDATE OR FAIL games SET last_seq = u.last_seq, \
-                         result = COALESCE(u.result, games.result), \
-                         reason = COALESCE(u.reason, games.reason), \
-                         finished_at_ms = COALESCE(u.finished_at_ms, games.finished_at_ms) \
-                         FROM u WHERE games.id = u.id",
-                        repeat_tuple(n, 5)
-                    )
-                })
-                .collect(),
-        }
-    }
-}
-
+/// The group-commit writer as the async side sees it: a queue to the writer thread.
 struct SqliteCommitter {
-    conn: SqliteConnection,
-    sql: Statements,
+    jobs: std::sync::mpsc::Sender<Job>,
+    checkpoint: Checkpoint,
+}
+
+const SQL_STATE: &str = "SELECT last_seq, finished_at_ms FROM games WHERE id = ?1";
+const SQL_UPDATE: &str = "UPDATE OR FAIL games SET last_seq = ?2, \
+     result = COALESCE(?3, result), reason = COALESCE(?4, reason), \
+     finished_at_ms = COALESCE(?5, finished_at_ms) WHERE id = ?1";
+
+/// Rows per multi-row `INSERT`: a batch's events go in greedily in chunks of these sizes, so
+/// a handful of prepared statements serve any batch and most rows share a statement's
+/// per-execution cost.
+const CHUNKS: [usize; 4] = [64, 16, 4, 1];
+
+/// The `INSERT` of `rows` events.
+fn insert_sql(rows: usize) -> String {
+    let tuple = "(?, ?, ?, ?, ?, ?, ?)";
+    format!(
+        "INSERT OR FAIL INTO game_events (game_id, seq, kind, payload, at_ms, actor_id, reason) \
+         VALUES {}",
+        vec![tuple; rows].join(", ")
+    )
+}
+
+/// Opens the writer's connection on a thread of its own and starts serving jobs there; the
+/// thread ends (closing the connection) when the returned sender is dropped.
+async fn spawn_writer(
+    file: std::path::PathBuf,
+    synchronous: &'static str,
+) -> Result<std::sync::mpsc::Sender<Job>> {
+    let (jobs, queue) = std::sync::mpsc::channel::<Job>();
+    let (opened, open_result) = tokio::sync::oneshot::channel();
+    std::thread::Builder::new()
+        .name("chuhe-sqlite-writer".into())
+        .spawn(move || {
+            let conn = match open_writer(&file, synchronous) {
+                Ok(conn) => {
+                    let _ = opened.send(Ok(()));
+                    conn
+                }
+                Err(e) => {
+                    let _ = opened.send(Err(e));
+                    return;
+                }
+            };
+            let mut writer = Writer {
+                conn,
+                known: HashMap::new(),
+                insert_sql: CHUNKS.map(insert_sql),
+            };
+            while let Ok(job) = queue.recv() {
+                match job {
+                    Job::Commit(ops, reply) => {
+                        let _ = reply.send(writer.commit(ops));
+                    }
+                    Job::Checkpoint => {
+                        // Best effort: a failure here is retried at the next turn.
+                        let _ = writer
+                            .conn
+                            .query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |_| Ok(()));
+                    }
+                }
+            }
+        })
+        .map_err(|e| StoreError::CommitFailed(format!("starting the writer thread: {e}")))?;
+    open_result.await.map_err(|_| StoreError::Closed)??;
+    Ok(jobs)
+}
+
+fn open_writer(file: &std::path::Path, synchronous: &str) -> Result<rusqlite::Connection> {
+    use rusqlite::OpenFlags;
+    let conn = rusqlite::Connection::open_with_flags(
+        file,
+        OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+    )?;
+    conn.busy_timeout(Duration::from_secs(10))?;
+    conn.execute_batch(&format!(
+        "PRAGMA journal_mode = WAL; PRAGMA synchronous = {synchronous}; \
+         PRAGMA foreign_keys = OFF; PRAGMA cache_size = -16384; PRAGMA wal_autocheckpoint = 0;"
+    ))?;
+    conn.set_prepared_statement_cache_capacity(CHUNKS.len() + 4);
+    Ok(conn)
+}
+
+/// The writer thread's side: its connection and what it knows of the games.
+struct Writer {
+    conn: rusqlite::Connection,
     /// Last seq and finished flag of the unfinished games this writer has committed to. It is
     /// the only writer of events, so after one read per game a batch needs no `SELECT`; the
     /// map is emptied whenever a commit fails, and a game leaves it when it finishes.
     known: HashMap<GameId, GameState>,
-    checkpoint: Checkpoint,
+    /// The `INSERT` statements for each of [`CHUNKS`].
+    insert_sql: [String; CHUNKS.len()],
 }
 
 /// How often the WAL is copied back into the database file.
@@ -230,9 +260,22 @@ impl Checkpoint {
 
 impl Committer for SqliteCommitter {
     async fn commit(&mut self, ops: Vec<Op>) -> Result<Vec<Result<u64>>> {
-        let done = self.commit_batch(ops).await;
-        match &done {
-            Ok((_, updates)) => {
+        let (reply, answer) = tokio::sync::oneshot::channel();
+        self.jobs
+            .send(Job::Commit(ops, reply))
+            .map_err(|_| StoreError::Closed)?;
+        let done = answer.await.map_err(|_| StoreError::Closed)?;
+        if self.checkpoint.after_commit() {
+            let _ = self.jobs.send(Job::Checkpoint);
+        }
+        done
+    }
+}
+
+impl Writer {
+    fn commit(&mut self, ops: Vec<Op>) -> Result<Vec<Result<u64>>> {
+        match self.commit_batch(ops) {
+            Ok((outcomes, updates)) => {
                 for u in updates {
                     if u.finish.is_some() {
                         self.known.remove(&u.game);
@@ -246,22 +289,22 @@ impl Committer for SqliteCommitter {
                         );
                     }
                 }
+                Ok(outcomes)
             }
-            Err(_) => self.known.clear(),
+            Err(e) => {
+                self.known.clear();
+                if !self.conn.is_autocommit() {
+                    // Nothing of the batch may stay; if even the rollback fails the
+                    // connection is unusable and the next BEGIN reports it.
+                    let _ = self.conn.execute_batch("ROLLBACK");
+                }
+                Err(e)
+            }
         }
-        if self.checkpoint.after_commit() {
-            // Best effort: a failure here is retried at the next turn and fails no append.
-            let _ = sqlx::query("PRAGMA wal_checkpoint(PASSIVE)")
-                .execute(&mut self.conn)
-                .await;
-        }
-        done.map(|(outcomes, _)| outcomes)
     }
-}
 
-impl SqliteCommitter {
     /// One batch in one transaction: the outcomes, and the games' new states.
-    async fn commit_batch(
+    fn commit_batch(
         &mut self,
         ops: Vec<Op>,
     ) -> Result<(Vec<Result<u64>>, Vec<crate::batch::GameUpdate>)> {
@@ -278,76 +321,64 @@ impl SqliteCommitter {
         });
         // IMMEDIATE takes the write lock up front, so the batch never fails half-way for a
         // concurrent writer from the pool (it waits up to the busy timeout instead).
-        let mut tx = self.conn.begin_with("BEGIN IMMEDIATE").await?;
-        let mut rest = &ids[..];
-        for chunk in split(ids.len()) {
-            let (now, later) = rest.split_at(CHUNKS[chunk]);
-            rest = later;
-            let mut q = sqlx::query_as::<_, (i64, i64, Option<i64>)>(&self.sql.select[chunk]);
-            for id in now {
-                q = q.bind(id);
-            }
-            for (id, last_seq, finished_at) in q.fetch_all(&mut *tx).await? {
-                states.insert(
-                    GameId(id),
-                    GameState {
-                        last_seq: to_u64("last_seq", last_seq)?,
-                        finished: finished_at.is_some(),
-                    },
-                );
+        self.conn.execute_batch("BEGIN IMMEDIATE")?;
+        if !ids.is_empty() {
+            let mut select = self.conn.prepare_cached(SQL_STATE)?;
+            for id in ids {
+                let row = select.query_row([id], |r| {
+                    Ok((r.get::<_, i64>(0)?, r.get::<_, Option<i64>>(1)?))
+                });
+                match row {
+                    Ok((last_seq, finished_at)) => {
+                        states.insert(
+                            GameId(id),
+                            GameState {
+                                last_seq: to_u64("last_seq", last_seq)?,
+                                finished: finished_at.is_some(),
+                            },
+                        );
+                    }
+                    Err(rusqlite::Error::QueryReturnedNoRows) => {} // plan refuses it
+                    Err(e) => return Err(e.into()),
+                }
             }
         }
         let plan = plan(ops, &states);
         let mut rest = &plan.rows[..];
-        for chunk in split(plan.rows.len()) {
-            let (now, later) = rest.split_at(CHUNKS[chunk]);
-            rest = later;
-            let mut q = sqlx::query(&self.sql.insert[chunk]);
-            for (game, ev) in now {
-                q = q
-                    .bind(game.0)
-                    .bind(to_i64("seq", ev.seq)?)
-                    .bind(ev.kind.as_str())
-                    .bind(ev.payload.as_slice())
-                    .bind(ev.at_ms)
-                    .bind(ev.actor.map(|a| a.0))
-                    .bind(ev.reason.as_deref());
+        for (size, sql) in CHUNKS.iter().zip(&self.insert_sql) {
+            while rest.len() >= *size {
+                let (now, later) = rest.split_at(*size);
+                rest = later;
+                let mut insert = self.conn.prepare_cached(sql)?;
+                let mut i = 0;
+                for (game, ev) in now {
+                    insert.raw_bind_parameter(i + 1, game.0)?;
+                    insert.raw_bind_parameter(i + 2, to_i64("seq", ev.seq)?)?;
+                    insert.raw_bind_parameter(i + 3, ev.kind.as_str())?;
+                    insert.raw_bind_parameter(i + 4, ev.payload.as_slice())?;
+                    insert.raw_bind_parameter(i + 5, ev.at_ms)?;
+                    insert.raw_bind_parameter(i + 6, ev.actor.map(|a| a.0))?;
+                    insert.raw_bind_parameter(i + 7, ev.reason.as_deref())?;
+                    i += 7;
+                }
+                insert.raw_execute()?;
             }
-            q.execute(&mut *tx).await?;
         }
-        let mut rest = &plan.updates[..];
-        for chunk in split(plan.updates.len()) {
-            let (now, later) = rest.split_at(CHUNKS[chunk]);
-            rest = later;
-            let mut q = sqlx::query(&self.sql.update[chunk]);
-            for u in now {
+        if !plan.updates.is_empty() {
+            let mut update = self.conn.prepare_cached(SQL_UPDATE)?;
+            for u in &plan.updates {
                 let f = u.finish.as_ref();
-                q = q
-                    .bind(u.game.0)
-                    .bind(to_i64("last_seq", u.last_seq)?)
-                    .bind(f.map(|f| f.result.as_str()))
-                    .bind(f.map(|f| f.reason.as_str()))
-                    .bind(f.map(|f| f.at_ms));
+                update.execute(rusqlite::params![
+                    u.game.0,
+                    to_i64("last_seq", u.last_seq)?,
+                    f.map(|f| f.result.as_str()),
+                    f.map(|f| f.reason.as_str()),
+                    f.map(|f| f.at_ms),
+                ])?;
             }
-            q.execute(&mut *tx).await?;
         }
-        tx.commit().await?;
+        self.conn.execute_batch("COMMIT")?;
         Ok((plan.outcomes, plan.updates))
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn split_covers_every_size_exactly() {
-        for n in 0..2000 {
-            let parts = split(n);
-            assert_eq!(parts.iter().map(|&i| CHUNKS[i]).sum::<usize>(), n);
-            assert!(parts.windows(2).all(|w| w[0] <= w[1]), "largest first");
-        }
-        assert_eq!(split(261), vec![0, 3, 4]);
     }
 }
 

@@ -1020,3 +1020,53 @@ async fn sqlite_background_checkpoints_copy_the_wal_into_the_database_file() -> 
     s.close().await;
     Ok(())
 }
+
+/// A batch whose transaction fails half-way (here a trigger refuses the third event after the
+/// first two were inserted) stores nothing of itself, answers every append in it with
+/// `CommitFailed`, and the writer goes on with the stored state (its cache of game states is
+/// dropped, so a stale cached seq cannot refuse the retry).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sqlite_a_batch_failing_half_way_stores_nothing_and_the_writer_goes_on() -> TestResult {
+    let dir = tempfile::tempdir()?;
+    let url = format!("sqlite://{}", dir.path().join("fail.db").display());
+    let s = open(&url).await?;
+    let game = game_between(&s, "red", "black").await?;
+    let other = game_between(&s, "red2", "black2").await?;
+    check!(s.append(other, evs(1..=2)).await? == 2);
+    let mut raw = sqlx::SqliteConnection::connect(&url).await?;
+    sqlx::query(
+        "CREATE TRIGGER fail_third BEFORE INSERT ON game_events WHEN NEW.seq = 3 \
+         BEGIN SELECT RAISE(FAIL, 'injected failure'); END",
+    )
+    .execute(&mut raw)
+    .await?;
+    let failed = s.append(game, evs(1..=4)).await;
+    check!(
+        matches!(&failed, Err(StoreError::CommitFailed(m)) if m.contains("injected failure")),
+        "got {failed:?}"
+    );
+    check!(!failed.as_ref().is_err_and(|e| e.is_client_error()));
+    check!(
+        s.events_since(game, 0, 100).await?.is_empty(),
+        "rows 1 and 2 were rolled back"
+    );
+    check!(
+        s.append(other, evs(3..=3)).await.is_err(),
+        "the trigger still refuses seq 3"
+    );
+    sqlx::query("DROP TRIGGER fail_third")
+        .execute(&mut raw)
+        .await?;
+    raw.close().await?;
+    check!(s.append(game, evs(1..=4)).await? == 4);
+    check!(s.append(other, evs(3..=3)).await? == 3);
+    let stored: Vec<u64> = s
+        .events_since(game, 0, 100)
+        .await?
+        .iter()
+        .map(|e| e.seq)
+        .collect();
+    check!(stored == vec![1, 2, 3, 4]);
+    s.close().await;
+    Ok(())
+}
