@@ -2,9 +2,11 @@
 //! ruling state and the game's subscribers. Everyone else holds a
 //! [`GameHandle`] (a bounded channel); nothing on the move path takes a lock.
 //!
-//! Every change follows one path: compute the next state on a copy, commit
-//! the resulting events to the store, and only then acknowledge, replace the
-//! state and broadcast. A failed commit changes nothing.
+//! Every change follows one path: compute the next state, commit the
+//! resulting events to the store, and only then acknowledge, keep the state
+//! and broadcast. A failed commit changes nothing. A move (the hot path) is
+//! applied to the state in place and undone if it is refused or its commit
+//! fails (`Undo`, [`Board::take_back`]); the rarer commands work on a copy.
 
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
@@ -289,8 +291,9 @@ struct Game {
     info: GameInfo,
     red: i64,
     black: i64,
-    /// Boxed: every handler clones it, changes the clone and swaps it in after the commit;
-    /// boxed, the handlers' futures hold a pointer instead of a 1.7 KB copy at each await.
+    /// Boxed: the rarer handlers clone it, change the clone and swap it in after the commit
+    /// (a move changes it in place); boxed, the handlers' futures hold a pointer instead of a
+    /// 1.7 KB copy at each await.
     st: Box<State>,
     seq: u64,
     env: Env,

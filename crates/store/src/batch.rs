@@ -137,6 +137,59 @@ pub(crate) fn plan(ops: Vec<Op>, states: &HashMap<GameId, GameState>) -> Plan {
     }
 }
 
+/// A batch whose every op is accepted against the states a writer already knows: the outcome
+/// (last seq after it) of each op, and per game its last seq before the batch and its update.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) struct KnownPlan {
+    pub outcomes: Vec<u64>,
+    pub games: Vec<(u64, GameUpdate)>,
+}
+
+/// The plan of a batch when all its games are in `known` and no op would be refused, without
+/// consuming the ops; None otherwise (the batch then needs the stored states, see [`plan`]).
+/// A writer uses it to commit in one statement that applies only if every game's stored last
+/// seq is still the one in `known`.
+pub(crate) fn plan_known(ops: &[Op], known: &HashMap<GameId, GameState>) -> Option<KnownPlan> {
+    let mut current: HashMap<GameId, (u64, GameState, Option<Finish>)> = HashMap::new();
+    let mut order = Vec::new();
+    let mut outcomes = Vec::with_capacity(ops.len());
+    for op in ops {
+        let state = match current.get(&op.game) {
+            Some((_, s, _)) => *s,
+            None => *known.get(&op.game)?,
+        };
+        let next = check_op(op, Some(state)).ok()?;
+        outcomes.push(next.last_seq);
+        match current.get_mut(&op.game) {
+            Some(entry) => {
+                entry.1 = next;
+                if op.finish.is_some() {
+                    entry.2.clone_from(&op.finish);
+                }
+            }
+            None => {
+                order.push(op.game);
+                current.insert(op.game, (state.last_seq, next, op.finish.clone()));
+            }
+        }
+    }
+    let games = order
+        .into_iter()
+        .filter_map(|game| {
+            let (before, after, finish) = current.remove(&game)?;
+            Some((
+                before,
+                GameUpdate {
+                    game,
+                    last_seq: after.last_seq,
+                    finish,
+                },
+            ))
+        })
+        .collect();
+    Some(KnownPlan { outcomes, games })
+}
+
 /// A backend's way of committing one batch in one transaction.
 pub(crate) trait Committer: Send + 'static {
     /// Commits the batch; on `Err` nothing of it was stored.
@@ -497,6 +550,43 @@ mod tests {
                 }
                 for u in &p.updates {
                     prop_assert_eq!(Some(&u.last_seq), model.get(&u.game).map(|s| &s.last_seq));
+                }
+            }
+
+            /// `plan_known` answers exactly when every game is known and `plan` accepts every
+            /// op, and then with the same outcomes and updates.
+            #[test]
+            fn plan_known_agrees_with_plan(
+                start in proptest::collection::vec((0u64..4, any::<bool>()), 3),
+                ops in proptest::collection::vec((0i64..4, 0u64..8, 0usize..3, any::<bool>()), 0..20),
+            ) {
+                let mut stored = HashMap::new();
+                for (g, &(last_seq, finished)) in start.iter().enumerate() {
+                    stored.insert(GameId(g as i64), GameState { last_seq, finished });
+                }
+                let batch: Vec<Op> = ops
+                    .iter()
+                    .map(|&(g, first, n, fin)| {
+                        let mut o = op(g, &(first..first + n as u64).collect::<Vec<_>>());
+                        if fin {
+                            o.finish = Some(Finish { result: "1-0".into(), reason: "resign".into(), at_ms: 1 });
+                        }
+                        o
+                    })
+                    .collect();
+                let fast = plan_known(&batch, &stored);
+                let p = plan(batch, &stored);
+                let all_ok = p.outcomes.iter().all(|o| o.is_ok())
+                    && ops.iter().all(|&(g, ..)| stored.contains_key(&GameId(g)));
+                prop_assert_eq!(fast.is_some(), all_ok);
+                if let Some(fast) = fast {
+                    let outcomes: Vec<u64> = p.outcomes.iter().filter_map(|o| o.as_ref().ok().copied()).collect();
+                    prop_assert_eq!(fast.outcomes, outcomes);
+                    let updates: Vec<GameUpdate> = fast.games.iter().map(|(_, u)| u.clone()).collect();
+                    prop_assert_eq!(updates, p.updates);
+                    for (before, u) in &fast.games {
+                        prop_assert_eq!(Some(*before), stored.get(&u.game).map(|s| s.last_seq));
+                    }
                 }
             }
         }

@@ -80,11 +80,10 @@ impl SqliteSync {
 pub struct StoreOptions {
     /// SQLite durability; see [`SqliteSync`].
     pub sqlite_sync: SqliteSync,
-    /// Connections for reads and non-batched writes (SQLite: readers; PostgreSQL: the whole pool
-    /// also serves the writers).
+    /// Connections for reads and non-batched writes (the group-commit writers have their own).
     pub pool_size: u32,
-    /// PostgreSQL writer tasks (each commits its own batches; games are routed by id). SQLite
-    /// always has exactly one writer.
+    /// PostgreSQL writer tasks, each with its own connection (each commits its own batches;
+    /// games are routed by id). SQLite always has exactly one writer.
     pub pg_writers: usize,
     /// Most appends in one transaction.
     pub max_batch: usize,
@@ -97,7 +96,7 @@ impl Default for StoreOptions {
         StoreOptions {
             sqlite_sync: SqliteSync::Normal,
             pool_size: 8,
-            pg_writers: 4,
+            pg_writers: 2,
             max_batch: 1024,
             queue_capacity: 8192,
         }

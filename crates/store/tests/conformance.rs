@@ -905,20 +905,7 @@ async fn postgres_conformance() -> TestResult {
         );
         return Ok(());
     };
-    // A random name from the token generator's OS randomness.
-    let rnd = generate_token()?.hash.0;
-    let db: String = format!(
-        "chuhe_test_{}",
-        rnd[..6]
-            .iter()
-            .map(|b| format!("{b:02x}"))
-            .collect::<String>()
-    );
-    let mut admin = sqlx::PgConnection::connect(&base).await?;
-    sqlx::query(&format!("CREATE DATABASE {db}"))
-        .execute(&mut admin)
-        .await?;
-    let db_url = replace_db(&base, &db);
+    let (mut admin, db, db_url) = fresh_pg_database(&base).await?;
     // One schema per case, so cases never see each other's rows.
     let mut conn = sqlx::PgConnection::connect(&db_url).await?;
     for (name, _) in CASES {
@@ -936,6 +923,86 @@ async fn postgres_conformance() -> TestResult {
         .execute(&mut admin)
         .await;
     check!(failures.is_empty(), "{}", failures.join("\n"));
+    dropped?;
+    Ok(())
+}
+
+/// A new database `chuhe_test_<random>` on the server of `base`: the admin connection (to drop
+/// it afterwards), its name and its URL.
+async fn fresh_pg_database(
+    base: &str,
+) -> Result<(sqlx::PgConnection, String, String), Box<dyn Error + Send + Sync>> {
+    // A random name from the token generator's OS randomness.
+    let rnd = generate_token()?.hash.0;
+    let db: String = format!(
+        "chuhe_test_{}",
+        rnd[..6]
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect::<String>()
+    );
+    let mut admin = sqlx::PgConnection::connect(base).await?;
+    sqlx::query(&format!("CREATE DATABASE {db}"))
+        .execute(&mut admin)
+        .await?;
+    let url = replace_db(base, &db);
+    Ok((admin, db, url))
+}
+
+/// Two nodes on one PostgreSQL database append to the same game (as after a fail-over): each
+/// writer's remembered last seq goes stale, and the one-statement commit must notice, write
+/// nothing, and leave the decision to the locked path — the log stays gap-free and no event is
+/// overwritten or lost.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn postgres_two_nodes_appending_to_one_game_never_overwrite_each_other() -> TestResult {
+    let Ok(base) = std::env::var("CHUHE_TEST_DATABASE_URL") else {
+        return Ok(());
+    };
+    let (mut admin, db, url) = fresh_pg_database(&base).await?;
+    let outcome = async {
+        let a = open(&url).await?;
+        let b = open(&url).await?;
+        let game = game_between(&a, "red", "black").await?;
+        check!(a.append(game, evs(1..=2)).await? == 2);
+        check!(
+            b.append(game, evs(3..=3)).await? == 3,
+            "b reads the stored state"
+        );
+        // a remembers last seq 2: its next append of seq 3 must be refused, not stored.
+        let dup = a.append(game, evs(3..=3)).await;
+        check!(
+            matches!(
+                dup,
+                Err(StoreError::SeqMismatch {
+                    expected: 4,
+                    got: 3,
+                    ..
+                })
+            ),
+            "got {dup:?}"
+        );
+        check!(a.append(game, evs(4..=5)).await? == 5);
+        check!(
+            b.append(game, evs(5..=5)).await.is_err(),
+            "b's memory is stale too"
+        );
+        check!(b.append(game, evs(6..=6)).await? == 6);
+        let seqs: Vec<u64> = a
+            .events_since(game, 0, 100)
+            .await?
+            .iter()
+            .map(|e| e.seq)
+            .collect();
+        check!(seqs == vec![1, 2, 3, 4, 5, 6]);
+        a.close().await;
+        b.close().await;
+        Ok::<(), Box<dyn Error + Send + Sync>>(())
+    }
+    .await;
+    let dropped = sqlx::query(&format!("DROP DATABASE {db} WITH (FORCE)"))
+        .execute(&mut admin)
+        .await;
+    outcome?;
     dropped?;
     Ok(())
 }
