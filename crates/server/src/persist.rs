@@ -127,22 +127,8 @@ pub trait Persist: Send + Sync + 'static {
     }
 }
 
-/// Group-commit totals since the store opened.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct CommitStats {
-    /// Transactions committed.
-    pub batches: u64,
-    /// Appends (one per game per commit request) acknowledged.
-    pub appends: u64,
-    /// Events stored.
-    pub events: u64,
-    /// Appends refused (seq mismatch, finished or unknown game).
-    pub refused: u64,
-    /// Appends whose transaction failed.
-    pub failed: u64,
-    /// Time spent inside batch transactions, in microseconds.
-    pub commit_micros: u64,
-}
+/// Group-commit totals since the store opened (the store's own counters).
+pub use chuhe_store::StoreStats as CommitStats;
 
 /// An in-memory [`Persist`] for tests.
 #[derive(Default)]

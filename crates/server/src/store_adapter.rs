@@ -81,15 +81,7 @@ fn row(g: chuhe_store::Game) -> GameRow {
 
 impl<S: Store> Persist for StoreAdapter<S> {
     fn commit_stats(&self) -> Option<CommitStats> {
-        let s = self.store.stats();
-        Some(CommitStats {
-            batches: s.batches,
-            appends: s.appends,
-            events: s.events,
-            refused: s.refused,
-            failed: s.failed,
-            commit_micros: s.commit_micros,
-        })
+        Some(self.store.stats())
     }
 
     fn append(

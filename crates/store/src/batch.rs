@@ -137,6 +137,27 @@ pub(crate) fn plan(ops: Vec<Op>, states: &HashMap<GameId, GameState>) -> Plan {
     }
 }
 
+/// Updates a writer's memory of game states after a commit: a finished game is forgotten
+/// (nothing may be appended to it), any other takes its new last seq.
+pub(crate) fn remember<'a>(
+    known: &mut HashMap<GameId, GameState>,
+    updates: impl IntoIterator<Item = &'a GameUpdate>,
+) {
+    for u in updates {
+        if u.finish.is_some() {
+            known.remove(&u.game);
+        } else {
+            known.insert(
+                u.game,
+                GameState {
+                    last_seq: u.last_seq,
+                    finished: false,
+                },
+            );
+        }
+    }
+}
+
 /// A batch whose every op is accepted against the states a writer already knows: the outcome
 /// (last seq after it) of each op, and per game its last seq before the batch and its update.
 #[derive(Debug, PartialEq, Eq)]

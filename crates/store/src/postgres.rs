@@ -19,7 +19,9 @@ use sqlx::postgres::{PgConnectOptions, PgConnection, PgPool, PgPoolOptions, PgRo
 use sqlx::{ConnectOptions, Connection};
 
 use crate::StoreOptions;
-use crate::batch::{Committer, GameState, GameUpdate, KnownPlan, Op, Writers, plan, plan_known};
+use crate::batch::{
+    Committer, GameState, GameUpdate, KnownPlan, Op, Writers, plan, plan_known, remember,
+};
 
 /// A PostgreSQL-backed [`Store`](crate::Store).
 pub struct PgStore {
@@ -175,7 +177,7 @@ impl PgCommitter {
     ) -> Result<Vec<Result<u64>>> {
         if let Some(known) = plan_known(&ops, &self.known) {
             if self.commit_known(conn, ops.as_slice(), &known).await? {
-                self.remember(known.games.iter().map(|(_, u)| u));
+                remember(&mut self.known, known.games.iter().map(|(_, u)| u));
                 return Ok(known.outcomes.into_iter().map(Ok).collect());
             }
             // Some game changed under us (another writer or node): nothing was written.
@@ -184,24 +186,8 @@ impl PgCommitter {
             }
         }
         let (outcomes, updates) = self.commit_locked(conn, ops).await?;
-        self.remember(updates.iter());
+        remember(&mut self.known, &updates);
         Ok(outcomes)
-    }
-
-    fn remember<'a>(&mut self, updates: impl Iterator<Item = &'a GameUpdate>) {
-        for u in updates {
-            if u.finish.is_some() {
-                self.known.remove(&u.game);
-            } else {
-                self.known.insert(
-                    u.game,
-                    GameState {
-                        last_seq: u.last_seq,
-                        finished: false,
-                    },
-                );
-            }
-        }
     }
 
     /// The one-statement commit; false (nothing written) when a game's stored last seq is not

@@ -17,7 +17,7 @@ use sqlx::sqlite::{
 };
 use sqlx::{ConnectOptions, Connection};
 
-use crate::batch::{Committer, GameState, Op, Writers, plan};
+use crate::batch::{Committer, GameState, Op, Writers, plan, remember};
 use crate::{SqliteSync, StoreOptions};
 
 /// A SQLite-backed [`Store`](crate::Store).
@@ -276,19 +276,7 @@ impl Writer {
     fn commit(&mut self, ops: Vec<Op>) -> Result<Vec<Result<u64>>> {
         match self.commit_batch(ops) {
             Ok((outcomes, updates)) => {
-                for u in updates {
-                    if u.finish.is_some() {
-                        self.known.remove(&u.game);
-                    } else {
-                        self.known.insert(
-                            u.game,
-                            GameState {
-                                last_seq: u.last_seq,
-                                finished: false,
-                            },
-                        );
-                    }
-                }
+                remember(&mut self.known, &updates);
                 Ok(outcomes)
             }
             Err(e) => {
