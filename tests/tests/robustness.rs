@@ -236,6 +236,9 @@ async fn health_metrics_and_graceful_shutdown() -> Result<()> {
     );
     assert!(text.contains("chuhe_live_games 1"), "{text}");
     assert!(text.contains("chuhe_store_commit_seconds_count"), "{text}");
+    // The store's group-commit totals: the game's creation and the move, two events.
+    assert!(text.contains("chuhe_store_events_total 2\n"), "{text}");
+    assert!(text.contains("chuhe_store_failed_total 0\n"), "{text}");
     // Shutdown: the client gets a Goodbye and close 1001.
     let addr = server.addr;
     let stopper = tokio::spawn(server.stop());
