@@ -89,6 +89,10 @@ pub struct StoreOptions {
     pub max_batch: usize,
     /// Appends that may wait per writer before `append` itself waits (back-pressure).
     pub queue_capacity: usize,
+    /// A PostgreSQL writer whose connection has been idle this long checks it (a ping) before
+    /// the next batch and reconnects if it is gone (say, after a database restart), so that
+    /// batch does not fail. Under load no batch pays for the check.
+    pub pg_idle_check: std::time::Duration,
 }
 
 impl Default for StoreOptions {
@@ -99,6 +103,7 @@ impl Default for StoreOptions {
             pg_writers: 2,
             max_batch: 1024,
             queue_capacity: 8192,
+            pg_idle_check: std::time::Duration::from_secs(5),
         }
     }
 }

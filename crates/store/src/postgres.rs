@@ -57,6 +57,8 @@ impl PgStore {
                 conn: Some(connect.connect().await?),
                 connect: connect.clone(),
                 known: HashMap::new(),
+                last_used: std::time::Instant::now(),
+                idle_check: options.pg_idle_check,
             });
         }
         let writers = Writers::spawn(committers, options.queue_capacity, options.max_batch);
@@ -71,6 +73,9 @@ struct PgCommitter {
     /// Last seq and finished flag of the unfinished games this writer has committed to. Only
     /// a hint: the one-statement commit checks each against the stored row.
     known: HashMap<GameId, GameState>,
+    /// When the connection last answered, and how long it may idle before it is pinged.
+    last_used: std::time::Instant,
+    idle_check: Duration,
 }
 
 /// The one-statement commit (see the module docs). `$1..$6`: the games (id, last seq expected,
@@ -156,6 +161,12 @@ impl UpdateArrays {
 impl Committer for PgCommitter {
     async fn commit(&mut self, ops: Vec<Op>) -> Result<Vec<Result<u64>>> {
         let mut conn = match self.conn.take() {
+            // An idle connection may have been closed by the server meanwhile: check it before
+            // sending anything, so a lost connection costs a reconnect, not a failed batch.
+            Some(mut c) if self.last_used.elapsed() >= self.idle_check => match c.ping().await {
+                Ok(()) => c,
+                Err(_) => self.connect.connect().await?,
+            },
             Some(c) => c,
             None => self.connect.connect().await?,
         };
@@ -163,7 +174,10 @@ impl Committer for PgCommitter {
         match &done {
             // A failed statement may leave the connection unusable: open a new one next time.
             Err(_) => self.known.clear(),
-            Ok(_) => self.conn = Some(conn),
+            Ok(_) => {
+                self.conn = Some(conn);
+                self.last_used = std::time::Instant::now();
+            }
         }
         done
     }

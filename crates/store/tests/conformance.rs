@@ -1007,6 +1007,55 @@ async fn postgres_two_nodes_appending_to_one_game_never_overwrite_each_other() -
     Ok(())
 }
 
+/// The PostgreSQL server closes the writers' idle connections (as a restart or an idle timeout
+/// would): the next append still succeeds, because an idle writer checks its connection before
+/// a batch and reconnects. Here every batch counts as idle (`pg_idle_check` zero).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn postgres_writers_reconnect_after_the_server_closed_their_connections() -> TestResult {
+    let Ok(base) = std::env::var("CHUHE_TEST_DATABASE_URL") else {
+        return Ok(());
+    };
+    let (mut admin, db, url) = fresh_pg_database(&base).await?;
+    let outcome = async {
+        let options = StoreOptions {
+            pg_idle_check: std::time::Duration::ZERO,
+            ..StoreOptions::default()
+        };
+        let s = chuhe_store::open(&url, &options).await?;
+        let game = game_between(&s, "red", "black").await?;
+        check!(s.append(game, evs(1..=2)).await? == 2);
+        let mut killer = sqlx::PgConnection::connect(&url).await?;
+        let killed: Vec<(bool,)> = sqlx::query_as(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity \
+             WHERE datname = current_database() AND pid <> pg_backend_pid()",
+        )
+        .fetch_all(&mut killer)
+        .await?;
+        check!(!killed.is_empty() && killed.iter().all(|k| k.0));
+        killer.close().await?;
+        check!(
+            s.append(game, evs(3..=4)).await? == 4,
+            "the writer reconnected"
+        );
+        let seqs: Vec<u64> = s
+            .events_since(game, 0, 100)
+            .await?
+            .iter()
+            .map(|e| e.seq)
+            .collect();
+        check!(seqs == vec![1, 2, 3, 4]);
+        s.close().await;
+        Ok::<(), Box<dyn Error + Send + Sync>>(())
+    }
+    .await;
+    let dropped = sqlx::query(&format!("DROP DATABASE {db} WITH (FORCE)"))
+        .execute(&mut admin)
+        .await;
+    outcome?;
+    dropped?;
+    Ok(())
+}
+
 /// The same server URL with another database name.
 fn replace_db(url: &str, db: &str) -> String {
     let (base, query) = match url.split_once('?') {
