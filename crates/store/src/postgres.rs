@@ -107,27 +107,28 @@ WITH v AS (
 )
 SELECT (SELECT all_ok FROM ok), (SELECT count(*) FROM upd), (SELECT count(*) FROM ins)";
 
-/// The events of a batch as the arrays of the `UNNEST` insert.
+/// The events of a batch as the arrays of the `UNNEST` insert, borrowing the events' texts
+/// and payloads (the ops stay whole for the locked path, should the one statement refuse).
 #[derive(Default)]
-struct EventArrays {
+struct EventArrays<'a> {
     game_ids: Vec<i64>,
     seqs: Vec<i64>,
-    kinds: Vec<String>,
-    payloads: Vec<Vec<u8>>,
+    kinds: Vec<&'a str>,
+    payloads: Vec<&'a [u8]>,
     ats: Vec<i64>,
     actors: Vec<Option<i64>>,
-    reasons: Vec<Option<String>>,
+    reasons: Vec<Option<&'a str>>,
 }
 
-impl EventArrays {
-    fn push(&mut self, game: GameId, ev: crate::types::NewEvent) -> Result<()> {
+impl<'a> EventArrays<'a> {
+    fn push(&mut self, game: GameId, ev: &'a crate::types::NewEvent) -> Result<()> {
         self.game_ids.push(game.0);
         self.seqs.push(to_i64("seq", ev.seq)?);
-        self.kinds.push(ev.kind);
-        self.payloads.push(ev.payload);
+        self.kinds.push(&ev.kind);
+        self.payloads.push(&ev.payload);
         self.ats.push(ev.at_ms);
         self.actors.push(ev.actor.map(|a| a.0));
-        self.reasons.push(ev.reason);
+        self.reasons.push(ev.reason.as_deref());
         Ok(())
     }
 
@@ -138,21 +139,21 @@ impl EventArrays {
 
 /// The games of a batch as the arrays of the `UNNEST` update.
 #[derive(Default)]
-struct UpdateArrays {
+struct UpdateArrays<'a> {
     game_ids: Vec<i64>,
     last_seqs: Vec<i64>,
-    results: Vec<Option<String>>,
-    reasons: Vec<Option<String>>,
+    results: Vec<Option<&'a str>>,
+    reasons: Vec<Option<&'a str>>,
     finished: Vec<Option<i64>>,
 }
 
-impl UpdateArrays {
-    fn push(&mut self, u: &GameUpdate) -> Result<()> {
+impl<'a> UpdateArrays<'a> {
+    fn push(&mut self, u: &'a GameUpdate) -> Result<()> {
         self.game_ids.push(u.game.0);
         self.last_seqs.push(to_i64("last_seq", u.last_seq)?);
         let f = u.finish.as_ref();
-        self.results.push(f.map(|f| f.result.clone()));
-        self.reasons.push(f.map(|f| f.reason.clone()));
+        self.results.push(f.map(|f| f.result.as_str()));
+        self.reasons.push(f.map(|f| f.reason.as_str()));
         self.finished.push(f.map(|f| f.at_ms));
         Ok(())
     }
@@ -221,7 +222,7 @@ impl PgCommitter {
         let mut events = EventArrays::default();
         for op in ops {
             for ev in &op.events {
-                events.push(op.game, ev.clone())?;
+                events.push(op.game, ev)?;
             }
         }
         let n_events = events.len();
@@ -284,8 +285,8 @@ impl PgCommitter {
         let plan = plan(ops, &states);
         if !plan.rows.is_empty() {
             let mut events = EventArrays::default();
-            for (game, ev) in plan.rows {
-                events.push(game, ev)?;
+            for (game, ev) in &plan.rows {
+                events.push(*game, ev)?;
             }
             sqlx::query(
                 "INSERT INTO game_events (game_id, seq, kind, payload, at_ms, actor_id, reason) \

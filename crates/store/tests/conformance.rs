@@ -949,17 +949,42 @@ async fn fresh_pg_database(
     Ok((admin, db, url))
 }
 
+/// Runs `body` with the URL of a fresh PostgreSQL database and drops the database afterwards,
+/// whatever the outcome; does nothing without `CHUHE_TEST_DATABASE_URL`.
+async fn on_fresh_pg_database<F, Fut>(body: F) -> TestResult
+where
+    F: FnOnce(String) -> Fut,
+    Fut: Future<Output = TestResult>,
+{
+    let Ok(base) = std::env::var("CHUHE_TEST_DATABASE_URL") else {
+        return Ok(());
+    };
+    let (mut admin, db, url) = fresh_pg_database(&base).await?;
+    let outcome = body(url).await;
+    let dropped = sqlx::query(&format!("DROP DATABASE {db} WITH (FORCE)"))
+        .execute(&mut admin)
+        .await;
+    outcome?;
+    dropped?;
+    Ok(())
+}
+
+/// The seqs stored for `game`, in order.
+async fn stored_seqs(s: &AnyStore, game: GameId) -> Result<Vec<u64>, StoreError> {
+    Ok(s.events_since(game, 0, 100_000)
+        .await?
+        .iter()
+        .map(|e| e.seq)
+        .collect())
+}
+
 /// Two nodes on one PostgreSQL database append to the same game (as after a fail-over): each
 /// writer's remembered last seq goes stale, and the one-statement commit must notice, write
 /// nothing, and leave the decision to the locked path — the log stays gap-free and no event is
 /// overwritten or lost.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn postgres_two_nodes_appending_to_one_game_never_overwrite_each_other() -> TestResult {
-    let Ok(base) = std::env::var("CHUHE_TEST_DATABASE_URL") else {
-        return Ok(());
-    };
-    let (mut admin, db, url) = fresh_pg_database(&base).await?;
-    let outcome = async {
+    on_fresh_pg_database(|url| async move {
         let a = open(&url).await?;
         let b = open(&url).await?;
         let game = game_between(&a, "red", "black").await?;
@@ -987,24 +1012,12 @@ async fn postgres_two_nodes_appending_to_one_game_never_overwrite_each_other() -
             "b's memory is stale too"
         );
         check!(b.append(game, evs(6..=6)).await? == 6);
-        let seqs: Vec<u64> = a
-            .events_since(game, 0, 100)
-            .await?
-            .iter()
-            .map(|e| e.seq)
-            .collect();
-        check!(seqs == vec![1, 2, 3, 4, 5, 6]);
+        check!(stored_seqs(&a, game).await? == vec![1, 2, 3, 4, 5, 6]);
         a.close().await;
         b.close().await;
-        Ok::<(), Box<dyn Error + Send + Sync>>(())
-    }
-    .await;
-    let dropped = sqlx::query(&format!("DROP DATABASE {db} WITH (FORCE)"))
-        .execute(&mut admin)
-        .await;
-    outcome?;
-    dropped?;
-    Ok(())
+        Ok(())
+    })
+    .await
 }
 
 /// The PostgreSQL server closes the writers' idle connections (as a restart or an idle timeout
@@ -1012,11 +1025,7 @@ async fn postgres_two_nodes_appending_to_one_game_never_overwrite_each_other() -
 /// a batch and reconnects. Here every batch counts as idle (`pg_idle_check` zero).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn postgres_writers_reconnect_after_the_server_closed_their_connections() -> TestResult {
-    let Ok(base) = std::env::var("CHUHE_TEST_DATABASE_URL") else {
-        return Ok(());
-    };
-    let (mut admin, db, url) = fresh_pg_database(&base).await?;
-    let outcome = async {
+    on_fresh_pg_database(|url| async move {
         let options = StoreOptions {
             pg_idle_check: std::time::Duration::ZERO,
             ..StoreOptions::default()
@@ -1037,23 +1046,11 @@ async fn postgres_writers_reconnect_after_the_server_closed_their_connections() 
             s.append(game, evs(3..=4)).await? == 4,
             "the writer reconnected"
         );
-        let seqs: Vec<u64> = s
-            .events_since(game, 0, 100)
-            .await?
-            .iter()
-            .map(|e| e.seq)
-            .collect();
-        check!(seqs == vec![1, 2, 3, 4]);
+        check!(stored_seqs(&s, game).await? == vec![1, 2, 3, 4]);
         s.close().await;
-        Ok::<(), Box<dyn Error + Send + Sync>>(())
-    }
-    .await;
-    let dropped = sqlx::query(&format!("DROP DATABASE {db} WITH (FORCE)"))
-        .execute(&mut admin)
-        .await;
-    outcome?;
-    dropped?;
-    Ok(())
+        Ok(())
+    })
+    .await
 }
 
 /// The same server URL with another database name.
@@ -1176,13 +1173,7 @@ async fn sqlite_a_batch_failing_half_way_stores_nothing_and_the_writer_goes_on()
     raw.close().await?;
     check!(s.append(game, evs(1..=4)).await? == 4);
     check!(s.append(other, evs(3..=3)).await? == 3);
-    let stored: Vec<u64> = s
-        .events_since(game, 0, 100)
-        .await?
-        .iter()
-        .map(|e| e.seq)
-        .collect();
-    check!(stored == vec![1, 2, 3, 4]);
+    check!(stored_seqs(&s, game).await? == vec![1, 2, 3, 4]);
     s.close().await;
     Ok(())
 }
