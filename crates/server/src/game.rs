@@ -208,10 +208,18 @@ fn sidx(s: Side) -> usize {
     if s == Side::Black { 1 } else { 0 }
 }
 
-/// The game state that changes with events. Cloned, changed, committed, swapped.
+/// The game state that changes with events. The rarer commands clone it, change the clone and
+/// swap it in after the commit; a move changes it in place (see [`Undo`]).
 #[derive(Clone)]
 struct State {
     board: Board,
+    /// Everything but the board: small, so a move saves a copy of it to undo.
+    status: Status,
+}
+
+/// The part of a [`State`] besides the board.
+#[derive(Clone)]
+struct Status {
     clock: Clock,
     fouls: [u32; 2],
     draw_offer: Option<Side>,
@@ -230,38 +238,9 @@ struct LastMove {
     side: Side,
 }
 
-/// Everything of a [`State`] but the board, saved before a move is applied in place so that
-/// a failed commit can restore it (the board takes the move back itself).
-struct Undo {
-    clock: Clock,
-    fouls: [u32; 2],
-    draw_offer: Option<Side>,
-    offer_blocked: [bool; 2],
-    result: Option<(WResult, String)>,
-    last_move: Option<LastMove>,
-}
-
-impl Undo {
-    fn save(st: &State) -> Undo {
-        Undo {
-            clock: st.clock.clone(),
-            fouls: st.fouls,
-            draw_offer: st.draw_offer,
-            offer_blocked: st.offer_blocked,
-            result: st.result.clone(),
-            last_move: st.last_move,
-        }
-    }
-
-    fn restore(self, st: &mut State) {
-        st.clock = self.clock;
-        st.fouls = self.fouls;
-        st.draw_offer = self.draw_offer;
-        st.offer_blocked = self.offer_blocked;
-        st.result = self.result;
-        st.last_move = self.last_move;
-    }
-}
+/// What a move applied in place needs to be undone if its commit fails: the status from
+/// before it (the board takes the move back itself, [`Board::take_back`]).
+struct Undo(Status);
 
 /// A pending event batch: the events (without seq) and optional finish.
 #[derive(Default)]
@@ -397,12 +376,14 @@ impl Game {
                 black: row.black,
                 st: Box::new(State {
                     board,
-                    clock,
-                    fouls: [0, 0],
-                    draw_offer: None,
-                    offer_blocked: [false, false],
-                    result: None,
-                    last_move: None,
+                    status: Status {
+                        clock,
+                        fouls: [0, 0],
+                        draw_offer: None,
+                        offer_blocked: [false, false],
+                        result: None,
+                        last_move: None,
+                    },
                 }),
                 seq: 0,
                 env,
@@ -429,18 +410,21 @@ impl Game {
     }
 
     fn clock_state(st: &State, now: u64) -> ClockState {
-        let v = st.clock.view(Millis(now));
+        let v = st.status.clock.view(Millis(now));
         let sc = |s: chuhe_clock::SideView| SideClock {
             remaining_ms: s.period_remaining_ms.unwrap_or(s.remaining_ms),
             periods_left: s.periods_left,
             in_byoyomi: s.period_remaining_ms.is_some(),
         };
-        let running =
-            if st.result.is_some() || v.paused || v.flag.is_some() || !st.clock.is_started() {
-                Side::Unspecified
-            } else {
-                v.to_move.map(wside).unwrap_or(Side::Unspecified)
-            };
+        let running = if st.status.result.is_some()
+            || v.paused
+            || v.flag.is_some()
+            || !st.status.clock.is_started()
+        {
+            Side::Unspecified
+        } else {
+            v.to_move.map(wside).unwrap_or(Side::Unspecified)
+        };
         ClockState {
             red: Some(sc(v.red)),
             black: Some(sc(v.black)),
@@ -476,7 +460,8 @@ impl Game {
     async fn start_new(mut self) -> Result<GameHandle, ClientError> {
         let now = self.now();
         let mut next = self.st.clone();
-        next.clock
+        next.status
+            .clock
             .start(Millis(now))
             .map_err(|e| ClientError::InvalidArgument(e.to_string()))?;
         let clock = Game::clock_state(&next, now);
@@ -516,11 +501,11 @@ impl Game {
                         .board
                         .play(&mv.iccs)
                         .map_err(|e| format!("stored move {} refused: {e}", mv.iccs))?;
-                    if self.st.draw_offer == Some(other(side)) {
-                        self.st.offer_blocked[sidx(other(side))] = true;
+                    if self.st.status.draw_offer == Some(other(side)) {
+                        self.st.status.offer_blocked[sidx(other(side))] = true;
                     }
-                    self.st.draw_offer = None;
-                    self.st.last_move = Some(LastMove {
+                    self.st.status.draw_offer = None;
+                    self.st.status.last_move = Some(LastMove {
                         ply: mv.ply,
                         seq: ev.seq,
                         side,
@@ -528,27 +513,27 @@ impl Game {
                 }
                 Some(Kind::DrawOffered(d)) => {
                     let s = Side::try_from(d.side).unwrap_or(Side::Red);
-                    self.st.draw_offer = Some(s);
-                    self.st.offer_blocked[sidx(other(s))] = false;
+                    self.st.status.draw_offer = Some(s);
+                    self.st.status.offer_blocked[sidx(other(s))] = false;
                 }
                 Some(Kind::DrawDeclined(d)) => {
                     let decliner = Side::try_from(d.side).unwrap_or(Side::Red);
-                    self.st.offer_blocked[sidx(other(decliner))] = true;
-                    self.st.draw_offer = None;
+                    self.st.status.offer_blocked[sidx(other(decliner))] = true;
+                    self.st.status.draw_offer = None;
                 }
                 Some(Kind::Foul(f)) => {
                     let s = Side::try_from(f.side).unwrap_or(Side::Red);
-                    self.st.fouls[sidx(s)] = f.count;
+                    self.st.status.fouls[sidx(s)] = f.count;
                 }
                 Some(Kind::Ended(e)) => {
-                    self.st.result = Some((
+                    self.st.status.result = Some((
                         WResult::try_from(e.result).unwrap_or(WResult::Unspecified),
                         e.reason.clone(),
                     ));
-                    self.st.draw_offer = None;
+                    self.st.status.draw_offer = None;
                 }
                 Some(Kind::RulingOverridden(o)) if o.result != WResult::Unspecified as i32 => {
-                    self.st.result = Some((
+                    self.st.status.result = Some((
                         WResult::try_from(o.result).unwrap_or(WResult::Unspecified),
                         "arbiter".into(),
                     ));
@@ -567,7 +552,8 @@ impl Game {
         if let Some(snap) = last_clock {
             let snap: ClockSnapshot =
                 serde_json::from_str(&snap).map_err(|e| format!("clock snapshot: {e}"))?;
-            self.st.clock = Clock::restore(&snap, Millis(self.now())).map_err(|e| e.to_string())?;
+            self.st.status.clock =
+                Clock::restore(&snap, Millis(self.now())).map_err(|e| e.to_string())?;
         }
         if self.live.info.move_limit_plies > 0 {
             self.move_limit = self.live.info.move_limit_plies;
@@ -578,7 +564,7 @@ impl Game {
     }
 
     async fn resume_after_restart(mut self) -> Result<GameHandle, String> {
-        if self.st.result.is_none() {
+        if self.st.status.result.is_none() {
             let now = self.now();
             let downtime = now.saturating_sub(self.live.at_ms);
             let next = self.st.clone();
@@ -619,9 +605,9 @@ impl Game {
         now: u64,
     ) -> Result<Vec<GameEvent>, ClientError> {
         let events = self
-            .store_events(batch, snapshot_json(&next.clock, now), now)
+            .store_events(batch, snapshot_json(&next.status.clock, now), now)
             .await?;
-        let was_finished = self.st.result.is_some();
+        let was_finished = self.st.status.result.is_some();
         self.st = next;
         self.committed(was_finished);
         Ok(events)
@@ -635,10 +621,10 @@ impl Game {
         undo: Undo,
         now: u64,
     ) -> Result<Vec<GameEvent>, ClientError> {
-        let snapshot = snapshot_json(&self.st.clock, now);
+        let snapshot = snapshot_json(&self.st.status.clock, now);
         match self.store_events(batch, snapshot, now).await {
             Ok(events) => {
-                self.committed(undo.result.is_some());
+                self.committed(undo.0.result.is_some());
                 Ok(events)
             }
             Err(e) => {
@@ -651,7 +637,7 @@ impl Game {
     /// Restores the state from before a move applied in place: the board takes the move back,
     /// everything else comes from `undo`.
     fn undo_move(&mut self, undo: Undo) {
-        undo.restore(&mut self.st);
+        self.st.status = undo.0;
         if let Err(e) = self.st.board.take_back() {
             // Unreachable: the same moves were legal a moment ago and replay is deterministic.
             error!(game = self.id, error = %e, "taking back an uncommitted move failed");
@@ -660,7 +646,7 @@ impl Game {
 
     /// Bookkeeping after a commit that may have finished the game.
     fn committed(&mut self, was_finished: bool) {
-        if !was_finished && self.st.result.is_some() {
+        if !was_finished && self.st.status.result.is_some() {
             self.finished_at = Some(Instant::now());
             self.env
                 .metrics
@@ -815,13 +801,14 @@ impl Game {
     }
 
     fn flag_instant(&self) -> Option<Instant> {
-        if self.st.result.is_some() {
+        if self.st.status.result.is_some() {
             return None;
         }
         if let Some(r) = self.commit_retry {
             return Some(r);
         }
         self.st
+            .status
             .clock
             .flag_deadline()
             .map(|m| self.env.time.instant_at(m.0))
@@ -886,7 +873,7 @@ impl Game {
             }
         }
         drop(rx);
-        if self.st.result.is_none() {
+        if self.st.status.result.is_none() {
             self.env
                 .metrics
                 .live_games
@@ -899,11 +886,11 @@ impl Game {
         self.commit_retry = None;
         let now = self.now();
         let mut next = self.st.clone();
-        let Some(flag) = next.clock.check_flag(Millis(now)) else {
+        let Some(flag) = next.status.clock.check_flag(Millis(now)) else {
             return;
         };
         let loser = wside(flag.side);
-        next.result = Some((win_for(other(loser)), "flag".into()));
+        next.status.result = Some((win_for(other(loser)), "flag".into()));
         let clock = Game::clock_state(&next, now);
         let mut b = Batch::default();
         b.push(Kind::Ended(w::GameEnded {
@@ -1001,13 +988,13 @@ impl Game {
             Body::OfferDraw => {
                 let side = self.side_of(&r.who).ok_or(ClientError::NotAPlayer)?;
                 self.ensure_playing()?;
-                if self.st.board.to_move() == side || self.st.draw_offer == Some(side) {
+                if self.st.board.to_move() == side || self.st.status.draw_offer == Some(side) {
                     return Err(ClientError::DrawOfferNotAllowed);
                 }
                 let now = self.now();
                 let mut next = self.st.clone();
                 let mut b = Batch::default();
-                if self.st.draw_offer == Some(other(side)) {
+                if self.st.status.draw_offer == Some(other(side)) {
                     // The opponent's offer stands: treat as acceptance? No — answer it.
                     return Err(ClientError::DrawOfferNotAllowed);
                 }
@@ -1018,13 +1005,13 @@ impl Game {
             Body::AnswerDraw { accept } => {
                 let side = self.side_of(&r.who).ok_or(ClientError::NotAPlayer)?;
                 self.ensure_playing()?;
-                if self.st.draw_offer != Some(other(side)) {
+                if self.st.status.draw_offer != Some(other(side)) {
                     return Err(ClientError::NoDrawOffer);
                 }
                 let now = self.now();
                 let mut next = self.st.clone();
                 let mut b = Batch::default();
-                next.draw_offer = None;
+                next.status.draw_offer = None;
                 if *accept {
                     Game::end(
                         &mut next,
@@ -1040,7 +1027,7 @@ impl Game {
                         None,
                     );
                 } else {
-                    next.offer_blocked[sidx(other(side))] = true;
+                    next.status.offer_blocked[sidx(other(side))] = true;
                     b.push(Kind::DrawDeclined(w::DrawDeclined {
                         side: side as i32,
                         by_moving: false,
@@ -1102,8 +1089,9 @@ impl Game {
                         None,
                         now,
                     );
-                    if next.result.is_none() {
+                    if next.status.result.is_none() {
                         let flag = next
+                            .status
                             .clock
                             .charge_time(cside(side), Duration::from_secs(300), Millis(now))
                             .ok()
@@ -1154,7 +1142,7 @@ impl Game {
     }
 
     fn ensure_not_finished(&self) -> Result<(), ClientError> {
-        if self.st.result.is_some() {
+        if self.st.status.result.is_some() {
             return Err(ClientError::GameFinished);
         }
         Ok(())
@@ -1162,7 +1150,7 @@ impl Game {
 
     fn ensure_playing(&self) -> Result<(), ClientError> {
         self.ensure_not_finished()?;
-        if self.st.clock.is_paused() {
+        if self.st.status.clock.is_paused() {
             return Err(ClientError::GamePaused);
         }
         Ok(())
@@ -1200,7 +1188,7 @@ impl Game {
     }
 
     fn offer(next: &mut State, b: &mut Batch, side: Side, now: u64) {
-        if next.offer_blocked[sidx(side)] {
+        if next.status.offer_blocked[sidx(side)] {
             Game::foul(
                 next,
                 b,
@@ -1216,8 +1204,8 @@ impl Game {
             );
             return;
         }
-        next.draw_offer = Some(side);
-        next.offer_blocked[sidx(other(side))] = false;
+        next.status.draw_offer = Some(side);
+        next.status.offer_blocked[sidx(other(side))] = false;
         b.push(Kind::DrawOffered(w::DrawOffered { side: side as i32 }));
     }
 
@@ -1231,8 +1219,8 @@ impl Game {
         arbiter: Option<(i64, &str)>,
         now: u64,
     ) {
-        next.fouls[sidx(side)] += 1;
-        let count = next.fouls[sidx(side)];
+        next.status.fouls[sidx(side)] += 1;
+        let count = next.status.fouls[sidx(side)];
         let note = arbiter.map(|(id, why)| ArbiterNote {
             arbiter_id: id.to_string(),
             reason: why.to_string(),
@@ -1274,11 +1262,11 @@ impl Game {
         explanation: String,
         arbiter: Option<ArbiterNote>,
     ) {
-        if next.result.is_none() {
-            let _ = next.clock.stop(Millis(now));
+        if next.status.result.is_none() {
+            let _ = next.status.clock.stop(Millis(now));
         }
-        next.result = Some((result, reason.to_string()));
-        next.draw_offer = None;
+        next.status.result = Some((result, reason.to_string()));
+        next.status.draw_offer = None;
         let k = Kind::Ended(w::GameEnded {
             result: result as i32,
             reason: reason.into(),
@@ -1302,7 +1290,7 @@ impl Game {
     ) -> Result<Option<(u64, Vec<GameEvent>)>, ClientError> {
         let side = self.side_of(&r.who).ok_or(ClientError::NotAPlayer)?;
         // Idempotent resend of the last move: the same ply in any of its notations.
-        if let Some(last) = self.st.last_move {
+        if let Some(last) = self.st.status.last_move {
             let record = self.live.moves.last().filter(|m| m.ply == ply);
             if let (true, Some(rec)) = (last.ply == ply && last.side == side, record) {
                 let t = mv.trim();
@@ -1330,9 +1318,9 @@ impl Game {
         let m = self.st.board.parse(mv).map_err(illegal)?;
         // The move is applied to the state in place (no copy of the game per move) and
         // undone if anything below refuses it or its commit fails.
-        let undo = Undo::save(&self.st);
+        let undo = Undo(self.st.status.clone());
         let played = self.st.board.play_move(m).map_err(illegal)?;
-        let report = match self.st.clock.on_move(
+        let report = match self.st.status.clock.on_move(
             Millis(now),
             think_ms.map(|t| Duration::from_millis(t as u64)),
             r.lag,
@@ -1358,14 +1346,14 @@ impl Game {
         }
         let next = &mut *self.st;
         let mut b = Batch::default();
-        if next.draw_offer == Some(other(side)) {
-            next.offer_blocked[sidx(other(side))] = true;
+        if next.status.draw_offer == Some(other(side)) {
+            next.status.offer_blocked[sidx(other(side))] = true;
             b.push(Kind::DrawDeclined(w::DrawDeclined {
                 side: side as i32,
                 by_moving: true,
             }));
         }
-        next.draw_offer = None;
+        next.status.draw_offer = None;
         let seq_of_move = self.seq + b.kinds.len() as u64 + 1;
         let clock = Game::clock_state(next, now);
         let Played {
@@ -1392,7 +1380,7 @@ impl Game {
             clock: Some(clock),
             side: side as i32,
         }));
-        next.last_move = Some(LastMove {
+        next.status.last_move = Some(LastMove {
             ply,
             seq: seq_of_move,
             side,
@@ -1458,7 +1446,8 @@ impl Game {
         match action {
             Action::Pause(_) => {
                 self.ensure_not_finished()?;
-                next.clock
+                next.status
+                    .clock
                     .pause(Millis(now))
                     .map_err(|e| ClientError::InvalidArgument(e.to_string()))?;
                 b.push_by(
@@ -1472,7 +1461,8 @@ impl Game {
             }
             Action::Resume(_) => {
                 self.ensure_not_finished()?;
-                next.clock
+                next.status
+                    .clock
                     .resume(Millis(now))
                     .map_err(|e| ClientError::InvalidArgument(e.to_string()))?;
                 b.push_by(
@@ -1490,11 +1480,13 @@ impl Game {
                 let d = Duration::from_millis(a.delta_ms.unsigned_abs());
                 let mut flagged = false;
                 if a.delta_ms >= 0 {
-                    next.clock
+                    next.status
+                        .clock
                         .add_time(cside(side), d, Millis(now))
                         .map_err(|e| ClientError::InvalidArgument(e.to_string()))?;
                 } else {
                     flagged = next
+                        .status
                         .clock
                         .charge_time(cside(side), d, Millis(now))
                         .map_err(|e| ClientError::InvalidArgument(e.to_string()))?
@@ -1573,7 +1565,7 @@ impl Game {
                     )));
                 }
                 let result = WResult::try_from(o.result).unwrap_or(WResult::Unspecified);
-                if result == WResult::Unspecified && self.st.result.is_some() {
+                if result == WResult::Unspecified && self.st.status.result.is_some() {
                     return Err(ClientError::InvalidArgument(
                         "a finished game cannot be reopened; set a result instead".into(),
                     ));
