@@ -22,7 +22,9 @@ pub(crate) struct Op {
 }
 
 pub(crate) enum Msg {
-    Op(Op, oneshot::Sender<Result<u64>>),
+    /// Appends submitted together (one call to `append`, or one `append_many` for one
+    /// writer), answered together, in order.
+    Ops(Vec<Op>, oneshot::Sender<Vec<Result<u64>>>),
     /// Commit everything queued before this message, then stop.
     Shutdown(oneshot::Sender<()>),
 }
@@ -261,6 +263,7 @@ impl Counters {
 /// are always committed in the order they were submitted.
 pub(crate) struct Writers {
     senders: Vec<mpsc::Sender<Msg>>,
+    max_batch: usize,
     counters: Arc<Counters>,
     tasks: std::sync::Mutex<Vec<JoinHandle<()>>>,
 }
@@ -286,6 +289,7 @@ impl Writers {
         }
         Writers {
             senders,
+            max_batch: max_batch.max(1),
             counters,
             tasks: std::sync::Mutex::new(tasks),
         }
@@ -295,16 +299,90 @@ impl Writers {
         self.counters.snapshot()
     }
 
-    pub async fn submit(&self, op: Op) -> Result<u64> {
+    fn writer_of(&self, game: GameId) -> usize {
         let n = self.senders.len() as i64;
-        let idx = usize::try_from(op.game.0.rem_euclid(n.max(1))).unwrap_or(0);
-        let sender = self.senders.get(idx).ok_or(StoreError::Closed)?;
+        usize::try_from(game.0.rem_euclid(n.max(1))).unwrap_or(0)
+    }
+
+    /// Queues one message of ops to writer `idx`; the receiver gets its answers.
+    async fn send_ops(
+        &self,
+        idx: usize,
+        ops: Vec<Op>,
+    ) -> Option<oneshot::Receiver<Vec<Result<u64>>>> {
+        let sender = self.senders.get(idx)?;
         let (reply, answer) = oneshot::channel();
-        sender
-            .send(Msg::Op(op, reply))
+        sender.send(Msg::Ops(ops, reply)).await.ok()?;
+        Some(answer)
+    }
+
+    /// The answers to a message of `n` ops (all `Closed` if the writer went away).
+    async fn answers(
+        answer: Option<oneshot::Receiver<Vec<Result<u64>>>>,
+        n: usize,
+    ) -> Vec<Result<u64>> {
+        match answer {
+            Some(rx) => match rx.await {
+                Ok(outcomes) if outcomes.len() == n => outcomes,
+                _ => (0..n).map(|_| Err(StoreError::Closed)).collect(),
+            },
+            None => (0..n).map(|_| Err(StoreError::Closed)).collect(),
+        }
+    }
+
+    pub async fn submit(&self, op: Op) -> Result<u64> {
+        let idx = self.writer_of(op.game);
+        let answer = self.send_ops(idx, vec![op]).await;
+        Self::answers(answer, 1)
             .await
-            .map_err(|_| StoreError::Closed)?;
-        answer.await.map_err(|_| StoreError::Closed)?
+            .pop()
+            .unwrap_or(Err(StoreError::Closed))
+    }
+
+    /// Submits several appends at once: one message per writer (and per `max_batch` ops), so
+    /// a caller with many games' appends in hand pays one hand-off for all of them. The
+    /// answers come back in the order of `ops`; each is what `submit` would have answered.
+    pub async fn submit_many(&self, ops: Vec<Op>) -> Vec<Result<u64>> {
+        if ops.is_empty() {
+            return Vec::new();
+        }
+        let total = ops.len();
+        // Which writer each op goes to, and the ops in per-writer messages of at most
+        // `max_batch` (a message is never split across transactions).
+        let mut parts: Vec<(usize, Vec<usize>, Vec<Op>)> = Vec::new();
+        for (i, op) in ops.into_iter().enumerate() {
+            let idx = self.writer_of(op.game);
+            match parts
+                .iter_mut()
+                .rev()
+                .find(|(w, _, part)| *w == idx && part.len() < self.max_batch)
+            {
+                Some((_, order, part)) => {
+                    order.push(i);
+                    part.push(op);
+                }
+                None => parts.push((idx, vec![i], vec![op])),
+            }
+        }
+        let mut answers: Vec<Option<Result<u64>>> = (0..total).map(|_| None).collect();
+        // Every message is queued before any answer is awaited, so the writers can commit
+        // them in parallel (and one writer's messages in one transaction).
+        let mut sent = Vec::with_capacity(parts.len());
+        for (idx, order, part) in parts {
+            sent.push((order, self.send_ops(idx, part).await));
+        }
+        for (order, answer) in sent {
+            let n = order.len();
+            for (i, outcome) in order.into_iter().zip(Self::answers(answer, n).await) {
+                if let Some(slot) = answers.get_mut(i) {
+                    *slot = Some(outcome);
+                }
+            }
+        }
+        answers
+            .into_iter()
+            .map(|a| a.unwrap_or(Err(StoreError::Closed)))
+            .collect()
     }
 
     /// Commits everything queued, stops the writers and waits for them.
@@ -332,23 +410,24 @@ async fn run<C: Committer>(
     counters: Arc<Counters>,
 ) {
     let mut ops = Vec::with_capacity(max_batch);
-    let mut replies = Vec::with_capacity(max_batch);
+    // Each message's reply and how many of the batch's ops are its.
+    let mut replies: Vec<(oneshot::Sender<Vec<Result<u64>>>, usize)> = Vec::new();
     loop {
         let mut shutdown = None;
         match rx.recv().await {
             None => return,
-            Some(Msg::Op(op, reply)) => {
-                ops.push(op);
-                replies.push(reply);
+            Some(Msg::Ops(more, reply)) => {
+                replies.push((reply, more.len()));
+                ops.extend(more);
             }
             Some(Msg::Shutdown(done)) => shutdown = Some(done),
         }
         // Take whatever queued up while the previous batch was committing.
         while shutdown.is_none() && ops.len() < max_batch {
             match rx.try_recv() {
-                Ok(Msg::Op(op, reply)) => {
-                    ops.push(op);
-                    replies.push(reply);
+                Ok(Msg::Ops(more, reply)) => {
+                    replies.push((reply, more.len()));
+                    ops.extend(more);
                 }
                 Ok(Msg::Shutdown(done)) => shutdown = Some(done),
                 Err(_) => break,
@@ -361,7 +440,7 @@ async fn run<C: Committer>(
             let committed = committer.commit(batch).await;
             let micros = u64::try_from(started.elapsed().as_micros()).unwrap_or(u64::MAX);
             counters.commit_micros.fetch_add(micros, Ordering::Relaxed);
-            match committed {
+            let outcomes: Vec<Result<u64>> = match committed {
                 Ok(outcomes) => {
                     counters.batches.fetch_add(1, Ordering::Relaxed);
                     let (mut stored, mut refused, mut events) = (0, 0, 0);
@@ -377,22 +456,25 @@ async fn run<C: Committer>(
                     counters.appends.fetch_add(stored, Ordering::Relaxed);
                     counters.refused.fetch_add(refused, Ordering::Relaxed);
                     counters.events.fetch_add(events, Ordering::Relaxed);
-                    for (reply, outcome) in replies.drain(..).zip(outcomes) {
-                        // The caller may have gone away; its append is committed regardless.
-                        let _ = reply.send(outcome);
-                    }
+                    outcomes
                 }
                 Err(e) => {
                     counters
                         .failed
-                        .fetch_add(replies.len() as u64, Ordering::Relaxed);
+                        .fetch_add(sizes.len() as u64, Ordering::Relaxed);
                     let msg = e.to_string();
-                    for reply in replies.drain(..) {
-                        let _ = reply.send(Err(StoreError::CommitFailed(msg.clone())));
-                    }
+                    sizes
+                        .iter()
+                        .map(|_| Err(StoreError::CommitFailed(msg.clone())))
+                        .collect()
                 }
+            };
+            let mut outcomes = outcomes.into_iter();
+            for (reply, n) in replies.drain(..) {
+                let mine: Vec<Result<u64>> = outcomes.by_ref().take(n).collect();
+                // The caller may have gone away; its appends are committed regardless.
+                let _ = reply.send(mine);
             }
-            replies.clear();
         }
         if let Some(done) = shutdown {
             rx.close();

@@ -433,6 +433,18 @@ macro_rules! impl_store {
                     .await
             }
 
+            async fn append_many(&self, appends: Vec<crate::Append>) -> Vec<Result<u64>> {
+                let ops = appends
+                    .into_iter()
+                    .map(|a| crate::batch::Op {
+                        game: a.game,
+                        events: a.events,
+                        finish: a.finish,
+                    })
+                    .collect();
+                self.writers.submit_many(ops).await
+            }
+
             async fn events_since(
                 &self,
                 game: GameId,

@@ -50,6 +50,17 @@ pub use postgres::PgStore;
 pub use sqlite::SqliteStore;
 
 /// How SQLite syncs a commit to disk (`PRAGMA synchronous`, in WAL mode).
+/// One append (or finish, with `finish` set) of [`Store::append_many`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Append {
+    /// The game.
+    pub game: GameId,
+    /// Its next events (`last_seq + 1` onwards; may be empty when `finish` is set).
+    pub events: Vec<NewEvent>,
+    /// Marks the game finished in the same transaction.
+    pub finish: Option<Finish>,
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum SqliteSync {
     /// `NORMAL` (the default): each group commit is written to the WAL file (the OS page cache)
@@ -204,6 +215,14 @@ pub trait Store: Send + Sync + 'static {
         finish: Finish,
     ) -> impl Future<Output = Result<u64>> + Send;
 
+    /// Several games' appends and finishes submitted at once, each as [`append`](Store::append)
+    /// or [`finish`](Store::finish) would be (atomic by itself; a refused one does not affect
+    /// the others; two of one game chain in order). The answers come back in the order of
+    /// `appends`, each the game's new `last_seq` or why it was refused. The group-commit
+    /// writers get them in one message (per writer), so a caller holding many games' appends
+    /// pays one hand-off for all of them.
+    fn append_many(&self, appends: Vec<Append>) -> impl Future<Output = Vec<Result<u64>>> + Send;
+
     /// Up to `limit` events with seq > `after_seq`, in order (reconnect replay). Empty when
     /// there is nothing newer; [`StoreError::GameNotFound`] for an unknown game.
     fn events_since(
@@ -324,6 +343,9 @@ impl Store for AnyStore {
     }
     async fn finish(&self, game: GameId, events: Vec<NewEvent>, finish: Finish) -> Result<u64> {
         delegate!(self, s => s.finish(game, events, finish))
+    }
+    async fn append_many(&self, appends: Vec<Append>) -> Vec<Result<u64>> {
+        delegate!(self, s => s.append_many(appends))
     }
     async fn events_since(
         &self,

@@ -8,7 +8,7 @@ use std::pin::Pin;
 use std::sync::Arc;
 
 use chuhe_store::{
-    AnyStore, BroadcastDelay, Finish, GameFilter, GameId, NewAudit, NewEvent, NewGame,
+    AnyStore, Append, BroadcastDelay, Finish, GameFilter, GameId, NewAudit, NewEvent, NewGame,
     NewPrincipal, NewToken, PrincipalId, Role, Store, StoreError, StoreOptions, TokenId,
     generate_token, hash_token,
 };
@@ -50,6 +50,7 @@ cases!(
     concurrent_appends_group_commit,
     concurrent_duplicate_seq,
     refused_append_does_not_spoil_its_batch,
+    append_many_answers_each_in_order,
     reopen_keeps_data,
     audit_log,
     closed_store_refuses,
@@ -759,6 +760,108 @@ async fn refused_append_does_not_spoil_its_batch(url: String) -> TestResult {
     );
     check!(st.batches >= 1 && st.batches <= 13, "{st:?}");
     s.close().await;
+    Ok(())
+}
+
+/// `append_many`: more appends than one batch holds (`max_batch` is 16 here), two of one game
+/// chaining, refused ones among them, and a finish; each answer is in its place and what
+/// `append`/`finish` would have answered, and only the accepted ones are stored.
+async fn append_many_answers_each_in_order(url: String) -> TestResult {
+    let s = open(&url).await?;
+    let mut games = Vec::new();
+    for i in 0..20 {
+        games.push(game_between(&s, &format!("m{i}"), &format!("n{i}")).await?);
+    }
+    let fin = Finish {
+        result: "0-1".into(),
+        reason: "flag".into(),
+        at_ms: T0,
+    };
+    let mut appends = Vec::new();
+    for &g in &games {
+        appends.push(Append {
+            game: g,
+            events: evs(1..=2),
+            finish: None,
+        });
+    }
+    // The first game again (chains after its first append), a gap, an unknown game, and a
+    // finish of the second game after its append.
+    appends.push(Append {
+        game: games[0],
+        events: evs(3..=3),
+        finish: None,
+    });
+    appends.push(Append {
+        game: games[2],
+        events: evs(5..=5),
+        finish: None,
+    });
+    appends.push(Append {
+        game: GameId(games[19].0 + 1000),
+        events: evs(1..=1),
+        finish: None,
+    });
+    appends.push(Append {
+        game: games[1],
+        events: vec![],
+        finish: Some(fin.clone()),
+    });
+    appends.push(Append {
+        game: games[1],
+        events: evs(3..=3),
+        finish: None,
+    });
+    let answers = s.append_many(appends).await;
+    check!(answers.len() == 25, "{} answers", answers.len());
+    for (i, a) in answers.iter().take(20).enumerate() {
+        check!(a.as_ref().ok() == Some(&2), "append {i}: {a:?}");
+    }
+    check!(answers[20].as_ref().ok() == Some(&3), "{:?}", answers[20]);
+    check!(
+        matches!(
+            answers[21],
+            Err(StoreError::SeqMismatch {
+                expected: 3,
+                got: 5,
+                ..
+            })
+        ),
+        "{:?}",
+        answers[21]
+    );
+    check!(
+        matches!(answers[22], Err(StoreError::GameNotFound(_))),
+        "{:?}",
+        answers[22]
+    );
+    check!(answers[23].as_ref().ok() == Some(&2), "{:?}", answers[23]);
+    check!(
+        matches!(answers[24], Err(StoreError::GameFinished(_))),
+        "{:?}",
+        answers[24]
+    );
+    check!(s.game(games[0]).await?.last_seq == 3);
+    check!(s.game(games[2]).await?.last_seq == 2);
+    let g1 = s.game(games[1]).await?;
+    check!(g1.last_seq == 2 && g1.finish == Some(fin), "{g1:?}");
+    check!(s.append_many(Vec::new()).await.is_empty());
+    s.close().await;
+    // A closed store answers every append, none lost from the answer list.
+    let answers = s
+        .append_many(vec![
+            Append {
+                game: games[3],
+                events: evs(3..=3),
+                finish: None,
+            };
+            3
+        ])
+        .await;
+    check!(
+        answers.len() == 3 && answers.iter().all(|a| matches!(a, Err(StoreError::Closed))),
+        "{answers:?}"
+    );
     Ok(())
 }
 
