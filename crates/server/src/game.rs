@@ -1,14 +1,16 @@
-//! One actor per game: a tokio task that owns the position, the clock, the
-//! ruling state and the game's subscribers. Everyone else holds a
-//! [`GameHandle`] (a bounded channel); nothing on the move path takes a lock.
+//! A game: the position, the clock, the ruling state and the game's subscribers, owned by
+//! the one shard task ([`crate::shard`]) that runs it. Everyone else holds a [`GameHandle`]
+//! (the shard's bounded mailbox); nothing on the move path takes a lock.
 //!
-//! Every change follows one path: compute the next state, commit the
-//! resulting events to the store, and only then acknowledge, keep the state
-//! and broadcast. A failed commit changes nothing. A move (the hot path) is
-//! applied to the state in place and undone if it is refused or its commit
-//! fails (`Undo`, [`Board::take_back`]); the rarer commands work on a copy.
+//! Every change follows one path: [`Game::prepare`] computes it (synchronously), the shard
+//! commits its events to the store together with other games' changes, and only then does
+//! [`Game::settle`] keep the state, acknowledge and broadcast. A failed commit changes
+//! nothing. A move (the hot path) is applied to the state in place and undone if it is
+//! refused or its commit fails (`Undo`, [`Board::take_back`]); the rarer commands work on a
+//! copy.
 
 use std::collections::VecDeque;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -19,15 +21,16 @@ use chuhe_proto::v1::{
     server_message,
 };
 use prost::Message as _;
-use tokio::sync::{mpsc, oneshot, watch};
-use tokio::time::{Instant, sleep_until};
-use tracing::{Instrument, debug, error, info, info_span, warn};
+use tokio::sync::{mpsc, oneshot};
+use tokio::time::Instant;
+use tracing::{debug, error, info, warn};
 
 use crate::Env;
 use crate::board::{Board, Played};
 use crate::error::ClientError;
 use crate::outbox::{Out, Outbox, SharedFrame};
-use crate::persist::{Account, EventRow, FinishRow, GameRow, Role};
+use crate::persist::{Account, AppendOp, EventRow, FinishRow, GameRow, Role};
+use crate::shard::ShardCmd;
 use crate::view::View;
 
 /// Who sent a request.
@@ -100,22 +103,14 @@ pub struct RecordView {
     pub view: View,
 }
 
-enum Cmd {
-    /// Boxed so the mailbox's slots stay small (a game's mailbox is allocated in blocks).
-    Client(Box<Request>),
-    Detach(u64),
-    Record {
-        public: bool,
-        reply: oneshot::Sender<RecordView>,
-    },
-}
-
-/// The handle to a game actor.
+/// The handle to a game: its shard's mailbox, the game's id and summary.
 #[derive(Clone)]
 pub struct GameHandle {
     pub id: i64,
-    tx: mpsc::Sender<Cmd>,
+    tx: mpsc::Sender<ShardCmd>,
     pub summary: Arc<Mutex<GameSummary>>,
+    /// False once the shard has unloaded the game (or stopped).
+    alive: Arc<AtomicBool>,
 }
 
 impl std::fmt::Debug for GameHandle {
@@ -127,7 +122,7 @@ impl std::fmt::Debug for GameHandle {
 impl GameHandle {
     /// Routes a request; a full mailbox answers `busy` rather than waiting.
     pub fn send(&self, r: Request) -> Result<(), ClientError> {
-        match self.tx.try_send(Cmd::Client(Box::new(r))) {
+        match self.tx.try_send(ShardCmd::Client(self.id, Box::new(r))) {
             Ok(()) => Ok(()),
             Err(mpsc::error::TrySendError::Full(_)) => Err(ClientError::Busy),
             Err(mpsc::error::TrySendError::Closed(_)) => {
@@ -137,17 +132,24 @@ impl GameHandle {
     }
 
     pub fn detach(&self, conn_id: u64) {
-        let _ = self.tx.try_send(Cmd::Detach(conn_id));
+        let _ = self.tx.try_send(ShardCmd::Detach(self.id, conn_id));
     }
 
     pub async fn record(&self, public: bool) -> Option<RecordView> {
         let (tx, rx) = oneshot::channel();
-        self.tx.send(Cmd::Record { public, reply: tx }).await.ok()?;
+        self.tx
+            .send(ShardCmd::Record {
+                game: self.id,
+                public,
+                reply: tx,
+            })
+            .await
+            .ok()?;
         rx.await.ok()
     }
 
     pub fn is_alive(&self) -> bool {
-        !self.tx.is_closed()
+        self.alive.load(Ordering::Acquire) && !self.tx.is_closed()
     }
 }
 
@@ -257,6 +259,63 @@ impl Batch {
     }
 }
 
+/// How a change becomes the game's state once committed.
+enum Apply {
+    /// Already applied in place (a move); undone with this if the commit fails (boxed: a
+    /// game's slot in its shard holds its change in flight, and most games have none).
+    InPlace(Box<Undo>),
+    /// The next state, swapped in after the commit.
+    Replace(Box<State>),
+}
+
+/// A change a command or timer wants committed: its events and how the state changes.
+pub(crate) struct Change {
+    batch: Batch,
+    apply: Apply,
+    /// When it happens (the events' time).
+    now: u64,
+    /// The seq to acknowledge; None: the last event of the batch.
+    ack_seq: Option<u64>,
+    /// The requester is told this instead of a reply once the change is committed (a move
+    /// that arrived after the flag fell: the flag is committed, the move refused).
+    error_after: Option<ClientError>,
+    is_move: bool,
+    /// A flag the timer found: retried shortly if its commit fails.
+    is_flag: bool,
+}
+
+impl Change {
+    fn replace(batch: Batch, next: Box<State>, now: u64) -> Change {
+        Change {
+            batch,
+            apply: Apply::Replace(next),
+            now,
+            ack_seq: None,
+            error_after: None,
+            is_move: false,
+            is_flag: false,
+        }
+    }
+}
+
+/// A change handed to the store: what settles it once the commit's outcome is known.
+pub(crate) struct Staged {
+    events: Vec<GameEvent>,
+    apply: Apply,
+    ack_seq: u64,
+    error_after: Option<ClientError>,
+    is_move: bool,
+    is_flag: bool,
+}
+
+impl Staged {
+    /// How the requester is to be answered: the error to send after the commit (if any),
+    /// and whether this was a move (for its latency metric).
+    pub(crate) fn take_answer(&mut self) -> (Option<ClientError>, bool) {
+        (self.error_after.take(), self.is_move)
+    }
+}
+
 struct Pending {
     release_ms: u64,
     min_plies: u32,
@@ -264,7 +323,7 @@ struct Pending {
     frame: Arc<SharedFrame>,
 }
 
-struct Game {
+pub(crate) struct Game {
     id: i64,
     gid: String,
     info: GameInfo,
@@ -289,6 +348,7 @@ struct Game {
     move_limit: u32,
     finished_at: Option<Instant>,
     commit_retry: Option<Instant>,
+    alive: Arc<AtomicBool>,
 }
 
 /// Creates a new game: commits its first event, then starts the actor.
@@ -400,6 +460,7 @@ impl Game {
                 move_limit,
                 finished_at: None,
                 commit_retry: None,
+                alive: Arc::new(AtomicBool::new(true)),
             },
             (),
         ))
@@ -433,28 +494,19 @@ impl Game {
         }
     }
 
-    fn spawn(self) -> GameHandle {
-        let (tx, rx) = mpsc::channel(self.env.config.game_mailbox);
+    /// Hands the game to its shard; from now on the handle routes to it.
+    async fn adopt(self) -> Result<GameHandle, ClientError> {
+        let tx = self.env.shards.sender_for(self.id);
         let handle = GameHandle {
             id: self.id,
-            tx,
+            tx: tx.clone(),
             summary: self.summary.clone(),
+            alive: self.alive.clone(),
         };
-        let span = info_span!("game", game = self.id);
-        let shutdown = self.env.shutdown.clone();
-        let done = self.env.actors_done.clone();
-        // The game lives in one heap allocation the task points at: moved into the task by
-        // value, it would be stored twice in the task's future (as the captured value and
-        // as `run`'s own argument), several KiB per idle game.
-        let game = Box::new(self);
-        tokio::spawn(
-            async move {
-                game.run(rx, shutdown).await;
-                drop(done);
-            }
-            .instrument(span),
-        );
-        handle
+        tx.send(ShardCmd::Adopt(Box::new(self)))
+            .await
+            .map_err(|_| ClientError::ShuttingDown)?;
+        Ok(handle)
     }
 
     async fn start_new(mut self) -> Result<GameHandle, ClientError> {
@@ -470,14 +522,11 @@ impl Game {
             info: Some(self.info.clone()),
             clock: Some(clock),
         }));
-        let events = self.commit(b, next, now).await?;
-        self.env
-            .metrics
-            .live_games
-            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let events = self.commit_now(Change::replace(b, next, now)).await?;
+        self.env.metrics.live_games.fetch_add(1, Ordering::Relaxed);
         self.publish(events);
         info!(game = self.id, "game created");
-        Ok(self.spawn())
+        self.adopt().await
     }
 
     /// Rebuilds state from stored events (recovery).
@@ -573,7 +622,10 @@ impl Game {
                 clock: Some(Game::clock_state(&next, now)),
                 downtime_ms: downtime,
             }));
-            let events = self.commit(b, next, now).await.map_err(|e| e.to_string())?;
+            let events = self
+                .commit_now(Change::replace(b, next, now))
+                .await
+                .map_err(|e| e.to_string())?;
             self.publish(events);
             self.env
                 .metrics
@@ -583,7 +635,7 @@ impl Game {
         } else {
             self.finished_at = Some(Instant::now());
         }
-        Ok(self.spawn())
+        self.adopt().await.map_err(|e| e.to_string())
     }
 
     fn frame_for(&self, ev: &GameEvent) -> SharedFrame {
@@ -595,74 +647,38 @@ impl Game {
         )
     }
 
-    /// Commits a batch: on success the state becomes `next` and the events
-    /// (with their seqs) are returned for acknowledgement and publication.
-    /// On failure nothing changes.
-    async fn commit(
-        &mut self,
-        batch: Batch,
-        next: Box<State>,
-        now: u64,
-    ) -> Result<Vec<GameEvent>, ClientError> {
-        let events = self
-            .store_events(batch, snapshot_json(&next.status.clock, now), now)
-            .await?;
-        let was_finished = self.st.status.result.is_some();
-        self.st = next;
-        self.committed(was_finished);
-        Ok(events)
-    }
-
-    /// Commits a batch whose changes are already applied to the state (a move, see
-    /// [`Game::play`]); on failure `undo` restores the state as it was before.
-    async fn commit_in_place(
-        &mut self,
-        batch: Batch,
-        undo: Undo,
-        now: u64,
-    ) -> Result<Vec<GameEvent>, ClientError> {
-        let snapshot = snapshot_json(&self.st.status.clock, now);
-        match self.store_events(batch, snapshot, now).await {
-            Ok(events) => {
-                self.committed(undo.0.result.is_some());
-                Ok(events)
-            }
-            Err(e) => {
-                self.undo_move(undo);
-                Err(e)
-            }
+    /// Commits a change right away through the store (a game not yet handed to its shard:
+    /// its first event); Ok: the committed events, to publish.
+    async fn commit_now(&mut self, change: Change) -> Result<Vec<GameEvent>, ClientError> {
+        let (op, staged) = self.stage(change);
+        let t = Instant::now();
+        let r = self.env.persist.append(op.game, op.events, op.finish).await;
+        self.env.metrics.commit_latency.observe(t.elapsed());
+        let ok = r.is_ok();
+        match self.settle(staged, ok) {
+            Ok((_, events)) => Ok(events),
+            Err(()) => Err(ClientError::StoreUnavailable),
         }
     }
 
-    /// Restores the state from before a move applied in place: the board takes the move back,
-    /// everything else comes from `undo`.
-    fn undo_move(&mut self, undo: Undo) {
-        self.st.status = undo.0;
-        if let Err(e) = self.st.board.take_back() {
-            // Unreachable: the same moves were legal a moment ago and replay is deterministic.
-            error!(game = self.id, error = %e, "taking back an uncommitted move failed");
-        }
-    }
-
-    /// Bookkeeping after a commit that may have finished the game.
-    fn committed(&mut self, was_finished: bool) {
-        if !was_finished && self.st.status.result.is_some() {
-            self.finished_at = Some(Instant::now());
-            self.env
-                .metrics
-                .live_games
-                .fetch_sub(1, std::sync::atomic::Ordering::Relaxed);
-        }
-    }
-
-    /// Stores a batch's events (the last one with the clock `snapshot`); on success the
-    /// game's seq moves past them and they are returned with their seqs.
-    async fn store_events(
-        &mut self,
-        batch: Batch,
-        snapshot: String,
-        now: u64,
-    ) -> Result<Vec<GameEvent>, ClientError> {
+    /// Gives a change's events their seqs and their stored form: the append for the store, and
+    /// what [`Game::settle`] needs once the commit's outcome is known. Nothing of the game
+    /// changes until then (a move is already applied in place and is undone if it fails).
+    pub(crate) fn stage(&mut self, change: Change) -> (AppendOp, Staged) {
+        let Change {
+            batch,
+            apply,
+            now,
+            ack_seq,
+            error_after,
+            is_move,
+            is_flag,
+        } = change;
+        let clock = match &apply {
+            Apply::InPlace(_) => &self.st.status.clock,
+            Apply::Replace(next) => &next.status.clock,
+        };
+        let snapshot = snapshot_json(clock, now);
         let n = batch.kinds.len();
         let mut snapshot = Some(snapshot);
         let mut rows = Vec::with_capacity(n);
@@ -705,27 +721,107 @@ impl Game {
             });
             events.extend(stored.event.take());
         }
-        let t = Instant::now();
-        let r = self.env.persist.append(self.id, rows, finish).await;
-        self.env.metrics.commit_latency.observe(t.elapsed());
-        if let Err(e) = r {
+        let last = self.seq + n as u64;
+        (
+            AppendOp {
+                game: self.id,
+                events: rows,
+                finish,
+            },
+            Staged {
+                events,
+                apply,
+                ack_seq: ack_seq.unwrap_or(last),
+                error_after,
+                is_move,
+                is_flag,
+            },
+        )
+    }
+
+    /// Settles a staged change once its commit's outcome is known: committed, the state
+    /// becomes the change's and the events (with their seqs) and the seq to acknowledge are
+    /// returned for publication; failed, nothing changes (a move is taken back).
+    pub(crate) fn settle(
+        &mut self,
+        staged: Staged,
+        committed: bool,
+    ) -> Result<(u64, Vec<GameEvent>), ()> {
+        let was_finished = match &staged.apply {
+            Apply::InPlace(undo) => undo.0.result.is_some(),
+            Apply::Replace(_) => self.st.status.result.is_some(),
+        };
+        if !committed {
             self.env
                 .metrics
                 .store_errors_total
-                .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-            warn!(game = self.id, error = %e, "commit failed; state unchanged");
-            return Err(ClientError::StoreUnavailable);
+                .fetch_add(1, Ordering::Relaxed);
+            warn!(game = self.id, "commit failed; state unchanged");
+            if let Apply::InPlace(undo) = staged.apply {
+                self.undo_move(undo);
+            }
+            if staged.is_flag {
+                self.commit_retry = Some(Instant::now() + Duration::from_millis(500));
+            }
+            return Err(());
         }
+        let n = staged.events.len() as u64;
+        if let Apply::Replace(next) = staged.apply {
+            self.st = next;
+        }
+        self.seq += n;
         self.env
             .metrics
             .events_total
-            .fetch_add(n as u64, std::sync::atomic::Ordering::Relaxed);
-        self.seq += n as u64;
-        Ok(events)
+            .fetch_add(n, Ordering::Relaxed);
+        if staged.is_move {
+            self.env.metrics.moves_total.fetch_add(1, Ordering::Relaxed);
+        }
+        if !was_finished && self.st.status.result.is_some() {
+            self.finished_at = Some(Instant::now());
+            self.env.metrics.live_games.fetch_sub(1, Ordering::Relaxed);
+        }
+        Ok((staged.ack_seq, staged.events))
+    }
+
+    /// Restores the state from before a move applied in place: the board takes the move back,
+    /// everything else comes from `undo`.
+    fn undo_move(&mut self, undo: Box<Undo>) {
+        self.st.status = undo.0;
+        if let Err(e) = self.st.board.take_back() {
+            // Unreachable: the same moves were legal a moment ago and replay is deterministic.
+            error!(game = self.id, error = %e, "taking back an uncommitted move failed");
+        }
+    }
+
+    /// Answers a request whose change was settled (`Some`: committed, with the seq to
+    /// acknowledge and the events to publish; `None`: its commit failed).
+    pub(crate) fn answer_settled(
+        &mut self,
+        r: &Request,
+        settled: Option<(u64, Vec<GameEvent>)>,
+        error_after: Option<ClientError>,
+        is_move: bool,
+    ) {
+        match (settled, error_after) {
+            (Some((_, events)), Some(e)) => {
+                self.publish(events);
+                self.error(r, &e);
+            }
+            (Some((seq, events)), None) => {
+                self.reply(r, seq);
+                if is_move {
+                    self.env.metrics.move_latency.observe(r.received.elapsed());
+                }
+                self.publish(events);
+            }
+            (None, Some(e)) => self.error(r, &e),
+            (None, None) => self.error(r, &ClientError::StoreUnavailable),
+        }
     }
 
     /// Live subscribers get events now; spectators through the delay queue.
-    fn publish(&mut self, events: Vec<GameEvent>) {
+    pub(crate) fn publish(&mut self, events: Vec<GameEvent>) {
         for ev in events {
             let release_ms = ev.at_ms + self.delay_ms;
             let frame = Arc::new(SharedFrame::new(
@@ -814,81 +910,78 @@ impl Game {
             .map(|m| self.env.time.instant_at(m.0))
     }
 
-    async fn run(
-        mut self: Box<Self>,
-        mut rx: mpsc::Receiver<Cmd>,
-        mut shutdown: watch::Receiver<bool>,
-    ) {
-        // The shutdown watch and the three timers are created once and re-armed only when
-        // their deadline changes: re-creating them on every command would register and
-        // drop a timer (a lock on the timer wheel) per move.
-        let shut = shutdown.changed();
-        tokio::pin!(shut);
-        let flag_sleep = sleep_until(far_future());
-        tokio::pin!(flag_sleep);
-        let release_sleep = sleep_until(far_future());
-        tokio::pin!(release_sleep);
-        let linger_sleep = sleep_until(far_future());
-        tokio::pin!(linger_sleep);
-        let (mut flag_armed, mut release_armed, mut linger_armed) = (None, None, None);
-        loop {
-            rearm(flag_sleep.as_mut(), &mut flag_armed, self.flag_instant());
-            rearm(
-                release_sleep.as_mut(),
-                &mut release_armed,
-                self.next_release(),
-            );
-            let linger_until = self
-                .finished_at
-                .map(|t| t + self.env.config.finished_linger);
-            rearm(linger_sleep.as_mut(), &mut linger_armed, linger_until);
-            tokio::select! {
-                biased;
-                _ = &mut shut => break,
-                cmd = rx.recv() => match cmd {
-                    // Inline: with the state boxed the handler's future is about 1.2 KB.
-                    Some(Cmd::Client(r)) => self.handle(*r).await,
-                    Some(Cmd::Detach(conn)) => {
-                        self.live_subs.retain(|o| o.conn_id != conn);
-                        self.public_subs.retain(|o| o.conn_id != conn);
-                    }
-                    Some(Cmd::Record { public, reply }) => {
-                        let view = if public { self.public.as_ref().unwrap_or(&self.live) } else { &self.live };
-                        let _ = reply.send(RecordView { view: view.clone() });
-                    }
-                    None => break,
-                },
-                _ = &mut flag_sleep, if flag_armed.is_some() => {
-                    flag_armed = None;
-                    Box::pin(self.on_timer()).await;
-                }
-                _ = &mut release_sleep, if release_armed.is_some() => {
-                    release_armed = None;
-                    self.release_delayed();
-                }
-                _ = &mut linger_sleep, if linger_armed.is_some() && self.delayed.is_empty() => {
-                    debug!(game = self.id, "finished game unloaded");
-                    break;
-                }
-            }
-        }
-        drop(rx);
-        if self.st.status.result.is_none() {
-            self.env
-                .metrics
-                .live_games
-                .fetch_sub(1, std::sync::atomic::Ordering::Relaxed);
-        }
-        self.env.registry.remove_dead(self.id);
+    /// When the shard must next wake this game: a flag to check (or a failed flag commit to
+    /// retry), delayed events to release, or a finished game to unload. `busy`: a commit is
+    /// in flight (a flag waits for it).
+    pub(crate) fn next_wake(&self, busy: bool) -> Option<Instant> {
+        let flag = if busy { None } else { self.flag_instant() };
+        let linger = if self.delayed.is_empty() && !busy {
+            self.finished_at
+                .map(|t| t + self.env.config.finished_linger)
+        } else {
+            None
+        };
+        [flag, self.next_release(), linger]
+            .into_iter()
+            .flatten()
+            .min()
     }
 
-    async fn on_timer(&mut self) {
-        self.commit_retry = None;
+    /// The shard woke the game at `now` (no commit of it in flight): releases what the
+    /// broadcast delay held back, and answers a flag to commit, or that the game may unload.
+    pub(crate) fn wake(&mut self, now: Instant) -> Wake {
+        if self.next_release().is_some_and(|t| t <= now) {
+            self.release_delayed();
+        }
+        if self.flag_instant().is_some_and(|t| t <= now) {
+            self.commit_retry = None;
+            if let Some(c) = self.prepare_flag() {
+                return Wake::Commit(Box::new(c));
+            }
+        }
+        let linger = self
+            .finished_at
+            .map(|t| t + self.env.config.finished_linger);
+        if self.delayed.is_empty() && linger.is_some_and(|t| t <= now) {
+            debug!(game = self.id, "finished game unloaded");
+            return Wake::Unload;
+        }
+        Wake::Nothing
+    }
+
+    /// The game as its shard sees it when it stops or unloads it.
+    pub(crate) fn unloaded(&self) {
+        self.alive.store(false, Ordering::Release);
+        if self.st.status.result.is_none() {
+            self.env.metrics.live_games.fetch_sub(1, Ordering::Relaxed);
+        }
+    }
+
+    /// Forgets a connection's subscriptions.
+    pub(crate) fn detach(&mut self, conn: u64) {
+        self.live_subs.retain(|o| o.conn_id != conn);
+        self.public_subs.retain(|o| o.conn_id != conn);
+    }
+
+    /// The record as the live stream (`public` false) or the delayed public stream sees it.
+    pub(crate) fn record_view(&self, public: bool) -> RecordView {
+        let view = if public {
+            self.public.as_ref().unwrap_or(&self.live)
+        } else {
+            &self.live
+        };
+        RecordView { view: view.clone() }
+    }
+
+    pub(crate) fn id(&self) -> i64 {
+        self.id
+    }
+
+    /// The flag has fallen: the change that ends the game on time, if it has.
+    fn prepare_flag(&mut self) -> Option<Change> {
         let now = self.now();
         let mut next = self.st.clone();
-        let Some(flag) = next.status.clock.check_flag(Millis(now)) else {
-            return;
-        };
+        let flag = next.status.clock.check_flag(Millis(now))?;
         let loser = wside(flag.side);
         next.status.result = Some((win_for(other(loser)), "flag".into()));
         let clock = Game::clock_state(&next, now);
@@ -900,9 +993,21 @@ impl Game {
             clock: Some(clock),
             arbiter: None,
         }));
-        match self.commit(b, next, now).await {
-            Ok(evs) => self.publish(evs),
-            Err(_) => self.commit_retry = Some(Instant::now() + Duration::from_millis(500)),
+        let mut c = Change::replace(b, next, now);
+        c.is_flag = true;
+        Some(c)
+    }
+
+    /// A move came after the flag fell: the flag is committed (if the clock says so) and the
+    /// move refused with `game_finished`.
+    fn flag_instead(&mut self) -> Result<Option<Change>, ClientError> {
+        self.commit_retry = None;
+        match self.prepare_flag() {
+            Some(mut c) => {
+                c.error_after = Some(ClientError::GameFinished);
+                Ok(Some(c))
+            }
+            None => Err(ClientError::GameFinished),
         }
     }
 
@@ -930,7 +1035,7 @@ impl Game {
         });
     }
 
-    fn error(&self, r: &Request, e: &ClientError) {
+    pub(crate) fn error(&self, r: &Request, e: &ClientError) {
         self.env
             .metrics
             .client_errors_total
@@ -945,28 +1050,10 @@ impl Game {
         });
     }
 
-    async fn handle(&mut self, r: Request) {
-        let is_move = matches!(r.body, Body::Move { .. });
-        let res = self.handle_inner(&r).await;
-        match res {
-            Ok(Some((seq, events))) => {
-                self.reply(&r, seq);
-                if is_move {
-                    self.env.metrics.move_latency.observe(r.received.elapsed());
-                }
-                self.publish(events);
-            }
-            Ok(None) => {}
-            Err(e) => self.error(&r, &e),
-        }
-    }
-
-    /// Ok(Some((seq to acknowledge, events to publish))) after a commit;
-    /// Ok(None) when the handler answered itself.
-    async fn handle_inner(
-        &mut self,
-        r: &Request,
-    ) -> Result<Option<(u64, Vec<GameEvent>)>, ClientError> {
+    /// What a client request changes: Ok(Some(change)) to commit (the shard then settles and
+    /// answers it), Ok(None) when the request was answered already (nothing to commit), Err
+    /// to answer with that error (nothing changed).
+    pub(crate) fn prepare(&mut self, r: &Request) -> Result<Option<Change>, ClientError> {
         match &r.body {
             Body::Subscribe { last_seq } => {
                 self.subscribe(r, *last_seq);
@@ -984,7 +1071,7 @@ impl Game {
                 mv,
                 offer_draw,
                 think_ms,
-            } => self.play(r, *ply, mv, *offer_draw, *think_ms).await,
+            } => self.play(r, *ply, mv, *offer_draw, *think_ms),
             Body::OfferDraw => {
                 let side = self.side_of(&r.who).ok_or(ClientError::NotAPlayer)?;
                 self.ensure_playing()?;
@@ -999,8 +1086,7 @@ impl Game {
                     return Err(ClientError::DrawOfferNotAllowed);
                 }
                 Game::offer(&mut next, &mut b, side, now);
-                let ev = self.commit(b, next, now).await?;
-                Ok(Some((self.seq, ev)))
+                Ok(Some(Change::replace(b, next, now)))
             }
             Body::AnswerDraw { accept } => {
                 let side = self.side_of(&r.who).ok_or(ClientError::NotAPlayer)?;
@@ -1033,8 +1119,7 @@ impl Game {
                         by_moving: false,
                     }));
                 }
-                let ev = self.commit(b, next, now).await?;
-                Ok(Some((self.seq, ev)))
+                Ok(Some(Change::replace(b, next, now)))
             }
             Body::Resign => {
                 let side = self.side_of(&r.who).ok_or(ClientError::NotAPlayer)?;
@@ -1051,8 +1136,7 @@ impl Game {
                     format!("{} resigned.", side_name(side)),
                     None,
                 );
-                let ev = self.commit(b, next, now).await?;
-                Ok(Some((self.seq, ev)))
+                Ok(Some(Change::replace(b, next, now)))
             }
             Body::ClaimMoveLimit => {
                 let side = self.side_of(&r.who).ok_or(ClientError::NotAPlayer)?;
@@ -1116,8 +1200,7 @@ impl Game {
                         }
                     }
                 }
-                let ev = self.commit(b, next, now).await?;
-                Ok(Some((self.seq, ev)))
+                Ok(Some(Change::replace(b, next, now)))
             }
             Body::RequestRuling => {
                 self.side_of(&r.who).ok_or(ClientError::NotAPlayer)?;
@@ -1134,10 +1217,9 @@ impl Game {
                 b.push(Kind::Ruling(w::RulingIssued {
                     ruling: Some(ruling),
                 }));
-                let ev = self.commit(b, next, now).await?;
-                Ok(Some((self.seq, ev)))
+                Ok(Some(Change::replace(b, next, now)))
             }
-            Body::Arbiter { reason, action } => self.arbiter(r, reason, action).await,
+            Body::Arbiter { reason, action } => self.arbiter(r, reason, action),
         }
     }
 
@@ -1280,14 +1362,14 @@ impl Game {
         }
     }
 
-    async fn play(
+    fn play(
         &mut self,
         r: &Request,
         ply: u32,
         mv: &str,
         offer_draw: bool,
         think_ms: Option<u32>,
-    ) -> Result<Option<(u64, Vec<GameEvent>)>, ClientError> {
+    ) -> Result<Option<Change>, ClientError> {
         let side = self.side_of(&r.who).ok_or(ClientError::NotAPlayer)?;
         // Idempotent resend of the last move: the same ply in any of its notations.
         if let Some(last) = self.st.status.last_move {
@@ -1318,7 +1400,7 @@ impl Game {
         let m = self.st.board.parse(mv).map_err(illegal)?;
         // The move is applied to the state in place (no copy of the game per move) and
         // undone if anything below refuses it or its commit fails.
-        let undo = Undo(self.st.status.clone());
+        let undo = Box::new(Undo(self.st.status.clone()));
         let played = self.st.board.play_move(m).map_err(illegal)?;
         let report = match self.st.status.clock.on_move(
             Millis(now),
@@ -1332,8 +1414,7 @@ impl Game {
                     chuhe_clock::ClockError::Paused => Err(ClientError::GamePaused),
                     chuhe_clock::ClockError::Flagged(_) | chuhe_clock::ClockError::GameOver => {
                         // The flag fell before the move arrived: the timer decides now.
-                        self.on_timer().await;
-                        Err(ClientError::GameFinished)
+                        self.flag_instead()
                     }
                     e => Err(ClientError::InvalidArgument(e.to_string())),
                 };
@@ -1341,8 +1422,7 @@ impl Game {
         };
         if report.is_flagged() {
             self.undo_move(undo);
-            self.on_timer().await;
-            return Err(ClientError::GameFinished);
+            return self.flag_instead();
         }
         let next = &mut *self.st;
         let mut b = Batch::default();
@@ -1406,20 +1486,23 @@ impl Game {
         } else if offer_draw {
             Game::offer(next, &mut b, side, now);
         }
-        let events = self.commit_in_place(b, undo, now).await?;
-        self.env
-            .metrics
-            .moves_total
-            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        Ok(Some((seq_of_move, events)))
+        Ok(Some(Change {
+            batch: b,
+            apply: Apply::InPlace(undo),
+            now,
+            ack_seq: Some(seq_of_move),
+            error_after: None,
+            is_move: true,
+            is_flag: false,
+        }))
     }
 
-    async fn arbiter(
+    fn arbiter(
         &mut self,
         r: &Request,
         reason: &str,
         action: &Action,
-    ) -> Result<Option<(u64, Vec<GameEvent>)>, ClientError> {
+    ) -> Result<Option<Change>, ClientError> {
         if !r.who.sees_live() {
             return Err(ClientError::NotAnArbiter);
         }
@@ -1592,9 +1675,17 @@ impl Game {
                 }
             }
         }
-        let ev = self.commit(b, next, now).await?;
-        Ok(Some((self.seq, ev)))
+        Ok(Some(Change::replace(b, next, now)))
     }
+}
+
+/// What a wake-up of a game asks of its shard.
+pub(crate) enum Wake {
+    Nothing,
+    /// Commit this (a flag).
+    Commit(Box<Change>),
+    /// The game is finished and has lingered long enough: unload it.
+    Unload,
 }
 
 /// The clock as stored with the last event of a batch.
@@ -1620,25 +1711,6 @@ fn send_all(subs: &mut Vec<Outbox>, frame: &Arc<SharedFrame>, env: &Env) {
     subs.retain(|o| o.send(Out::Shared(frame.clone())));
 }
 
-/// Points a pinned timer at `want` when that differs from what it is armed for; `None`
-/// disarms it (its select branch is then disabled by the caller's guard).
-fn rearm(
-    sleep: std::pin::Pin<&mut tokio::time::Sleep>,
-    armed: &mut Option<Instant>,
-    want: Option<Instant>,
-) {
-    if *armed != want {
-        if let Some(t) = want {
-            sleep.reset(t);
-        }
-        *armed = want;
-    }
-}
-
-fn far_future() -> Instant {
-    Instant::now() + Duration::from_secs(86400 * 365)
-}
-
 fn kind_label(k: &Kind) -> &'static str {
     match k {
         Kind::Created(_) => "created",
@@ -1662,6 +1734,7 @@ mod tests {
     use super::*;
     use crate::persist::{MemoryPersist, Persist};
     use chuhe_proto::Encoding;
+    use tokio::sync::watch;
 
     struct Table {
         persist: Arc<MemoryPersist>,
@@ -1676,6 +1749,10 @@ mod tests {
     }
 
     async fn table(fen: &str) -> Table {
+        table_with(fen, crate::Config::default()).await
+    }
+
+    async fn table_with(fen: &str, config: crate::Config) -> Table {
         let persist = Arc::new(MemoryPersist::default());
         let red = persist.create_account("red", Role::Player).await.unwrap();
         let black = persist.create_account("black", Role::Player).await.unwrap();
@@ -1699,15 +1776,7 @@ mod tests {
             .unwrap();
         let (sd_tx, sd_rx) = watch::channel(false);
         let (done_tx, done_rx) = mpsc::channel(1);
-        let env = Env {
-            persist: persist.clone(),
-            config: Arc::new(crate::Config::default()),
-            metrics: Arc::new(crate::metrics::Metrics::default()),
-            registry: Arc::new(crate::registry::Registry::default()),
-            time: crate::time::TimeBase::new(),
-            shutdown: sd_rx,
-            actors_done: done_tx,
-        };
+        let env = Env::start(persist.clone(), config, sd_rx, done_tx);
         let seed = GameSeed {
             row,
             red: red.clone(),
@@ -1775,6 +1844,145 @@ mod tests {
         async fn record(&self) -> View {
             self.handle.record(false).await.unwrap().view
         }
+
+        /// Sends a request without waiting for its answer; returns its request id.
+        fn send(&mut self, red: bool, body: Body) -> u32 {
+            self.req += 1;
+            let who = if red { &self.red } else { &self.black };
+            self.handle
+                .send(Request {
+                    req: self.req,
+                    who: who.clone(),
+                    out: self.out.clone(),
+                    lag: Duration::ZERO,
+                    received: Instant::now(),
+                    body,
+                })
+                .unwrap();
+            self.req
+        }
+
+        /// The next reply or error: (request id, Ok(seq) or Err(code)).
+        async fn answer(&mut self) -> (u32, Result<u64, String>) {
+            loop {
+                let crate::outbox::Out::Own(msg) = self.rx.recv().await.unwrap() else {
+                    continue;
+                };
+                match msg.kind {
+                    Some(server_message::Kind::Reply(r)) => return (r.request_id, Ok(r.seq)),
+                    Some(server_message::Kind::Error(e)) => return (e.request_id, Err(e.code)),
+                    _ => {}
+                }
+            }
+        }
+
+        /// Nothing but events is waiting in the outbox.
+        fn no_answer_yet(&mut self) -> bool {
+            while let Ok(out) = self.rx.try_recv() {
+                if let crate::outbox::Out::Own(msg) = out {
+                    if matches!(
+                        msg.kind,
+                        Some(server_message::Kind::Reply(_) | server_message::Kind::Error(_))
+                    ) {
+                        return false;
+                    }
+                }
+            }
+            true
+        }
+    }
+
+    fn mv(ply: u32, m: &str) -> Body {
+        Body::Move {
+            ply,
+            mv: m.into(),
+            offer_draw: false,
+            think_ms: None,
+        }
+    }
+
+    #[tokio::test]
+    async fn commands_wait_for_their_games_commit_and_run_in_order() {
+        let mut t = table(chuhe_rules::START_FEN).await;
+        t.persist.hold(true);
+        let a = t.send(true, mv(1, "h2e2"));
+        let b = t.send(false, mv(2, "h9g7"));
+        let c = t.send(true, mv(3, "h0g2"));
+        // A record is answered at once, from what is committed: the shard has taken the three
+        // moves, the first is being committed, nothing is acknowledged or visible yet.
+        let rec = t.record().await;
+        assert!(rec.moves.is_empty(), "an uncommitted move is visible");
+        assert!(t.no_answer_yet(), "answered before the commit");
+        t.persist.hold(false);
+        assert_eq!(t.answer().await, (a, Ok(2)));
+        assert_eq!(t.answer().await, (b, Ok(3)));
+        assert_eq!(t.answer().await, (c, Ok(4)));
+        let rec = t.record().await;
+        let iccs: Vec<&str> = rec.moves.iter().map(|m| m.iccs.as_str()).collect();
+        assert_eq!(iccs, ["h2e2", "h9g7", "h0g2"]);
+    }
+
+    #[tokio::test]
+    async fn a_full_backlog_answers_busy_and_loses_nothing_else() {
+        let config = crate::Config {
+            game_mailbox: 2,
+            ..crate::Config::default()
+        };
+        let mut t = table_with(chuhe_rules::START_FEN, config).await;
+        t.persist.hold(true);
+        let first = t.send(true, mv(1, "h2e2"));
+        let waiting = [t.send(false, mv(2, "h9g7")), t.send(true, mv(3, "h0g2"))];
+        let over = t.send(false, Body::Resign);
+        assert_eq!(t.answer().await, (over, Err("busy".into())));
+        t.persist.hold(false);
+        assert_eq!(t.answer().await, (first, Ok(2)));
+        assert_eq!(t.answer().await, (waiting[0], Ok(3)));
+        assert_eq!(t.answer().await, (waiting[1], Ok(4)));
+        assert!(
+            !t.record().await.finished,
+            "the refused resignation was not played"
+        );
+    }
+
+    #[tokio::test]
+    async fn a_request_for_a_game_the_shard_does_not_hold_is_answered() {
+        let mut t = table(chuhe_rules::START_FEN).await;
+        let other = t.handle.id + 1000;
+        let r = Request {
+            req: 77,
+            who: t.red.clone(),
+            out: t.out.clone(),
+            lag: Duration::ZERO,
+            received: Instant::now(),
+            body: Body::Resign,
+        };
+        t.handle
+            .tx
+            .try_send(ShardCmd::Client(other, Box::new(r)))
+            .unwrap_or_else(|_| panic!("mailbox"));
+        assert_eq!(t.answer().await, (77, Err("game_not_found".into())));
+    }
+
+    #[tokio::test]
+    async fn a_finished_game_unloads_after_lingering() {
+        tokio::time::pause();
+        let config = crate::Config {
+            finished_linger: Duration::from_secs(60),
+            ..crate::Config::default()
+        };
+        let mut t = table_with(chuhe_rules::START_FEN, config).await;
+        let r = t.send(true, Body::Resign);
+        assert_eq!(t.answer().await, (r, Ok(2)));
+        assert!(t.handle.is_alive());
+        tokio::time::advance(Duration::from_secs(59)).await;
+        assert!(
+            t.record().await.finished,
+            "still loaded before the linger is over"
+        );
+        tokio::time::advance(Duration::from_secs(2)).await;
+        // The shard answers records of games it holds only; once unloaded, none comes.
+        assert!(t.handle.record(false).await.is_none());
+        assert!(!t.handle.is_alive());
     }
 
     #[tokio::test]

@@ -26,6 +26,7 @@ pub mod outbox;
 pub mod persist;
 pub mod record;
 pub mod registry;
+pub mod shard;
 pub mod store_adapter;
 pub mod time;
 pub mod view;
@@ -73,6 +74,10 @@ pub struct Config {
     pub shutdown_grace: Duration,
     /// Default natural move limit in plies (120 = 60 moves each).
     pub move_limit_plies: u32,
+    /// Game shards (tasks that each run many games); 0 = one per CPU the process may use.
+    pub shards: usize,
+    /// Commands a shard's mailbox holds; a full one answers `busy`.
+    pub shard_mailbox: usize,
     /// Demo: pairs of bot accounts that play random games forever.
     pub demo_bots: Vec<(i64, i64)>,
 }
@@ -92,6 +97,8 @@ impl Default for Config {
             finished_linger: Duration::from_secs(300),
             shutdown_grace: Duration::from_secs(10),
             move_limit_plies: 120,
+            shards: 0,
+            shard_mailbox: 65_536,
             demo_bots: Vec::new(),
         }
     }
@@ -110,10 +117,40 @@ pub struct Env {
     pub config: Arc<Config>,
     pub metrics: Arc<metrics::Metrics>,
     pub registry: Arc<registry::Registry>,
+    pub shards: Arc<shard::Shards>,
     pub time: time::TimeBase,
     pub shutdown: watch::Receiver<bool>,
     /// Held by every actor and connection; serve waits for all to be dropped.
     pub actors_done: mpsc::Sender<()>,
+}
+
+impl Env {
+    /// The shared state of a server, with its game shards running (they stop when
+    /// `shutdown` turns true).
+    pub fn start(
+        persist: Arc<dyn Persist>,
+        config: Config,
+        shutdown: watch::Receiver<bool>,
+        actors_done: mpsc::Sender<()>,
+    ) -> Env {
+        let count = match config.shards {
+            0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
+            n => n,
+        };
+        let (shards, queues) = shard::Shards::new(count, config.shard_mailbox);
+        let env = Env {
+            persist,
+            config: Arc::new(config),
+            metrics: Arc::new(metrics::Metrics::default()),
+            registry: Arc::new(registry::Registry::default()),
+            shards: Arc::new(shards),
+            time: time::TimeBase::new(),
+            shutdown,
+            actors_done,
+        };
+        shard::Shards::start(&env, queues);
+        env
+    }
 }
 
 /// Runs the server until `shutdown` resolves, then shuts down in stages:
@@ -127,15 +164,7 @@ pub async fn serve(
 ) -> std::io::Result<()> {
     let (sd_tx, sd_rx) = watch::channel(false);
     let (done_tx, mut done_rx) = mpsc::channel::<()>(1);
-    let env = Env {
-        persist: deps.persist,
-        config: Arc::new(deps.config),
-        metrics: Arc::new(metrics::Metrics::default()),
-        registry: Arc::new(registry::Registry::default()),
-        time: time::TimeBase::new(),
-        shutdown: sd_rx,
-        actors_done: done_tx,
-    };
+    let env = Env::start(deps.persist, deps.config, sd_rx, done_tx);
     recover_all(&env).await;
     for (i, (red, black)) in env.config.demo_bots.iter().enumerate() {
         demo::spawn_pair(

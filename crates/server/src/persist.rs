@@ -83,6 +83,14 @@ pub struct EventRow {
     pub reason: Option<String>,
 }
 
+/// One game's append (and finish) in an [`Persist::append_batch`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AppendOp {
+    pub game: i64,
+    pub events: Vec<EventRow>,
+    pub finish: Option<FinishRow>,
+}
+
 /// How a game finished (written atomically with the events that finish it).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FinishRow {
@@ -101,6 +109,18 @@ pub trait Persist: Send + Sync + 'static {
         events: Vec<EventRow>,
         finish: Option<FinishRow>,
     ) -> BoxFut<'_, Result<(), PersistError>>;
+    /// Several games' appends at once, each exactly as [`Persist::append`] (answers in the
+    /// order of `ops`). Stores with group commit take them in one hand-off; the default
+    /// appends them one after another.
+    fn append_batch(&self, ops: Vec<AppendOp>) -> BoxFut<'_, Vec<Result<(), PersistError>>> {
+        Box::pin(async move {
+            let mut out = Vec::with_capacity(ops.len());
+            for op in ops {
+                out.push(self.append(op.game, op.events, op.finish).await);
+            }
+            out
+        })
+    }
     /// Every event of a game, in seq order (payloads).
     fn events(&self, game: i64) -> BoxFut<'_, Result<EventLog, PersistError>>;
     /// Ids of every game not finished.
@@ -131,11 +151,22 @@ pub trait Persist: Send + Sync + 'static {
 pub use chuhe_store::StoreStats as CommitStats;
 
 /// An in-memory [`Persist`] for tests.
-#[derive(Default)]
 pub struct MemoryPersist {
     inner: Mutex<Mem>,
     /// While set, every append fails (a store outage) and stores nothing.
     failing: std::sync::atomic::AtomicBool,
+    /// While true, appends are not answered (a slow commit); see [`MemoryPersist::hold`].
+    held: tokio::sync::watch::Sender<bool>,
+}
+
+impl Default for MemoryPersist {
+    fn default() -> Self {
+        MemoryPersist {
+            inner: Mutex::default(),
+            failing: std::sync::atomic::AtomicBool::new(false),
+            held: tokio::sync::watch::channel(false).0,
+        }
+    }
 }
 
 #[derive(Default)]
@@ -151,6 +182,24 @@ impl MemoryPersist {
     pub fn set_failing(&self, failing: bool) {
         self.failing
             .store(failing, std::sync::atomic::Ordering::SeqCst);
+    }
+
+    /// Holds every append's answer back (true) until released (false): commits that take
+    /// their time, so tests can see what waits for them.
+    pub fn hold(&self, held: bool) {
+        self.held.send_replace(held);
+    }
+
+    /// Waits while appends are held.
+    fn released(&self) -> impl std::future::Future<Output = ()> + Send + 'static {
+        let mut rx = self.held.subscribe();
+        async move {
+            while *rx.borrow_and_update() {
+                if rx.changed().await.is_err() {
+                    return;
+                }
+            }
+        }
     }
 
     fn with<T>(&self, f: impl FnOnce(&mut Mem) -> T) -> T {
@@ -169,8 +218,12 @@ impl Persist for MemoryPersist {
         events: Vec<EventRow>,
         finish: Option<FinishRow>,
     ) -> BoxFut<'_, Result<(), PersistError>> {
+        let released = self.released();
         if self.failing.load(std::sync::atomic::Ordering::SeqCst) {
-            return Box::pin(async { Err(PersistError("store outage (test)".into())) });
+            return Box::pin(async move {
+                released.await;
+                Err(PersistError("store outage (test)".into()))
+            });
         }
         let r = self.with(|m| {
             let Some((row, log)) = m.games.get_mut(&game) else {
@@ -188,7 +241,10 @@ impl Persist for MemoryPersist {
             }
             Ok(())
         });
-        Box::pin(async move { r })
+        Box::pin(async move {
+            released.await;
+            r
+        })
     }
 
     fn events(&self, game: i64) -> BoxFut<'_, Result<EventLog, PersistError>> {

@@ -4,12 +4,13 @@ use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use chuhe_store::{
-    BroadcastDelay, Finish, GameId, NewEvent, NewGame, NewPrincipal, NewToken, PrincipalId, Store,
-    StoreError, TokenId, generate_token, hash_token,
+    Append, BroadcastDelay, Finish, GameId, NewEvent, NewGame, NewPrincipal, NewToken, PrincipalId,
+    Store, StoreError, TokenId, generate_token, hash_token,
 };
 
 use crate::persist::{
-    Account, BoxFut, CommitStats, EventRow, FinishRow, GameRow, Persist, PersistError, Role,
+    Account, AppendOp, BoxFut, CommitStats, EventRow, FinishRow, GameRow, Persist, PersistError,
+    Role,
 };
 
 /// Adapts any `Store` (usually `chuhe_store::AnyStore`).
@@ -61,6 +62,27 @@ fn account(p: chuhe_store::Principal) -> Account {
     }
 }
 
+fn new_events(events: Vec<EventRow>) -> Vec<NewEvent> {
+    events
+        .into_iter()
+        .map(|e| {
+            let mut n = NewEvent::new(e.seq, e.kind, e.payload, e.at_ms as i64);
+            if let Some(a) = e.actor {
+                n = n.by(PrincipalId(a), e.reason);
+            }
+            n
+        })
+        .collect()
+}
+
+fn finish_of(f: FinishRow) -> Finish {
+    Finish {
+        result: f.result,
+        reason: f.reason,
+        at_ms: f.at_ms as i64,
+    }
+}
+
 fn row(g: chuhe_store::Game) -> GameRow {
     GameRow {
         id: g.id.0,
@@ -84,6 +106,25 @@ impl<S: Store> Persist for StoreAdapter<S> {
         Some(self.store.stats())
     }
 
+    fn append_batch(&self, ops: Vec<AppendOp>) -> BoxFut<'_, Vec<Result<(), PersistError>>> {
+        Box::pin(async move {
+            let appends = ops
+                .into_iter()
+                .map(|op| Append {
+                    game: GameId(op.game),
+                    events: new_events(op.events),
+                    finish: op.finish.map(finish_of),
+                })
+                .collect();
+            self.store
+                .append_many(appends)
+                .await
+                .into_iter()
+                .map(|r| r.map(|_| ()).map_err(pe))
+                .collect()
+        })
+    }
+
     fn append(
         &self,
         game: i64,
@@ -91,28 +132,11 @@ impl<S: Store> Persist for StoreAdapter<S> {
         finish: Option<FinishRow>,
     ) -> BoxFut<'_, Result<(), PersistError>> {
         Box::pin(async move {
-            let events: Vec<NewEvent> = events
-                .into_iter()
-                .map(|e| {
-                    let mut n = NewEvent::new(e.seq, e.kind, e.payload, e.at_ms as i64);
-                    if let Some(a) = e.actor {
-                        n = n.by(PrincipalId(a), e.reason);
-                    }
-                    n
-                })
-                .collect();
+            let events = new_events(events);
             match finish {
                 Some(f) => self
                     .store
-                    .finish(
-                        GameId(game),
-                        events,
-                        Finish {
-                            result: f.result,
-                            reason: f.reason,
-                            at_ms: f.at_ms as i64,
-                        },
-                    )
+                    .finish(GameId(game), events, finish_of(f))
                     .await
                     .map(|_| ())
                     .map_err(pe),

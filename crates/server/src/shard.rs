@@ -1,0 +1,381 @@
+//! Game shards: each shard is one task that owns many games and runs every command of
+//! theirs. A move costs one hand-off from the connection to the shard; the shard prepares
+//! the changes of all the commands it has in hand, commits them to the store in one batch
+//! ([`Persist::append_batch`](crate::persist::Persist::append_batch)), and when the batch's
+//! outcome comes back settles, acknowledges and broadcasts them all in one turn. No task per
+//! game is woken twice per move, and the store's writers get one hand-off per batch instead
+//! of one per game.
+//!
+//! A game has at most one change in flight: its later commands wait in its backlog (bounded
+//! by `game_mailbox`; beyond that they are answered `busy`) and run, in order, once the
+//! commit is settled. So a game's commits stay in order, and nothing is acknowledged or
+//! broadcast before it is committed. Timers (flags, broadcast delays, unloading finished
+//! games) are one ordered set per shard with a single sleep for the earliest.
+
+use std::collections::{BTreeSet, HashMap, VecDeque};
+use std::future::Future;
+use std::pin::Pin;
+use std::time::Duration;
+
+use futures_util::StreamExt;
+use futures_util::stream::FuturesUnordered;
+use tokio::sync::{mpsc, oneshot, watch};
+use tokio::time::{Instant, sleep_until};
+use tracing::{Instrument, info_span};
+
+use crate::Env;
+use crate::error::ClientError;
+use crate::game::{Game, Request, Staged, Wake};
+use crate::persist::{AppendOp, PersistError};
+
+/// What a shard is asked to do.
+pub(crate) enum ShardCmd {
+    /// A client request for a game (boxed: the mailbox's slots stay small).
+    Client(i64, Box<Request>),
+    /// A connection went away: drop its subscriptions to the game.
+    Detach(i64, u64),
+    /// The game's record, as the live or the public (delayed) stream sees it.
+    Record {
+        game: i64,
+        public: bool,
+        reply: oneshot::Sender<crate::game::RecordView>,
+    },
+    /// A game whose first event is committed: the shard runs it from now on.
+    Adopt(Box<Game>),
+}
+
+/// The senders of every shard; a game always lives in the shard its id picks.
+pub struct Shards {
+    senders: Vec<mpsc::Sender<ShardCmd>>,
+}
+
+/// The receiving ends, handed to [`Shards::start`].
+pub struct ShardQueues(Vec<mpsc::Receiver<ShardCmd>>);
+
+impl Shards {
+    /// `count` shards with mailboxes of `capacity` commands each.
+    pub fn new(count: usize, capacity: usize) -> (Shards, ShardQueues) {
+        let (senders, receivers) = (0..count.max(1))
+            .map(|_| mpsc::channel(capacity.max(1)))
+            .unzip();
+        (Shards { senders }, ShardQueues(receivers))
+    }
+
+    /// Spawns the shard tasks; they run until the server's shutdown signal, then finish the
+    /// commits in flight and stop.
+    pub fn start(env: &Env, queues: ShardQueues) {
+        for (i, rx) in queues.0.into_iter().enumerate() {
+            let shard = Shard::new(env.clone());
+            let shutdown = env.shutdown.clone();
+            tokio::spawn(
+                shard
+                    .run(rx, shutdown)
+                    .instrument(info_span!("shard", shard = i)),
+            );
+        }
+    }
+
+    pub(crate) fn sender_for(&self, game: i64) -> mpsc::Sender<ShardCmd> {
+        let n = self.senders.len() as i64;
+        let i = usize::try_from(game.rem_euclid(n.max(1))).unwrap_or(0);
+        match self.senders.get(i).or(self.senders.first()) {
+            Some(tx) => tx.clone(),
+            // Unreachable: `new` makes at least one shard. A closed channel answers every
+            // send with an error, as a stopped shard would.
+            None => mpsc::channel(1).0,
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.senders.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.senders.is_empty()
+    }
+}
+
+/// How many commands a shard takes from its mailbox in one turn.
+const TAKE: usize = 256;
+
+/// A commit in flight: the games in the batch's order, when it was submitted, the answers.
+type Commit = Pin<Box<dyn Future<Output = CommitDone> + Send>>;
+struct CommitDone {
+    games: Vec<i64>,
+    started: Instant,
+    results: Vec<Result<(), PersistError>>,
+}
+
+struct Slot {
+    game: Box<Game>,
+    /// The change being committed, and the request that asked for it (None: a timer).
+    inflight: Option<(Staged, Option<Box<Request>>)>,
+    /// Client requests waiting for the commit in flight, in arrival order.
+    backlog: VecDeque<Box<Request>>,
+    /// The instant this game is in the shard's timer set under.
+    wake: Option<Instant>,
+}
+
+struct Shard {
+    env: Env,
+    slots: HashMap<i64, Slot>,
+    timers: BTreeSet<(Instant, i64)>,
+    /// Changes staged this turn, committed together at its end.
+    staged: Vec<AppendOp>,
+    commits: FuturesUnordered<Commit>,
+    stopping: bool,
+}
+
+impl Shard {
+    fn new(env: Env) -> Shard {
+        Shard {
+            env,
+            slots: HashMap::new(),
+            timers: BTreeSet::new(),
+            staged: Vec::new(),
+            commits: FuturesUnordered::new(),
+            stopping: false,
+        }
+    }
+
+    async fn run(mut self, mut rx: mpsc::Receiver<ShardCmd>, mut shutdown: watch::Receiver<bool>) {
+        let mut cmds = Vec::with_capacity(TAKE);
+        // One sleep for the earliest timer, reset only when that changes.
+        let sleep = sleep_until(Instant::now() + Duration::from_secs(86400 * 365));
+        tokio::pin!(sleep);
+        let mut armed: Option<Instant> = None;
+        let shut = shutdown.changed();
+        tokio::pin!(shut);
+        loop {
+            self.flush();
+            if self.stopping && self.commits.is_empty() {
+                break;
+            }
+            let first = self.timers.first().map(|(t, _)| *t);
+            if first != armed {
+                if let Some(t) = first {
+                    sleep.as_mut().reset(t);
+                }
+                armed = first;
+            }
+            tokio::select! {
+                biased;
+                _ = &mut shut, if !self.stopping => self.stopping = true,
+                Some(done) = self.commits.next(), if !self.commits.is_empty() => {
+                    self.committed(done);
+                }
+                // Before new commands: a flag that has fallen is decided before a move that
+                // comes after it.
+                _ = &mut sleep, if armed.is_some() && !self.stopping => {
+                    armed = None;
+                    self.timers_due(Instant::now());
+                }
+                n = rx.recv_many(&mut cmds, TAKE), if !self.stopping => {
+                    if n == 0 {
+                        self.stopping = true;
+                    }
+                    for cmd in cmds.drain(..) {
+                        self.command(cmd);
+                    }
+                }
+            }
+        }
+        for slot in self.slots.values() {
+            slot.game.unloaded();
+        }
+        for id in self.slots.keys() {
+            self.env.registry.remove_dead(*id);
+        }
+    }
+
+    fn command(&mut self, cmd: ShardCmd) {
+        match cmd {
+            ShardCmd::Client(id, r) => {
+                let cap = self.env.config.game_mailbox;
+                let Some(slot) = self.slots.get_mut(&id) else {
+                    // Unloaded a moment ago: the connection's next try loads it again.
+                    return refuse(
+                        &self.env,
+                        id,
+                        &r,
+                        &ClientError::GameNotFound(id.to_string()),
+                    );
+                };
+                if slot.inflight.is_some() {
+                    if slot.backlog.len() >= cap {
+                        slot.game.error(&r, &ClientError::Busy);
+                    } else {
+                        slot.backlog.push_back(r);
+                    }
+                } else {
+                    self.request(id, r);
+                    self.retime(id);
+                }
+            }
+            ShardCmd::Detach(id, conn) => {
+                if let Some(slot) = self.slots.get_mut(&id) {
+                    slot.game.detach(conn);
+                }
+            }
+            ShardCmd::Record {
+                game,
+                public,
+                reply,
+            } => {
+                if let Some(slot) = self.slots.get(&game) {
+                    let _ = reply.send(slot.game.record_view(public));
+                }
+            }
+            ShardCmd::Adopt(game) => {
+                let id = game.id();
+                self.slots.insert(
+                    id,
+                    Slot {
+                        game,
+                        inflight: None,
+                        backlog: VecDeque::new(),
+                        wake: None,
+                    },
+                );
+                self.retime(id);
+            }
+        }
+    }
+
+    /// Runs a request of a game with no commit in flight.
+    fn request(&mut self, id: i64, r: Box<Request>) {
+        let Some(slot) = self.slots.get_mut(&id) else {
+            return;
+        };
+        match slot.game.prepare(&r) {
+            Err(e) => slot.game.error(&r, &e),
+            Ok(None) => {}
+            Ok(Some(change)) => {
+                let (op, staged) = slot.game.stage(change);
+                slot.inflight = Some((staged, Some(r)));
+                self.staged.push(op);
+            }
+        }
+    }
+
+    /// Commits what this turn staged, as one batch.
+    fn flush(&mut self) {
+        if self.staged.is_empty() {
+            return;
+        }
+        let ops = std::mem::take(&mut self.staged);
+        let games: Vec<i64> = ops.iter().map(|op| op.game).collect();
+        let persist = self.env.persist.clone();
+        let started = Instant::now();
+        self.commits.push(Box::pin(async move {
+            let results = persist.append_batch(ops).await;
+            CommitDone {
+                games,
+                started,
+                results,
+            }
+        }));
+    }
+
+    /// A batch's outcome: settle and answer each game's change, then run what waited for it.
+    fn committed(&mut self, done: CommitDone) {
+        let elapsed = done.started.elapsed();
+        let mut results = done.results.into_iter();
+        for id in done.games {
+            // A missing answer counts as a failed commit (the store answers every op).
+            let ok = matches!(results.next(), Some(Ok(())));
+            self.env.metrics.commit_latency.observe(elapsed);
+            let Some(slot) = self.slots.get_mut(&id) else {
+                continue;
+            };
+            let Some((mut staged, req)) = slot.inflight.take() else {
+                continue;
+            };
+            let (error_after, is_move) = staged.take_answer();
+            let settled = slot.game.settle(staged, ok).ok();
+            match req {
+                Some(r) => slot.game.answer_settled(&r, settled, error_after, is_move),
+                None => {
+                    if let Some((_, events)) = settled {
+                        slot.game.publish(events);
+                    }
+                }
+            }
+            if !self.stopping {
+                while let Some(slot) = self.slots.get_mut(&id) {
+                    if slot.inflight.is_some() {
+                        break;
+                    }
+                    let Some(r) = slot.backlog.pop_front() else {
+                        break;
+                    };
+                    self.request(id, r);
+                }
+            }
+            self.retime(id);
+        }
+    }
+
+    /// Wakes every game whose time has come.
+    fn timers_due(&mut self, now: Instant) {
+        while let Some(&(t, id)) = self.timers.first() {
+            if t > now {
+                break;
+            }
+            self.timers.remove(&(t, id));
+            let Some(slot) = self.slots.get_mut(&id) else {
+                continue;
+            };
+            slot.wake = None;
+            if slot.inflight.is_some() {
+                // Settling the commit re-times the game.
+                continue;
+            }
+            match slot.game.wake(now) {
+                Wake::Nothing => {}
+                Wake::Commit(change) => {
+                    let (op, staged) = slot.game.stage(*change);
+                    slot.inflight = Some((staged, None));
+                    self.staged.push(op);
+                }
+                Wake::Unload => {
+                    if let Some(slot) = self.slots.remove(&id) {
+                        slot.game.unloaded();
+                        self.env.registry.remove_dead(id);
+                    }
+                    continue;
+                }
+            }
+            self.retime(id);
+        }
+    }
+
+    /// Puts a game in the timer set at the instant it next needs waking.
+    fn retime(&mut self, id: i64) {
+        let Some(slot) = self.slots.get_mut(&id) else {
+            return;
+        };
+        let want = slot.game.next_wake(slot.inflight.is_some());
+        if want != slot.wake {
+            if let Some(old) = slot.wake {
+                self.timers.remove(&(old, id));
+            }
+            if let Some(t) = want {
+                self.timers.insert((t, id));
+            }
+            slot.wake = want;
+        }
+    }
+}
+
+/// Answers a request for a game the shard does not hold.
+fn refuse(env: &Env, game: i64, r: &Request, e: &ClientError) {
+    env.metrics
+        .client_errors_total
+        .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    r.out.send_msg(chuhe_proto::v1::ServerMessage {
+        kind: Some(chuhe_proto::v1::server_message::Kind::Error(
+            e.to_wire(r.req, &game.to_string()),
+        )),
+    });
+}
