@@ -1,5 +1,10 @@
 //! `chuhe`: one binary, clap subcommands. Each subcommand group lives in its own module.
 
+/// jemalloc instead of the system allocator (see the dependency's note in Cargo.toml).
+#[cfg(not(target_env = "msvc"))]
+#[global_allocator]
+static GLOBAL: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
+
 use clap::{Parser, Subcommand};
 
 mod admin;
