@@ -531,16 +531,19 @@ impl Game {
 
     /// Rebuilds state from stored events (recovery).
     fn replay(&mut self, stored: Vec<StoredEvent>) -> Result<(), String> {
-        let mut last_clock: Option<String> = None;
+        let mut last_clock: Option<ClockSnapshot> = None;
         for s in stored {
+            // Either stored form (protobuf, or the JSON of older servers).
+            if let Some(snap) = crate::snapshot::stored_clock(&s)
+                .map_err(|e| format!("event {} of game {}: {e}", self.seq + 1, self.id))?
+            {
+                last_clock = Some(snap);
+            }
             let Some(ev) = s.event else {
                 return Err("stored event without event".into());
             };
             if ev.seq != self.seq + 1 {
                 return Err(format!("event log gap at seq {}", ev.seq));
-            }
-            if !s.clock_snapshot.is_empty() {
-                last_clock = Some(s.clock_snapshot);
             }
             match &ev.kind {
                 Some(Kind::Move(m)) => {
@@ -599,8 +602,6 @@ impl Game {
             }
         }
         if let Some(snap) = last_clock {
-            let snap: ClockSnapshot =
-                serde_json::from_str(&snap).map_err(|e| format!("clock snapshot: {e}"))?;
             self.st.status.clock =
                 Clock::restore(&snap, Millis(self.now())).map_err(|e| e.to_string())?;
         }
@@ -678,7 +679,7 @@ impl Game {
             Apply::InPlace(_) => &self.st.status.clock,
             Apply::Replace(next) => &next.status.clock,
         };
-        let snapshot = snapshot_json(clock, now);
+        let snapshot = crate::snapshot::to_wire(&clock.snapshot(Millis(now)));
         let n = batch.kinds.len();
         let mut snapshot = Some(snapshot);
         let mut rows = Vec::with_capacity(n);
@@ -705,11 +706,8 @@ impl Game {
                     at_ms: now,
                     kind: Some(kind),
                 }),
-                clock_snapshot: if i + 1 == n {
-                    snapshot.take().unwrap_or_default()
-                } else {
-                    String::new()
-                },
+                clock_snapshot: String::new(),
+                clock: if i + 1 == n { snapshot.take() } else { None },
             };
             rows.push(EventRow {
                 seq,
@@ -1686,11 +1684,6 @@ pub(crate) enum Wake {
     Commit(Box<Change>),
     /// The game is finished and has lingered long enough: unload it.
     Unload,
-}
-
-/// The clock as stored with the last event of a batch.
-fn snapshot_json(clock: &Clock, now: u64) -> String {
-    serde_json::to_string(&clock.snapshot(Millis(now))).unwrap_or_default()
 }
 
 fn canonical_iccs(mv: &str) -> Option<String> {

@@ -27,6 +27,7 @@ pub mod persist;
 pub mod record;
 pub mod registry;
 pub mod shard;
+pub mod snapshot;
 pub mod store_adapter;
 pub mod time;
 pub mod view;
