@@ -12,11 +12,18 @@ use sqlx::migrate::{Migration, MigrationSource, MigrationType, Migrator};
 /// (version, description, SQL)
 type Embedded = &'static [(i64, &'static str, &'static str)];
 
-pub(crate) const SQLITE: Embedded = &[(
-    1,
-    "initial",
-    include_str!("../../../migrations/sqlite/0001_initial.sql"),
-)];
+pub(crate) const SQLITE: Embedded = &[
+    (
+        1,
+        "initial",
+        include_str!("../../../migrations/sqlite/0001_initial.sql"),
+    ),
+    (
+        2,
+        "last seq from the log",
+        include_str!("../../../migrations/sqlite/0002_last_seq_from_the_log.sql"),
+    ),
+];
 
 pub(crate) const POSTGRES: Embedded = &[(
     1,

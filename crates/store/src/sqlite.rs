@@ -106,10 +106,13 @@ struct SqliteCommitter {
     checkpoint: Checkpoint,
 }
 
-const SQL_STATE: &str = "SELECT last_seq, finished_at_ms FROM games WHERE id = ?1";
-const SQL_UPDATE: &str = "UPDATE OR FAIL games SET last_seq = ?2, \
-     result = COALESCE(?3, result), reason = COALESCE(?4, reason), \
-     finished_at_ms = COALESCE(?5, finished_at_ms) WHERE id = ?1";
+/// A game's last seq (from the log's `(game_id, seq)` index: SQLite stores no `last_seq`
+/// column, so an append writes no `games` row) and whether it is finished.
+const SQL_STATE: &str = "SELECT (SELECT COALESCE(MAX(seq), 0) FROM game_events WHERE game_id = ?1), \
+     finished_at_ms FROM games WHERE id = ?1";
+/// Marks a game finished (the only `games` write of a batch).
+const SQL_FINISH: &str = "UPDATE OR FAIL games SET result = ?2, reason = ?3, \
+     finished_at_ms = ?4 WHERE id = ?1";
 
 /// Rows per multi-row `INSERT`: a batch's events go in greedily in chunks of these sizes, so
 /// a handful of prepared statements serve any batch and most rows share a statement's
@@ -352,22 +355,90 @@ impl Writer {
                 insert.raw_execute()?;
             }
         }
-        if !plan.updates.is_empty() {
-            let mut update = self.conn.prepare_cached(SQL_UPDATE)?;
-            for u in &plan.updates {
-                let f = u.finish.as_ref();
+        // Only finishes write `games`: the last seq lives in the log (and in `known`).
+        let mut finish = None;
+        for u in &plan.updates {
+            if let Some(f) = &u.finish {
+                let update = match &mut finish {
+                    Some(s) => s,
+                    None => finish.insert(self.conn.prepare_cached(SQL_FINISH)?),
+                };
                 update.execute(rusqlite::params![
                     u.game.0,
-                    to_i64("last_seq", u.last_seq)?,
-                    f.map(|f| f.result.as_str()),
-                    f.map(|f| f.reason.as_str()),
-                    f.map(|f| f.at_ms),
+                    f.result.as_str(),
+                    f.reason.as_str(),
+                    f.at_ms,
                 ])?;
             }
         }
+        drop(finish);
         self.conn.execute_batch("COMMIT")?;
         Ok((plan.outcomes, plan.updates))
     }
 }
 
-crate::common::impl_store!(SqliteStore, SqliteRow);
+crate::common::impl_store!(SqliteStore, SqliteRow, crate::common::GAME_COLS_DERIVED_SEQ);
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod tests {
+    use super::*;
+    use crate::{NewEvent, Store};
+    use sqlx::Executor;
+
+    /// A database written by servers before migration 2 (a `last_seq` column kept by every
+    /// append) opens with its logs intact: last seqs now come from the log, appends continue
+    /// where each log ends, and a duplicate is still refused.
+    #[tokio::test]
+    async fn a_database_from_before_migration_2_keeps_its_logs() {
+        let dir = tempfile::tempdir().unwrap();
+        let url = format!("sqlite://{}", dir.path().join("old.db").display());
+        {
+            let opts = SqliteConnectOptions::from_str(&url)
+                .unwrap()
+                .create_if_missing(true);
+            let mut c = opts.connect().await.unwrap();
+            crate::migrate::migrator(&crate::migrate::SQLITE[..1])
+                .await
+                .unwrap()
+                .run(&mut c)
+                .await
+                .unwrap();
+            c.execute(
+                "INSERT INTO principals (id, role, name, created_at_ms) VALUES \
+                 (1, 'player', 'a', 0), (2, 'player', 'b', 0);
+                 INSERT INTO games (id, red_id, black_id, time_control, ruleset, start_fen, \
+                 created_at_ms, last_seq) VALUES (7, 1, 2, '90m', 'cxa', 'startpos', 0, 3), \
+                 (8, 1, 2, '90m', 'cxa', 'startpos', 0, 0);
+                 INSERT INTO game_events (game_id, seq, kind, payload, at_ms) VALUES \
+                 (7, 1, 'created', x'01', 0), (7, 2, 'move', x'02', 0), (7, 3, 'move', x'03', 0);",
+            )
+            .await
+            .unwrap();
+        }
+        let s = SqliteStore::open(&url, &StoreOptions::default())
+            .await
+            .unwrap();
+        assert_eq!(s.game(GameId(7)).await.unwrap().last_seq, 3);
+        assert_eq!(s.game(GameId(8)).await.unwrap().last_seq, 0);
+        let dup = s
+            .append(GameId(7), vec![NewEvent::new(3, "move", vec![9], 1)])
+            .await;
+        assert!(
+            matches!(dup, Err(StoreError::SeqMismatch { expected: 4, .. })),
+            "{dup:?}"
+        );
+        assert_eq!(
+            s.append(GameId(7), vec![NewEvent::new(4, "move", vec![4], 1)])
+                .await
+                .unwrap(),
+            4
+        );
+        let rec = s.load_game(GameId(7)).await.unwrap();
+        assert_eq!(rec.game.last_seq, 4);
+        assert_eq!(rec.events.len(), 4);
+        let live = s.unfinished_games().await.unwrap();
+        assert_eq!(live.len(), 2);
+        s.close().await;
+    }
+}
