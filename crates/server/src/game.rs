@@ -890,7 +890,12 @@ impl Game {
     fn update_summary(&self) {
         let v = self.public.as_ref().unwrap_or(&self.live);
         if let Ok(mut g) = self.summary.lock() {
-            v.fill_summary(&mut g);
+            // The names and time control are set once; a move changes only the counts.
+            if g.game_id.is_empty() || g.red_name != v.info.red_name {
+                v.fill_summary(&mut g);
+            } else {
+                v.fill_counts(&mut g);
+            }
         }
     }
 

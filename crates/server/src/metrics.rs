@@ -7,13 +7,16 @@ use std::time::Duration;
 
 use crate::persist::CommitStats;
 
-/// Latency histogram with fixed buckets (seconds).
+/// Latency histogram with fixed buckets (seconds). Each observation adds to one bucket (the
+/// cumulative Prometheus buckets are summed when rendered), so observing costs two atomic adds
+/// however many buckets there are.
 #[derive(Debug)]
 pub struct Histogram {
     bounds: &'static [f64],
+    /// Per bucket, not cumulative: `counts[i]` holds observations in (bounds[i-1], bounds[i]];
+    /// the last entry those above every bound.
     counts: Vec<AtomicU64>,
     sum_micros: AtomicU64,
-    count: AtomicU64,
 }
 
 const LATENCY_BUCKETS: &[f64] = &[
@@ -24,34 +27,43 @@ impl Histogram {
     fn new() -> Histogram {
         Histogram {
             bounds: LATENCY_BUCKETS,
-            counts: LATENCY_BUCKETS.iter().map(|_| AtomicU64::new(0)).collect(),
+            counts: (0..=LATENCY_BUCKETS.len())
+                .map(|_| AtomicU64::new(0))
+                .collect(),
             sum_micros: AtomicU64::new(0),
-            count: AtomicU64::new(0),
         }
     }
 
     pub fn observe(&self, d: Duration) {
+        self.observe_n(d, 1);
+    }
+
+    /// `n` observations of the same duration (the games of one group commit).
+    pub fn observe_n(&self, d: Duration, n: u64) {
+        if n == 0 {
+            return;
+        }
         let s = d.as_secs_f64();
-        for (b, c) in self.bounds.iter().zip(&self.counts) {
-            if s <= *b {
-                c.fetch_add(1, Ordering::Relaxed);
-            }
+        let i = self
+            .bounds
+            .iter()
+            .position(|b| s <= *b)
+            .unwrap_or(self.bounds.len());
+        if let Some(c) = self.counts.get(i) {
+            c.fetch_add(n, Ordering::Relaxed);
         }
         self.sum_micros
-            .fetch_add(d.as_micros() as u64, Ordering::Relaxed);
-        self.count.fetch_add(1, Ordering::Relaxed);
+            .fetch_add((d.as_micros() as u64).saturating_mul(n), Ordering::Relaxed);
     }
 
     fn render(&self, out: &mut String, name: &str, help: &str) {
         let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} histogram");
+        let mut cumulative = 0;
         for (b, c) in self.bounds.iter().zip(&self.counts) {
-            let _ = writeln!(
-                out,
-                "{name}_bucket{{le=\"{b}\"}} {}",
-                c.load(Ordering::Relaxed)
-            );
+            cumulative += c.load(Ordering::Relaxed);
+            let _ = writeln!(out, "{name}_bucket{{le=\"{b}\"}} {cumulative}");
         }
-        let n = self.count.load(Ordering::Relaxed);
+        let n = cumulative + self.counts.last().map_or(0, |c| c.load(Ordering::Relaxed));
         let _ = writeln!(out, "{name}_bucket{{le=\"+Inf\"}} {n}");
         let _ = writeln!(
             out,
@@ -238,5 +250,29 @@ mod tests {
         assert!(t.contains("chuhe_move_processing_seconds_bucket{le=\"0.00025\"} 0"));
         assert!(t.contains("chuhe_move_processing_seconds_count 1"));
         assert!(t.contains("chuhe_connections{role=\"player\"} 0"));
+    }
+
+    #[test]
+    fn buckets_are_cumulative_and_count_everything() {
+        let h = Histogram::new();
+        h.observe(Duration::from_micros(50)); // first bucket
+        h.observe_n(Duration::from_millis(3), 4); // (0.0025, 0.005]
+        h.observe(Duration::from_secs(9)); // above every bound
+        let mut t = String::new();
+        h.render(&mut t, "x", "help");
+        for (le, n) in [
+            ("0.0001", 1),
+            ("0.0025", 1),
+            ("0.005", 5),
+            ("2.5", 5),
+            ("+Inf", 6),
+        ] {
+            assert!(
+                t.contains(&format!("x_bucket{{le=\"{le}\"}} {n}\n")),
+                "{le}: {t}"
+            );
+        }
+        assert!(t.contains("x_count 6\n"), "{t}");
+        assert!(t.contains("x_sum 9.01205\n"), "{t}");
     }
 }

@@ -279,12 +279,14 @@ impl Shard {
 
     /// A batch's outcome: settle and answer each game's change, then run what waited for it.
     fn committed(&mut self, done: CommitDone) {
-        let elapsed = done.started.elapsed();
+        self.env
+            .metrics
+            .commit_latency
+            .observe_n(done.started.elapsed(), done.games.len() as u64);
         let mut results = done.results.into_iter();
         for id in done.games {
             // A missing answer counts as a failed commit (the store answers every op).
             let ok = matches!(results.next(), Some(Ok(())));
-            self.env.metrics.commit_latency.observe(elapsed);
             let Some(slot) = self.slots.get_mut(&id) else {
                 continue;
             };

@@ -156,6 +156,11 @@ impl View {
         s.red_name.clone_from(&self.info.red_name);
         s.black_name.clone_from(&self.info.black_name);
         s.time_control.clone_from(&self.info.time_control);
+        self.fill_counts(s);
+    }
+
+    /// Brings only what a move changes in the summary up to date (plies, result).
+    pub fn fill_counts(&self, s: &mut GameSummary) {
         s.plies = self.moves.len() as u32;
         s.finished = self.finished;
         s.result = self.result;
