@@ -140,6 +140,13 @@ pub trait Persist: Send + Sync + 'static {
     ) -> BoxFut<'_, Result<(String, i64), PersistError>>;
     /// Revokes a token; false when there was no such live token.
     fn revoke_token(&self, token_id: i64) -> BoxFut<'_, Result<bool, PersistError>>;
+    /// The group-commit writer (lane) that commits a game's appends: batches of different
+    /// lanes commit independently, so the shards submit one batch per lane and none waits
+    /// for another lane's transaction. One lane unless the store says otherwise.
+    fn lane_of(&self, game: i64) -> usize {
+        let _ = game;
+        0
+    }
     /// Totals of the group-commit writers since the store opened (for `/metrics`); None for
     /// a store without group commit.
     fn commit_stats(&self) -> Option<CommitStats> {

@@ -258,23 +258,33 @@ impl Shard {
         }
     }
 
-    /// Commits what this turn staged, as one batch.
+    /// Commits what this turn staged: one batch per store lane (writer), each settled as soon
+    /// as its own transaction is done.
     fn flush(&mut self) {
         if self.staged.is_empty() {
             return;
         }
-        let ops = std::mem::take(&mut self.staged);
-        let games: Vec<i64> = ops.iter().map(|op| op.game).collect();
-        let persist = self.env.persist.clone();
-        let started = Instant::now();
-        self.commits.push(Box::pin(async move {
-            let results = persist.append_batch(ops).await;
-            CommitDone {
-                games,
-                started,
-                results,
+        let mut lanes: Vec<(usize, Vec<AppendOp>)> = Vec::new();
+        for op in std::mem::take(&mut self.staged) {
+            let lane = self.env.persist.lane_of(op.game);
+            match lanes.iter_mut().find(|(l, _)| *l == lane) {
+                Some((_, ops)) => ops.push(op),
+                None => lanes.push((lane, vec![op])),
             }
-        }));
+        }
+        let started = Instant::now();
+        for (_, ops) in lanes {
+            let games: Vec<i64> = ops.iter().map(|op| op.game).collect();
+            let persist = self.env.persist.clone();
+            self.commits.push(Box::pin(async move {
+                let results = persist.append_batch(ops).await;
+                CommitDone {
+                    games,
+                    started,
+                    results,
+                }
+            }));
+        }
     }
 
     /// A batch's outcome: settle and answer each game's change, then run what waited for it.

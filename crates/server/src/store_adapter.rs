@@ -106,6 +106,10 @@ impl<S: Store> Persist for StoreAdapter<S> {
         Some(self.store.stats())
     }
 
+    fn lane_of(&self, game: i64) -> usize {
+        self.store.writer_of(GameId(game))
+    }
+
     fn append_batch(&self, ops: Vec<AppendOp>) -> BoxFut<'_, Vec<Result<(), PersistError>>> {
         Box::pin(async move {
             let appends = ops

@@ -299,7 +299,8 @@ impl Writers {
         self.counters.snapshot()
     }
 
-    fn writer_of(&self, game: GameId) -> usize {
+    /// The writer that commits `game`'s appends.
+    pub fn writer_of(&self, game: GameId) -> usize {
         let n = self.senders.len() as i64;
         usize::try_from(game.0.rem_euclid(n.max(1))).unwrap_or(0)
     }

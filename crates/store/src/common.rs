@@ -442,6 +442,10 @@ macro_rules! impl_store {
                     .await
             }
 
+            fn writer_of(&self, game: GameId) -> usize {
+                self.writers.writer_of(game)
+            }
+
             async fn append_many(&self, appends: Vec<crate::Append>) -> Vec<Result<u64>> {
                 let ops = appends
                     .into_iter()

@@ -256,6 +256,12 @@ pub trait Store: Send + Sync + 'static {
     /// Counters of the group-commit writers (batches, appends, events, refusals, failures,
     /// time in transactions), for `/metrics`. Cheap: a few atomic loads.
     fn stats(&self) -> StoreStats;
+
+    /// Which group-commit writer commits this game's appends (0 on SQLite, which has one).
+    /// Appends to different writers commit independently, so a caller with many games'
+    /// appends in hand can submit one [`append_many`](Store::append_many) per writer and
+    /// take each writer's answers as soon as its transaction is done.
+    fn writer_of(&self, game: GameId) -> usize;
 }
 
 /// Either backend, chosen at run time by URL.
@@ -374,6 +380,12 @@ impl Store for AnyStore {
         match self {
             AnyStore::Sqlite(s) => s.stats(),
             AnyStore::Postgres(s) => s.stats(),
+        }
+    }
+    fn writer_of(&self, game: GameId) -> usize {
+        match self {
+            AnyStore::Sqlite(s) => s.writer_of(game),
+            AnyStore::Postgres(s) => s.writer_of(game),
         }
     }
 }
