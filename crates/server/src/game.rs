@@ -1806,35 +1806,19 @@ mod tests {
             mv: &str,
             offer_draw: bool,
         ) -> Result<u64, String> {
-            self.req += 1;
-            let who = if red { &self.red } else { &self.black };
-            self.handle
-                .send(Request {
-                    req: self.req,
-                    who: who.clone(),
-                    out: self.out.clone(),
-                    lag: Duration::ZERO,
-                    received: Instant::now(),
-                    body: Body::Move {
-                        ply,
-                        mv: mv.into(),
-                        offer_draw,
-                        think_ms: None,
-                    },
-                })
-                .unwrap();
+            let id = self.send(
+                red,
+                Body::Move {
+                    ply,
+                    mv: mv.into(),
+                    offer_draw,
+                    think_ms: None,
+                },
+            );
             loop {
-                let crate::outbox::Out::Own(msg) = self.rx.recv().await.unwrap() else {
-                    continue;
-                };
-                match msg.kind {
-                    Some(server_message::Kind::Reply(r)) if r.request_id == self.req => {
-                        return Ok(r.seq);
-                    }
-                    Some(server_message::Kind::Error(e)) if e.request_id == self.req => {
-                        return Err(e.code);
-                    }
-                    _ => {}
+                let (rid, answer) = self.answer().await;
+                if rid == id {
+                    return answer;
                 }
             }
         }

@@ -22,71 +22,67 @@ fn side_from(s: i32, what: &str) -> Result<Side, String> {
     }
 }
 
-fn side_snap_to(s: &SideSnapshot) -> w::SideSnapshot {
-    w::SideSnapshot {
-        remaining_ms: s.remaining_ms,
-        stage: s.stage,
-        moves_in_stage: s.moves_in_stage,
-        periods_left: s.periods_left,
-        moves: s.moves,
-        pending_charge_ms: s.pending_charge_ms,
-        lag_quota_ms: s.lag_quota_ms,
-        elapsed_ms: s.elapsed_ms,
-        compensation_ms: s.compensation_ms,
-        earned_ms: s.earned_ms,
-        added_ms: s.added_ms,
-        charged_ms: s.charged_ms,
-    }
+/// Conversions both ways between two structs with the same fields, from one list of them.
+macro_rules! mirror {
+    ($to:ident, $from:ident, $a:path, $b:path, [$($f:ident),* $(,)?]) => {
+        fn $to(s: &$a) -> $b {
+            $b { $($f: s.$f),* }
+        }
+        fn $from(s: &$b) -> $a {
+            $a { $($f: s.$f),* }
+        }
+    };
 }
 
+mirror!(
+    side_snap_to,
+    side_snap_of,
+    SideSnapshot,
+    w::SideSnapshot,
+    [
+        remaining_ms,
+        stage,
+        moves_in_stage,
+        periods_left,
+        moves,
+        pending_charge_ms,
+        lag_quota_ms,
+        elapsed_ms,
+        compensation_ms,
+        earned_ms,
+        added_ms,
+        charged_ms,
+    ]
+);
+
+mirror!(
+    lag_params_of,
+    lag_config_of,
+    LagConfig,
+    w::LagParams,
+    [
+        enabled,
+        max_gain_cap_ms,
+        gain_base_ms,
+        gain_per_estimated_second_ms,
+        estimate_moves,
+        initial_quota_moves,
+        quota_cap_moves,
+        cpu_allowance_ms,
+        max_flag_grace_ms,
+    ]
+);
+
 fn side_snap_from(s: Option<&w::SideSnapshot>) -> SideSnapshot {
-    let d = w::SideSnapshot::default();
-    let s = s.unwrap_or(&d);
-    SideSnapshot {
-        remaining_ms: s.remaining_ms,
-        stage: s.stage,
-        moves_in_stage: s.moves_in_stage,
-        periods_left: s.periods_left,
-        moves: s.moves,
-        pending_charge_ms: s.pending_charge_ms,
-        lag_quota_ms: s.lag_quota_ms,
-        elapsed_ms: s.elapsed_ms,
-        compensation_ms: s.compensation_ms,
-        earned_ms: s.earned_ms,
-        added_ms: s.added_ms,
-        charged_ms: s.charged_ms,
-    }
+    side_snap_of(s.unwrap_or(&w::SideSnapshot::default()))
 }
 
 fn lag_to(l: &LagConfig) -> Option<w::LagParams> {
-    (!l.is_default()).then_some(w::LagParams {
-        enabled: l.enabled,
-        max_gain_cap_ms: l.max_gain_cap_ms,
-        gain_base_ms: l.gain_base_ms,
-        gain_per_estimated_second_ms: l.gain_per_estimated_second_ms,
-        estimate_moves: l.estimate_moves,
-        initial_quota_moves: l.initial_quota_moves,
-        quota_cap_moves: l.quota_cap_moves,
-        cpu_allowance_ms: l.cpu_allowance_ms,
-        max_flag_grace_ms: l.max_flag_grace_ms,
-    })
+    (!l.is_default()).then(|| lag_params_of(l))
 }
 
 fn lag_from(l: Option<&w::LagParams>) -> LagConfig {
-    match l {
-        None => LagConfig::default(),
-        Some(l) => LagConfig {
-            enabled: l.enabled,
-            max_gain_cap_ms: l.max_gain_cap_ms,
-            gain_base_ms: l.gain_base_ms,
-            gain_per_estimated_second_ms: l.gain_per_estimated_second_ms,
-            estimate_moves: l.estimate_moves,
-            initial_quota_moves: l.initial_quota_moves,
-            quota_cap_moves: l.quota_cap_moves,
-            cpu_allowance_ms: l.cpu_allowance_ms,
-            max_flag_grace_ms: l.max_flag_grace_ms,
-        },
-    }
+    l.map(lag_config_of).unwrap_or_default()
 }
 
 /// The stored (protobuf) form of a clock snapshot.
