@@ -308,14 +308,6 @@ pub(crate) struct Staged {
     is_flag: bool,
 }
 
-impl Staged {
-    /// How the requester is to be answered: the error to send after the commit (if any),
-    /// and whether this was a move (for its latency metric).
-    pub(crate) fn take_answer(&mut self) -> (Option<ClientError>, bool) {
-        (self.error_after.take(), self.is_move)
-    }
-}
-
 struct Pending {
     release_ms: u64,
     min_plies: u32,
@@ -792,29 +784,33 @@ impl Game {
         }
     }
 
-    /// Answers a request whose change was settled (`Some`: committed, with the seq to
-    /// acknowledge and the events to publish; `None`: its commit failed).
-    pub(crate) fn answer_settled(
-        &mut self,
-        r: &Request,
-        settled: Option<(u64, Vec<GameEvent>)>,
-        error_after: Option<ClientError>,
-        is_move: bool,
-    ) {
+    /// Settles a staged change (see [`Game::settle`]) and answers for it: committed events are
+    /// published; the request that asked for it, if any (a timer's has none), gets its reply,
+    /// or the error it was to get after the commit, or `store_unavailable`.
+    pub(crate) fn conclude(&mut self, mut staged: Staged, committed: bool, r: Option<&Request>) {
+        let error_after = staged.error_after.take();
+        let is_move = staged.is_move;
+        let settled = self.settle(staged, committed);
+        let Some(r) = r else {
+            if let Ok((_, events)) = settled {
+                self.publish(events);
+            }
+            return;
+        };
         match (settled, error_after) {
-            (Some((_, events)), Some(e)) => {
+            (Ok((_, events)), Some(e)) => {
                 self.publish(events);
                 self.error(r, &e);
             }
-            (Some((seq, events)), None) => {
+            (Ok((seq, events)), None) => {
                 self.reply(r, seq);
                 if is_move {
                     self.env.metrics.move_latency.observe(r.received.elapsed());
                 }
                 self.publish(events);
             }
-            (None, Some(e)) => self.error(r, &e),
-            (None, None) => self.error(r, &ClientError::StoreUnavailable),
+            (Err(()), Some(e)) => self.error(r, &e),
+            (Err(()), None) => self.error(r, &ClientError::StoreUnavailable),
         }
     }
 

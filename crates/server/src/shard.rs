@@ -25,7 +25,7 @@ use tracing::{Instrument, info_span};
 
 use crate::Env;
 use crate::error::ClientError;
-use crate::game::{Game, Request, Staged, Wake};
+use crate::game::{Change, Game, Request, Staged, Wake};
 use crate::persist::{AppendOp, PersistError};
 
 /// What a shard is asked to do.
@@ -85,14 +85,6 @@ impl Shards {
             None => mpsc::channel(1).0,
         }
     }
-
-    pub fn len(&self) -> usize {
-        self.senders.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.senders.is_empty()
-    }
 }
 
 /// How many commands a shard takes from its mailbox in one turn.
@@ -114,6 +106,15 @@ struct Slot {
     backlog: VecDeque<Box<Request>>,
     /// The instant this game is in the shard's timer set under.
     wake: Option<Instant>,
+}
+
+impl Slot {
+    /// Stages a change for this turn's commit; it is in flight until the commit's outcome.
+    fn begin(&mut self, change: Change, req: Option<Box<Request>>, staged: &mut Vec<AppendOp>) {
+        let (op, s) = self.game.stage(change);
+        self.inflight = Some((s, req));
+        staged.push(op);
+    }
 }
 
 struct Shard {
@@ -250,11 +251,7 @@ impl Shard {
         match slot.game.prepare(&r) {
             Err(e) => slot.game.error(&r, &e),
             Ok(None) => {}
-            Ok(Some(change)) => {
-                let (op, staged) = slot.game.stage(change);
-                slot.inflight = Some((staged, Some(r)));
-                self.staged.push(op);
-            }
+            Ok(Some(change)) => slot.begin(change, Some(r), &mut self.staged),
         }
     }
 
@@ -300,19 +297,10 @@ impl Shard {
             let Some(slot) = self.slots.get_mut(&id) else {
                 continue;
             };
-            let Some((mut staged, req)) = slot.inflight.take() else {
+            let Some((staged, req)) = slot.inflight.take() else {
                 continue;
             };
-            let (error_after, is_move) = staged.take_answer();
-            let settled = slot.game.settle(staged, ok).ok();
-            match req {
-                Some(r) => slot.game.answer_settled(&r, settled, error_after, is_move),
-                None => {
-                    if let Some((_, events)) = settled {
-                        slot.game.publish(events);
-                    }
-                }
-            }
+            slot.game.conclude(staged, ok, req.as_deref());
             if !self.stopping {
                 while let Some(slot) = self.slots.get_mut(&id) {
                     if slot.inflight.is_some() {
@@ -345,11 +333,7 @@ impl Shard {
             }
             match slot.game.wake(now) {
                 Wake::Nothing => {}
-                Wake::Commit(change) => {
-                    let (op, staged) = slot.game.stage(*change);
-                    slot.inflight = Some((staged, None));
-                    self.staged.push(op);
-                }
+                Wake::Commit(change) => slot.begin(*change, None, &mut self.staged),
                 Wake::Unload => {
                     if let Some(slot) = self.slots.remove(&id) {
                         slot.game.unloaded();

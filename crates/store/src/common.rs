@@ -5,17 +5,23 @@
 
 pub(crate) const PRINCIPAL_COLS: &str = "id, role, name, rating, created_at_ms";
 pub(crate) const TOKEN_COLS: &str = "id, principal_id, role, label, created_at_ms, revoked_at_ms";
-/// The columns of a game row on PostgreSQL, where `last_seq` is a column (several nodes'
-/// writers check it under row locks).
-pub(crate) const GAME_COLS: &str = "id, red_id, black_id, time_control, ruleset, start_fen, \
-     delay_moves, delay_ms, event, round, board, scheduled_start_ms, created_at_ms, last_seq, \
-     result, reason, finished_at_ms";
-/// The same on SQLite, where `last_seq` is derived from the log (its one writer remembers it;
-/// see `migrations/sqlite/0002_last_seq_from_the_log.sql`).
-pub(crate) const GAME_COLS_DERIVED_SEQ: &str = "id, red_id, black_id, time_control, ruleset, \
-     start_fen, delay_moves, delay_ms, event, round, board, scheduled_start_ms, created_at_ms, \
-     (SELECT COALESCE(MAX(e.seq), 0) FROM game_events AS e WHERE e.game_id = games.id) \
-     AS last_seq, result, reason, finished_at_ms";
+/// The columns of a game row, with `last_seq` given as an SQL expression.
+macro_rules! game_cols {
+    ($last_seq:literal) => {
+        concat!(
+            "id, red_id, black_id, time_control, ruleset, start_fen, delay_moves, delay_ms, \
+             event, round, board, scheduled_start_ms, created_at_ms, ",
+            $last_seq,
+            " AS last_seq, result, reason, finished_at_ms"
+        )
+    };
+}
+/// On PostgreSQL `last_seq` is a column (several nodes' writers check it under row locks).
+pub(crate) const GAME_COLS: &str = game_cols!("last_seq");
+/// On SQLite it is derived from the log (its one writer remembers it; see
+/// `migrations/sqlite/0002_last_seq_from_the_log.sql`).
+pub(crate) const GAME_COLS_DERIVED_SEQ: &str =
+    game_cols!("(SELECT COALESCE(MAX(e.seq), 0) FROM game_events AS e WHERE e.game_id = games.id)");
 pub(crate) const EVENT_COLS: &str = "game_id, seq, kind, payload, at_ms, actor_id, reason";
 pub(crate) const AUDIT_COLS: &str = "id, at_ms, actor_id, action, subject, reason";
 
