@@ -28,7 +28,7 @@ PORT=${CHUHE_BENCH_PORT:-8080}
 taskset -c 0 "$B/chuhe" serve --database-url "$URL" --listen 127.0.0.1:$PORT \
   --rate-per-sec 100000 --log warn >"$D/serve.log" 2>&1 &
 SP=$!
-trap 'kill -INT $SP 2>/dev/null || true' EXIT
+trap 'kill -INT $SP 2>/dev/null; wait $SP 2>/dev/null || true' EXIT
 for _ in $(seq 100); do curl -sf http://127.0.0.1:$PORT/healthz >/dev/null && break; sleep 0.1; done
 set +e
 taskset -c 1 "$B/chuhe-load" --threads 1 "$@" --progress 0 --chuhe-url ws://127.0.0.1:$PORT/ws \

@@ -28,6 +28,12 @@ struct Cli {
     /// Tokio worker threads of this process (default: one per CPU it may run on).
     #[arg(long, global = true, env = "CHUHE_LOAD_THREADS")]
     threads: Option<usize>,
+    /// Tokio scheduler: `auto` (clients: single-threaded with one worker, as `chuhe serve`
+    /// does on one CPU; the relay: work-stealing), `single` or `multi`. A relay started by a
+    /// scenario inherits the environment variable, not the flag.
+    #[arg(long, global = true, env = "CHUHE_LOAD_SCHEDULER", default_value = "auto",
+          value_parser = ["auto", "single", "multi"])]
+    scheduler: String,
     #[command(subcommand)]
     command: Command,
 }
@@ -277,11 +283,27 @@ fn main() -> ExitCode {
             };
         }
     };
-    let mut rt = tokio::runtime::Builder::new_multi_thread();
+    // The clients: with one worker (asked for, or the only CPU this process may use) the
+    // single-threaded scheduler, as `chuhe serve` uses on one CPU; with more, work-stealing.
+    // The relay, the yardstick, keeps the work-stealing scheduler unless told otherwise: it
+    // is what the figures were measured with, and it was the faster of the two for
+    // the relay here (by 1–3 %, docs/benchmarks.md).
+    let workers = cli.threads.map(|n| n.max(1)).unwrap_or_else(|| {
+        std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get)
+    });
+    let single = match cli.scheduler.as_str() {
+        "single" => true,
+        "multi" => false,
+        _ => workers == 1 && !matches!(cli.command, Command::Relay(_)),
+    };
+    let mut rt = if single {
+        tokio::runtime::Builder::new_current_thread()
+    } else {
+        let mut b = tokio::runtime::Builder::new_multi_thread();
+        b.worker_threads(workers);
+        b
+    };
     rt.enable_all();
-    if let Some(n) = cli.threads {
-        rt.worker_threads(n.max(1));
-    }
     let outcome = rt
         .build()
         .context("starting the tokio runtime")

@@ -203,8 +203,14 @@ pub struct ChildServer {
 impl ChildServer {
     /// `exe`: `env!("CARGO_BIN_EXE_chuhe-e2e-server")` from the test.
     pub async fn start(exe: &str, db_url: &str) -> Result<ChildServer> {
+        ChildServer::start_on(exe, db_url, "multi").await
+    }
+
+    /// As [`ChildServer::start`], on the tokio scheduler named (`single` or `multi`).
+    pub async fn start_on(exe: &str, db_url: &str, scheduler: &str) -> Result<ChildServer> {
         let mut child = tokio::process::Command::new(exe)
             .arg(db_url)
+            .arg(scheduler)
             .stdin(std::process::Stdio::piped())
             .stdout(std::process::Stdio::piped())
             .kill_on_drop(true)

@@ -43,7 +43,9 @@ async fn kill_9_mid_game_then_resume() -> Result<()> {
             .await?;
         server.kill9().await?;
 
-        let server = ChildServer::start(EXE, &db.url).await?;
+        // The restarted server runs on the single-threaded scheduler (`chuhe serve` on one
+        // CPU): recovery, subscriptions and moves must work on it too.
+        let server = ChildServer::start_on(EXE, &db.url, "single").await?;
         // Every acknowledged move is there.
         let mut fan = Client::connect(server.addr, None, Encoding::Json).await?;
         fan.subscribe(&game, 0).await?;

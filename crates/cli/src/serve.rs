@@ -33,6 +33,10 @@ pub struct ServeArgs {
     /// not power loss) [default: full].
     #[arg(long, env = "CHUHE_SQLITE_SYNC")]
     pub sqlite_sync: Option<String>,
+    /// Tokio scheduler: `auto` (single-threaded when the process may use one CPU, else one
+    /// worker per CPU), `single` or `multi` [default: auto].
+    #[arg(long, env = "CHUHE_SCHEDULER")]
+    pub scheduler: Option<String>,
     /// Largest client frame in bytes answered normally [default: 4096].
     #[arg(long, env = "CHUHE_MAX_FRAME_BYTES")]
     pub max_frame_bytes: Option<usize>,
@@ -57,11 +61,44 @@ struct FileConfig {
     database_url: Option<String>,
     redis_url: Option<String>,
     sqlite_sync: Option<String>,
+    scheduler: Option<String>,
     max_frame_bytes: Option<usize>,
     rate_per_sec: Option<u32>,
     write_queue: Option<usize>,
     demo: Option<bool>,
     log: Option<String>,
+}
+
+/// Which tokio scheduler runs the server.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scheduler {
+    /// Everything on the thread that started the server.
+    Single,
+    /// Work-stealing, one worker per CPU.
+    Multi,
+}
+
+impl Scheduler {
+    /// On one CPU (a one-core machine, or a server pinned to one core) the single-threaded
+    /// scheduler: the work-stealing one costs every task wake-up atomics, a run-queue hand-off
+    /// and parking through the shared driver for workers that are not there (measured: ~10 %
+    /// more CPU per move, docs/benchmarks.md). On more CPUs, work-stealing.
+    fn auto(cpus: usize) -> Scheduler {
+        if cpus <= 1 {
+            Scheduler::Single
+        } else {
+            Scheduler::Multi
+        }
+    }
+
+    fn runtime(self) -> std::io::Result<tokio::runtime::Runtime> {
+        match self {
+            Scheduler::Single => tokio::runtime::Builder::new_current_thread(),
+            Scheduler::Multi => tokio::runtime::Builder::new_multi_thread(),
+        }
+        .enable_all()
+        .build()
+    }
 }
 
 /// The merged settings.
@@ -70,6 +107,7 @@ pub struct Settings {
     pub listen: SocketAddr,
     pub database_url: String,
     pub sqlite_sync: SqliteSync,
+    pub scheduler: Scheduler,
     pub config: Config,
     pub demo: bool,
     pub log: String,
@@ -94,6 +132,18 @@ pub fn settings(args: &ServeArgs) -> Result<Settings> {
         "full" => SqliteSync::Full,
         "normal" => SqliteSync::Normal,
         other => anyhow::bail!("sqlite_sync must be full or normal, not {other:?}"),
+    };
+    let scheduler = match args
+        .scheduler
+        .clone()
+        .or(file.scheduler)
+        .as_deref()
+        .unwrap_or("auto")
+    {
+        "auto" => Scheduler::auto(std::thread::available_parallelism().map_or(1, |n| n.get())),
+        "single" => Scheduler::Single,
+        "multi" => Scheduler::Multi,
+        other => anyhow::bail!("scheduler must be auto, single or multi, not {other:?}"),
     };
     let mut config = Config::default();
     if let Some(v) = args.max_frame_bytes.or(file.max_frame_bytes) {
@@ -123,6 +173,7 @@ pub fn settings(args: &ServeArgs) -> Result<Settings> {
             .or(file.database_url)
             .unwrap_or_else(|| DEFAULT_DATABASE.to_string()),
         sqlite_sync: sync,
+        scheduler,
         config,
         demo: args.demo || file.demo.unwrap_or(false),
         log: args
@@ -151,9 +202,7 @@ pub fn run(args: ServeArgs) -> Result<std::process::ExitCode> {
             tracing_subscriber::EnvFilter::try_new(&s.log).context("invalid log filter")?,
         )
         .init();
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()?;
+    let rt = s.scheduler.runtime()?;
     rt.block_on(async move {
         let persist = open_persist(&s.database_url, s.sqlite_sync).await?;
         let listener = chuhe_server::bind_listener(s.listen)
@@ -255,6 +304,15 @@ mod tests {
         let t = T::parse_from(["t"]);
         let s = settings(&t.a).unwrap();
         assert_eq!(s.database_url, DEFAULT_DATABASE);
+        let t = T::parse_from(["t", "--scheduler", "single"]);
+        assert_eq!(settings(&t.a).unwrap().scheduler, Scheduler::Single);
+        let t = T::parse_from(["t", "--scheduler", "multi"]);
+        assert_eq!(settings(&t.a).unwrap().scheduler, Scheduler::Multi);
+        let t = T::parse_from(["t", "--scheduler", "fast"]);
+        let e = settings(&t.a).unwrap_err().to_string();
+        assert!(e.contains("auto, single or multi"), "{e}");
+        assert_eq!(Scheduler::auto(1), Scheduler::Single);
+        assert_eq!(Scheduler::auto(2), Scheduler::Multi);
         std::fs::write(&f, "bogus = 1\n").unwrap();
         let t = T::parse_from(["t", "--config", f.to_str().unwrap()]);
         assert!(settings(&t.a).is_err());
