@@ -1,6 +1,6 @@
-//! One websocket connection: subprotocol and auth at the upgrade, then a
-//! reader (this task: limits, decoding, routing to games) and a writer task
-//! (the bounded queue, pings for round-trip estimates, close frames).
+//! One websocket connection: subprotocol and auth at the upgrade, then one task that reads
+//! (limits, decoding, routing to games) and writes (the bounded queue, pings for round-trip
+//! estimates, close frames) on the same socket.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -173,11 +173,29 @@ struct Conn {
     lag: Arc<Mutex<LagEstimator>>,
 }
 
-async fn run(env: Env, socket: WebSocket, enc: Encoding, who: Principal, conn_id: u64) {
+/// Why a connection's loop ended.
+enum End {
+    /// The client closed, or the socket broke while reading: flush what is queued, close.
+    ClientGone,
+    /// We close: kicked (too slow, rate limited, frame too large) or shutting down.
+    Closing {
+        code: u16,
+        reason: &'static str,
+        bye: Option<Message>,
+    },
+    /// A write failed or timed out: nothing more can be sent.
+    WriteFailed,
+}
+
+/// One task per connection: it reads the client's frames, writes the queued ones and pings,
+/// all on the one socket (no split halves, no second task to wake for every frame written).
+/// A write that must wait (the client reads slowly) holds back reading for up to the write
+/// timeout; the client's moves wait in its own socket meanwhile.
+async fn run(env: Env, mut socket: WebSocket, enc: Encoding, who: Principal, conn_id: u64) {
     let gauge = role_gauge(&env, &who);
     gauge.fetch_add(1, Ordering::Relaxed);
     debug!("connected");
-    let (out, rx, kick) = Outbox::new(conn_id, enc, env.config.write_queue);
+    let (out, mut rx, kick) = Outbox::new(conn_id, enc, env.config.write_queue);
     let who = Arc::new(who);
     out.send_msg(ServerMessage {
         kind: Some(server_message::Kind::Welcome(w::Welcome {
@@ -195,36 +213,65 @@ async fn run(env: Env, socket: WebSocket, enc: Encoding, who: Principal, conn_id
             server_time_ms: env.time.now_ms(),
         })),
     });
-    let (sink, mut stream) = socket.split();
-    let lag = Arc::new(Mutex::new(LagEstimator::default()));
-    let mut writer = tokio::spawn(
-        write_loop(env.clone(), sink, rx, kick.clone(), enc).instrument(tracing::Span::current()),
-    );
     let mut c = Conn {
         env: env.clone(),
         who,
         out,
         kick: kick.clone(),
         games: HashMap::new(),
-        lag,
+        lag: Arc::new(Mutex::new(LagEstimator::default())),
     };
     let mut bucket = Bucket::new(env.config.rate_per_sec);
     let mut refused = 0u32;
-    let mut writer_done = false;
-    loop {
+    let mut shutdown = env.shutdown.clone();
+    let mut ping = tokio::time::interval(env.config.ping_interval);
+    ping.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let timeout = env.config.write_timeout;
+    // Created once, not per loop turn: re-creating them would register and unregister
+    // their wakers (a lock each) for every frame.
+    let kicked = kick.kicked();
+    tokio::pin!(kicked);
+    let shut = shutdown.changed();
+    tokio::pin!(shut);
+    let end = loop {
         tokio::select! {
-            msg = stream.next() => {
+            biased;
+            code = &mut kicked => break kicked_end(&env, enc, code),
+            _ = &mut shut => break End::Closing {
+                code: close::GOING_AWAY,
+                reason: "server shutting down",
+                bye: Some(goodbye(enc, "shutdown", "the server is restarting; reconnect with the last seq you saw", 1000)),
+            },
+            item = rx.recv() => {
+                let Some(item) = item else { break End::ClientGone };
+                // Everything already queued goes out in one flush (one syscall when it fits
+                // the write buffer), bounded by the queue's capacity.
+                let batch = async {
+                    socket.feed(out_message(enc, item)).await?;
+                    while let Ok(item) = rx.try_recv() {
+                        socket.feed(out_message(enc, item)).await?;
+                    }
+                    socket.flush().await
+                };
+                match write_within(timeout, batch).await {
+                    Ok(Ok(())) => {}
+                    Ok(Err(e)) => { debug!(error = %e, "write failed"); break End::WriteFailed; }
+                    Err(_) => { debug!("write timed out"); break End::WriteFailed; }
+                }
+            }
+            msg = socket.next() => {
                 let msg = match msg {
                     Some(Ok(m)) => m,
                     Some(Err(e)) => {
+                        debug!(error = %e, "read error");
                         let text = e.to_string();
                         if text.contains("too long") || text.contains("Space limit") || text.contains("size") {
                             kick.kick(close::MESSAGE_TOO_BIG);
+                            continue; // answered by the kicked branch
                         }
-                        debug!(error = %e, "read error");
-                        break;
+                        break End::ClientGone;
                     }
-                    None => break,
+                    None => break End::ClientGone,
                 };
                 let (data, is_text) = match msg {
                     Message::Text(t) => (t.as_str().as_bytes().to_vec(), true),
@@ -234,14 +281,14 @@ async fn run(env: Env, socket: WebSocket, enc: Encoding, who: Principal, conn_id
                         continue;
                     }
                     Message::Ping(_) => continue,
-                    Message::Close(_) => break,
+                    Message::Close(_) => break End::ClientGone,
                 };
                 if !bucket.take() {
                     refused += 1;
                     if refused > env.config.flood_limit {
                         env.metrics.rate_limited_closes_total.fetch_add(1, Ordering::Relaxed);
                         kick.kick(close::RATE_LIMITED);
-                        break;
+                        continue; // answered by the kicked branch
                     }
                     c.send_error(0, "", &ClientError::RateLimited { per_sec: env.config.rate_per_sec });
                     continue;
@@ -249,19 +296,48 @@ async fn run(env: Env, socket: WebSocket, enc: Encoding, who: Principal, conn_id
                 refused = 0;
                 c.on_frame(&data, is_text).await;
             }
-            _ = &mut writer => {
-                writer_done = true;
-                break;
+            _ = ping.tick() => {
+                let now = env.time.now_ms().to_be_bytes();
+                if socket.send(Message::Ping(axum::body::Bytes::copy_from_slice(&now))).await.is_err() {
+                    break End::WriteFailed;
+                }
             }
         }
-    }
+    };
+    // No more frames for this connection: games stop queueing to it.
     kick.kick(1000);
-    if writer_done {
-        // We closed (kick or shutdown): finish the closing handshake, reading
-        // and discarding what the client still sends, so the socket is not
-        // reset with our Goodbye and close frame unread.
-        let _ = tokio::time::timeout(Duration::from_secs(2), async {
-            while let Some(Ok(m)) = stream.next().await {
+    for h in c.games.values() {
+        h.detach(conn_id);
+    }
+    let short = Duration::from_secs(2);
+    let we_close = match end {
+        End::ClientGone => {
+            flush_queued(&mut socket, &mut rx, enc, short).await;
+            let _ = tokio::time::timeout(short, socket.send(Message::Close(None))).await;
+            false
+        }
+        End::Closing { code, reason, bye } => {
+            if code != close::TOO_SLOW && code != close::GOING_AWAY {
+                // What is already queued (e.g. the rate-limit errors), bounded by the queue.
+                flush_queued(&mut socket, &mut rx, enc, short).await;
+            }
+            if let Some(b) = bye {
+                let _ = tokio::time::timeout(short, socket.send(b)).await;
+            }
+            let frame = (code != 1000 || !reason.is_empty()).then(|| CloseFrame {
+                code,
+                reason: reason.into(),
+            });
+            let _ = tokio::time::timeout(short, socket.send(Message::Close(frame))).await;
+            true
+        }
+        End::WriteFailed => true,
+    };
+    if we_close {
+        // Finish the closing handshake, reading and discarding what the client still sends,
+        // so the socket is not reset with our Goodbye and close frame unread.
+        let _ = tokio::time::timeout(short, async {
+            while let Some(Ok(m)) = socket.next().await {
                 if matches!(m, Message::Close(_)) {
                     break;
                 }
@@ -269,121 +345,64 @@ async fn run(env: Env, socket: WebSocket, enc: Encoding, who: Principal, conn_id
         })
         .await;
     }
-    for h in c.games.values() {
-        h.detach(conn_id);
-    }
-    if !writer_done {
-        let _ = writer.await;
-    }
+    let _ = tokio::time::timeout(short, socket.close()).await;
     gauge.fetch_sub(1, Ordering::Relaxed);
     debug!("disconnected");
 }
 
-async fn write_loop(
-    env: Env,
-    mut sink: futures_util::stream::SplitSink<WebSocket, Message>,
-    mut rx: mpsc::Receiver<Out>,
-    kick: Arc<Kick>,
-    enc: Encoding,
-) {
-    let mut shutdown = env.shutdown.clone();
-    let mut ping = tokio::time::interval(env.config.ping_interval);
-    ping.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-    let timeout = env.config.write_timeout;
-    let goodbye = |code: &str, message: &str, after: u32| {
-        let m = ServerMessage {
-            kind: Some(server_message::Kind::Goodbye(w::Goodbye {
-                code: code.into(),
-                message: message.into(),
-                reconnect_after_ms: after,
-            })),
-        };
-        encode(enc, &m)
+/// How a connection kicked with `code` closes.
+fn kicked_end(env: &Env, enc: Encoding, code: u16) -> End {
+    let bye = match code {
+        close::TOO_SLOW => {
+            env.metrics
+                .dropped_slow_total
+                .fetch_add(1, Ordering::Relaxed);
+            Some(goodbye(
+                enc,
+                "too_slow",
+                "your connection could not keep up; reconnect with the last seq you saw",
+                1000,
+            ))
+        }
+        close::RATE_LIMITED => Some(goodbye(enc, "rate_limited", "too many messages", 10_000)),
+        _ => None,
     };
-    // Created once, not per loop turn: re-creating them would register and unregister
-    // their wakers (a lock each) for every frame written.
-    let kicked = kick.kicked();
-    tokio::pin!(kicked);
-    let shut = shutdown.changed();
-    tokio::pin!(shut);
-    let (close_code, reason, bye) = loop {
-        tokio::select! {
-            biased;
-            code = &mut kicked => {
-                let bye = match code {
-                    close::TOO_SLOW => {
-                        env.metrics.dropped_slow_total.fetch_add(1, Ordering::Relaxed);
-                        Some(goodbye("too_slow", "your connection could not keep up; reconnect with the last seq you saw", 1000))
-                    }
-                    close::RATE_LIMITED => Some(goodbye("rate_limited", "too many messages", 10_000)),
-                    _ => None,
-                };
-                let reason = match code {
-                    close::TOO_SLOW => "too slow",
-                    close::RATE_LIMITED => "rate limited",
-                    close::MESSAGE_TOO_BIG => "frame too large",
-                    _ => "",
-                };
-                break (code, reason, bye);
-            }
-            _ = &mut shut => {
-                break (close::GOING_AWAY, "server shutting down",
-                       Some(goodbye("shutdown", "the server is restarting; reconnect with the last seq you saw", 1000)));
-            }
-            item = rx.recv() => {
-                let Some(item) = item else { break (1000, "", None) };
-                // Everything already queued goes out in one flush (one syscall when it fits
-                // the write buffer), bounded by the queue's capacity.
-                let batch = async {
-                    sink.feed(out_message(enc, item)).await?;
-                    while let Ok(item) = rx.try_recv() {
-                        sink.feed(out_message(enc, item)).await?;
-                    }
-                    sink.flush().await
-                };
-                match write_within(timeout, batch).await {
-                    Ok(Ok(())) => {}
-                    Ok(Err(e)) => { debug!(error = %e, "write failed"); return; }
-                    Err(_) => { debug!("write timed out"); return; }
-                }
-            }
-            _ = ping.tick() => {
-                let now = env.time.now_ms().to_be_bytes();
-                if sink.send(Message::Ping(axum::body::Bytes::copy_from_slice(&now))).await.is_err() {
-                    return;
-                }
+    let reason = match code {
+        close::TOO_SLOW => "too slow",
+        close::RATE_LIMITED => "rate limited",
+        close::MESSAGE_TOO_BIG => "frame too large",
+        _ => "",
+    };
+    End::Closing { code, reason, bye }
+}
+
+fn goodbye(enc: Encoding, code: &str, message: &str, after: u32) -> Message {
+    let m = ServerMessage {
+        kind: Some(server_message::Kind::Goodbye(w::Goodbye {
+            code: code.into(),
+            message: message.into(),
+            reconnect_after_ms: after,
+        })),
+    };
+    encode(enc, &m)
+}
+
+/// Writes what is still queued, within `limit`.
+async fn flush_queued(
+    socket: &mut WebSocket,
+    rx: &mut mpsc::Receiver<Out>,
+    enc: Encoding,
+    limit: Duration,
+) {
+    let _ = tokio::time::timeout(limit, async {
+        while let Ok(item) = rx.try_recv() {
+            if socket.feed(out_message(enc, item)).await.is_err() {
+                break;
             }
         }
-    };
-    let short = Duration::from_secs(2);
-    if close_code != close::TOO_SLOW && close_code != close::GOING_AWAY {
-        // Flush what is already queued (e.g. the rate-limit errors), bounded by the queue size.
-        let _ = tokio::time::timeout(short, async {
-            while let Ok(item) = rx.try_recv() {
-                if sink.feed(out_message(enc, item)).await.is_err() {
-                    break;
-                }
-            }
-            let _ = sink.flush().await;
-        })
-        .await;
-    }
-    if let Some(b) = bye {
-        let _ = tokio::time::timeout(short, sink.send(b)).await;
-    }
-    if close_code != 1000 || !reason.is_empty() {
-        let _ = tokio::time::timeout(
-            short,
-            sink.send(Message::Close(Some(CloseFrame {
-                code: close_code,
-                reason: reason.into(),
-            }))),
-        )
-        .await;
-    } else {
-        let _ = tokio::time::timeout(short, sink.send(Message::Close(None))).await;
-    }
-    let _ = tokio::time::timeout(short, sink.close()).await;
+        let _ = socket.flush().await;
+    })
+    .await;
 }
 
 /// Runs `fut` with a deadline, arming the timer only when the first poll does not finish
