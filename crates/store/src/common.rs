@@ -19,14 +19,9 @@ macro_rules! game_cols {
 /// On PostgreSQL `last_seq` is a column (several nodes' writers check it under row locks).
 pub(crate) const GAME_COLS: &str = game_cols!("last_seq");
 /// On SQLite it is derived from the log (its one writer remembers it; see
-/// `migrations/sqlite/0002_last_seq_from_the_log.sql`): the larger of the maxima of the live
-/// and the settled part (`0003_live_events.sql`), each read from its own index.
-pub(crate) const GAME_COLS_DERIVED_SEQ: &str = game_cols!(
-    "MAX((SELECT COALESCE(MAX(e.seq), 0) FROM game_events AS e \
-     WHERE e.live = 0 AND e.game_id = games.id), \
-     (SELECT COALESCE(MAX(e.seq), 0) FROM game_events AS e \
-     WHERE e.live = 1 AND e.game_id = games.id))"
-);
+/// `migrations/sqlite/0002_last_seq_from_the_log.sql`).
+pub(crate) const GAME_COLS_DERIVED_SEQ: &str =
+    game_cols!("(SELECT COALESCE(MAX(e.seq), 0) FROM game_events AS e WHERE e.game_id = games.id)");
 pub(crate) const EVENT_COLS: &str = "game_id, seq, kind, payload, at_ms, actor_id, reason";
 pub(crate) const AUDIT_COLS: &str = "id, at_ms, actor_id, action, subject, reason";
 
@@ -74,7 +69,7 @@ pub(crate) fn assemble(
 }
 
 macro_rules! impl_store {
-    ($backend:ty, $row:ty, $game_cols:path, $events:literal) => {
+    ($backend:ty, $row:ty, $game_cols:path) => {
         use sqlx::Row as _;
 
         use crate::common::{
@@ -218,9 +213,8 @@ macro_rules! impl_store {
                 limit: u32,
             ) -> Result<Vec<StoredEvent>> {
                 let sql = format!(
-                    "SELECT {EVENT_COLS} FROM {} WHERE game_id = $1 AND seq > $2 \
-                     ORDER BY seq LIMIT $3",
-                    $events
+                    "SELECT {EVENT_COLS} FROM game_events WHERE game_id = $1 AND seq > $2 \
+                     ORDER BY seq LIMIT $3"
                 );
                 let rows = sqlx::query(&sql)
                     .bind(game.0)

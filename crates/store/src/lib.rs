@@ -104,11 +104,6 @@ pub struct StoreOptions {
     /// the next batch and reconnects if it is gone (say, after a database restart), so that
     /// batch does not fail. Under load no batch pays for the check.
     pub pg_idle_check: std::time::Duration,
-    /// SQLite: live events (appended since the last settling) at which the writer moves them
-    /// into the log's big index in one transaction
-    /// (`migrations/sqlite/0003_live_events.sql`). Smaller keeps the live index smaller;
-    /// larger writes each game's leaf of the big index once for more of its moves.
-    pub sqlite_live_max: u64,
 }
 
 impl Default for StoreOptions {
@@ -120,7 +115,6 @@ impl Default for StoreOptions {
             max_batch: 1024,
             queue_capacity: 8192,
             pg_idle_check: std::time::Duration::from_secs(5),
-            sqlite_live_max: 8192,
         }
     }
 }

@@ -23,11 +23,6 @@ pub(crate) const SQLITE: Embedded = &[
         "last seq from the log",
         include_str!("../../../migrations/sqlite/0002_last_seq_from_the_log.sql"),
     ),
-    (
-        3,
-        "live events",
-        include_str!("../../../migrations/sqlite/0003_live_events.sql"),
-    ),
 ];
 
 pub(crate) const POSTGRES: Embedded = &[(

@@ -76,7 +76,7 @@ impl SqliteStore {
             SqliteSync::Full => "FULL",
             SqliteSync::Normal => "NORMAL",
         };
-        let jobs = spawn_writer(file, synchronous, options.sqlite_live_max.max(1)).await?;
+        let jobs = spawn_writer(file, synchronous).await?;
         let checkpointer = connect.connect().await?;
         let writers = Writers::spawn(
             vec![SqliteCommitter {
@@ -106,17 +106,10 @@ struct SqliteCommitter {
     checkpoint: Checkpoint,
 }
 
-/// A game's last seq (from the log's `(game_id, seq)` indexes, the settled and the live one:
-/// SQLite stores no `last_seq` column, so an append writes no `games` row) and whether it is
-/// finished.
-const SQL_STATE: &str = "SELECT MAX(\
-     (SELECT COALESCE(MAX(seq), 0) FROM game_events WHERE live = 0 AND game_id = ?1), \
-     (SELECT COALESCE(MAX(seq), 0) FROM game_events WHERE live = 1 AND game_id = ?1)), \
+/// A game's last seq (from the log's `(game_id, seq)` index: SQLite stores no `last_seq`
+/// column, so an append writes no `games` row) and whether it is finished.
+const SQL_STATE: &str = "SELECT (SELECT COALESCE(MAX(seq), 0) FROM game_events WHERE game_id = ?1), \
      finished_at_ms FROM games WHERE id = ?1";
-/// How many events are live (at the writer's start).
-const SQL_LIVE_COUNT: &str = "SELECT COUNT(*) FROM game_events WHERE live = 1";
-/// Settles every live event.
-const SQL_SETTLE: &str = "UPDATE game_events SET live = 0 WHERE live = 1";
 /// Marks a game finished (the only `games` write of a batch).
 const SQL_FINISH: &str = "UPDATE OR FAIL games SET result = ?2, reason = ?3, \
      finished_at_ms = ?4 WHERE id = ?1";
@@ -128,10 +121,10 @@ const CHUNKS: [usize; 4] = [64, 16, 4, 1];
 
 /// The `INSERT` of `rows` events.
 fn insert_sql(rows: usize) -> String {
-    let tuple = "(?, ?, ?, ?, ?, ?, ?, 1)";
+    let tuple = "(?, ?, ?, ?, ?, ?, ?)";
     format!(
-        "INSERT OR FAIL INTO game_events \
-         (game_id, seq, kind, payload, at_ms, actor_id, reason, live) VALUES {}",
+        "INSERT OR FAIL INTO game_events (game_id, seq, kind, payload, at_ms, actor_id, reason) \
+         VALUES {}",
         vec![tuple; rows].join(", ")
     )
 }
@@ -141,21 +134,16 @@ fn insert_sql(rows: usize) -> String {
 async fn spawn_writer(
     file: std::path::PathBuf,
     synchronous: &'static str,
-    live_max: u64,
 ) -> Result<std::sync::mpsc::Sender<Job>> {
     let (jobs, queue) = std::sync::mpsc::channel::<Job>();
     let (opened, open_result) = tokio::sync::oneshot::channel();
     std::thread::Builder::new()
         .name("chuhe-sqlite-writer".into())
         .spawn(move || {
-            let opening = open_writer(&file, synchronous).and_then(|conn| {
-                let live: i64 = conn.query_row(SQL_LIVE_COUNT, [], |r| r.get(0))?;
-                Ok((conn, live))
-            });
-            let (conn, live) = match opening {
-                Ok(opened_conn) => {
+            let conn = match open_writer(&file, synchronous) {
+                Ok(conn) => {
                     let _ = opened.send(Ok(()));
-                    opened_conn
+                    conn
                 }
                 Err(e) => {
                     let _ = opened.send(Err(e));
@@ -166,8 +154,6 @@ async fn spawn_writer(
                 conn,
                 known: HashMap::new(),
                 insert_sql: CHUNKS.map(insert_sql),
-                live: u64::try_from(live).unwrap_or(0),
-                live_max,
             };
             while let Ok(job) = queue.recv() {
                 match job {
@@ -212,10 +198,6 @@ struct Writer {
     known: HashMap<GameId, GameState>,
     /// The `INSERT` statements for each of [`CHUNKS`].
     insert_sql: [String; CHUNKS.len()],
-    /// Live events (appended since the last settling), as far as the writer knows.
-    live: u64,
-    /// Live events at which it settles them ([`StoreOptions::sqlite_live_max`]).
-    live_max: u64,
 }
 
 /// How often the WAL is copied back into the database file.
@@ -296,12 +278,8 @@ impl Committer for SqliteCommitter {
 impl Writer {
     fn commit(&mut self, ops: Vec<Op>) -> Result<Vec<Result<u64>>> {
         match self.commit_batch(ops) {
-            Ok((outcomes, updates, rows)) => {
+            Ok((outcomes, updates)) => {
                 remember(&mut self.known, &updates);
-                self.live += rows as u64;
-                if self.live >= self.live_max {
-                    self.settle();
-                }
                 Ok(outcomes)
             }
             Err(e) => {
@@ -316,32 +294,11 @@ impl Writer {
         }
     }
 
-    /// Moves every live event into the big index, in a transaction of its own (the batch
-    /// before it is committed and answered whatever happens here). A failure leaves the
-    /// events live — readers see them either way — and is retried after another
-    /// `live_max` appends.
-    fn settle(&mut self) {
-        let done = self
-            .conn
-            .execute_batch(&format!("BEGIN IMMEDIATE; {SQL_SETTLE}; COMMIT"));
-        match done {
-            Ok(()) => self.live = 0,
-            Err(e) => {
-                if !self.conn.is_autocommit() {
-                    let _ = self.conn.execute_batch("ROLLBACK");
-                }
-                self.live = 0;
-                tracing::error!(error = %e, "settling the live events failed; retried later");
-            }
-        }
-    }
-
-    /// One batch in one transaction: the outcomes, the games' new states, the rows written.
-    #[allow(clippy::type_complexity)]
+    /// One batch in one transaction: the outcomes, and the games' new states.
     fn commit_batch(
         &mut self,
         ops: Vec<Op>,
-    ) -> Result<(Vec<Result<u64>>, Vec<crate::batch::GameUpdate>, usize)> {
+    ) -> Result<(Vec<Result<u64>>, Vec<crate::batch::GameUpdate>)> {
         let mut ids: Vec<i64> = ops.iter().map(|o| o.game.0).collect();
         ids.sort_unstable();
         ids.dedup();
@@ -416,16 +373,11 @@ impl Writer {
         }
         drop(finish);
         self.conn.execute_batch("COMMIT")?;
-        Ok((plan.outcomes, plan.updates, plan.rows.len()))
+        Ok((plan.outcomes, plan.updates))
     }
 }
 
-crate::common::impl_store!(
-    SqliteStore,
-    SqliteRow,
-    crate::common::GAME_COLS_DERIVED_SEQ,
-    "game_log"
-);
+crate::common::impl_store!(SqliteStore, SqliteRow, crate::common::GAME_COLS_DERIVED_SEQ);
 
 #[cfg(test)]
 #[allow(clippy::unwrap_used, clippy::expect_used)]
@@ -487,121 +439,6 @@ mod tests {
         assert_eq!(rec.events.len(), 4);
         let live = s.unfinished_games().await.unwrap();
         assert_eq!(live.len(), 2);
-        s.close().await;
-    }
-
-    fn payload(g: GameId, seq: u64) -> Vec<u8> {
-        format!("{}:{seq}", g.0).into_bytes()
-    }
-
-    /// Game i of `games` has 10 + 3i events: every read agrees, duplicates are refused.
-    async fn check_log(s: &SqliteStore, games: &[GameId]) {
-        for (i, &g) in games.iter().enumerate() {
-            let n = 10 + 3 * i as u64;
-            assert_eq!(s.game(g).await.unwrap().last_seq, n);
-            let rec = s.load_game(g).await.unwrap();
-            let seqs: Vec<u64> = rec.events.iter().map(|e| e.seq).collect();
-            assert_eq!(seqs, (1..=n).collect::<Vec<_>>());
-            assert!(rec.events.iter().all(|e| e.payload == payload(g, e.seq)));
-            let tail = s.events_since(g, n - 2, 100).await.unwrap();
-            assert_eq!(tail.iter().map(|e| e.seq).collect::<Vec<_>>(), [n - 1, n]);
-            for dup in [1, n] {
-                let r = s
-                    .append(g, vec![NewEvent::new(dup, "move", vec![0], 1)])
-                    .await;
-                assert!(
-                    matches!(r, Err(StoreError::SeqMismatch { expected, .. }) if expected == n + 1),
-                    "{r:?}"
-                );
-            }
-        }
-        let live = s.unfinished_games().await.unwrap();
-        assert_eq!(live.len(), 3);
-        for (i, rec) in live.iter().enumerate() {
-            assert_eq!(rec.events.len() as u64, 10 + 3 * i as u64);
-        }
-    }
-
-    /// Live events settle into the big index once there are `sqlite_live_max` of them; reads
-    /// (load, events since, last seq, recovery) see one gap-free log across both parts, before
-    /// and after a reopen, and a duplicate is refused whichever part holds the seq.
-    #[tokio::test]
-    async fn live_events_settle_and_the_log_reads_the_same() {
-        let dir = tempfile::tempdir().unwrap();
-        let url = format!("sqlite://{}", dir.path().join("live.db").display());
-        let options = StoreOptions {
-            sqlite_live_max: 10,
-            ..StoreOptions::default()
-        };
-        let s = SqliteStore::open(&url, &options).await.unwrap();
-        let mut games = Vec::new();
-        for g in 0..3 {
-            let mut ids = Vec::new();
-            for side in ["r", "b"] {
-                let p = s
-                    .create_principal(crate::NewPrincipal {
-                        role: crate::Role::Player,
-                        name: format!("{side}{g}"),
-                        rating: None,
-                        created_at_ms: 0,
-                    })
-                    .await
-                    .unwrap();
-                ids.push(p.id);
-            }
-            let game = s
-                .create_game(crate::NewGame {
-                    red: ids[0],
-                    black: ids[1],
-                    time_control: "10m".into(),
-                    ruleset: "cxa-2011".into(),
-                    start_fen: "startpos".into(),
-                    broadcast_delay: Default::default(),
-                    event: None,
-                    round: None,
-                    board: None,
-                    scheduled_start_ms: None,
-                    created_at_ms: 0,
-                })
-                .await
-                .unwrap();
-            games.push(game.id);
-        }
-        // Game i gets 10 + 3i events, one batch per round across the games.
-        for seq in 1..=16u64 {
-            let appends = games
-                .iter()
-                .enumerate()
-                .filter(|&(i, _)| seq <= 10 + 3 * i as u64)
-                .map(|(_, &g)| crate::Append {
-                    game: g,
-                    events: vec![NewEvent::new(seq, "move", payload(g, seq), 1)],
-                    finish: None,
-                })
-                .collect();
-            for r in s.append_many(appends).await {
-                r.unwrap();
-            }
-        }
-        let (live, settled): (i64, i64) =
-            sqlx::query_as("SELECT SUM(live = 1), SUM(live = 0) FROM game_events")
-                .fetch_one(&s.pool)
-                .await
-                .unwrap();
-        assert!(settled >= 30, "settled {settled}");
-        assert!(live > 0 && live < 10, "live {live}");
-        check_log(&s, &games).await;
-        s.close().await;
-        // A new writer counts what is still live and reads last seqs from both parts.
-        let s = SqliteStore::open(&url, &options).await.unwrap();
-        check_log(&s, &games).await;
-        let g = games[0];
-        assert_eq!(
-            s.append(g, vec![NewEvent::new(11, "move", payload(g, 11), 1)])
-                .await
-                .unwrap(),
-            11
-        );
         s.close().await;
     }
 }

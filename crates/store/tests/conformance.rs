@@ -61,11 +61,9 @@ const T0: i64 = 1_764_460_800_000;
 
 async fn open(url: &str) -> Result<AnyStore, StoreError> {
     let options = StoreOptions {
-        // Small batches and queues so the tests exercise batching edges; SQLite settles its
-        // live events every few appends, so reads see logs split across both parts.
+        // Small batches and queues so the tests exercise batching edges.
         max_batch: 16,
         queue_capacity: 64,
-        sqlite_live_max: 8,
         ..StoreOptions::default()
     };
     chuhe_store::open(url, &options).await
@@ -965,9 +963,9 @@ async fn migrations_run_at_open(url: String) -> TestResult {
         let mut c = sqlx::PgConnection::connect(&url).await?;
         sqlx::query_as(sql).fetch_all(&mut c).await?
     };
-    // SQLite has two more (games.last_seq derived from the log; live events).
+    // SQLite has a second migration (games.last_seq derived from the log).
     let want = if url.starts_with("sqlite:") {
-        vec![(1, true), (2, true), (3, true)]
+        vec![(1, true), (2, true)]
     } else {
         vec![(1, true)]
     };

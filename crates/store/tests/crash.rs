@@ -17,8 +17,6 @@ const GAMES: i64 = 4;
 fn options() -> StoreOptions {
     StoreOptions {
         sqlite_sync: SqliteSync::Normal,
-        // Settle the live events often, so kills land before, during and after settlings.
-        sqlite_live_max: 16,
         ..StoreOptions::default()
     }
 }
