@@ -273,11 +273,11 @@ async fn run(env: Env, mut socket: WebSocket, enc: Encoding, who: Principal, con
                     }
                     None => break End::ClientGone,
                 };
-                let (data, is_text) = match msg {
-                    Message::Text(t) => (t.as_str().as_bytes().to_vec(), true),
-                    Message::Binary(b) => (b.to_vec(), false),
+                let (data, is_text) = match &msg {
+                    Message::Text(t) => (t.as_str().as_bytes(), true),
+                    Message::Binary(b) => (&b[..], false),
                     Message::Pong(p) => {
-                        c.on_pong(&p);
+                        c.on_pong(p);
                         continue;
                     }
                     Message::Ping(_) => continue,
@@ -294,7 +294,7 @@ async fn run(env: Env, mut socket: WebSocket, enc: Encoding, who: Principal, con
                     continue;
                 }
                 refused = 0;
-                c.on_frame(&data, is_text).await;
+                c.on_frame(data, is_text).await;
             }
             _ = ping.tick() => {
                 let now = env.time.now_ms().to_be_bytes();
@@ -556,17 +556,15 @@ impl Conn {
         // A game this connection already talks to is found without awaiting; otherwise it is
         // looked up (and maybe loaded from the store) in a boxed future, which is large and
         // would otherwise sit inline in every idle connection's task.
-        let found = match self.cached(&game_id) {
-            Some(h) => Ok(h),
-            None => Box::pin(self.handle(&game_id)).await,
+        let Ok(id) = game_id.parse::<i64>() else {
+            return self.send_error(req, &game_id, &ClientError::GameNotFound(game_id.clone()));
         };
-        let handle = match found {
-            Ok(h) => h,
-            Err(e) => return self.send_error(req, &game_id, &e),
-        };
-        if matches!(body, Body::Unsubscribe) {
-            self.games.remove(&handle.id);
+        if !self.games.get(&id).is_some_and(GameHandle::is_alive) {
+            if let Err(e) = Box::pin(self.handle(id)).await {
+                return self.send_error(req, &game_id, &e);
+            }
         }
+        let unsubscribe = matches!(body, Body::Unsubscribe);
         let lag = self.lag.lock().map(|l| l.estimate()).unwrap_or_default();
         let r = Request {
             req,
@@ -576,28 +574,23 @@ impl Conn {
             received: Instant::now(),
             body,
         };
-        if let Err(e) = handle.send(r) {
+        let sent = match self.games.get(&id) {
+            Some(handle) => handle.send(r),
+            None => Err(ClientError::GameNotFound(game_id.clone())),
+        };
+        if let Err(e) = sent {
             self.send_error(req, &game_id, &e);
+        }
+        if unsubscribe {
+            self.games.remove(&id);
         }
         let _ = &self.kick;
     }
 
-    fn cached(&self, game_id: &str) -> Option<GameHandle> {
-        let id: i64 = game_id.parse().ok()?;
-        self.games.get(&id).filter(|h| h.is_alive()).cloned()
-    }
-
-    async fn handle(&mut self, game_id: &str) -> Result<GameHandle, ClientError> {
-        let id: i64 = game_id
-            .parse()
-            .map_err(|_| ClientError::GameNotFound(game_id.to_string()))?;
-        if let Some(h) = self.games.get(&id) {
-            if h.is_alive() {
-                return Ok(h.clone());
-            }
-        }
+    /// Looks the game up (loading it from the store if need be) and keeps its handle.
+    async fn handle(&mut self, id: i64) -> Result<(), ClientError> {
         let h = self.env.registry.get_or_load(&self.env, id).await?;
-        self.games.insert(id, h.clone());
-        Ok(h)
+        self.games.insert(id, h);
+        Ok(())
     }
 }

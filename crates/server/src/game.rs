@@ -299,8 +299,11 @@ impl Change {
 }
 
 /// A change handed to the store: what settles it once the commit's outcome is known.
+/// An event with its protobuf frame when that could be cut from the event's stored form.
+pub(crate) type Framed = (GameEvent, Option<Vec<u8>>);
+
 pub(crate) struct Staged {
-    events: Vec<GameEvent>,
+    events: Vec<Framed>,
     apply: Apply,
     ack_seq: u64,
     error_after: Option<ClientError>,
@@ -649,7 +652,7 @@ impl Game {
         self.env.metrics.commit_latency.observe(t.elapsed());
         let ok = r.is_ok();
         match self.settle(staged, ok) {
-            Ok((_, events)) => Ok(events),
+            Ok((_, events)) => Ok(events.into_iter().map(|(ev, _)| ev).collect()),
             Err(()) => Err(ClientError::StoreUnavailable),
         }
     }
@@ -701,15 +704,17 @@ impl Game {
                 clock_snapshot: String::new(),
                 clock: if i + 1 == n { snapshot.take() } else { None },
             };
+            let payload = stored.encode_to_vec();
+            let frame = crate::snapshot::event_frame(&payload);
             rows.push(EventRow {
                 seq,
                 kind: label,
-                payload: stored.encode_to_vec(),
+                payload,
                 at_ms: now,
                 actor,
                 reason,
             });
-            events.extend(stored.event.take());
+            events.extend(stored.event.take().map(|ev| (ev, frame)));
         }
         let last = self.seq + n as u64;
         (
@@ -736,7 +741,7 @@ impl Game {
         &mut self,
         staged: Staged,
         committed: bool,
-    ) -> Result<(u64, Vec<GameEvent>), ()> {
+    ) -> Result<(u64, Vec<Framed>), ()> {
         let was_finished = match &staged.apply {
             Apply::InPlace(undo) => undo.0.result.is_some(),
             Apply::Replace(_) => self.st.status.result.is_some(),
@@ -793,13 +798,13 @@ impl Game {
         let settled = self.settle(staged, committed);
         let Some(r) = r else {
             if let Ok((_, events)) = settled {
-                self.publish(events);
+                self.publish_framed(events);
             }
             return;
         };
         match (settled, error_after) {
             (Ok((_, events)), Some(e)) => {
-                self.publish(events);
+                self.publish_framed(events);
                 self.error(r, &e);
             }
             (Ok((seq, events)), None) => {
@@ -807,7 +812,7 @@ impl Game {
                 if is_move {
                     self.env.metrics.move_latency.observe(r.received.elapsed());
                 }
-                self.publish(events);
+                self.publish_framed(events);
             }
             (Err(()), Some(e)) => self.error(r, &e),
             (Err(()), None) => self.error(r, &ClientError::StoreUnavailable),
@@ -816,14 +821,22 @@ impl Game {
 
     /// Live subscribers get events now; spectators through the delay queue.
     pub(crate) fn publish(&mut self, events: Vec<GameEvent>) {
-        for ev in events {
+        self.publish_framed(events.into_iter().map(|ev| (ev, None)).collect());
+    }
+
+    /// As [`Game::publish`], with the protobuf frame of an event when it is already known
+    /// (cut from its stored form, so it is not encoded twice).
+    fn publish_framed(&mut self, events: Vec<Framed>) {
+        for (ev, proto) in events {
             let release_ms = ev.at_ms + self.delay_ms;
-            let frame = Arc::new(SharedFrame::new(
-                ev.seq,
-                ServerMessage {
-                    kind: Some(server_message::Kind::Event(ev)),
-                },
-            ));
+            let seq = ev.seq;
+            let msg = ServerMessage {
+                kind: Some(server_message::Kind::Event(ev)),
+            };
+            let frame = Arc::new(match proto {
+                Some(p) => SharedFrame::with_proto(seq, msg, p),
+                None => SharedFrame::new(seq, msg),
+            });
             if let Some(ev) = frame.event() {
                 self.live.apply(ev);
             }

@@ -194,6 +194,26 @@ pub fn stored_clock(ev: &w::StoredEvent) -> Result<Option<ClockSnapshot>, String
         .map_err(|e| format!("clock snapshot: {e}"))
 }
 
+/// The protobuf wire frame of a stored event's game event (`ServerMessage { event }`), cut
+/// from the event's stored form (`StoredEvent`, whose `event` is field 1 and comes first)
+/// instead of encoding the event a second time: the frame is the same bytes under the tag of
+/// `ServerMessage.event` (field 4). None if `payload` does not start with the event.
+pub(crate) fn event_frame(payload: &[u8]) -> Option<Vec<u8>> {
+    /// Field 1 and field 4, length-delimited: `(field << 3) | 2`.
+    const STORED_EVENT: u8 = (1 << 3) | 2;
+    const SERVER_EVENT: u8 = (4 << 3) | 2;
+    let (&tag, mut rest) = payload.split_first()?;
+    if tag != STORED_EVENT {
+        return None;
+    }
+    let before = rest.len();
+    let len = usize::try_from(prost::encoding::decode_varint(&mut rest).ok()?).ok()?;
+    let end = 1 + (before - rest.len()) + len;
+    let mut frame = payload.get(..end)?.to_vec();
+    frame[0] = SERVER_EVENT;
+    Some(frame)
+}
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
@@ -337,5 +357,55 @@ mod tests {
             ..w::StoredEvent::default()
         };
         assert!(stored_clock(&bad_json).is_err());
+    }
+
+    /// The frame cut from a stored event is byte for byte what encoding the event as a
+    /// server message gives — short and long events, with and without a clock — and a
+    /// payload that does not start with the event gives none.
+    #[test]
+    fn an_event_frame_cut_from_the_stored_form_equals_the_encoded_one() {
+        use w::{GameEvent, MovePlayed, ServerMessage, StoredEvent, game_event, server_message};
+        let long = "炮二平五".repeat(40);
+        for (iccs, clock) in [
+            ("h2e2", None),
+            ("h2e2", snapshots().pop()),
+            (long.as_str(), None),
+        ] {
+            let ev = GameEvent {
+                game_id: "42".into(),
+                seq: 7,
+                at_ms: 1_764_460_800_000,
+                kind: Some(game_event::Kind::Move(MovePlayed {
+                    r#move: Some(w::MoveRecord {
+                        ply: 3,
+                        iccs: iccs.into(),
+                        chinese: long.clone(),
+                        ..w::MoveRecord::default()
+                    }),
+                    ..MovePlayed::default()
+                })),
+            };
+            let stored = StoredEvent {
+                event: Some(ev.clone()),
+                clock_snapshot: String::new(),
+                clock: clock.as_ref().map(to_wire),
+            }
+            .encode_to_vec();
+            let want = ServerMessage {
+                kind: Some(server_message::Kind::Event(ev)),
+            }
+            .encode_to_vec();
+            assert_eq!(event_frame(&stored), Some(want));
+        }
+        let clock_only = StoredEvent {
+            event: None,
+            clock_snapshot: String::new(),
+            clock: snapshots().pop().as_ref().map(to_wire),
+        }
+        .encode_to_vec();
+        assert_eq!(event_frame(&clock_only), None);
+        assert_eq!(event_frame(&[]), None);
+        assert_eq!(event_frame(&[0x0a]), None);
+        assert_eq!(event_frame(&[0x0a, 5, 1, 2]), None); // shorter than it says
     }
 }
