@@ -19,9 +19,12 @@ macro_rules! game_cols {
 /// On PostgreSQL `last_seq` is a column (several nodes' writers check it under row locks).
 pub(crate) const GAME_COLS: &str = game_cols!("last_seq");
 /// On SQLite it is derived from the log (its one writer remembers it; see
-/// `migrations/sqlite/0002_last_seq_from_the_log.sql`).
-pub(crate) const GAME_COLS_DERIVED_SEQ: &str =
-    game_cols!("(SELECT COALESCE(MAX(e.seq), 0) FROM game_events AS e WHERE e.game_id = games.id)");
+/// `migrations/sqlite/0002_last_seq_from_the_log.sql`): the larger of the maxima of the
+/// indexed log and of the few recent events not moved into it yet (`0003_recent_events.sql`).
+pub(crate) const GAME_COLS_DERIVED_SEQ: &str = game_cols!(
+    "MAX((SELECT COALESCE(MAX(e.seq), 0) FROM game_events AS e WHERE e.game_id = games.id), \
+     (SELECT COALESCE(MAX(r.seq), 0) FROM recent_events AS r WHERE r.game_id = games.id))"
+);
 pub(crate) const EVENT_COLS: &str = "game_id, seq, kind, payload, at_ms, actor_id, reason";
 pub(crate) const AUDIT_COLS: &str = "id, at_ms, actor_id, action, subject, reason";
 
@@ -69,7 +72,7 @@ pub(crate) fn assemble(
 }
 
 macro_rules! impl_store {
-    ($backend:ty, $row:ty, $game_cols:path) => {
+    ($backend:ty, $row:ty, $game_cols:path, $events:literal) => {
         use sqlx::Row as _;
 
         use crate::common::{
@@ -213,8 +216,9 @@ macro_rules! impl_store {
                 limit: u32,
             ) -> Result<Vec<StoredEvent>> {
                 let sql = format!(
-                    "SELECT {EVENT_COLS} FROM game_events WHERE game_id = $1 AND seq > $2 \
-                     ORDER BY seq LIMIT $3"
+                    "SELECT {EVENT_COLS} FROM {} WHERE game_id = $1 AND seq > $2 \
+                     ORDER BY seq LIMIT $3",
+                    $events
                 );
                 let rows = sqlx::query(&sql)
                     .bind(game.0)

@@ -104,6 +104,11 @@ pub struct StoreOptions {
     /// the next batch and reconnects if it is gone (say, after a database restart), so that
     /// batch does not fail. Under load no batch pays for the check.
     pub pg_idle_check: std::time::Duration,
+    /// SQLite: recent events (appended since they last moved into the indexed log) at which
+    /// the writer moves them, in one transaction (`migrations/sqlite/0003_recent_events.sql`).
+    /// Smaller keeps reads of the recent events cheaper; larger writes each game's index leaf
+    /// once for more of its moves.
+    pub sqlite_recent_max: u64,
 }
 
 impl Default for StoreOptions {
@@ -115,6 +120,7 @@ impl Default for StoreOptions {
             max_batch: 1024,
             queue_capacity: 8192,
             pg_idle_check: std::time::Duration::from_secs(5),
+            sqlite_recent_max: 4096,
         }
     }
 }

@@ -23,6 +23,11 @@ pub(crate) const SQLITE: Embedded = &[
         "last seq from the log",
         include_str!("../../../migrations/sqlite/0002_last_seq_from_the_log.sql"),
     ),
+    (
+        3,
+        "recent events",
+        include_str!("../../../migrations/sqlite/0003_recent_events.sql"),
+    ),
 ];
 
 pub(crate) const POSTGRES: Embedded = &[(

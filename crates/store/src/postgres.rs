@@ -328,4 +328,4 @@ impl PgCommitter {
     }
 }
 
-crate::common::impl_store!(PgStore, PgRow, crate::common::GAME_COLS);
+crate::common::impl_store!(PgStore, PgRow, crate::common::GAME_COLS, "game_events");

@@ -76,7 +76,7 @@ impl SqliteStore {
             SqliteSync::Full => "FULL",
             SqliteSync::Normal => "NORMAL",
         };
-        let jobs = spawn_writer(file, synchronous).await?;
+        let jobs = spawn_writer(file, synchronous, options.sqlite_recent_max.max(1)).await?;
         let checkpointer = connect.connect().await?;
         let writers = Writers::spawn(
             vec![SqliteCommitter {
@@ -106,10 +106,19 @@ struct SqliteCommitter {
     checkpoint: Checkpoint,
 }
 
-/// A game's last seq (from the log's `(game_id, seq)` index: SQLite stores no `last_seq`
-/// column, so an append writes no `games` row) and whether it is finished.
+/// A game's last seq in the indexed log (from its `(game_id, seq)` index: SQLite stores no
+/// `last_seq` column, so an append writes no `games` row) and whether it is finished. The
+/// writer knows the last seqs of the games in `recent_events` itself.
 const SQL_STATE: &str = "SELECT (SELECT COALESCE(MAX(seq), 0) FROM game_events WHERE game_id = ?1), \
      finished_at_ms FROM games WHERE id = ?1";
+/// Moves the recent events into the indexed log, sorted so each game's go in together (its
+/// index leaf is written once for all of them). `OR FAIL`: see `open_writer`; a duplicate seq
+/// fails the whole move, which is rolled back.
+const SQL_MOVE_RECENT: &str = "BEGIN IMMEDIATE; \
+     INSERT OR FAIL INTO game_events (game_id, seq, kind, payload, at_ms, actor_id, reason) \
+     SELECT game_id, seq, kind, payload, at_ms, actor_id, reason FROM recent_events \
+     ORDER BY game_id, seq; \
+     DELETE FROM recent_events; COMMIT";
 /// Marks a game finished (the only `games` write of a batch).
 const SQL_FINISH: &str = "UPDATE OR FAIL games SET result = ?2, reason = ?3, \
      finished_at_ms = ?4 WHERE id = ?1";
@@ -123,7 +132,7 @@ const CHUNKS: [usize; 4] = [64, 16, 4, 1];
 fn insert_sql(rows: usize) -> String {
     let tuple = "(?, ?, ?, ?, ?, ?, ?)";
     format!(
-        "INSERT OR FAIL INTO game_events (game_id, seq, kind, payload, at_ms, actor_id, reason) \
+        "INSERT OR FAIL INTO recent_events (game_id, seq, kind, payload, at_ms, actor_id, reason) \
          VALUES {}",
         vec![tuple; rows].join(", ")
     )
@@ -134,6 +143,7 @@ fn insert_sql(rows: usize) -> String {
 async fn spawn_writer(
     file: std::path::PathBuf,
     synchronous: &'static str,
+    recent_max: u64,
 ) -> Result<std::sync::mpsc::Sender<Job>> {
     let (jobs, queue) = std::sync::mpsc::channel::<Job>();
     let (opened, open_result) = tokio::sync::oneshot::channel();
@@ -141,10 +151,7 @@ async fn spawn_writer(
         .name("chuhe-sqlite-writer".into())
         .spawn(move || {
             let conn = match open_writer(&file, synchronous) {
-                Ok(conn) => {
-                    let _ = opened.send(Ok(()));
-                    conn
-                }
+                Ok(conn) => conn,
                 Err(e) => {
                     let _ = opened.send(Err(e));
                     return;
@@ -154,7 +161,19 @@ async fn spawn_writer(
                 conn,
                 known: HashMap::new(),
                 insert_sql: CHUNKS.map(insert_sql),
+                recent: HashMap::new(),
+                recent_rows: 0,
+                recent_max,
             };
+            // Whatever a previous run left in recent_events moves into the indexed log now,
+            // so the writer knows every recent event (it appends all of them from here on).
+            if let Err(e) = writer.move_recent() {
+                let _ = opened.send(Err(StoreError::CommitFailed(format!(
+                    "moving the recent events of the last run into the log: {e}"
+                ))));
+                return;
+            }
+            let _ = opened.send(Ok(()));
             while let Ok(job) = queue.recv() {
                 match job {
                     Job::Commit(ops, reply) => {
@@ -198,6 +217,14 @@ struct Writer {
     known: HashMap<GameId, GameState>,
     /// The `INSERT` statements for each of [`CHUNKS`].
     insert_sql: [String; CHUNKS.len()],
+    /// The last seq of every game with events in `recent_events` (all appended by this
+    /// writer: the table is emptied when it opens). Kept across failed commits, unlike
+    /// `known`.
+    recent: HashMap<GameId, u64>,
+    /// Rows in `recent_events`.
+    recent_rows: u64,
+    /// Rows at which they move into the indexed log ([`StoreOptions::sqlite_recent_max`]).
+    recent_max: u64,
 }
 
 /// How often the WAL is copied back into the database file.
@@ -278,8 +305,22 @@ impl Committer for SqliteCommitter {
 impl Writer {
     fn commit(&mut self, ops: Vec<Op>) -> Result<Vec<Result<u64>>> {
         match self.commit_batch(ops) {
-            Ok((outcomes, updates)) => {
+            Ok((outcomes, updates, rows)) => {
                 remember(&mut self.known, &updates);
+                if rows > 0 {
+                    for u in &updates {
+                        self.recent.insert(u.game, u.last_seq);
+                    }
+                    self.recent_rows += rows as u64;
+                }
+                if self.recent_rows >= self.recent_max {
+                    if let Err(e) = self.move_recent() {
+                        // The events stay in recent_events, where readers see them too; the
+                        // move is tried again after another recent_max appends.
+                        self.recent_rows = 0;
+                        tracing::error!(error = %e, "moving recent events into the log failed");
+                    }
+                }
                 Ok(outcomes)
             }
             Err(e) => {
@@ -294,11 +335,30 @@ impl Writer {
         }
     }
 
-    /// One batch in one transaction: the outcomes, and the games' new states.
+    /// Moves every recent event into the indexed log, in a transaction of its own (the batch
+    /// before it is committed and answered whatever happens here).
+    fn move_recent(&mut self) -> Result<()> {
+        match self.conn.execute_batch(SQL_MOVE_RECENT) {
+            Ok(()) => {
+                self.recent.clear();
+                self.recent_rows = 0;
+                Ok(())
+            }
+            Err(e) => {
+                if !self.conn.is_autocommit() {
+                    let _ = self.conn.execute_batch("ROLLBACK");
+                }
+                Err(e.into())
+            }
+        }
+    }
+
+    /// One batch in one transaction: the outcomes, the games' new states, the rows written.
+    #[allow(clippy::type_complexity)]
     fn commit_batch(
         &mut self,
         ops: Vec<Op>,
-    ) -> Result<(Vec<Result<u64>>, Vec<crate::batch::GameUpdate>)> {
+    ) -> Result<(Vec<Result<u64>>, Vec<crate::batch::GameUpdate>, usize)> {
         let mut ids: Vec<i64> = ops.iter().map(|o| o.game.0).collect();
         ids.sort_unstable();
         ids.dedup();
@@ -321,10 +381,12 @@ impl Writer {
                 });
                 match row {
                     Ok((last_seq, finished_at)) => {
+                        let logged = to_u64("last_seq", last_seq)?;
+                        let recent = self.recent.get(&GameId(id)).copied().unwrap_or(0);
                         states.insert(
                             GameId(id),
                             GameState {
-                                last_seq: to_u64("last_seq", last_seq)?,
+                                last_seq: logged.max(recent),
                                 finished: finished_at.is_some(),
                             },
                         );
@@ -373,11 +435,16 @@ impl Writer {
         }
         drop(finish);
         self.conn.execute_batch("COMMIT")?;
-        Ok((plan.outcomes, plan.updates))
+        Ok((plan.outcomes, plan.updates, plan.rows.len()))
     }
 }
 
-crate::common::impl_store!(SqliteStore, SqliteRow, crate::common::GAME_COLS_DERIVED_SEQ);
+crate::common::impl_store!(
+    SqliteStore,
+    SqliteRow,
+    crate::common::GAME_COLS_DERIVED_SEQ,
+    "game_log"
+);
 
 #[cfg(test)]
 #[allow(clippy::unwrap_used, clippy::expect_used)]
@@ -439,6 +506,129 @@ mod tests {
         assert_eq!(rec.events.len(), 4);
         let live = s.unfinished_games().await.unwrap();
         assert_eq!(live.len(), 2);
+        s.close().await;
+    }
+
+    /// Rows in recent_events and in game_events.
+    async fn counts(s: &SqliteStore) -> (i64, i64) {
+        sqlx::query_as(
+            "SELECT (SELECT COUNT(*) FROM recent_events), (SELECT COUNT(*) FROM game_events)",
+        )
+        .fetch_one(&s.pool)
+        .await
+        .unwrap()
+    }
+
+    fn payload(g: GameId, seq: u64) -> Vec<u8> {
+        format!("{}:{seq}", g.0).into_bytes()
+    }
+
+    /// Game i of `games` has 10 + 3i events: every read agrees, duplicates are refused.
+    async fn check_log(s: &SqliteStore, games: &[GameId]) {
+        for (i, &g) in games.iter().enumerate() {
+            let n = 10 + 3 * i as u64;
+            assert_eq!(s.game(g).await.unwrap().last_seq, n);
+            let rec = s.load_game(g).await.unwrap();
+            let seqs: Vec<u64> = rec.events.iter().map(|e| e.seq).collect();
+            assert_eq!(seqs, (1..=n).collect::<Vec<_>>());
+            assert!(rec.events.iter().all(|e| e.payload == payload(g, e.seq)));
+            let tail = s.events_since(g, n - 2, 100).await.unwrap();
+            assert_eq!(tail.iter().map(|e| e.seq).collect::<Vec<_>>(), [n - 1, n]);
+            for dup in [1, n] {
+                let r = s
+                    .append(g, vec![NewEvent::new(dup, "move", vec![0], 1)])
+                    .await;
+                assert!(
+                    matches!(r, Err(StoreError::SeqMismatch { expected, .. }) if expected == n + 1),
+                    "{r:?}"
+                );
+            }
+        }
+        let live = s.unfinished_games().await.unwrap();
+        assert_eq!(live.len(), 3);
+        for (i, rec) in live.iter().enumerate() {
+            assert_eq!(rec.events.len() as u64, 10 + 3 * i as u64);
+        }
+    }
+
+    /// Recent events move into the indexed log once there are `sqlite_recent_max` of them, and
+    /// when the store opens; reads (load, events since, last seq, recovery) see one gap-free log
+    /// across both tables, before and after a reopen, and a duplicate is refused whichever
+    /// table holds the seq.
+    #[tokio::test]
+    async fn recent_events_move_into_the_log_and_it_reads_the_same() {
+        let dir = tempfile::tempdir().unwrap();
+        let url = format!("sqlite://{}", dir.path().join("recent.db").display());
+        let options = StoreOptions {
+            sqlite_recent_max: 10,
+            ..StoreOptions::default()
+        };
+        let s = SqliteStore::open(&url, &options).await.unwrap();
+        let mut games = Vec::new();
+        for g in 0..3 {
+            let mut ids = Vec::new();
+            for side in ["r", "b"] {
+                let p = s
+                    .create_principal(crate::NewPrincipal {
+                        role: crate::Role::Player,
+                        name: format!("{side}{g}"),
+                        rating: None,
+                        created_at_ms: 0,
+                    })
+                    .await
+                    .unwrap();
+                ids.push(p.id);
+            }
+            let game = s
+                .create_game(crate::NewGame {
+                    red: ids[0],
+                    black: ids[1],
+                    time_control: "10m".into(),
+                    ruleset: "cxa-2011".into(),
+                    start_fen: "startpos".into(),
+                    broadcast_delay: Default::default(),
+                    event: None,
+                    round: None,
+                    board: None,
+                    scheduled_start_ms: None,
+                    created_at_ms: 0,
+                })
+                .await
+                .unwrap();
+            games.push(game.id);
+        }
+        // Game i gets 10 + 3i events, one batch per round across the games.
+        for seq in 1..=16u64 {
+            let appends = games
+                .iter()
+                .enumerate()
+                .filter(|&(i, _)| seq <= 10 + 3 * i as u64)
+                .map(|(_, &g)| crate::Append {
+                    game: g,
+                    events: vec![NewEvent::new(seq, "move", payload(g, seq), 1)],
+                    finish: None,
+                })
+                .collect();
+            for r in s.append_many(appends).await {
+                r.unwrap();
+            }
+        }
+        let (recent, logged) = counts(&s).await;
+        assert!(logged >= 30, "indexed {logged}");
+        assert!(recent > 0 && recent < 10, "recent {recent}");
+        check_log(&s, &games).await;
+        s.close().await;
+        // Opening moves what is still recent into the log.
+        let s = SqliteStore::open(&url, &options).await.unwrap();
+        assert_eq!(counts(&s).await, (0, 10 + 13 + 16));
+        check_log(&s, &games).await;
+        let g = games[0];
+        assert_eq!(
+            s.append(g, vec![NewEvent::new(11, "move", payload(g, 11), 1)])
+                .await
+                .unwrap(),
+            11
+        );
         s.close().await;
     }
 }

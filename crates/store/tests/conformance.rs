@@ -61,9 +61,12 @@ const T0: i64 = 1_764_460_800_000;
 
 async fn open(url: &str) -> Result<AnyStore, StoreError> {
     let options = StoreOptions {
-        // Small batches and queues so the tests exercise batching edges.
+        // Small batches and queues so the tests exercise batching edges; SQLite moves its
+        // recent events into the indexed log every few appends, so reads see logs split across
+        // both tables.
         max_batch: 16,
         queue_capacity: 64,
+        sqlite_recent_max: 8,
         ..StoreOptions::default()
     };
     chuhe_store::open(url, &options).await
@@ -963,9 +966,9 @@ async fn migrations_run_at_open(url: String) -> TestResult {
         let mut c = sqlx::PgConnection::connect(&url).await?;
         sqlx::query_as(sql).fetch_all(&mut c).await?
     };
-    // SQLite has a second migration (games.last_seq derived from the log).
+    // SQLite has two more (games.last_seq derived from the log; recent events).
     let want = if url.starts_with("sqlite:") {
-        vec![(1, true), (2, true)]
+        vec![(1, true), (2, true), (3, true)]
     } else {
         vec![(1, true)]
     };
@@ -1257,7 +1260,8 @@ async fn sqlite_a_batch_failing_half_way_stores_nothing_and_the_writer_goes_on()
     check!(s.append(other, evs(1..=2)).await? == 2);
     let mut raw = sqlx::SqliteConnection::connect(&url).await?;
     sqlx::query(
-        "CREATE TRIGGER fail_third BEFORE INSERT ON game_events WHEN NEW.seq = 3 \
+        // Appends go to recent_events first (they move into game_events in bulk later).
+        "CREATE TRIGGER fail_third BEFORE INSERT ON recent_events WHEN NEW.seq = 3 \
          BEGIN SELECT RAISE(FAIL, 'injected failure'); END",
     )
     .execute(&mut raw)
@@ -1283,6 +1287,52 @@ async fn sqlite_a_batch_failing_half_way_stores_nothing_and_the_writer_goes_on()
     check!(s.append(game, evs(1..=4)).await? == 4);
     check!(s.append(other, evs(3..=3)).await? == 3);
     check!(stored_seqs(&s, game).await? == vec![1, 2, 3, 4]);
+    s.close().await;
+    Ok(())
+}
+
+/// When moving the recent events into the indexed log fails, they stay where they are: every
+/// append is still answered, every read still sees them, and the next move takes them all.
+#[tokio::test]
+async fn sqlite_a_failing_move_of_recent_events_loses_nothing() -> TestResult {
+    let dir = tempfile::tempdir()?;
+    let url = format!("sqlite://{}", dir.path().join("move.db").display());
+    let s = open(&url).await?; // moves every 8 appends
+    let game = game_between(&s, "red", "black").await?;
+    let mut raw = sqlx::SqliteConnection::connect(&url).await?;
+    sqlx::query(
+        "CREATE TRIGGER no_moves BEFORE INSERT ON game_events \
+         BEGIN SELECT RAISE(FAIL, 'injected failure'); END",
+    )
+    .execute(&mut raw)
+    .await?;
+    for seq in 1..=20 {
+        check!(s.append(game, evs(seq..=seq)).await? == seq);
+    }
+    check!(stored_seqs(&s, game).await? == (1..=20).collect::<Vec<_>>());
+    let count = |table: &'static str| {
+        let url = url.clone();
+        async move {
+            let mut c = sqlx::SqliteConnection::connect(&url).await?;
+            let n: i64 = sqlx::query_scalar(&format!("SELECT COUNT(*) FROM {table}"))
+                .fetch_one(&mut c)
+                .await?;
+            Ok::<i64, sqlx::Error>(n)
+        }
+    };
+    check!(count("game_events").await? == 0);
+    check!(count("recent_events").await? == 20);
+    sqlx::query("DROP TRIGGER no_moves")
+        .execute(&mut raw)
+        .await?;
+    raw.close().await?;
+    // The failed moves were at 8 and 16 appends; the next is 8 appends after the last one.
+    for seq in 21..=24 {
+        check!(s.append(game, evs(seq..=seq)).await? == seq);
+    }
+    check!(count("recent_events").await? == 0);
+    check!(count("game_events").await? == 24);
+    check!(stored_seqs(&s, game).await? == (1..=24).collect::<Vec<_>>());
     s.close().await;
     Ok(())
 }
