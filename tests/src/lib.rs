@@ -194,6 +194,9 @@ impl Server {
     }
 }
 
+/// How [`Client::recv`] stops once [`Client::wait_pings`] has its pings.
+const PINGS_REACHED: &str = "the pings waited for arrived";
+
 /// The server as a child process (for `kill -9`).
 pub struct ChildServer {
     pub addr: std::net::SocketAddr,
@@ -330,6 +333,10 @@ pub struct Client {
     pub welcome: w::Welcome,
     /// Close code and reason once the server closed.
     pub closed: Option<(u16, String)>,
+    /// Websocket pings received from the server (tungstenite answers them).
+    pub pings: u32,
+    /// While waiting for pings: how many.
+    stop_at_pings: Option<u32>,
 }
 
 impl Client {
@@ -364,6 +371,8 @@ impl Client {
             seen: Vec::new(),
             welcome: w::Welcome::default(),
             closed: None,
+            pings: 0,
+            stop_at_pings: None,
         };
         let m = c.recv().await?;
         match m.kind {
@@ -425,11 +434,36 @@ impl Client {
                     self.closed = Some(c.clone());
                     bail!("closed by server: {} {}", c.0, c.1);
                 }
+                Message::Ping(_) => {
+                    self.pings += 1;
+                    if self.stop_at_pings.is_some_and(|n| self.pings >= n) {
+                        bail!(PINGS_REACHED);
+                    }
+                    continue;
+                }
                 _ => continue,
             };
             self.seen.push(msg.clone());
             return Ok(msg);
         }
+    }
+
+    /// Reads until the server has sent `n` websocket pings in all (messages meanwhile are kept
+    /// in `seen`).
+    pub async fn wait_pings(&mut self, n: u32) -> Result<()> {
+        self.stop_at_pings = Some(n);
+        let r = loop {
+            if self.pings >= n {
+                break Ok(());
+            }
+            match self.recv().await {
+                Ok(_) => continue,
+                Err(e) if e.to_string() == PINGS_REACHED => break Ok(()),
+                Err(e) => break Err(e),
+            }
+        };
+        self.stop_at_pings = None;
+        r
     }
 
     /// Waits for a message matching `f`, returning what `f` extracts.

@@ -439,3 +439,23 @@ async fn a_spectator_too_slow_to_read_is_dropped_with_4008() -> Result<()> {
     db.drop_db().await;
     Ok(())
 }
+
+/// The server pings every connection once at the start and then every ping interval, idle or
+/// not, and the connection keeps answering in between.
+#[tokio::test]
+async fn idle_and_busy_connections_are_pinged_every_interval() -> Result<()> {
+    let config = Config {
+        ping_interval: std::time::Duration::from_millis(100),
+        ..Config::default()
+    };
+    let (db, server, cast) = setup("sqlite", config).await?;
+    let game = create_game(server.addr, &cast, "10m", "", "").await?;
+    let mut red = Client::connect(server.addr, Some(&cast.red), Encoding::Proto).await?;
+    red.wait_pings(3).await?;
+    red.play(&game, 1, "h2e2").await?;
+    red.wait_pings(5).await?;
+    assert!(red.closed.is_none());
+    server.stop().await?;
+    db.drop_db().await;
+    Ok(())
+}

@@ -224,23 +224,43 @@ async fn run(env: Env, mut socket: WebSocket, enc: Encoding, who: Principal, con
     let mut bucket = Bucket::new(env.config.rate_per_sec);
     let mut refused = 0u32;
     let mut shutdown = env.shutdown.clone();
-    let mut ping = tokio::time::interval(env.config.ping_interval);
-    ping.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let probe = env.shutdown.clone();
     let timeout = env.config.write_timeout;
+    let ping_every = env.config.ping_interval;
     // Created once, not per loop turn: re-creating them would register and unregister
     // their wakers (a lock each) for every frame.
     let kicked = kick.kicked();
     tokio::pin!(kicked);
     let shut = shutdown.changed();
     tokio::pin!(shut);
+    // The first ping goes out at once (a first round-trip estimate), then one per interval.
+    let ping = tokio::time::sleep_until(Instant::now());
+    tokio::pin!(ping);
+    let mut signals = Signals {
+        kick: &kick,
+        kicked,
+        probe: &probe,
+        shut,
+        ping,
+        armed: None,
+    };
     let end = loop {
         tokio::select! {
             biased;
-            code = &mut kicked => break kicked_end(&env, enc, code),
-            _ = &mut shut => break End::Closing {
-                code: close::GOING_AWAY,
-                reason: "server shutting down",
-                bye: Some(goodbye(enc, "shutdown", "the server is restarting; reconnect with the last seq you saw", 1000)),
+            signal = &mut signals => match signal {
+                Signal::Kicked(code) => break kicked_end(&env, enc, code),
+                Signal::Shutdown => break End::Closing {
+                    code: close::GOING_AWAY,
+                    reason: "server shutting down",
+                    bye: Some(goodbye(enc, "shutdown", "the server is restarting; reconnect with the last seq you saw", 1000)),
+                },
+                Signal::Ping => {
+                    signals.ping_sent(Instant::now() + ping_every);
+                    let now = env.time.now_ms().to_be_bytes();
+                    if socket.send(Message::Ping(axum::body::Bytes::copy_from_slice(&now))).await.is_err() {
+                        break End::WriteFailed;
+                    }
+                }
             },
             item = rx.recv() => {
                 let Some(item) = item else { break End::ClientGone };
@@ -296,12 +316,6 @@ async fn run(env: Env, mut socket: WebSocket, enc: Encoding, who: Principal, con
                 refused = 0;
                 c.on_frame(data, is_text).await;
             }
-            _ = ping.tick() => {
-                let now = env.time.now_ms().to_be_bytes();
-                if socket.send(Message::Ping(axum::body::Bytes::copy_from_slice(&now))).await.is_err() {
-                    break End::WriteFailed;
-                }
-            }
         }
     };
     // No more frames for this connection: games stop queueing to it.
@@ -348,6 +362,72 @@ async fn run(env: Env, mut socket: WebSocket, enc: Encoding, who: Principal, con
     let _ = tokio::time::timeout(short, socket.close()).await;
     gauge.fetch_sub(1, Ordering::Relaxed);
     debug!("disconnected");
+}
+
+/// A connection's rare wake-ups: kicked, the server shutting down, time to ping.
+enum Signal {
+    Kicked(u16),
+    Shutdown,
+    Ping,
+}
+
+/// The rare wake-ups of a connection as one future that is cheap to poll again. Each source
+/// (the kick's `Notify`, the shutdown `watch`, the ping timer) is polled until it holds the
+/// task's waker; after that a poll — one per frame read or written, the busy path — only
+/// looks at atomics and the clock instead of locking a `Notify` and a `watch` and touching
+/// the timer each time. The sources keep the waker and wake the task when they fire.
+struct Signals<'a, K, S> {
+    kick: &'a Kick,
+    kicked: std::pin::Pin<&'a mut K>,
+    /// A receiver of the shutdown flag for looking (`shut` borrows the other one).
+    probe: &'a tokio::sync::watch::Receiver<bool>,
+    shut: std::pin::Pin<&'a mut S>,
+    ping: std::pin::Pin<&'a mut tokio::time::Sleep>,
+    /// The waker every source holds, once they all do.
+    armed: Option<std::task::Waker>,
+}
+
+impl<K, S> Signals<'_, K, S> {
+    /// Schedules the next ping; the timer is polled again (and so armed) at the next poll.
+    fn ping_sent(&mut self, next: Instant) {
+        self.ping.as_mut().reset(next);
+        self.armed = None;
+    }
+}
+
+impl<K: Future<Output = u16>, S: Future> Future for Signals<'_, K, S> {
+    type Output = Signal;
+
+    fn poll(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Signal> {
+        use std::task::Poll;
+        let this = &mut *self;
+        if this.armed.as_ref().is_some_and(|w| w.will_wake(cx.waker())) {
+            if let Some(code) = this.kick.code() {
+                return Poll::Ready(Signal::Kicked(code));
+            }
+            if !matches!(this.probe.has_changed(), Ok(false)) {
+                return Poll::Ready(Signal::Shutdown);
+            }
+            if Instant::now() >= this.ping.deadline() {
+                return Poll::Ready(Signal::Ping);
+            }
+            return Poll::Pending;
+        }
+        if let Poll::Ready(code) = this.kicked.as_mut().poll(cx) {
+            return Poll::Ready(Signal::Kicked(code));
+        }
+        if this.shut.as_mut().poll(cx).is_ready() {
+            return Poll::Ready(Signal::Shutdown);
+        }
+        if this.ping.as_mut().poll(cx).is_ready() {
+            return Poll::Ready(Signal::Ping);
+        }
+        this.armed = Some(cx.waker().clone());
+        Poll::Pending
+    }
 }
 
 /// How a connection kicked with `code` closes.
