@@ -194,9 +194,6 @@ impl Server {
     }
 }
 
-/// How [`Client::recv`] stops once [`Client::wait_pings`] has its pings.
-const PINGS_REACHED: &str = "the pings waited for arrived";
-
 /// The server as a child process (for `kill -9`).
 pub struct ChildServer {
     pub addr: std::net::SocketAddr,
@@ -335,8 +332,6 @@ pub struct Client {
     pub closed: Option<(u16, String)>,
     /// Websocket pings received from the server (tungstenite answers them).
     pub pings: u32,
-    /// While waiting for pings: how many.
-    stop_at_pings: Option<u32>,
 }
 
 impl Client {
@@ -372,7 +367,6 @@ impl Client {
             welcome: w::Welcome::default(),
             closed: None,
             pings: 0,
-            stop_at_pings: None,
         };
         let m = c.recv().await?;
         match m.kind {
@@ -406,64 +400,60 @@ impl Client {
     /// The next server message (pings are answered by tungstenite itself).
     pub async fn recv(&mut self) -> Result<ServerMessage> {
         loop {
-            let m = tokio::time::timeout(TIMEOUT, self.ws.next())
-                .await
-                .map_err(|_| anyhow!("timed out waiting for a server message"))?;
-            let m = match m {
-                Some(Ok(m)) => m,
-                Some(Err(e)) => bail!("websocket error: {e}"),
-                None => bail!("connection closed"),
-            };
-            let msg: ServerMessage = match m {
-                Message::Binary(b) => {
-                    if self.enc != Encoding::Proto {
-                        bail!("binary frame on a JSON connection");
-                    }
-                    chuhe_proto::decode_proto(&b)?
-                }
-                Message::Text(t) => {
-                    if self.enc != Encoding::Json {
-                        bail!("text frame on a proto connection");
-                    }
-                    chuhe_proto::decode_json(t.as_str())?
-                }
-                Message::Close(c) => {
-                    let c = c
-                        .map(|c| (u16::from(c.code), c.reason.to_string()))
-                        .unwrap_or((1005, String::new()));
-                    self.closed = Some(c.clone());
-                    bail!("closed by server: {} {}", c.0, c.1);
-                }
-                Message::Ping(_) => {
-                    self.pings += 1;
-                    if self.stop_at_pings.is_some_and(|n| self.pings >= n) {
-                        bail!(PINGS_REACHED);
-                    }
-                    continue;
-                }
-                _ => continue,
-            };
-            self.seen.push(msg.clone());
-            return Ok(msg);
+            if let Some(msg) = self.next_frame().await? {
+                return Ok(msg);
+            }
         }
     }
 
     /// Reads until the server has sent `n` websocket pings in all (messages meanwhile are kept
     /// in `seen`).
     pub async fn wait_pings(&mut self, n: u32) -> Result<()> {
-        self.stop_at_pings = Some(n);
-        let r = loop {
-            if self.pings >= n {
-                break Ok(());
-            }
-            match self.recv().await {
-                Ok(_) => continue,
-                Err(e) if e.to_string() == PINGS_REACHED => break Ok(()),
-                Err(e) => break Err(e),
-            }
+        while self.pings < n {
+            self.next_frame().await?;
+        }
+        Ok(())
+    }
+
+    /// Reads one frame: a server message (kept in `seen`), or None for any other frame (a
+    /// ping is counted in `pings`).
+    async fn next_frame(&mut self) -> Result<Option<ServerMessage>> {
+        let m = tokio::time::timeout(TIMEOUT, self.ws.next())
+            .await
+            .map_err(|_| anyhow!("timed out waiting for a server message"))?;
+        let m = match m {
+            Some(Ok(m)) => m,
+            Some(Err(e)) => bail!("websocket error: {e}"),
+            None => bail!("connection closed"),
         };
-        self.stop_at_pings = None;
-        r
+        let msg: ServerMessage = match m {
+            Message::Binary(b) => {
+                if self.enc != Encoding::Proto {
+                    bail!("binary frame on a JSON connection");
+                }
+                chuhe_proto::decode_proto(&b)?
+            }
+            Message::Text(t) => {
+                if self.enc != Encoding::Json {
+                    bail!("text frame on a proto connection");
+                }
+                chuhe_proto::decode_json(t.as_str())?
+            }
+            Message::Close(c) => {
+                let c = c
+                    .map(|c| (u16::from(c.code), c.reason.to_string()))
+                    .unwrap_or((1005, String::new()));
+                self.closed = Some(c.clone());
+                bail!("closed by server: {} {}", c.0, c.1);
+            }
+            Message::Ping(_) => {
+                self.pings += 1;
+                return Ok(None);
+            }
+            _ => return Ok(None),
+        };
+        self.seen.push(msg.clone());
+        Ok(Some(msg))
     }
 
     /// Waits for a message matching `f`, returning what `f` extracts.

@@ -81,7 +81,7 @@ pub enum Scheduler {
 impl Scheduler {
     /// On one CPU (a one-core machine, or a server pinned to one core) the single-threaded
     /// scheduler: the work-stealing one costs every task wake-up atomics, a run-queue hand-off
-    /// and parking through the shared driver for workers that are not there (measured: ~10 %
+    /// and parking through the shared driver for workers that are not there (measured: 10–25 %
     /// more CPU per move, docs/benchmarks.md). On more CPUs, work-stealing.
     fn auto(cpus: usize) -> Scheduler {
         if cpus <= 1 {

@@ -3,8 +3,8 @@
 //! estimates, close frames) on the same socket.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use axum::extract::ws::{CloseFrame, Message, WebSocket};
@@ -168,9 +168,8 @@ struct Conn {
     env: Env,
     who: Arc<Principal>,
     out: Outbox,
-    kick: Arc<Kick>,
     games: HashMap<i64, GameHandle>,
-    lag: Arc<Mutex<LagEstimator>>,
+    lag: LagEstimator,
 }
 
 /// Why a connection's loop ended.
@@ -217,9 +216,8 @@ async fn run(env: Env, mut socket: WebSocket, enc: Encoding, who: Principal, con
         env: env.clone(),
         who,
         out,
-        kick: kick.clone(),
         games: HashMap::new(),
-        lag: Arc::new(Mutex::new(LagEstimator::default())),
+        lag: LagEstimator::default(),
     };
     let mut bucket = Bucket::new(env.config.rate_per_sec);
     let mut refused = 0u32;
@@ -514,16 +512,14 @@ fn encode(enc: Encoding, m: &ServerMessage) -> Message {
 }
 
 impl Conn {
-    fn on_pong(&self, payload: &[u8]) {
+    fn on_pong(&mut self, payload: &[u8]) {
         let Ok(b) = <[u8; 8]>::try_from(payload) else {
             return;
         };
         let sent = u64::from_be_bytes(b);
         let now = self.env.time.now_ms();
         if sent <= now {
-            if let Ok(mut l) = self.lag.lock() {
-                l.record(Duration::from_millis(now - sent));
-            }
+            self.lag.record(Duration::from_millis(now - sent));
         }
     }
 
@@ -645,7 +641,7 @@ impl Conn {
             }
         }
         let unsubscribe = matches!(body, Body::Unsubscribe);
-        let lag = self.lag.lock().map(|l| l.estimate()).unwrap_or_default();
+        let lag = self.lag.estimate();
         let r = Request {
             req,
             who: self.who.clone(),
@@ -664,7 +660,6 @@ impl Conn {
         if unsubscribe {
             self.games.remove(&id);
         }
-        let _ = &self.kick;
     }
 
     /// Looks the game up (loading it from the store if need be) and keeps its handle.

@@ -298,10 +298,10 @@ impl Change {
     }
 }
 
-/// A change handed to the store: what settles it once the commit's outcome is known.
 /// An event with its protobuf frame when that could be cut from the event's stored form.
 pub(crate) type Framed = (GameEvent, Option<Vec<u8>>);
 
+/// A change handed to the store: what settles it once the commit's outcome is known.
 pub(crate) struct Staged {
     events: Vec<Framed>,
     apply: Apply,

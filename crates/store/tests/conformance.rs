@@ -1291,6 +1291,107 @@ async fn sqlite_a_batch_failing_half_way_stores_nothing_and_the_writer_goes_on()
     Ok(())
 }
 
+/// Rows in one table of the SQLite database at `url`.
+async fn rows_in(url: &str, table: &str) -> Result<i64, sqlx::Error> {
+    let mut c = sqlx::SqliteConnection::connect(url).await?;
+    sqlx::query_scalar(&format!("SELECT COUNT(*) FROM {table}"))
+        .fetch_one(&mut c)
+        .await
+}
+
+fn recent_payload(g: GameId, seq: u64) -> Vec<u8> {
+    format!("{}:{seq}", g.0).into_bytes()
+}
+
+/// Game i of `games` has 10 + 3i events: every read agrees, duplicates are refused.
+async fn check_recent_log(s: &AnyStore, games: &[GameId]) -> TestResult {
+    for (i, &g) in games.iter().enumerate() {
+        let n = 10 + 3 * i as u64;
+        check!(s.game(g).await?.last_seq == n);
+        let rec = s.load_game(g).await?;
+        let seqs: Vec<u64> = rec.events.iter().map(|e| e.seq).collect();
+        check!(seqs == (1..=n).collect::<Vec<_>>());
+        check!(
+            rec.events
+                .iter()
+                .all(|e| e.payload == recent_payload(g, e.seq))
+        );
+        let tail = s.events_since(g, n - 2, 100).await?;
+        check!(tail.iter().map(|e| e.seq).collect::<Vec<_>>() == [n - 1, n]);
+        for dup in [1, n] {
+            let r = s
+                .append(g, vec![NewEvent::new(dup, "move", vec![0], 1)])
+                .await;
+            check!(
+                matches!(r, Err(StoreError::SeqMismatch { expected, .. }) if expected == n + 1),
+                "{r:?}"
+            );
+        }
+    }
+    let live = s.unfinished_games().await?;
+    check!(live.len() == 3);
+    for (i, rec) in live.iter().enumerate() {
+        check!(rec.events.len() as u64 == 10 + 3 * i as u64);
+    }
+    Ok(())
+}
+
+/// Recent events move into the indexed log once there are `sqlite_recent_max` of them, and
+/// when the store opens; reads (load, events since, last seq, recovery) see one gap-free log
+/// across both tables, before and after a reopen, and a duplicate is refused whichever
+/// table holds the seq.
+#[tokio::test]
+async fn sqlite_recent_events_move_into_the_log_and_it_reads_the_same() -> TestResult {
+    let dir = tempfile::tempdir()?;
+    let url = format!("sqlite://{}", dir.path().join("recent.db").display());
+    let options = StoreOptions {
+        sqlite_recent_max: 10,
+        ..StoreOptions::default()
+    };
+    let s = chuhe_store::open(&url, &options).await?;
+    let mut games = Vec::new();
+    for g in 0..3 {
+        games.push(game_between(&s, &format!("r{g}"), &format!("b{g}")).await?);
+    }
+    // Game i gets 10 + 3i events, one batch per round across the games.
+    for seq in 1..=16u64 {
+        let appends = games
+            .iter()
+            .enumerate()
+            .filter(|&(i, _)| seq <= 10 + 3 * i as u64)
+            .map(|(_, &g)| Append {
+                game: g,
+                events: vec![NewEvent::new(seq, "move", recent_payload(g, seq), 1)],
+                finish: None,
+            })
+            .collect();
+        for r in s.append_many(appends).await {
+            r?;
+        }
+    }
+    let (recent, logged) = (
+        rows_in(&url, "recent_events").await?,
+        rows_in(&url, "game_events").await?,
+    );
+    check!(logged >= 30, "indexed {logged}");
+    check!(recent > 0 && recent < 10, "recent {recent}");
+    check_recent_log(&s, &games).await?;
+    s.close().await;
+    // Opening moves what is still recent into the log.
+    let s = chuhe_store::open(&url, &options).await?;
+    check!(rows_in(&url, "recent_events").await? == 0);
+    check!(rows_in(&url, "game_events").await? == 10 + 13 + 16);
+    check_recent_log(&s, &games).await?;
+    let g = games[0];
+    check!(
+        s.append(g, vec![NewEvent::new(11, "move", recent_payload(g, 11), 1)])
+            .await?
+            == 11
+    );
+    s.close().await;
+    Ok(())
+}
+
 /// When moving the recent events into the indexed log fails, they stay where they are: every
 /// append is still answered, every read still sees them, and the next move takes them all.
 #[tokio::test]
@@ -1310,18 +1411,8 @@ async fn sqlite_a_failing_move_of_recent_events_loses_nothing() -> TestResult {
         check!(s.append(game, evs(seq..=seq)).await? == seq);
     }
     check!(stored_seqs(&s, game).await? == (1..=20).collect::<Vec<_>>());
-    let count = |table: &'static str| {
-        let url = url.clone();
-        async move {
-            let mut c = sqlx::SqliteConnection::connect(&url).await?;
-            let n: i64 = sqlx::query_scalar(&format!("SELECT COUNT(*) FROM {table}"))
-                .fetch_one(&mut c)
-                .await?;
-            Ok::<i64, sqlx::Error>(n)
-        }
-    };
-    check!(count("game_events").await? == 0);
-    check!(count("recent_events").await? == 20);
+    check!(rows_in(&url, "game_events").await? == 0);
+    check!(rows_in(&url, "recent_events").await? == 20);
     sqlx::query("DROP TRIGGER no_moves")
         .execute(&mut raw)
         .await?;
@@ -1330,8 +1421,8 @@ async fn sqlite_a_failing_move_of_recent_events_loses_nothing() -> TestResult {
     for seq in 21..=24 {
         check!(s.append(game, evs(seq..=seq)).await? == seq);
     }
-    check!(count("recent_events").await? == 0);
-    check!(count("game_events").await? == 24);
+    check!(rows_in(&url, "recent_events").await? == 0);
+    check!(rows_in(&url, "game_events").await? == 24);
     check!(stored_seqs(&s, game).await? == (1..=24).collect::<Vec<_>>());
     s.close().await;
     Ok(())
