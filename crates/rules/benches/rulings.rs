@@ -80,6 +80,35 @@ fn per_move(c: &mut Criterion) {
             }
         });
     });
+    // What the game server's `Board::play_move` does per move: the move texts before, then
+    // `Game::play`, then the FEN and ICCS of the result.
+    group.bench_function("server_play_move", |b| {
+        b.iter(|| {
+            for (start, moves) in &games {
+                let mut g = Game::new(start.clone(), RulesConfig::default());
+                for &m in moves {
+                    if g.end().is_some() {
+                        break;
+                    }
+                    let pos = g.position();
+                    let chinese = pos.to_chinese(m).unwrap_or_default();
+                    let wxf = pos.to_wxf(m).unwrap_or_default();
+                    let capture = pos.piece_at(m.to()).is_some();
+                    let played = g.play(m).unwrap();
+                    let pos = g.position();
+                    black_box((
+                        m.to_iccs(),
+                        chinese,
+                        wxf,
+                        pos.to_fen(),
+                        pos.is_check(),
+                        capture,
+                        played,
+                    ));
+                }
+            }
+        });
+    });
     group.finish();
 }
 

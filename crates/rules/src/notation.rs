@@ -286,6 +286,17 @@ fn number_text(color: Color, n: u8) -> char {
     }
 }
 
+/// Appends `n` in decimal (as `format!("{n}")` would).
+fn push_u8(s: &mut String, n: u8) {
+    if n >= 100 {
+        s.push(char::from(b'0' + n / 100));
+    }
+    if n >= 10 {
+        s.push(char::from(b'0' + n / 10 % 10));
+    }
+    s.push(char::from(b'0' + n % 10));
+}
+
 /// How a piece on a file with others of its kind is named.
 #[derive(Debug, Clone, Copy)]
 struct Tandem {
@@ -311,7 +322,8 @@ impl Position {
         v
     }
 
-    /// Whether the piece on `from` needs front/rear naming, and how.
+    /// Whether the piece on `from` needs front/rear naming, and how. Counts with the
+    /// bitboard of the kind, without allocating.
     fn tandem(&self, color: Color, kind: PieceKind, from: Square) -> Option<Tandem> {
         if !matches!(
             kind,
@@ -319,16 +331,35 @@ impl Position {
         ) {
             return None;
         }
-        let same = self.on_file(color, kind, from.file());
-        if same.len() < 2 {
+        let pieces = self.by_piece(crate::types::Piece::new(color, kind));
+        if !pieces.contains(from) {
             return None;
         }
-        let index = same.iter().position(|&s| s == from)? as u8;
+        let mut per_file = [0u8; 9];
+        // Pieces on `from`'s file in front of it (from the mover's side).
+        let mut ahead = 0u8;
+        for s in pieces {
+            per_file[s.file() as usize] += 1;
+            let in_front = match color {
+                Color::Red => s.rank() > from.rank(),
+                Color::Black => s.rank() < from.rank(),
+            };
+            if s.file() == from.file() && in_front {
+                ahead += 1;
+            }
+        }
+        let count = per_file[from.file() as usize];
+        if count < 2 {
+            return None;
+        }
         let other_files = kind == PieceKind::Pawn
-            && (0..9u8).any(|f| f != from.file() && self.on_file(color, kind, f).len() >= 2);
+            && per_file
+                .iter()
+                .enumerate()
+                .any(|(f, &n)| f != from.file() as usize && n >= 2);
         Some(Tandem {
-            index,
-            count: same.len() as u8,
+            index: ahead,
+            count,
             other_files,
         })
     }
@@ -376,18 +407,24 @@ impl Position {
             Op::Backward => '-',
             Op::Sideways => '=',
         };
-        let head = match self.tandem(color, kind, m.from()) {
-            None => format!("{}{}", wxf_letter(kind), file_number(color, m.from())),
-            Some(t) if kind == PieceKind::Pawn && (t.count >= 3 || t.other_files) => {
-                format!("{}{}", t.index + 1, file_number(color, m.from()))
+        let mut s = String::with_capacity(4);
+        match self.tandem(color, kind, m.from()) {
+            None => {
+                s.push(wxf_letter(kind));
+                push_u8(&mut s, file_number(color, m.from()));
             }
-            Some(t) => format!(
-                "{}{}",
-                if t.index == 0 { '+' } else { '-' },
-                wxf_letter(kind)
-            ),
-        };
-        Ok(format!("{head}{op}{arg}"))
+            Some(t) if kind == PieceKind::Pawn && (t.count >= 3 || t.other_files) => {
+                push_u8(&mut s, t.index + 1);
+                push_u8(&mut s, file_number(color, m.from()));
+            }
+            Some(t) => {
+                s.push(if t.index == 0 { '+' } else { '-' });
+                s.push(wxf_letter(kind));
+            }
+        }
+        s.push(op);
+        push_u8(&mut s, arg);
+        Ok(s)
     }
 
     /// The Chinese text of a legal move: 炮二平五, 马8进7, 前车进一, 中兵平四, 一卒平5.
@@ -401,23 +438,29 @@ impl Position {
         };
         let name = chinese_name(color, kind);
         let file = number_text(color, file_number(color, m.from()));
-        let head = match self.tandem(color, kind, m.from()) {
-            None => format!("{name}{file}"),
+        // At most five characters of at most three bytes each.
+        let mut s = String::with_capacity(15);
+        match self.tandem(color, kind, m.from()) {
+            None => {
+                s.push(name);
+                s.push(file);
+            }
             Some(t) => {
-                let word = match (t.count, t.index) {
+                s.push(match (t.count, t.index) {
                     (2, 0) | (3, 0) => '前',
                     (2, _) | (3, 2) => '后',
                     (3, _) => '中',
                     (_, i) => RED_NUMERALS[i as usize],
-                };
+                });
+                s.push(name);
                 if t.other_files {
-                    format!("{word}{name}{file}")
-                } else {
-                    format!("{word}{name}")
+                    s.push(file);
                 }
             }
-        };
-        Ok(format!("{head}{op}{}", number_text(color, arg)))
+        }
+        s.push(op);
+        s.push(number_text(color, arg));
+        Ok(s)
     }
 
     /// Reads an ICCS move (`h2e2`, `H2-E2`) and checks it is legal here.
@@ -710,6 +753,142 @@ mod tests {
 
     fn mv(s: &str) -> Move {
         Move::from_iccs(s).unwrap()
+    }
+
+    /// `tandem`, `to_wxf` and `to_chinese` as they were before they stopped allocating
+    /// (a sorted `Vec` per file, `format!`): the reference the new ones must equal.
+    fn reference_tandem(
+        pos: &Position,
+        color: Color,
+        kind: PieceKind,
+        from: Square,
+    ) -> Option<Tandem> {
+        if !matches!(
+            kind,
+            PieceKind::Rook | PieceKind::Horse | PieceKind::Cannon | PieceKind::Pawn
+        ) {
+            return None;
+        }
+        let same = pos.on_file(color, kind, from.file());
+        if same.len() < 2 {
+            return None;
+        }
+        let index = same.iter().position(|&s| s == from)? as u8;
+        let other_files = kind == PieceKind::Pawn
+            && (0..9u8).any(|f| f != from.file() && pos.on_file(color, kind, f).len() >= 2);
+        Some(Tandem {
+            index,
+            count: same.len() as u8,
+            other_files,
+        })
+    }
+
+    fn reference_wxf(pos: &Position, m: Move) -> String {
+        let (color, kind) = pos.mover(m).unwrap();
+        let (op, arg) = pos.op_arg(color, kind, m);
+        let op = match op {
+            Op::Forward => '+',
+            Op::Backward => '-',
+            Op::Sideways => '=',
+        };
+        let head = match reference_tandem(pos, color, kind, m.from()) {
+            None => format!("{}{}", wxf_letter(kind), file_number(color, m.from())),
+            Some(t) if kind == PieceKind::Pawn && (t.count >= 3 || t.other_files) => {
+                format!("{}{}", t.index + 1, file_number(color, m.from()))
+            }
+            Some(t) => format!(
+                "{}{}",
+                if t.index == 0 { '+' } else { '-' },
+                wxf_letter(kind)
+            ),
+        };
+        format!("{head}{op}{arg}")
+    }
+
+    fn reference_chinese(pos: &Position, m: Move) -> String {
+        let (color, kind) = pos.mover(m).unwrap();
+        let (op, arg) = pos.op_arg(color, kind, m);
+        let op = match op {
+            Op::Forward => '进',
+            Op::Backward => '退',
+            Op::Sideways => '平',
+        };
+        let name = chinese_name(color, kind);
+        let file = number_text(color, file_number(color, m.from()));
+        let head = match reference_tandem(pos, color, kind, m.from()) {
+            None => format!("{name}{file}"),
+            Some(t) => {
+                let word = match (t.count, t.index) {
+                    (2, 0) | (3, 0) => '前',
+                    (2, _) | (3, 2) => '后',
+                    (3, _) => '中',
+                    (_, i) => RED_NUMERALS[i as usize],
+                };
+                if t.other_files {
+                    format!("{word}{name}{file}")
+                } else {
+                    format!("{word}{name}")
+                }
+            }
+        };
+        format!("{head}{op}{}", number_text(color, arg))
+    }
+
+    #[test]
+    fn move_texts_equal_the_reference() {
+        // Pawn clusters, tandem pieces of every kind, and seeded random play from the start.
+        let mut positions: Vec<Position> = [
+            "3k5/9/4P4/4P4/4P4/4P4/4P4/9/9/4K4 w - - 0 1",
+            "3k5/9/4P4/4P4/4P4/4P4/P8/9/9/4K4 w - - 0 1",
+            "3k5/9/2P6/2P3P2/2P3P2/4R4/9/4R4/9/5K3 w - - 0 1",
+            "3k5/9/9/2P1P4/2P1P4/9/4P4/9/9/5K3 w - - 0 1",
+            "3k5/2N6/2N6/9/2C6/2C6/9/2R6/2R6/4K4 w - - 0 1",
+        ]
+        .iter()
+        .map(|f| Position::from_fen(f).unwrap())
+        .collect();
+        let mut seed = 0x853c_49e6_748f_ea9bu64;
+        for _ in 0..30 {
+            let mut pos = Position::new();
+            for _ in 0..120 {
+                let legal = pos.legal_moves();
+                if legal.is_empty() {
+                    break;
+                }
+                seed ^= seed << 13;
+                seed ^= seed >> 7;
+                seed ^= seed << 17;
+                pos.play_unchecked(legal[(seed >> 11) as usize % legal.len()]);
+                positions.push(pos.clone());
+            }
+        }
+        let mut checked = 0;
+        let mut tandems = 0;
+        for pos in positions {
+            for p in [pos.mirror(), pos] {
+                for &m in p.legal_moves().iter() {
+                    assert_eq!(p.to_wxf(m).unwrap(), reference_wxf(&p, m), "{}", p.to_fen());
+                    assert_eq!(
+                        p.to_chinese(m).unwrap(),
+                        reference_chinese(&p, m),
+                        "{}",
+                        p.to_fen()
+                    );
+                    let piece = p.piece_at(m.from()).unwrap();
+                    let t = p.tandem(piece.color, piece.kind, m.from());
+                    let r = reference_tandem(&p, piece.color, piece.kind, m.from());
+                    assert_eq!(
+                        t.map(|t| (t.index, t.count, t.other_files)),
+                        r.map(|t| (t.index, t.count, t.other_files)),
+                        "{} {m}",
+                        p.to_fen()
+                    );
+                    tandems += usize::from(t.is_some());
+                    checked += 1;
+                }
+            }
+        }
+        assert!(checked > 50_000 && tandems > 1_000, "{checked} {tandems}");
     }
 
     #[test]

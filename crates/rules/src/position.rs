@@ -157,12 +157,18 @@ impl EndReason {
     }
 }
 
-/// Receives generated moves: either collects them or counts them.
+/// Receives generated moves: collects them, counts them, or only notes that one exists.
 trait Sink {
     /// All moves from `from` to each point of `targets`, already known legal.
     fn add(&mut self, from: Square, targets: u128);
     /// One legal move.
     fn one(&mut self, from: Square, to: Square);
+    /// Whether the sink needs no more moves (generation may stop). Never for the list and the
+    /// counter, so their generation compiles to the same code as without the query.
+    #[inline]
+    fn done(&self) -> bool {
+        false
+    }
 }
 
 impl Sink for MoveList {
@@ -191,6 +197,24 @@ impl Sink for Counter {
     }
 }
 
+/// Whether at least one legal move exists; done at the first.
+struct AnyMove(bool);
+
+impl Sink for AnyMove {
+    #[inline]
+    fn add(&mut self, _from: Square, targets: u128) {
+        self.0 |= targets != 0;
+    }
+    #[inline]
+    fn one(&mut self, _from: Square, _to: Square) {
+        self.0 = true;
+    }
+    #[inline]
+    fn done(&self) -> bool {
+        self.0
+    }
+}
+
 #[inline]
 fn bit(sq: Square) -> u128 {
     1u128 << sq.index()
@@ -202,13 +226,19 @@ fn sq_from_index(i: u32) -> Square {
     Square::from_raw(i as u8)
 }
 
-/// Iterates the set bits of a raw mask as squares.
-#[inline]
-fn for_each_sq(mut bb: u128, mut f: impl FnMut(Square)) {
-    while bb != 0 {
-        let i = bb.trailing_zeros();
-        bb &= bb - 1;
-        f(sq_from_index(i));
+/// The set bits of a raw mask as squares.
+struct Squares(u128);
+
+impl Iterator for Squares {
+    type Item = Square;
+    #[inline]
+    fn next(&mut self) -> Option<Square> {
+        if self.0 == 0 {
+            return None;
+        }
+        let i = self.0.trailing_zeros();
+        self.0 &= self.0 - 1;
+        Some(sq_from_index(i))
     }
 }
 
@@ -353,7 +383,7 @@ impl Position {
     /// The canonical six-field FEN.
     #[must_use]
     pub fn to_fen(&self) -> String {
-        self.to_setup().to_fen()
+        crate::setup::fen(&self.board, self.turn, self.halfmoves, self.fullmoves)
     }
 
     /// Back to an unvalidated [`Setup`].
@@ -680,6 +710,7 @@ impl Position {
         t & !own
     }
 
+    /// Feeds every legal move to `sink`, stopping as soon as [`Sink::done`] says so.
     #[inline]
     fn generate<S: Sink>(&self, sink: &mut S) {
         let us = self.turn;
@@ -689,13 +720,16 @@ impl Position {
         let ksq = self.kings[us.index()];
         if self.king_attacked(ksq, us, occ, rot, 0) {
             for kind in PieceKind::ALL {
-                for_each_sq(self.by_kind[kind.index()] & own, |from| {
-                    for_each_sq(self.targets(kind, from, occ, rot), |to| {
+                for from in Squares(self.by_kind[kind.index()] & own) {
+                    for to in Squares(self.targets(kind, from, occ, rot)) {
                         if self.safe_after(from, to) {
                             sink.one(from, to);
+                            if sink.done() {
+                                return;
+                            }
                         }
-                    });
-                });
+                    }
+                }
             }
             return;
         }
@@ -708,29 +742,42 @@ impl Position {
             PieceKind::Advisor,
             PieceKind::Elephant,
         ] {
-            for_each_sq(self.by_kind[kind.index()] & own, |from| {
+            for from in Squares(self.by_kind[kind.index()] & own) {
                 let t = self.targets(kind, from, occ, rot);
                 if pinned & bit(from) != 0 {
-                    for_each_sq(t, |to| {
+                    for to in Squares(t) {
                         if self.safe_after(from, to) {
                             sink.one(from, to);
+                            if sink.done() {
+                                return;
+                            }
                         }
-                    });
+                    }
                 } else {
+                    // Not pinned: every target off `bad_to` is legal as it stands.
                     sink.add(from, t & !bad_to);
-                    for_each_sq(t & bad_to, |to| {
+                    if sink.done() {
+                        return;
+                    }
+                    for to in Squares(t & bad_to) {
                         if self.safe_after(from, to) {
                             sink.one(from, to);
+                            if sink.done() {
+                                return;
+                            }
                         }
-                    });
+                    }
                 }
-            });
+            }
         }
-        for_each_sq(KING[ksq.index()] & !own, |to| {
+        for to in Squares(KING[ksq.index()] & !own) {
             if self.safe_after(ksq, to) {
                 sink.one(ksq, to);
+                if sink.done() {
+                    return;
+                }
             }
-        });
+        }
     }
 
     /// All legal moves.
@@ -754,10 +801,12 @@ impl Position {
         c.0
     }
 
-    /// Whether the side to move has at least one legal move.
+    /// Whether the side to move has at least one legal move (stops at the first one found).
     #[must_use]
     pub fn has_legal_move(&self) -> bool {
-        self.count_legal() > 0
+        let mut any = AnyMove(false);
+        self.generate(&mut any);
+        any.0
     }
 
     /// Why `m` is illegal, or `Ok(())`.
@@ -909,7 +958,9 @@ impl Position {
 /// The file-major occupancy for a normal one.
 fn rotate(occ: u128) -> u128 {
     let mut rot = 0;
-    for_each_sq(occ, |sq| rot |= tables::rot_bit(sq.index()));
+    for sq in Squares(occ) {
+        rot |= tables::rot_bit(sq.index());
+    }
     rot
 }
 

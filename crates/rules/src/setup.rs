@@ -233,44 +233,15 @@ impl Setup {
     /// The board field of the FEN (the first field).
     #[must_use]
     pub fn board_fen(&self) -> String {
-        let mut s = String::with_capacity(48);
-        for rank in (0..10).rev() {
-            let mut empty = 0;
-            for file in 0..9 {
-                match self.board[rank * 9 + file] {
-                    None => empty += 1,
-                    Some(p) => {
-                        if empty > 0 {
-                            s.push(char::from(b'0' + empty));
-                            empty = 0;
-                        }
-                        s.push(p.fen_char());
-                    }
-                }
-            }
-            if empty > 0 {
-                s.push(char::from(b'0' + empty));
-            }
-            if rank > 0 {
-                s.push('/');
-            }
-        }
+        let mut s = String::with_capacity(BOARD_FEN_MAX);
+        push_board(&mut s, &self.board);
         s
     }
 
     /// The full six-field FEN, canonical: `w`/`b`, `B`/`N` letters.
     #[must_use]
     pub fn to_fen(&self) -> String {
-        format!(
-            "{} {} - - {} {}",
-            self.board_fen(),
-            match self.turn {
-                Color::Red => 'w',
-                Color::Black => 'b',
-            },
-            self.halfmoves,
-            self.fullmoves
-        )
+        fen(&self.board, self.turn, self.halfmoves, self.fullmoves)
     }
 
     /// The colour-mirrored setup: ranks flipped, colours swapped, the other side to move.
@@ -289,6 +260,75 @@ impl Setup {
             fullmoves: self.fullmoves,
         }
     }
+}
+
+/// The longest board field: 90 pieces and 9 slashes.
+const BOARD_FEN_MAX: usize = 99;
+/// The longest FEN: the board, ` w - - `, and two `u32` of up to 10 digits with a space between.
+const FEN_MAX: usize = BOARD_FEN_MAX + 7 + 10 + 1 + 10;
+
+/// Writes the board field of a FEN: ranks 9 down to 0, files a to i, runs of empty points as
+/// digits, `/` between ranks.
+fn push_board(s: &mut String, board: &[Option<Piece>; 90]) {
+    for rank in (0..10).rev() {
+        let mut empty = 0u8;
+        for p in &board[rank * 9..rank * 9 + 9] {
+            match p {
+                None => empty += 1,
+                Some(p) => {
+                    if empty > 0 {
+                        s.push(char::from(b'0' + empty));
+                        empty = 0;
+                    }
+                    s.push(p.fen_char());
+                }
+            }
+        }
+        if empty > 0 {
+            s.push(char::from(b'0' + empty));
+        }
+        if rank > 0 {
+            s.push('/');
+        }
+    }
+}
+
+/// Appends `n` in decimal.
+fn push_u32(s: &mut String, n: u32) {
+    let mut digits = [0u8; 10];
+    let mut len = 0;
+    let mut n = n;
+    loop {
+        digits[len] = b'0' + (n % 10) as u8;
+        len += 1;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    for &d in digits[..len].iter().rev() {
+        s.push(char::from(d));
+    }
+}
+
+/// The canonical six-field FEN of a placement, side to move and counters, built in one
+/// allocation.
+pub(crate) fn fen(
+    board: &[Option<Piece>; 90],
+    turn: Color,
+    halfmoves: u32,
+    fullmoves: u32,
+) -> String {
+    let mut s = String::with_capacity(FEN_MAX);
+    push_board(&mut s, board);
+    s.push_str(match turn {
+        Color::Red => " w - - ",
+        Color::Black => " b - - ",
+    });
+    push_u32(&mut s, halfmoves);
+    s.push(' ');
+    push_u32(&mut s, fullmoves);
+    s
 }
 
 impl std::str::FromStr for Setup {

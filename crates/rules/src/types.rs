@@ -387,7 +387,23 @@ impl Move {
     /// The ICCS text, lower case without a dash: `h2e2`.
     #[must_use]
     pub fn to_iccs(self) -> String {
-        self.to_string()
+        let mut s = String::with_capacity(4);
+        for c in self.iccs_chars() {
+            s.push(c);
+        }
+        s
+    }
+
+    /// The four ICCS characters (file letter and rank digit of `from`, then of `to`).
+    #[inline]
+    fn iccs_chars(self) -> [char; 4] {
+        let (f, t) = (self.from, self.to);
+        [
+            char::from(b'a' + f.file()),
+            char::from(b'0' + f.rank()),
+            char::from(b'a' + t.file()),
+            char::from(b'0' + t.rank()),
+        ]
     }
 
     /// The same move on the colour-mirrored board (ranks flipped).
@@ -402,7 +418,11 @@ impl Move {
 
 impl fmt::Display for Move {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}{}", self.from, self.to)
+        use fmt::Write;
+        for c in self.iccs_chars() {
+            f.write_char(c)?;
+        }
+        Ok(())
     }
 }
 

@@ -185,6 +185,47 @@ fn checkmate_and_stalemate() {
     assert_eq!(Position::new().outcome(), None);
 }
 
+/// `has_legal_move` stops at the first legal move: positions where none exists, and where the
+/// only one is the last thing the generator would look at (a king step, a pinned piece, a move
+/// onto a cannon's screen point), all colour-mirrored as well.
+#[test]
+fn has_legal_move_at_the_edges() {
+    let none = [
+        // 将死 by two rooks; 困毙 by one rook.
+        "3k5/R8/3R5/9/9/9/9/9/9/4K4 b - - 0 1",
+        "3k5/R8/9/9/9/9/9/9/9/4K4 b - - 0 1",
+        // 将死 by a cannon with a screen, the king hemmed in by its own advisors.
+        "3akab2/9/4C4/9/9/9/9/4C4/9/4K4 b - - 0 1",
+        // 困毙 with a free piece that has nowhere to go: the advisor d9's one point holds its
+        // king (e8), whose steps are all covered (rook i9, pawn f7, the red king's open file).
+        "3a4R/4k4/5P3/9/9/9/9/9/9/3K5 b - - 0 1",
+    ];
+    for fen in none {
+        let pos = Position::from_fen(fen).unwrap();
+        for p in [pos.clone(), pos.mirror()] {
+            assert_eq!(p.count_legal(), 0, "{fen}");
+            assert!(!p.has_legal_move(), "{fen}");
+            assert!(p.outcome().is_some(), "{fen}");
+        }
+    }
+    let some = [
+        // Only king steps: the lone king, not in check.
+        "3k5/9/9/9/9/9/9/9/9/4K4 w - - 0 1",
+        // The rook on e1 is pinned by the rook on e9 (it may move along the file only).
+        "3kr4/9/9/9/9/9/9/9/4R4/4K4 w - - 0 1",
+        // In check from a rook: a king step out or a block.
+        "4k4/9/9/9/9/9/9/9/9/3K1r3 w - - 0 1",
+    ];
+    for fen in some {
+        let pos = Position::from_fen(fen).unwrap();
+        for p in [pos.clone(), pos.mirror()] {
+            assert!(p.count_legal() > 0, "{fen}");
+            assert!(p.has_legal_move(), "{fen}");
+            assert_eq!(p.outcome(), None, "{fen}");
+        }
+    }
+}
+
 #[test]
 fn setup_mirror_and_board_fen() {
     let s = Setup::start();

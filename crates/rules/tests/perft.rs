@@ -90,3 +90,56 @@ fn data_files() {
     }
     assert!(total >= 26, "only {total} positions in the data files");
 }
+
+/// Checks `has_legal_move() == (count_legal() > 0)` at every node of the tree to `depth`;
+/// returns how many nodes had no legal move (mate or 困毙).
+fn walk_has_legal_move(pos: &Position, depth: u32, id: &str) -> u64 {
+    let n = pos.count_legal();
+    assert_eq!(pos.has_legal_move(), n > 0, "{id}: {}", pos.to_fen());
+    if n == 0 {
+        assert!(
+            pos.is_checkmate() || pos.is_stalemate(),
+            "{id}: {}",
+            pos.to_fen()
+        );
+        return 1;
+    }
+    if depth == 0 {
+        return 0;
+    }
+    let mut terminal = 0;
+    for &m in pos.legal_moves().iter() {
+        let mut child = pos.clone();
+        child.play_unchecked(m);
+        terminal += walk_has_legal_move(&child, depth - 1, id);
+    }
+    terminal
+}
+
+/// The early-stopping `has_legal_move` against the full count, over the trees of every data
+/// position (mates, 困毙, pins, cannon screens, checks) and their mirrors.
+#[test]
+fn has_legal_move_agrees_with_count_on_data_trees() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data");
+    let (mut positions, mut terminal) = (0, 0);
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().and_then(|e| e.to_str()) != Some("perft") {
+            continue;
+        }
+        for case in load(&path) {
+            let pos = Position::from_fen(&case.fen).unwrap();
+            for p in [pos.mirror(), pos] {
+                terminal += walk_has_legal_move(&p, 3, &case.id);
+                positions += 1;
+            }
+        }
+    }
+    assert!(positions >= 52, "{positions}");
+    // The trees reach positions without a legal move (the data has a mate and a 困毙 at
+    // the root, and the endgames reach more).
+    assert!(
+        terminal >= 4,
+        "only {terminal} positions without a legal move"
+    );
+}

@@ -1,7 +1,7 @@
 //! Property tests over positions reached by random play from the start (and their mirrors).
 #![allow(clippy::unwrap_used)]
 
-use chuhe_rules::{Color, Move, Piece, PieceKind, Position, Square, perft};
+use chuhe_rules::{Color, Move, Piece, PieceKind, Position, Setup, Square, perft};
 use proptest::prelude::*;
 
 /// Plays `choices.len()` random legal moves from the start (stopping at a game end).
@@ -134,6 +134,43 @@ fn naive_legal(pos: &Position) -> Vec<Move> {
         .collect()
 }
 
+/// The FEN as the crate wrote it before `to_fen` was rewritten to build one string: kept here
+/// as the reference the new output must equal byte for byte.
+fn reference_fen(setup: &Setup) -> String {
+    let mut board = String::with_capacity(48);
+    for rank in (0..10).rev() {
+        let mut empty = 0;
+        for file in 0..9 {
+            match setup.board[rank * 9 + file] {
+                None => empty += 1,
+                Some(p) => {
+                    if empty > 0 {
+                        board.push(char::from(b'0' + empty));
+                        empty = 0;
+                    }
+                    board.push(p.fen_char());
+                }
+            }
+        }
+        if empty > 0 {
+            board.push(char::from(b'0' + empty));
+        }
+        if rank > 0 {
+            board.push('/');
+        }
+    }
+    format!(
+        "{} {} - - {} {}",
+        board,
+        match setup.turn {
+            Color::Red => 'w',
+            Color::Black => 'b',
+        },
+        setup.halfmoves,
+        setup.fullmoves
+    )
+}
+
 fn choices() -> impl Strategy<Value = Vec<u16>> {
     proptest::collection::vec(any::<u16>(), 0..160)
 }
@@ -151,6 +188,49 @@ proptest! {
         prop_assert_eq!(back.hash(), pos.hash());
         let mirrored = pos.mirror();
         prop_assert_eq!(Position::from_fen(&mirrored.to_fen()).unwrap(), mirrored);
+    }
+
+    #[test]
+    fn fen_equals_the_reference_formatting(
+        ch in choices(),
+        halfmoves in prop_oneof![Just(0u32), Just(9), Just(10), Just(u32::MAX), any::<u32>()],
+        fullmoves in prop_oneof![Just(1u32), Just(99), Just(100), Just(u32::MAX), any::<u32>()],
+    ) {
+        let (pos, history) = random_position(&ch);
+        let mirror = pos.mirror();
+        for p in history.iter().chain([&mirror]) {
+            let setup = p.to_setup();
+            let fen = p.to_fen();
+            prop_assert_eq!(&fen, &reference_fen(&setup));
+            prop_assert_eq!(&setup.to_fen(), &fen);
+            let board = setup.board_fen();
+            prop_assert_eq!(Some(board.as_str()), fen.split(' ').next());
+            prop_assert_eq!(&Position::from_fen(&fen).unwrap(), p);
+        }
+        // Any counters (a Setup takes what it is given), and the empty board.
+        for mut setup in [pos.to_setup(), Setup::empty()] {
+            setup.halfmoves = halfmoves;
+            setup.fullmoves = fullmoves;
+            prop_assert_eq!(setup.to_fen(), reference_fen(&setup));
+            prop_assert_eq!(Setup::from_fen(&setup.to_fen()).ok(), (fullmoves > 0).then_some(setup));
+        }
+    }
+
+    #[test]
+    fn has_legal_move_agrees_with_the_count(ch in choices()) {
+        let (pos, history) = random_position(&ch);
+        let mirror = pos.mirror();
+        for p in history.iter().chain([&mirror]) {
+            let n = p.count_legal();
+            prop_assert_eq!(p.has_legal_move(), n > 0, "{}", p.to_fen());
+            prop_assert_eq!(p.outcome().is_none(), n > 0, "{}", p.to_fen());
+            // One ply further: every reply position, checks included.
+            for &m in p.legal_moves().iter() {
+                let mut next = p.clone();
+                next.play_unchecked(m);
+                prop_assert_eq!(next.has_legal_move(), next.count_legal() > 0, "{} {}", p.to_fen(), m);
+            }
+        }
     }
 
     #[test]
@@ -183,6 +263,8 @@ proptest! {
         let (pos, _) = random_position(&ch);
         for p in [pos.clone(), pos.mirror()] {
             for &m in p.legal_moves().iter() {
+                prop_assert_eq!(m.to_iccs(), format!("{}{}", m.from(), m.to()));
+                prop_assert_eq!(m.to_string(), m.to_iccs());
                 prop_assert_eq!(p.parse_iccs(&m.to_string()).unwrap(), m);
                 prop_assert_eq!(Move::from_fsf_uci(&m.to_fsf_uci()).unwrap(), m);
                 let wxf = p.to_wxf(m).unwrap();

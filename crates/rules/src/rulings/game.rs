@@ -120,6 +120,9 @@ pub struct Game {
     warnings: Vec<Warning>,
 }
 
+/// Moves reserved per game: most games end before this many plies.
+const GAME_MOVES_RESERVE: usize = 256;
+
 pub(crate) fn arena_of(pos: &Position) -> Arena {
     let mut sq = [0u8; 90];
     for s in Square::all() {
@@ -154,7 +157,8 @@ impl Game {
         let mut g = Game {
             position: start.clone(),
             start,
-            moves: Vec::new(),
+            // Room for a long game up front instead of growing on the way (a Move is 2 bytes).
+            moves: Vec::with_capacity(GAME_MOVES_RESERVE),
             referee,
             config,
             end: None,

@@ -27,6 +27,10 @@ impl Default for MoveLimit {
     }
 }
 
+/// Plies reserved for the span since the last capture (the vectors are cleared, not freed, at
+/// each capture, so they grow at most once or twice per game beyond this).
+const SPAN_RESERVE: usize = 64;
+
 /// A must-vary warning in force.
 #[derive(Debug, Clone)]
 pub(crate) struct WarningState {
@@ -84,15 +88,17 @@ pub(crate) struct Referee {
 
 impl Referee {
     pub fn new(arena: Arena, hash: u64, ply: u32, ruleset: Ruleset, limit: MoveLimit) -> Referee {
+        let mut hashes = Vec::with_capacity(SPAN_RESERVE + 1);
+        hashes.push(hash);
         Referee {
             ruleset,
             limit,
             base: arena.clone(),
             base_ply: ply,
             arena,
-            hashes: vec![hash],
-            moves: Vec::new(),
-            classes: Vec::new(),
+            hashes,
+            moves: Vec::with_capacity(SPAN_RESERVE),
+            classes: Vec::with_capacity(SPAN_RESERVE),
             counted: 0,
             checks: [0; 2],
             reply_uncounted: false,
