@@ -2,7 +2,7 @@
 //! queued up in one transaction and then answer every caller. The validation of a batch
 //! ([`plan`]) is pure so it can be tested without a database.
 
-use std::collections::HashMap;
+use crate::IdMap as HashMap;
 use std::future::Future;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -98,8 +98,8 @@ fn check_op(op: &Op, state: Option<GameState>) -> Result<GameState> {
 /// Validates a batch against the games' stored states, op by op in queue order (an op sees the
 /// effect of the ops accepted before it). A refused op changes nothing.
 pub(crate) fn plan(ops: Vec<Op>, states: &HashMap<GameId, GameState>) -> Plan {
-    let mut current: HashMap<GameId, GameState> = HashMap::new();
-    let mut finishes: HashMap<GameId, Finish> = HashMap::new();
+    let mut current: HashMap<GameId, GameState> = HashMap::default();
+    let mut finishes: HashMap<GameId, Finish> = HashMap::default();
     let mut order: Vec<GameId> = Vec::new();
     let mut outcomes = Vec::with_capacity(ops.len());
     let mut rows = Vec::new();
@@ -173,7 +173,7 @@ pub(crate) struct KnownPlan {
 /// A writer uses it to commit in one statement that applies only if every game's stored last
 /// seq is still the one in `known`.
 pub(crate) fn plan_known(ops: &[Op], known: &HashMap<GameId, GameState>) -> Option<KnownPlan> {
-    let mut current: HashMap<GameId, (u64, GameState, Option<Finish>)> = HashMap::new();
+    let mut current: HashMap<GameId, (u64, GameState, Option<Finish>)> = HashMap::default();
     let mut order = Vec::new();
     let mut outcomes = Vec::with_capacity(ops.len());
     for op in ops {
@@ -623,7 +623,7 @@ mod tests {
                 start in proptest::collection::vec((0u64..4, any::<bool>()), 3),
                 ops in proptest::collection::vec((0i64..4, 0u64..8, 0usize..3), 0..40),
             ) {
-                let mut stored = HashMap::new();
+                let mut stored = HashMap::default();
                 for (g, &(last_seq, finished)) in start.iter().enumerate() {
                     stored.insert(GameId(g as i64), GameState { last_seq, finished });
                 }
@@ -664,7 +664,7 @@ mod tests {
                 start in proptest::collection::vec((0u64..4, any::<bool>()), 3),
                 ops in proptest::collection::vec((0i64..4, 0u64..8, 0usize..3, any::<bool>()), 0..20),
             ) {
-                let mut stored = HashMap::new();
+                let mut stored = HashMap::default();
                 for (g, &(last_seq, finished)) in start.iter().enumerate() {
                     stored.insert(GameId(g as i64), GameState { last_seq, finished });
                 }

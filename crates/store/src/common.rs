@@ -19,11 +19,13 @@ macro_rules! game_cols {
 /// On PostgreSQL `last_seq` is a column (several nodes' writers check it under row locks).
 pub(crate) const GAME_COLS: &str = game_cols!("last_seq");
 /// On SQLite it is derived from the log (its one writer remembers it; see
-/// `migrations/sqlite/0002_last_seq_from_the_log.sql`): the larger of the maxima of the
-/// indexed log and of the few recent events not moved into it yet (`0003_recent_events.sql`).
+/// `migrations/sqlite/0002_last_seq_from_the_log.sql`): the larger of the largest keyed seq
+/// (a search of `game_event_keys`' primary key) and the largest seq among the few events
+/// above the watermark, not keyed yet (a rowid range of `game_events`; `0004_event_keys.sql`).
 pub(crate) const GAME_COLS_DERIVED_SEQ: &str = game_cols!(
-    "MAX((SELECT COALESCE(MAX(e.seq), 0) FROM game_events AS e WHERE e.game_id = games.id), \
-     (SELECT COALESCE(MAX(r.seq), 0) FROM recent_events AS r WHERE r.game_id = games.id))"
+    "MAX((SELECT COALESCE(MAX(k.seq), 0) FROM game_event_keys AS k WHERE k.game_id = games.id), \
+     (SELECT COALESCE(MAX(t.seq), 0) FROM game_events AS t \
+      WHERE t.id > (SELECT keyed_to FROM game_event_watermark) AND t.game_id = games.id))"
 );
 pub(crate) const EVENT_COLS: &str = "game_id, seq, kind, payload, at_ms, actor_id, reason";
 pub(crate) const AUDIT_COLS: &str = "id, at_ms, actor_id, action, subject, reason";

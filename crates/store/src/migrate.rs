@@ -28,6 +28,11 @@ pub(crate) const SQLITE: Embedded = &[
         "recent events",
         include_str!("../../../migrations/sqlite/0003_recent_events.sql"),
     ),
+    (
+        4,
+        "event keys",
+        include_str!("../../../migrations/sqlite/0004_event_keys.sql"),
+    ),
 ];
 
 pub(crate) const POSTGRES: Embedded = &[(

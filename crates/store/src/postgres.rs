@@ -12,7 +12,7 @@
 //! the usual batch costs one round trip instead of six (pool check, `BEGIN`, three statements,
 //! `COMMIT`).
 
-use std::collections::HashMap;
+use crate::IdMap as HashMap;
 use std::time::Duration;
 
 use sqlx::postgres::{PgConnectOptions, PgConnection, PgPool, PgPoolOptions, PgRow};
@@ -56,7 +56,7 @@ impl PgStore {
             committers.push(PgCommitter {
                 conn: Some(connect.connect().await?),
                 connect: connect.clone(),
-                known: HashMap::new(),
+                known: HashMap::default(),
                 last_used: std::time::Instant::now(),
                 idle_check: options.pg_idle_check,
             });
@@ -272,7 +272,7 @@ impl PgCommitter {
         .bind(&ids)
         .fetch_all(&mut *tx)
         .await?;
-        let mut states = HashMap::with_capacity(rows.len());
+        let mut states = HashMap::with_capacity_and_hasher(rows.len(), Default::default());
         for (id, last_seq, finished_at) in rows {
             states.insert(
                 GameId(id),

@@ -7,7 +7,7 @@
 //! switches each, and a wait for the busy async worker to come back to the task), while the
 //! thread runs the whole batch in one call with prepared statements it keeps.
 
-use std::collections::HashMap;
+use crate::IdMap as HashMap;
 use std::str::FromStr;
 use std::time::Duration;
 
@@ -106,19 +106,25 @@ struct SqliteCommitter {
     checkpoint: Checkpoint,
 }
 
-/// A game's last seq in the indexed log (from its `(game_id, seq)` index: SQLite stores no
-/// `last_seq` column, so an append writes no `games` row) and whether it is finished. The
-/// writer knows the last seqs of the games in `recent_events` itself.
-const SQL_STATE: &str = "SELECT (SELECT COALESCE(MAX(seq), 0) FROM game_events WHERE game_id = ?1), \
+/// A game's last keyed seq (one search of the `(game_id, seq)` primary key of
+/// `game_event_keys`: SQLite stores no `last_seq` column, so an append writes no `games` row)
+/// and whether it is finished. The events above the watermark (the unkeyed tail) have no
+/// index; the writer appended every one of them itself (it keys the tail when it opens) and
+/// knows their games' last seqs (`Writer::recent`), so it takes the larger of the two instead
+/// of scanning the tail for every game it has not seen yet.
+const SQL_STATE: &str = "SELECT \
+     (SELECT COALESCE(MAX(seq), 0) FROM game_event_keys WHERE game_id = ?1), \
      finished_at_ms FROM games WHERE id = ?1";
-/// Moves the recent events into the indexed log, sorted so each game's go in together (its
-/// index leaf is written once for all of them). `OR FAIL`: see `open_writer`; a duplicate seq
-/// fails the whole move, which is rolled back.
-const SQL_MOVE_RECENT: &str = "BEGIN IMMEDIATE; \
-     INSERT OR FAIL INTO game_events (game_id, seq, kind, payload, at_ms, actor_id, reason) \
-     SELECT game_id, seq, kind, payload, at_ms, actor_id, reason FROM recent_events \
-     ORDER BY game_id, seq; \
-     DELETE FROM recent_events; COMMIT";
+/// Keys the tail: adds the `(game_id, seq) -> id` keys of the events above the watermark,
+/// sorted so each game's go in together (its leaf of the key tree is written once for all of
+/// them), and moves the watermark up to the last event. No payload is read or written.
+/// `OR FAIL`: see `open_writer`; a duplicate seq fails the whole step, which is rolled back.
+const SQL_KEY_TAIL: &str = "BEGIN IMMEDIATE; \
+     INSERT OR FAIL INTO game_event_keys (game_id, seq, event_id) \
+     SELECT game_id, seq, id FROM game_events \
+     WHERE id > (SELECT keyed_to FROM game_event_watermark) ORDER BY game_id, seq; \
+     UPDATE OR FAIL game_event_watermark \
+     SET keyed_to = COALESCE((SELECT MAX(id) FROM game_events), keyed_to); COMMIT";
 /// Marks a game finished (the only `games` write of a batch).
 const SQL_FINISH: &str = "UPDATE OR FAIL games SET result = ?2, reason = ?3, \
      finished_at_ms = ?4 WHERE id = ?1";
@@ -132,7 +138,7 @@ const CHUNKS: [usize; 4] = [64, 16, 4, 1];
 fn insert_sql(rows: usize) -> String {
     let tuple = "(?, ?, ?, ?, ?, ?, ?)";
     format!(
-        "INSERT OR FAIL INTO recent_events (game_id, seq, kind, payload, at_ms, actor_id, reason) \
+        "INSERT OR FAIL INTO game_events (game_id, seq, kind, payload, at_ms, actor_id, reason) \
          VALUES {}",
         vec![tuple; rows].join(", ")
     )
@@ -159,17 +165,17 @@ async fn spawn_writer(
             };
             let mut writer = Writer {
                 conn,
-                known: HashMap::new(),
+                known: HashMap::default(),
                 insert_sql: CHUNKS.map(insert_sql),
-                recent: HashMap::new(),
+                recent: HashMap::default(),
                 recent_rows: 0,
                 recent_max,
             };
-            // Whatever a previous run left in recent_events moves into the indexed log now,
-            // so the writer knows every recent event (it appends all of them from here on).
-            if let Err(e) = writer.move_recent() {
+            // Whatever a previous run left unkeyed is keyed now, so the writer knows the last
+            // seq of every game in the tail (it appends all of the tail from here on).
+            if let Err(e) = writer.key_tail() {
                 let _ = opened.send(Err(StoreError::CommitFailed(format!(
-                    "moving the recent events of the last run into the log: {e}"
+                    "keying the events of the last run: {e}"
                 ))));
                 return;
             }
@@ -217,13 +223,13 @@ struct Writer {
     known: HashMap<GameId, GameState>,
     /// The `INSERT` statements for each of [`CHUNKS`].
     insert_sql: [String; CHUNKS.len()],
-    /// The last seq of every game with events in `recent_events` (all appended by this
-    /// writer: the table is emptied when it opens). Kept across failed commits, unlike
-    /// `known`.
+    /// The last seq of every game with events in the unkeyed tail of `game_events` (above the
+    /// watermark; all appended by this writer: it keys the tail when it opens). Kept across
+    /// failed commits, unlike `known`.
     recent: HashMap<GameId, u64>,
-    /// Rows in `recent_events`.
+    /// Rows appended since the tail was last keyed (or since a failed try).
     recent_rows: u64,
-    /// Rows at which they move into the indexed log ([`StoreOptions::sqlite_recent_max`]).
+    /// Rows at which the tail is keyed ([`StoreOptions::sqlite_recent_max`]).
     recent_max: u64,
 }
 
@@ -314,11 +320,11 @@ impl Writer {
                     self.recent_rows += rows as u64;
                 }
                 if self.recent_rows >= self.recent_max {
-                    if let Err(e) = self.move_recent() {
-                        // The events stay in recent_events, where readers see them too; the
-                        // move is tried again after another recent_max appends.
+                    if let Err(e) = self.key_tail() {
+                        // The events stay in the unkeyed tail, where readers see them too; the
+                        // step is tried again after another recent_max appends.
                         self.recent_rows = 0;
-                        tracing::error!(error = %e, "moving recent events into the log failed");
+                        tracing::error!(error = %e, "keying the recent events failed");
                     }
                 }
                 Ok(outcomes)
@@ -335,10 +341,10 @@ impl Writer {
         }
     }
 
-    /// Moves every recent event into the indexed log, in a transaction of its own (the batch
-    /// before it is committed and answered whatever happens here).
-    fn move_recent(&mut self) -> Result<()> {
-        match self.conn.execute_batch(SQL_MOVE_RECENT) {
+    /// Keys every event of the tail, in a transaction of its own (the batch before it is
+    /// committed and answered whatever happens here).
+    fn key_tail(&mut self) -> Result<()> {
+        match self.conn.execute_batch(SQL_KEY_TAIL) {
             Ok(()) => {
                 self.recent.clear();
                 self.recent_rows = 0;
@@ -362,7 +368,7 @@ impl Writer {
         let mut ids: Vec<i64> = ops.iter().map(|o| o.game.0).collect();
         ids.sort_unstable();
         ids.dedup();
-        let mut states = HashMap::with_capacity(ids.len());
+        let mut states = HashMap::with_capacity_and_hasher(ids.len(), Default::default());
         ids.retain(|&id| match self.known.get(&GameId(id)) {
             Some(&state) => {
                 states.insert(GameId(id), state);
@@ -453,6 +459,295 @@ mod tests {
     use crate::{NewEvent, Store};
     use sqlx::Executor;
 
+    /// A fresh database file at `url`, migrated up to (and including) migration `upto`.
+    async fn database_at(url: &str, upto: usize) -> SqliteConnection {
+        let opts = SqliteConnectOptions::from_str(url)
+            .unwrap()
+            .create_if_missing(true);
+        let mut c = opts.connect().await.unwrap();
+        crate::migrate::migrator(&crate::migrate::SQLITE[..upto])
+            .await
+            .unwrap()
+            .run(&mut c)
+            .await
+            .unwrap();
+        c
+    }
+
+    /// `EXPLAIN QUERY PLAN` of `sql`, one line per step.
+    async fn plan_of(c: &mut SqliteConnection, sql: &str) -> Vec<String> {
+        use sqlx::Row;
+        sqlx::query(&format!("EXPLAIN QUERY PLAN {sql}"))
+            .fetch_all(c)
+            .await
+            .unwrap()
+            .iter()
+            .map(|row| row.get::<String, _>("detail"))
+            .collect()
+    }
+
+    /// A database written by servers at migration 3 (appends in `recent_events`, moved in bulk
+    /// into the indexed `game_events`) opens with every event of both tables in its log, in
+    /// order: the recent ones join `game_events`, every event gets its key, and appends go on
+    /// where each log ends; a duplicate is refused whichever part holds its seq.
+    #[tokio::test]
+    async fn a_database_from_migration_3_keeps_both_tables() {
+        let dir = tempfile::tempdir().unwrap();
+        let url = format!("sqlite://{}", dir.path().join("old.db").display());
+        let payload = |g: i64, seq: i64| format!("{g}:{seq}").into_bytes();
+        {
+            let mut c = database_at(&url, 3).await;
+            c.execute(
+                "INSERT INTO principals (id, role, name, created_at_ms) VALUES \
+                 (1, 'player', 'a', 0), (2, 'player', 'b', 0);
+                 INSERT INTO games (id, red_id, black_id, time_control, ruleset, start_fen, \
+                 created_at_ms) VALUES (7, 1, 2, '90m', 'cxa', 'startpos', 0), \
+                 (8, 1, 2, '90m', 'cxa', 'startpos', 0), (9, 1, 2, '90m', 'cxa', 'startpos', 0);",
+            )
+            .await
+            .unwrap();
+            // Game 7: 1-3 moved, 4-5 recent; game 8: 1-2 moved only; game 9: 1-2 recent only.
+            // Moved rows sit sorted by game, recent ones interleaved in append order.
+            let rows = [
+                ("game_events", 7, 1),
+                ("game_events", 7, 2),
+                ("game_events", 7, 3),
+                ("game_events", 8, 1),
+                ("game_events", 8, 2),
+                ("recent_events", 9, 1),
+                ("recent_events", 7, 4),
+                ("recent_events", 9, 2),
+                ("recent_events", 7, 5),
+            ];
+            for (table, g, seq) in rows {
+                sqlx::query(&format!(
+                    "INSERT INTO {table} (game_id, seq, kind, payload, at_ms, actor_id, reason) \
+                     VALUES (?, ?, 'move', ?, ?, ?, ?)"
+                ))
+                .bind(g)
+                .bind(seq)
+                .bind(payload(g, seq))
+                .bind(100 * g + seq)
+                .bind((seq == 2).then_some(1i64))
+                .bind((seq == 2).then_some("ruling"))
+                .execute(&mut c)
+                .await
+                .unwrap();
+            }
+        }
+        let s = SqliteStore::open(&url, &StoreOptions::default())
+            .await
+            .unwrap();
+        let want = [(7, 5), (8, 2), (9, 2)];
+        let check = |events: &[crate::StoredEvent], g: i64, n: i64| {
+            let seqs: Vec<i64> = events.iter().map(|e| e.seq as i64).collect();
+            assert_eq!(seqs, (1..=n).collect::<Vec<_>>(), "game {g}");
+            for e in events {
+                let seq = e.seq as i64;
+                assert_eq!(e.game, GameId(g));
+                assert_eq!(e.kind, "move");
+                assert_eq!(e.payload, payload(g, seq));
+                assert_eq!(e.at_ms, 100 * g + seq);
+                assert_eq!(e.actor, (seq == 2).then_some(crate::PrincipalId(1)));
+                assert_eq!(e.reason.as_deref(), (seq == 2).then_some("ruling"));
+            }
+        };
+        for (g, n) in want {
+            let rec = s.load_game(GameId(g)).await.unwrap();
+            assert_eq!(rec.game.last_seq, n as u64);
+            check(&rec.events, g, n);
+            let since = s.events_since(GameId(g), 1, 100).await.unwrap();
+            assert_eq!(since.len() as i64, n - 1);
+        }
+        let live = s.unfinished_games().await.unwrap();
+        assert_eq!(live.len(), 3);
+        for (rec, (g, n)) in live.iter().zip(want) {
+            check(&rec.events, g, n);
+        }
+        {
+            let mut c = SqliteConnection::connect(&url).await.unwrap();
+            let tables: Vec<String> =
+                sqlx::query_scalar("SELECT name FROM sqlite_schema WHERE name = 'recent_events'")
+                    .fetch_all(&mut c)
+                    .await
+                    .unwrap();
+            assert!(tables.is_empty(), "{tables:?}");
+            let (events, keys, max_id, keyed_to): (i64, i64, i64, i64) = sqlx::query_as(
+                "SELECT (SELECT COUNT(*) FROM game_events), (SELECT COUNT(*) FROM \
+                 game_event_keys), (SELECT MAX(id) FROM game_events), \
+                 (SELECT keyed_to FROM game_event_watermark)",
+            )
+            .fetch_one(&mut c)
+            .await
+            .unwrap();
+            assert_eq!((events, keys, keyed_to), (9, 9, max_id));
+            // The recent rows joined game_events in their append order.
+            let appended: Vec<(i64, i64)> =
+                sqlx::query_as("SELECT game_id, seq FROM game_events WHERE id > 5 ORDER BY id")
+                    .fetch_all(&mut c)
+                    .await
+                    .unwrap();
+            assert_eq!(appended, [(9, 1), (7, 4), (9, 2), (7, 5)]);
+        }
+        for (g, dup) in [(7, 1), (7, 5), (9, 2)] {
+            let r = s
+                .append(GameId(g), vec![NewEvent::new(dup, "move", vec![0], 1)])
+                .await;
+            assert!(matches!(r, Err(StoreError::SeqMismatch { .. })), "{r:?}");
+        }
+        assert_eq!(
+            s.append(
+                GameId(9),
+                vec![NewEvent::new(3, "move", payload(9, 3), 903)]
+            )
+            .await
+            .unwrap(),
+            3
+        );
+        s.close().await;
+        // A reopen reads the same logs.
+        let s = SqliteStore::open(&url, &StoreOptions::default())
+            .await
+            .unwrap();
+        for (g, n) in [(7, 5), (8, 2), (9, 3)] {
+            let rec = s.load_game(GameId(g)).await.unwrap();
+            assert_eq!(rec.game.last_seq, n as u64);
+            check(&rec.events, g, n);
+        }
+        s.close().await;
+    }
+
+    /// The reads of the log push `game_id = ? AND seq > ?` into both parts of `game_log`: the
+    /// keyed part searches the primary key of `game_event_keys` and fetches rows by rowid, the
+    /// tail is a rowid range above the watermark; the last-seq expressions search the same
+    /// way. Nothing scans a whole table but the one-row watermark.
+    #[tokio::test]
+    async fn reads_of_the_log_search_the_keys_and_a_rowid_range() {
+        let dir = tempfile::tempdir().unwrap();
+        let url = format!("sqlite://{}", dir.path().join("plan.db").display());
+        let mut c = database_at(&url, crate::migrate::SQLITE.len()).await;
+        let scans = |plan: &[String]| {
+            plan.iter()
+                .filter(|l| l.starts_with("SCAN") && !l.contains("game_event_watermark"))
+                .count()
+        };
+        let events = plan_of(
+            &mut c,
+            "SELECT game_id, seq, kind, payload, at_ms, actor_id, reason FROM game_log \
+             WHERE game_id = 7 AND seq > 3 ORDER BY seq LIMIT 10",
+        )
+        .await;
+        assert!(
+            events
+                .iter()
+                .any(|l| l.contains("k USING PRIMARY KEY (game_id=? AND seq>?)")),
+            "{events:?}"
+        );
+        assert!(
+            events
+                .iter()
+                .any(|l| l.contains("SEARCH e USING INTEGER PRIMARY KEY (rowid=?)")),
+            "{events:?}"
+        );
+        assert!(
+            events
+                .iter()
+                .any(|l| l.contains("SEARCH game_events USING INTEGER PRIMARY KEY (rowid>?)")),
+            "{events:?}"
+        );
+        assert_eq!(scans(&events), 0, "{events:?}");
+        let game = plan_of(
+            &mut c,
+            &format!(
+                "SELECT {} FROM games WHERE id = 7",
+                crate::common::GAME_COLS_DERIVED_SEQ
+            ),
+        )
+        .await;
+        assert!(
+            game.iter()
+                .any(|l| l.contains("k USING PRIMARY KEY (game_id=?)")),
+            "{game:?}"
+        );
+        assert!(
+            game.iter()
+                .any(|l| l.contains("t USING INTEGER PRIMARY KEY (rowid>?)")),
+            "{game:?}"
+        );
+        assert_eq!(scans(&game), 0, "{game:?}");
+        let state = plan_of(&mut c, &SQL_STATE.replace("?1", "7")).await;
+        assert!(
+            state
+                .iter()
+                .any(|l| l.contains("game_event_keys USING PRIMARY KEY (game_id=?)")),
+            "{state:?}"
+        );
+        assert_eq!(scans(&state), 0, "{state:?}");
+    }
+
+    /// A duplicate seq that reached the tail (written past the writer, which refuses one) makes
+    /// the bulk step fail as a whole: it is rolled back, every key and the watermark stay as
+    /// they were, the tail is still read, and the step succeeds once the duplicate is gone.
+    #[tokio::test]
+    async fn a_duplicate_in_the_tail_fails_the_bulk_step_and_loses_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("dup.db");
+        let url = format!("sqlite://{}", file.display());
+        let mut c = database_at(&url, crate::migrate::SQLITE.len()).await;
+        c.execute(
+            "INSERT INTO principals (id, role, name, created_at_ms) VALUES \
+             (1, 'player', 'a', 0), (2, 'player', 'b', 0);
+             INSERT INTO games (id, red_id, black_id, time_control, ruleset, start_fen, \
+             created_at_ms) VALUES (7, 1, 2, '90m', 'cxa', 'startpos', 0);
+             INSERT INTO game_events (game_id, seq, kind, payload, at_ms) VALUES \
+             (7, 1, 'move', x'01', 0), (7, 2, 'move', x'02', 0);",
+        )
+        .await
+        .unwrap();
+        let mut writer = Writer {
+            conn: open_writer(&file, "NORMAL").unwrap(),
+            known: HashMap::default(),
+            insert_sql: CHUNKS.map(insert_sql),
+            recent: HashMap::default(),
+            recent_rows: 0,
+            recent_max: 1,
+        };
+        writer.key_tail().unwrap();
+        c.execute(
+            "INSERT INTO game_events (game_id, seq, kind, payload, at_ms) VALUES \
+             (7, 3, 'move', x'03', 0), (7, 2, 'move', x'ff', 0);",
+        )
+        .await
+        .unwrap();
+        async fn state(c: &mut SqliteConnection) -> sqlx::Result<(i64, i64)> {
+            sqlx::query_as(
+                "SELECT (SELECT COUNT(*) FROM game_event_keys), \
+                 (SELECT keyed_to FROM game_event_watermark)",
+            )
+            .fetch_one(c)
+            .await
+        }
+        assert_eq!(state(&mut c).await.unwrap(), (2, 2));
+        let failed = writer.key_tail();
+        assert!(
+            matches!(&failed, Err(StoreError::Sqlite(e)) if e.to_string().contains("UNIQUE")),
+            "{failed:?}"
+        );
+        assert!(writer.conn.is_autocommit(), "rolled back");
+        assert_eq!(state(&mut c).await.unwrap(), (2, 2));
+        let log: Vec<i64> =
+            sqlx::query_scalar("SELECT seq FROM game_log WHERE game_id = 7 ORDER BY seq")
+                .fetch_all(&mut c)
+                .await
+                .unwrap();
+        assert_eq!(log, [1, 2, 2, 3]);
+        c.execute("DELETE FROM game_events WHERE id = 4")
+            .await
+            .unwrap();
+        writer.key_tail().unwrap();
+        assert_eq!(state(&mut c).await.unwrap(), (3, 3));
+    }
+
     /// A database written by servers before migration 2 (a `last_seq` column kept by every
     /// append) opens with its logs intact: last seqs now come from the log, appends continue
     /// where each log ends, and a duplicate is still refused.
@@ -461,16 +756,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let url = format!("sqlite://{}", dir.path().join("old.db").display());
         {
-            let opts = SqliteConnectOptions::from_str(&url)
-                .unwrap()
-                .create_if_missing(true);
-            let mut c = opts.connect().await.unwrap();
-            crate::migrate::migrator(&crate::migrate::SQLITE[..1])
-                .await
-                .unwrap()
-                .run(&mut c)
-                .await
-                .unwrap();
+            let mut c = database_at(&url, 1).await;
             c.execute(
                 "INSERT INTO principals (id, role, name, created_at_ms) VALUES \
                  (1, 'player', 'a', 0), (2, 'player', 'b', 0);

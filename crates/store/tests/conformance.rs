@@ -61,9 +61,9 @@ const T0: i64 = 1_764_460_800_000;
 
 async fn open(url: &str) -> Result<AnyStore, StoreError> {
     let options = StoreOptions {
-        // Small batches and queues so the tests exercise batching edges; SQLite moves its
-        // recent events into the indexed log every few appends, so reads see logs split across
-        // both tables.
+        // Small batches and queues so the tests exercise batching edges; SQLite keys its
+        // recent events every few appends, so reads see logs split across the keyed events and
+        // the unkeyed tail.
         max_batch: 16,
         queue_capacity: 64,
         sqlite_recent_max: 8,
@@ -966,9 +966,9 @@ async fn migrations_run_at_open(url: String) -> TestResult {
         let mut c = sqlx::PgConnection::connect(&url).await?;
         sqlx::query_as(sql).fetch_all(&mut c).await?
     };
-    // SQLite has two more (games.last_seq derived from the log; recent events).
+    // SQLite has three more (games.last_seq derived from the log; recent events; event keys).
     let want = if url.starts_with("sqlite:") {
-        vec![(1, true), (2, true), (3, true)]
+        vec![(1, true), (2, true), (3, true), (4, true)]
     } else {
         vec![(1, true)]
     };
@@ -1260,8 +1260,8 @@ async fn sqlite_a_batch_failing_half_way_stores_nothing_and_the_writer_goes_on()
     check!(s.append(other, evs(1..=2)).await? == 2);
     let mut raw = sqlx::SqliteConnection::connect(&url).await?;
     sqlx::query(
-        // Appends go to recent_events first (they move into game_events in bulk later).
-        "CREATE TRIGGER fail_third BEFORE INSERT ON recent_events WHEN NEW.seq = 3 \
+        // Appends go to game_events (their keys are added in bulk later).
+        "CREATE TRIGGER fail_third BEFORE INSERT ON game_events WHEN NEW.seq = 3 \
          BEGIN SELECT RAISE(FAIL, 'injected failure'); END",
     )
     .execute(&mut raw)
@@ -1291,13 +1291,18 @@ async fn sqlite_a_batch_failing_half_way_stores_nothing_and_the_writer_goes_on()
     Ok(())
 }
 
-/// Rows in one table of the SQLite database at `url`.
-async fn rows_in(url: &str, table: &str) -> Result<i64, sqlx::Error> {
+/// Rows of the SQLite database at `url` in `from` (a table, maybe with a `WHERE`).
+async fn rows_in(url: &str, from: &str) -> Result<i64, sqlx::Error> {
     let mut c = sqlx::SqliteConnection::connect(url).await?;
-    sqlx::query_scalar(&format!("SELECT COUNT(*) FROM {table}"))
+    sqlx::query_scalar(&format!("SELECT COUNT(*) FROM {from}"))
         .fetch_one(&mut c)
         .await
 }
+
+/// The events not keyed yet (above the watermark).
+const TAIL: &str = "game_events WHERE id > (SELECT keyed_to FROM game_event_watermark)";
+/// The keyed events.
+const KEYS: &str = "game_event_keys";
 
 fn recent_payload(g: GameId, seq: u64) -> Vec<u8> {
     format!("{}:{seq}", g.0).into_bytes()
@@ -1336,12 +1341,12 @@ async fn check_recent_log(s: &AnyStore, games: &[GameId]) -> TestResult {
     Ok(())
 }
 
-/// Recent events move into the indexed log once there are `sqlite_recent_max` of them, and
-/// when the store opens; reads (load, events since, last seq, recovery) see one gap-free log
-/// across both tables, before and after a reopen, and a duplicate is refused whichever
-/// table holds the seq.
+/// Recent events are keyed once there are `sqlite_recent_max` of them, and when the store
+/// opens; reads (load, events since, last seq, recovery) see one gap-free log across the keyed
+/// events and the unkeyed tail, before and after a reopen, and a duplicate is refused whichever
+/// part holds the seq.
 #[tokio::test]
-async fn sqlite_recent_events_move_into_the_log_and_it_reads_the_same() -> TestResult {
+async fn sqlite_recent_events_are_keyed_and_the_log_reads_the_same() -> TestResult {
     let dir = tempfile::tempdir()?;
     let url = format!("sqlite://{}", dir.path().join("recent.db").display());
     let options = StoreOptions {
@@ -1369,17 +1374,16 @@ async fn sqlite_recent_events_move_into_the_log_and_it_reads_the_same() -> TestR
             r?;
         }
     }
-    let (recent, logged) = (
-        rows_in(&url, "recent_events").await?,
-        rows_in(&url, "game_events").await?,
-    );
-    check!(logged >= 30, "indexed {logged}");
+    let (recent, keyed) = (rows_in(&url, TAIL).await?, rows_in(&url, KEYS).await?);
+    check!(keyed >= 30, "keyed {keyed}");
     check!(recent > 0 && recent < 10, "recent {recent}");
+    check!(rows_in(&url, "game_events").await? == 10 + 13 + 16);
     check_recent_log(&s, &games).await?;
     s.close().await;
-    // Opening moves what is still recent into the log.
+    // Opening keys what is still recent.
     let s = chuhe_store::open(&url, &options).await?;
-    check!(rows_in(&url, "recent_events").await? == 0);
+    check!(rows_in(&url, TAIL).await? == 0);
+    check!(rows_in(&url, KEYS).await? == 10 + 13 + 16);
     check!(rows_in(&url, "game_events").await? == 10 + 13 + 16);
     check_recent_log(&s, &games).await?;
     let g = games[0];
@@ -1392,17 +1396,17 @@ async fn sqlite_recent_events_move_into_the_log_and_it_reads_the_same() -> TestR
     Ok(())
 }
 
-/// When moving the recent events into the indexed log fails, they stay where they are: every
-/// append is still answered, every read still sees them, and the next move takes them all.
+/// When keying the recent events fails, they stay where they are, in the unkeyed tail: every
+/// append is still answered, every read still sees them, and the next bulk step keys them all.
 #[tokio::test]
-async fn sqlite_a_failing_move_of_recent_events_loses_nothing() -> TestResult {
+async fn sqlite_a_failing_bulk_step_loses_nothing() -> TestResult {
     let dir = tempfile::tempdir()?;
-    let url = format!("sqlite://{}", dir.path().join("move.db").display());
-    let s = open(&url).await?; // moves every 8 appends
+    let url = format!("sqlite://{}", dir.path().join("keys.db").display());
+    let s = open(&url).await?; // keys every 8 appends
     let game = game_between(&s, "red", "black").await?;
     let mut raw = sqlx::SqliteConnection::connect(&url).await?;
     sqlx::query(
-        "CREATE TRIGGER no_moves BEFORE INSERT ON game_events \
+        "CREATE TRIGGER no_keys BEFORE INSERT ON game_event_keys \
          BEGIN SELECT RAISE(FAIL, 'injected failure'); END",
     )
     .execute(&mut raw)
@@ -1411,17 +1415,19 @@ async fn sqlite_a_failing_move_of_recent_events_loses_nothing() -> TestResult {
         check!(s.append(game, evs(seq..=seq)).await? == seq);
     }
     check!(stored_seqs(&s, game).await? == (1..=20).collect::<Vec<_>>());
-    check!(rows_in(&url, "game_events").await? == 0);
-    check!(rows_in(&url, "recent_events").await? == 20);
-    sqlx::query("DROP TRIGGER no_moves")
+    check!(s.game(game).await?.last_seq == 20);
+    check!(rows_in(&url, KEYS).await? == 0);
+    check!(rows_in(&url, TAIL).await? == 20);
+    sqlx::query("DROP TRIGGER no_keys")
         .execute(&mut raw)
         .await?;
     raw.close().await?;
-    // The failed moves were at 8 and 16 appends; the next is 8 appends after the last one.
+    // The failed steps were at 8 and 16 appends; the next is 8 appends after the last one.
     for seq in 21..=24 {
         check!(s.append(game, evs(seq..=seq)).await? == seq);
     }
-    check!(rows_in(&url, "recent_events").await? == 0);
+    check!(rows_in(&url, TAIL).await? == 0);
+    check!(rows_in(&url, KEYS).await? == 24);
     check!(rows_in(&url, "game_events").await? == 24);
     check!(stored_seqs(&s, game).await? == (1..=24).collect::<Vec<_>>());
     s.close().await;

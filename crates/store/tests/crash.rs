@@ -17,8 +17,7 @@ const GAMES: i64 = 4;
 fn options() -> StoreOptions {
     StoreOptions {
         sqlite_sync: SqliteSync::Normal,
-        // Move the recent events into the indexed log often, so kills land before, during and
-        // after the moves.
+        // Key the recent events often, so kills land before, during and after the bulk steps.
         sqlite_recent_max: 16,
         ..StoreOptions::default()
     }
