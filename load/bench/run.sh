@@ -6,13 +6,14 @@
 #   load/bench/run.sh games-sqlite sqlite -- games --target both --games 1000 --think 0 --plies 100
 #
 # Output: bench-out/NAME/{summary.txt,report.json,metrics.txt,serve.log,load.err}. Needs release builds
-# (cargo build --release -p chuhe -p chuhe-load); `pg` needs PostgreSQL on 127.0.0.1:5432
+# (cargo build --release -p chuhe -p chuhe-load; CHUHE_BENCH_BIN=DIR runs the binaries in DIR instead,
+# for paired runs of two builds); `pg` needs PostgreSQL on 127.0.0.1:5432
 # (user postgres, trust auth) and drops/creates the database chuhe_bench.
 set -euo pipefail
 [ $# -ge 3 ] || { sed -n 2,9p "$0"; exit 1; }
 NAME=$1; DB=$2; shift 2; [ "${1:-}" = "--" ] && shift
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
-B=$ROOT/target/release
+B=${CHUHE_BENCH_BIN:-$ROOT/target/release}
 D=$ROOT/bench-out/$NAME; rm -rf "$D"; mkdir -p "$D"
 case $DB in
   pg)

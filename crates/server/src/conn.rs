@@ -2,7 +2,6 @@
 //! (limits, decoding, routing to games) and writes (the bounded queue, pings for round-trip
 //! estimates, close frames) on the same socket.
 
-use std::collections::HashMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
@@ -15,13 +14,12 @@ use chuhe_clock::LagEstimator;
 use chuhe_proto::v1::{self as w, ClientMessage, ServerMessage, client_message, server_message};
 use chuhe_proto::{Encoding, Message as _};
 use futures_util::{SinkExt, StreamExt};
-use tokio::sync::mpsc;
 use tokio::time::Instant;
 use tracing::{Instrument, debug, info_span, warn};
 
 use crate::error::{ClientError, close};
 use crate::game::{Body, GameHandle, Principal, Request};
-use crate::outbox::{Kick, Out, Outbox};
+use crate::outbox::{Inbox, Kick, Out, Outbox};
 use crate::persist::Role;
 use crate::{Env, http::api_error};
 
@@ -168,7 +166,7 @@ struct Conn {
     env: Env,
     who: Arc<Principal>,
     out: Outbox,
-    games: HashMap<i64, GameHandle>,
+    games: crate::IdMap<i64, GameHandle>,
     lag: LagEstimator,
 }
 
@@ -216,7 +214,7 @@ async fn run(env: Env, mut socket: WebSocket, enc: Encoding, who: Principal, con
         env: env.clone(),
         who,
         out,
-        games: HashMap::new(),
+        games: crate::IdMap::default(),
         lag: LagEstimator::default(),
     };
     let mut bucket = Bucket::new(env.config.rate_per_sec);
@@ -266,7 +264,7 @@ async fn run(env: Env, mut socket: WebSocket, enc: Encoding, who: Principal, con
                 // the write buffer), bounded by the queue's capacity.
                 let batch = async {
                     socket.feed(out_message(enc, item)).await?;
-                    while let Ok(item) = rx.try_recv() {
+                    while let Some(item) = rx.try_recv() {
                         socket.feed(out_message(enc, item)).await?;
                     }
                     socket.flush().await
@@ -409,7 +407,9 @@ impl<K: Future<Output = u16>, S: Future> Future for Signals<'_, K, S> {
             if !matches!(this.probe.has_changed(), Ok(false)) {
                 return Poll::Ready(Signal::Shutdown);
             }
-            if Instant::now() >= this.ping.deadline() {
+            // The timer entry's own flag (set when the driver fires it, which is also what
+            // wakes us): no clock read per poll.
+            if this.ping.is_elapsed() {
                 return Poll::Ready(Signal::Ping);
             }
             return Poll::Pending;
@@ -466,14 +466,9 @@ fn goodbye(enc: Encoding, code: &str, message: &str, after: u32) -> Message {
 }
 
 /// Writes what is still queued, within `limit`.
-async fn flush_queued(
-    socket: &mut WebSocket,
-    rx: &mut mpsc::Receiver<Out>,
-    enc: Encoding,
-    limit: Duration,
-) {
+async fn flush_queued(socket: &mut WebSocket, rx: &mut Inbox, enc: Encoding, limit: Duration) {
     let _ = tokio::time::timeout(limit, async {
-        while let Ok(item) = rx.try_recv() {
+        while let Some(item) = rx.try_recv() {
             if socket.feed(out_message(enc, item)).await.is_err() {
                 break;
             }

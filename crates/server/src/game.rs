@@ -344,6 +344,8 @@ pub(crate) struct Game {
     finished_at: Option<Instant>,
     commit_retry: Option<Instant>,
     alive: Arc<AtomicBool>,
+    /// The time controls' text for the clock snapshot stored with each change.
+    controls_text: crate::snapshot::ControlsText,
 }
 
 /// Creates a new game: commits its first event, then starts the actor.
@@ -456,6 +458,7 @@ impl Game {
                 finished_at: None,
                 commit_retry: None,
                 alive: Arc::new(AtomicBool::new(true)),
+                controls_text: Default::default(),
             },
             (),
         ))
@@ -674,7 +677,8 @@ impl Game {
             Apply::InPlace(_) => &self.st.status.clock,
             Apply::Replace(next) => &next.status.clock,
         };
-        let snapshot = crate::snapshot::to_wire(&clock.snapshot(Millis(now)));
+        let snapshot =
+            crate::snapshot::to_wire_cached(&clock.snapshot(Millis(now)), &mut self.controls_text);
         let n = batch.kinds.len();
         let mut snapshot = Some(snapshot);
         let mut rows = Vec::with_capacity(n);
@@ -1749,7 +1753,7 @@ mod tests {
         red: Arc<Principal>,
         black: Arc<Principal>,
         out: Outbox,
-        rx: mpsc::Receiver<crate::outbox::Out>,
+        rx: crate::outbox::Inbox,
         _shutdown: watch::Sender<bool>,
         _done: mpsc::Receiver<()>,
         req: u32,
@@ -1869,7 +1873,7 @@ mod tests {
 
         /// Nothing but events is waiting in the outbox.
         fn no_answer_yet(&mut self) -> bool {
-            while let Ok(out) = self.rx.try_recv() {
+            while let Some(out) = self.rx.try_recv() {
                 if let crate::outbox::Out::Own(msg) = out {
                     if matches!(
                         msg.kind,
@@ -1990,11 +1994,11 @@ mod tests {
         t.persist.set_failing(false);
         let after = t.record().await;
         assert_eq!(
-            (after.seq, after.moves.len(), &after.fen, after.draw_offer),
+            (after.seq, after.moves.len(), after.fen(), after.draw_offer),
             (
                 before.seq,
                 before.moves.len(),
-                &before.fen,
+                before.fen(),
                 before.draw_offer
             )
         );

@@ -33,6 +33,9 @@ pub mod time;
 pub mod view;
 
 pub use error::ClientError;
+
+/// The maps keyed by game id (the shard looks its games up several times per move).
+pub(crate) use chuhe_store::IdMap;
 pub use persist::{Persist, PersistError};
 
 /// Binds a listener with a deep accept backlog (4,096 instead of the default 128), so a league

@@ -1,13 +1,15 @@
 //! Per-connection bounded write queues and frames encoded once per encoding.
 
-use std::sync::atomic::{AtomicU16, Ordering};
-use std::sync::{Arc, OnceLock};
+use std::collections::VecDeque;
+use std::sync::atomic::{AtomicBool, AtomicU16, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 
 use axum::body::Bytes;
 use axum::extract::ws::{Message, Utf8Bytes};
 use chuhe_proto::Encoding;
 use chuhe_proto::v1::{GameEvent, ServerMessage, server_message};
-use tokio::sync::{Notify, mpsc};
+use futures_util::task::AtomicWaker;
+use tokio::sync::Notify;
 
 /// A server message shared by every recipient: each encoding is produced at
 /// most once, by whichever writer needs it first, however many connections
@@ -105,51 +107,178 @@ impl Kick {
     }
 }
 
+/// One connection's write queue: frames waiting for its task, bounded by `capacity`.
+///
+/// A plain locked `VecDeque` with one waker instead of a tokio mpsc channel: the queue has
+/// one reader that takes everything at once, so a wake-up costs one lock for all queued
+/// frames, and cloning an [`Outbox`] (once per request routed to a game) is two counters, not
+/// a channel's sender bookkeeping. The kick lives beside it, so a connection is one allocation.
+#[derive(Debug)]
+struct Queue {
+    items: Mutex<VecDeque<Out>>,
+    capacity: usize,
+    /// The reader's waker; woken when a frame lands in an empty queue or the last sender goes.
+    reader: AtomicWaker,
+    /// Live [`Outbox`]es; when it reaches 0 the reader sees the end of the queue.
+    senders: AtomicUsize,
+    /// The [`Inbox`] was dropped: sends fail.
+    reader_gone: AtomicBool,
+    kick: Kick,
+}
+
+impl Queue {
+    fn lock(&self) -> MutexGuard<'_, VecDeque<Out>> {
+        // A poisoned lock only means a panic elsewhere while pushing or swapping; the deque
+        // itself is always consistent.
+        self.items.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
 /// The sending side of a connection's bounded write queue. Sends never wait:
 /// a full queue kicks the connection (close code 4008) — the server never
 /// buffers without bound for a slow reader, which can reconnect with the last
 /// seq it saw.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub struct Outbox {
     pub conn_id: u64,
     pub encoding: Encoding,
-    tx: mpsc::Sender<Out>,
-    kick: Arc<Kick>,
+    q: Arc<Queue>,
+}
+
+impl Clone for Outbox {
+    fn clone(&self) -> Outbox {
+        self.q.senders.fetch_add(1, Ordering::Relaxed);
+        Outbox {
+            conn_id: self.conn_id,
+            encoding: self.encoding,
+            q: self.q.clone(),
+        }
+    }
+}
+
+impl Drop for Outbox {
+    fn drop(&mut self) {
+        if self.q.senders.fetch_sub(1, Ordering::AcqRel) == 1 {
+            self.q.reader.wake();
+        }
+    }
+}
+
+/// The receiving side of a connection's write queue (its task).
+#[derive(Debug)]
+pub struct Inbox {
+    q: Arc<Queue>,
+    /// Frames taken from the queue and not yet handed out; swapped with the queue's deque, so
+    /// both keep their capacity and a take is one lock however many frames wait.
+    taken: VecDeque<Out>,
+}
+
+/// A connection's [`Kick`], held apart from its queue (the connection task reads its queue
+/// mutably while it watches the kick).
+#[derive(Debug, Clone)]
+pub struct KickHandle(Arc<Queue>);
+
+impl std::ops::Deref for KickHandle {
+    type Target = Kick;
+    fn deref(&self) -> &Kick {
+        &self.0.kick
+    }
+}
+
+impl Inbox {
+    /// Takes everything queued into `taken`; true when something came.
+    fn take(&mut self) -> bool {
+        if self.taken.is_empty() {
+            std::mem::swap(&mut *self.q.lock(), &mut self.taken);
+        }
+        !self.taken.is_empty()
+    }
+
+    /// The next frame, if one is waiting.
+    pub fn try_recv(&mut self) -> Option<Out> {
+        self.take();
+        self.taken.pop_front()
+    }
+
+    /// Waits for the next frame; `None` once every [`Outbox`] is gone and the queue is empty.
+    pub fn poll_recv(&mut self, cx: &mut std::task::Context<'_>) -> std::task::Poll<Option<Out>> {
+        use std::task::Poll;
+        if let Some(out) = self.try_recv() {
+            return Poll::Ready(Some(out));
+        }
+        self.q.reader.register(cx.waker());
+        // Again after registering: a frame queued (or the last sender dropped) in between
+        // found no waker to wake.
+        if let Some(out) = self.try_recv() {
+            return Poll::Ready(Some(out));
+        }
+        if self.q.senders.load(Ordering::Acquire) == 0 {
+            return Poll::Ready(None);
+        }
+        Poll::Pending
+    }
+
+    /// Waits for the next frame; `None` once every [`Outbox`] is gone and the queue is empty.
+    pub async fn recv(&mut self) -> Option<Out> {
+        std::future::poll_fn(|cx| self.poll_recv(cx)).await
+    }
+}
+
+impl Drop for Inbox {
+    fn drop(&mut self) {
+        self.q.reader_gone.store(true, Ordering::Release);
+        // Frames nobody will write: free them now, not when the last game lets go.
+        let rest = std::mem::take(&mut *self.q.lock());
+        drop(rest);
+    }
 }
 
 impl Outbox {
-    pub fn new(
-        conn_id: u64,
-        encoding: Encoding,
-        capacity: usize,
-    ) -> (Outbox, mpsc::Receiver<Out>, Arc<Kick>) {
-        let (tx, rx) = mpsc::channel(capacity.max(1));
-        let kick = Arc::new(Kick::default());
+    /// A connection's queue of `capacity` frames: the sending side (clone it for every game),
+    /// the receiving side, and the kick both see.
+    pub fn new(conn_id: u64, encoding: Encoding, capacity: usize) -> (Outbox, Inbox, KickHandle) {
+        let q = Arc::new(Queue {
+            items: Mutex::new(VecDeque::new()),
+            capacity: capacity.max(1),
+            reader: AtomicWaker::new(),
+            senders: AtomicUsize::new(1),
+            reader_gone: AtomicBool::new(false),
+            kick: Kick::default(),
+        });
         (
             Outbox {
                 conn_id,
                 encoding,
-                tx,
-                kick: kick.clone(),
+                q: q.clone(),
             },
-            rx,
-            kick,
+            Inbox {
+                q: q.clone(),
+                taken: VecDeque::new(),
+            },
+            KickHandle(q),
         )
     }
 
     /// Queues a frame; false when the connection is gone or was just kicked.
     pub fn send(&self, out: Out) -> bool {
-        if self.kick.code().is_some() {
+        if self.is_closed() {
             return false;
         }
-        match self.tx.try_send(out) {
-            Ok(()) => true,
-            Err(mpsc::error::TrySendError::Full(_)) => {
-                self.kick.kick(crate::error::close::TOO_SLOW);
-                false
-            }
-            Err(mpsc::error::TrySendError::Closed(_)) => false,
+        let mut items = self.q.lock();
+        if items.len() >= self.q.capacity {
+            drop(items);
+            self.q.kick.kick(crate::error::close::TOO_SLOW);
+            return false;
         }
+        let was_empty = items.is_empty();
+        items.push_back(out);
+        drop(items);
+        // The reader takes the whole queue at once, so only the first frame after a take
+        // needs to wake it.
+        if was_empty {
+            self.q.reader.wake();
+        }
+        true
     }
 
     pub fn send_msg(&self, msg: ServerMessage) -> bool {
@@ -157,7 +286,7 @@ impl Outbox {
     }
 
     pub fn is_closed(&self) -> bool {
-        self.tx.is_closed() || self.kick.code().is_some()
+        self.q.reader_gone.load(Ordering::Acquire) || self.q.kick.code().is_some()
     }
 }
 
@@ -174,6 +303,82 @@ mod tests {
         assert!(!ob.send_msg(ServerMessage::default()));
         assert_eq!(kick.code(), Some(crate::error::close::TOO_SLOW));
         assert!(ob.is_closed());
+    }
+
+    fn own(seq: u64) -> ServerMessage {
+        ServerMessage {
+            kind: Some(server_message::Kind::Pong(chuhe_proto::v1::Pong {
+                client_time_ms: seq,
+                server_time_ms: 0,
+            })),
+        }
+    }
+
+    fn seq_of(out: Out) -> u64 {
+        match out {
+            Out::Own(m) => match m.kind {
+                Some(server_message::Kind::Pong(p)) => p.client_time_ms,
+                _ => u64::MAX,
+            },
+            Out::Shared(f) => f.seq,
+        }
+    }
+
+    #[test]
+    fn frames_come_out_in_order_across_takes() {
+        let (ob, mut rx, _kick) = Outbox::new(1, Encoding::Proto, 8);
+        let other = ob.clone();
+        assert!(ob.send_msg(own(1)));
+        assert!(other.send_msg(own(2)));
+        assert_eq!(rx.try_recv().map(seq_of), Some(1));
+        // 2 is taken, 3 still queued: both come, in order.
+        assert!(ob.send_msg(own(3)));
+        assert_eq!(rx.try_recv().map(seq_of), Some(2));
+        assert_eq!(rx.try_recv().map(seq_of), Some(3));
+        assert!(rx.try_recv().is_none());
+    }
+
+    #[test]
+    fn the_bound_counts_frames_not_yet_taken() {
+        let (ob, mut rx, kick) = Outbox::new(1, Encoding::Proto, 2);
+        assert!(ob.send_msg(own(1)));
+        assert!(ob.send_msg(own(2)));
+        assert_eq!(rx.try_recv().map(seq_of), Some(1));
+        // Both were taken at once: the queue has room for two again.
+        assert!(ob.send_msg(own(3)));
+        assert!(ob.send_msg(own(4)));
+        assert!(!ob.send_msg(own(5)));
+        assert_eq!(kick.code(), Some(crate::error::close::TOO_SLOW));
+    }
+
+    #[tokio::test]
+    async fn a_waiting_reader_is_woken_by_a_send_and_by_the_last_sender_leaving() {
+        let (ob, mut rx, _kick) = Outbox::new(1, Encoding::Proto, 8);
+        let other = ob.clone();
+        let reader = tokio::spawn(async move {
+            let mut got = Vec::new();
+            while let Some(out) = rx.recv().await {
+                got.push(seq_of(out));
+            }
+            got
+        });
+        tokio::task::yield_now().await;
+        assert!(ob.send_msg(own(1)));
+        tokio::task::yield_now().await;
+        assert!(other.send_msg(own(2)));
+        assert!(other.send_msg(own(3)));
+        drop(other);
+        drop(ob);
+        assert_eq!(reader.await.unwrap(), vec![1, 2, 3]);
+    }
+
+    #[test]
+    fn sends_fail_once_the_reader_is_gone() {
+        let (ob, rx, _kick) = Outbox::new(1, Encoding::Proto, 8);
+        assert!(ob.send_msg(own(1)));
+        drop(rx);
+        assert!(ob.is_closed());
+        assert!(!ob.send_msg(own(2)));
     }
 
     #[test]

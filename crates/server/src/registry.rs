@@ -1,7 +1,6 @@
 //! Game id → handle. Touched when a connection first names a game, when a
 //! game is created or unloaded — never per move (connections cache handles).
 
-use std::collections::HashMap;
 use std::sync::Mutex;
 
 use chuhe_proto::v1::GameSummary;
@@ -12,13 +11,13 @@ use crate::game::{self, GameHandle, GameSeed};
 
 #[derive(Default)]
 pub struct Registry {
-    games: Mutex<HashMap<i64, GameHandle>>,
+    games: Mutex<crate::IdMap<i64, GameHandle>>,
     /// Serialises loads so one game never gets two actors.
     loading: tokio::sync::Mutex<()>,
 }
 
 impl Registry {
-    fn map(&self) -> std::sync::MutexGuard<'_, HashMap<i64, GameHandle>> {
+    fn map(&self) -> std::sync::MutexGuard<'_, crate::IdMap<i64, GameHandle>> {
         match self.games.lock() {
             Ok(g) => g,
             Err(p) => p.into_inner(),

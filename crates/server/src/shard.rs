@@ -12,7 +12,7 @@
 //! broadcast before it is committed. Timers (flags, broadcast delays, unloading finished
 //! games) are one ordered set per shard with a single sleep for the earliest.
 
-use std::collections::{BTreeSet, HashMap, VecDeque};
+use std::collections::{BTreeSet, VecDeque};
 use std::future::Future;
 use std::pin::Pin;
 use std::time::Duration;
@@ -119,7 +119,7 @@ impl Slot {
 
 struct Shard {
     env: Env,
-    slots: HashMap<i64, Slot>,
+    slots: crate::IdMap<i64, Slot>,
     timers: BTreeSet<(Instant, i64)>,
     /// Changes staged this turn, committed together at its end.
     staged: Vec<AppendOp>,
@@ -131,7 +131,7 @@ impl Shard {
     fn new(env: Env) -> Shard {
         Shard {
             env,
-            slots: HashMap::new(),
+            slots: crate::IdMap::default(),
             timers: BTreeSet::new(),
             staged: Vec::new(),
             commits: FuturesUnordered::new(),

@@ -87,8 +87,37 @@ fn lag_from(l: Option<&w::LagParams>) -> LagConfig {
 
 /// The stored (protobuf) form of a clock snapshot.
 pub fn to_wire(s: &ClockSnapshot) -> w::ClockSnapshot {
+    to_wire_as(s, s.controls.to_string())
+}
+
+/// The text form of a game's time controls, kept from one snapshot to the next: a game's
+/// controls seldom change (an arbiter's adjustment at most), and formatting them for the
+/// snapshot stored with every move showed in the profiles.
+#[derive(Debug, Default)]
+pub struct ControlsText {
+    of: Option<Controls>,
+    text: String,
+}
+
+impl ControlsText {
+    /// `controls` as text, formatted again only when they differ from the last ones.
+    pub fn of(&mut self, controls: &Controls) -> &str {
+        if self.of.as_ref() != Some(controls) {
+            self.text = controls.to_string();
+            self.of = Some(controls.clone());
+        }
+        &self.text
+    }
+}
+
+/// As [`to_wire`], with the controls' text from `cache`.
+pub fn to_wire_cached(s: &ClockSnapshot, cache: &mut ControlsText) -> w::ClockSnapshot {
+    to_wire_as(s, cache.of(&s.controls).to_string())
+}
+
+fn to_wire_as(s: &ClockSnapshot, controls: String) -> w::ClockSnapshot {
     let mut out = w::ClockSnapshot {
-        controls: s.controls.to_string(),
+        controls,
         lag: lag_to(&s.lag),
         red: Some(side_snap_to(&s.red)),
         black: Some(side_snap_to(&s.black)),
@@ -294,6 +323,20 @@ mod tests {
             let back = from_wire(&w::ClockSnapshot::decode(bytes.as_slice()).unwrap()).unwrap();
             assert_eq!(back, s);
         }
+    }
+
+    #[test]
+    fn the_cached_controls_text_follows_the_controls() {
+        let mut cache = ControlsText::default();
+        let all = snapshots();
+        for s in all.iter().chain(all.iter().rev()) {
+            assert_eq!(to_wire_cached(s, &mut cache), to_wire(s));
+        }
+        let a: Controls = "90m+30s".parse().unwrap();
+        let b: Controls = "red:5m;black:4m".parse().unwrap();
+        assert_eq!(cache.of(&a), "90m+30s");
+        assert_eq!(cache.of(&b), b.to_string());
+        assert_eq!(cache.of(&a), "90m+30s");
     }
 
     #[test]

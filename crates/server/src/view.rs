@@ -16,7 +16,6 @@ pub struct View {
     pub at_ms: u64,
     pub info: GameInfo,
     pub moves: Vec<MoveRecord>,
-    pub fen: String,
     pub clock: ClockState,
     pub result: i32,
     pub end_reason: String,
@@ -37,6 +36,14 @@ impl View {
         }
     }
 
+    /// The position now: the last move's FEN, or the initial one (kept once, not copied per
+    /// move).
+    pub fn fen(&self) -> &str {
+        self.moves
+            .last()
+            .map_or(self.info.initial_fen.as_str(), |m| m.fen.as_str())
+    }
+
     /// The side to move, from the number of plies and the initial FEN.
     pub fn to_move(&self) -> Side {
         let red_first = self.info.initial_fen.split_whitespace().nth(1) != Some("b");
@@ -52,7 +59,6 @@ impl View {
             Kind::Created(c) => {
                 if let Some(info) = &c.info {
                     self.info = info.clone();
-                    self.fen = info.initial_fen.clone();
                 }
                 if let Some(clock) = &c.clock {
                     self.clock = *clock;
@@ -60,7 +66,6 @@ impl View {
             }
             Kind::Move(m) => {
                 if let Some(mv) = &m.r#move {
-                    self.fen = mv.fen.clone();
                     self.moves.push(mv.clone());
                 }
                 if let Some(clock) = &m.clock {
@@ -135,7 +140,7 @@ impl View {
             at_ms: self.at_ms,
             info: Some(self.info.clone()),
             moves: self.moves.clone(),
-            fen: self.fen.clone(),
+            fen: self.fen().to_string(),
             to_move: self.to_move() as i32,
             clock: Some(self.clock),
             result: self.result,
