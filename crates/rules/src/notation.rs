@@ -6,6 +6,7 @@
 //! 平 (`=`, also `.` on input) gives the destination file.
 
 use crate::position::{IllegalReason, Position};
+use crate::setup::push_u32;
 use crate::types::{Color, Move, PieceKind, Square};
 
 /// A move text that could not be read or does not name exactly one legal move.
@@ -286,17 +287,6 @@ fn number_text(color: Color, n: u8) -> char {
     }
 }
 
-/// Appends `n` in decimal (as `format!("{n}")` would).
-fn push_u8(s: &mut String, n: u8) {
-    if n >= 100 {
-        s.push(char::from(b'0' + n / 100));
-    }
-    if n >= 10 {
-        s.push(char::from(b'0' + n / 10 % 10));
-    }
-    s.push(char::from(b'0' + n % 10));
-}
-
 /// How a piece on a file with others of its kind is named.
 #[derive(Debug, Clone, Copy)]
 struct Tandem {
@@ -411,11 +401,11 @@ impl Position {
         match self.tandem(color, kind, m.from()) {
             None => {
                 s.push(wxf_letter(kind));
-                push_u8(&mut s, file_number(color, m.from()));
+                push_u32(&mut s, file_number(color, m.from()).into());
             }
             Some(t) if kind == PieceKind::Pawn && (t.count >= 3 || t.other_files) => {
-                push_u8(&mut s, t.index + 1);
-                push_u8(&mut s, file_number(color, m.from()));
+                push_u32(&mut s, (t.index + 1).into());
+                push_u32(&mut s, file_number(color, m.from()).into());
             }
             Some(t) => {
                 s.push(if t.index == 0 { '+' } else { '-' });
@@ -423,7 +413,7 @@ impl Position {
             }
         }
         s.push(op);
-        push_u8(&mut s, arg);
+        push_u32(&mut s, arg.into());
         Ok(s)
     }
 

@@ -293,8 +293,8 @@ fn push_board(s: &mut String, board: &[Option<Piece>; 90]) {
     }
 }
 
-/// Appends `n` in decimal.
-fn push_u32(s: &mut String, n: u32) {
+/// Appends `n` in decimal (the FEN counters, the numbers of WXF notation).
+pub(crate) fn push_u32(s: &mut String, n: u32) {
     let mut digits = [0u8; 10];
     let mut len = 0;
     let mut n = n;
