@@ -111,12 +111,16 @@ pub struct StoreOptions {
     /// the next batch and reconnects if it is gone (say, after a database restart), so that
     /// batch does not fail. Under load no batch pays for the check.
     pub pg_idle_check: std::time::Duration,
-    /// SQLite: appends (events) between two bulk steps of the writer, which key the events
-    /// appended since the last one — add their `(game_id, seq) -> row` keys to the per-game
-    /// key table and move the watermark above them, in one transaction; no payload is copied
+    /// SQLite: appends (events) between the starts of two key steps of the writer, which key
+    /// the events appended since the last one — add their `(game_id, seq) -> row` keys to the
+    /// per-game key table and move the watermark above them; no payload is copied
     /// (`migrations/sqlite/0004_event_keys.sql`). Smaller keeps reads of the unkeyed tail
     /// cheaper; larger writes each game's leaf of the key tree once for more of its moves.
     pub sqlite_recent_max: u64,
+    /// SQLite: keys per slice of a key step, at least (a slice ends with a game). Each slice
+    /// is a transaction of its own after a group commit, so a commit waits for one slice at
+    /// most, not for the whole step (`migrations/sqlite/0005_key_steps_in_slices.sql`).
+    pub sqlite_key_slice: usize,
 }
 
 impl Default for StoreOptions {
@@ -129,6 +133,7 @@ impl Default for StoreOptions {
             queue_capacity: 8192,
             pg_idle_check: std::time::Duration::from_secs(5),
             sqlite_recent_max: 4096,
+            sqlite_key_slice: 512,
         }
     }
 }

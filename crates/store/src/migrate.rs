@@ -33,6 +33,11 @@ pub(crate) const SQLITE: Embedded = &[
         "event keys",
         include_str!("../../../migrations/sqlite/0004_event_keys.sql"),
     ),
+    (
+        5,
+        "key steps in slices",
+        include_str!("../../../migrations/sqlite/0005_key_steps_in_slices.sql"),
+    ),
 ];
 
 pub(crate) const POSTGRES: Embedded = &[(

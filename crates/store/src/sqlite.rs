@@ -76,7 +76,13 @@ impl SqliteStore {
             SqliteSync::Full => "FULL",
             SqliteSync::Normal => "NORMAL",
         };
-        let jobs = spawn_writer(file, synchronous, options.sqlite_recent_max.max(1)).await?;
+        let jobs = spawn_writer(
+            file,
+            synchronous,
+            options.sqlite_recent_max.max(1),
+            options.sqlite_key_slice,
+        )
+        .await?;
         let checkpointer = connect.connect().await?;
         let writers = Writers::spawn(
             vec![SqliteCommitter {
@@ -115,16 +121,23 @@ struct SqliteCommitter {
 const SQL_STATE: &str = "SELECT \
      (SELECT COALESCE(MAX(seq), 0) FROM game_event_keys WHERE game_id = ?1), \
      finished_at_ms FROM games WHERE id = ?1";
-/// Keys the tail: adds the `(game_id, seq) -> id` keys of the events above the watermark,
-/// sorted so each game's go in together (its leaf of the key tree is written once for all of
-/// them), and moves the watermark up to the last event. No payload is read or written.
-/// `OR FAIL`: see `open_writer`; a duplicate seq fails the whole step, which is rolled back.
-const SQL_KEY_TAIL: &str = "BEGIN IMMEDIATE; \
-     INSERT OR FAIL INTO game_event_keys (game_id, seq, event_id) \
-     SELECT game_id, seq, id FROM game_events \
-     WHERE id > (SELECT keyed_to FROM game_event_watermark) ORDER BY game_id, seq; \
-     UPDATE OR FAIL game_event_watermark \
-     SET keyed_to = COALESCE((SELECT MAX(id) FROM game_events), keyed_to); COMMIT";
+/// A key step (`0004_event_keys.sql`, `0005_key_steps_in_slices.sql`) adds the
+/// `(game_id, seq) -> id` keys of the events above the watermark, sorted so each game's go in
+/// together (its leaf of the key tree is written once for all of them), in slices of whole
+/// games, each in a transaction of its own between two group commits. No payload is read or
+/// written. The watermark: keyed up to `keyed_to`; a running step keys up to `keying_to` and
+/// has keyed the games up to `keyed_game` (0 and 0: no step running).
+const SQL_WATERMARK: &str = "SELECT keyed_to, keying_to, keyed_game, COALESCE((SELECT MAX(id) FROM game_events), 0) \
+     FROM game_event_watermark";
+/// The events a step still has to key: `?1 < id <= ?2` and game `> ?3`, in key order.
+const SQL_UNKEYED: &str = "SELECT game_id, seq, id FROM game_events \
+     WHERE id > ?1 AND id <= ?2 AND game_id > ?3 ORDER BY game_id, seq";
+/// After a slice that leaves games of the step to key: keyed up to game `?2` of step `?1`.
+const SQL_SLICE_DONE: &str =
+    "UPDATE OR FAIL game_event_watermark SET keying_to = ?1, keyed_game = ?2";
+/// After the last slice: everything up to `?1` is keyed.
+const SQL_STEP_DONE: &str =
+    "UPDATE OR FAIL game_event_watermark SET keyed_to = ?1, keying_to = 0, keyed_game = 0";
 /// Marks a game finished (the only `games` write of a batch).
 const SQL_FINISH: &str = "UPDATE OR FAIL games SET result = ?2, reason = ?3, \
      finished_at_ms = ?4 WHERE id = ?1";
@@ -144,12 +157,22 @@ fn insert_sql(rows: usize) -> String {
     )
 }
 
+/// The `INSERT` of `rows` keys. `OR FAIL`: see `open_writer`; a duplicate seq fails the
+/// slice, which is rolled back.
+fn key_sql(rows: usize) -> String {
+    format!(
+        "INSERT OR FAIL INTO game_event_keys (game_id, seq, event_id) VALUES {}",
+        vec!["(?, ?, ?)"; rows].join(", ")
+    )
+}
+
 /// Opens the writer's connection on a thread of its own and starts serving jobs there; the
 /// thread ends (closing the connection) when the returned sender is dropped.
 async fn spawn_writer(
     file: std::path::PathBuf,
     synchronous: &'static str,
     recent_max: u64,
+    key_slice: usize,
 ) -> Result<std::sync::mpsc::Sender<Job>> {
     let (jobs, queue) = std::sync::mpsc::channel::<Job>();
     let (opened, open_result) = tokio::sync::oneshot::channel();
@@ -163,14 +186,7 @@ async fn spawn_writer(
                     return;
                 }
             };
-            let mut writer = Writer {
-                conn,
-                known: HashMap::default(),
-                insert_sql: CHUNKS.map(insert_sql),
-                recent: HashMap::default(),
-                recent_rows: 0,
-                recent_max,
-            };
+            let mut writer = Writer::new(conn, synchronous, recent_max, key_slice);
             // Whatever a previous run left unkeyed is keyed now, so the writer knows the last
             // seq of every game in the tail (it appends all of the tail from here on).
             if let Err(e) = writer.key_tail() {
@@ -184,6 +200,8 @@ async fn spawn_writer(
                 match job {
                     Job::Commit(ops, reply) => {
                         let _ = reply.send(writer.commit(ops));
+                        // After the answer, so no batch waits for its own slice.
+                        writer.key_step();
                     }
                     Job::Checkpoint => {
                         // Best effort: a failure here is retried at the next turn.
@@ -210,27 +228,52 @@ fn open_writer(file: &std::path::Path, synchronous: &str) -> Result<rusqlite::Co
         "PRAGMA journal_mode = WAL; PRAGMA synchronous = {synchronous}; \
          PRAGMA foreign_keys = OFF; PRAGMA cache_size = -16384; PRAGMA wal_autocheckpoint = 0;"
     ))?;
-    conn.set_prepared_statement_cache_capacity(CHUNKS.len() + 4);
+    conn.set_prepared_statement_cache_capacity(2 * CHUNKS.len() + 8);
     Ok(conn)
 }
 
 /// The writer thread's side: its connection and what it knows of the games.
 struct Writer {
     conn: rusqlite::Connection,
+    /// The connection's `synchronous` setting (`FULL` or `NORMAL`).
+    synchronous: &'static str,
     /// Last seq and finished flag of the unfinished games this writer has committed to. It is
     /// the only writer of events, so after one read per game a batch needs no `SELECT`; the
     /// map is emptied whenever a commit fails, and a game leaves it when it finishes.
     known: HashMap<GameId, GameState>,
-    /// The `INSERT` statements for each of [`CHUNKS`].
+    /// The `INSERT` statements for each of [`CHUNKS`]: events, keys.
     insert_sql: [String; CHUNKS.len()],
-    /// The last seq of every game with events in the unkeyed tail of `game_events` (above the
-    /// watermark; all appended by this writer: it keys the tail when it opens). Kept across
-    /// failed commits, unlike `known`.
-    recent: HashMap<GameId, u64>,
-    /// Rows appended since the tail was last keyed (or since a failed try).
+    key_sql: [String; CHUNKS.len()],
+    /// The last seq of every game that may have events not keyed yet (all appended by this
+    /// writer: it keys the tail when it opens), with the step generation it was appended in.
+    /// Kept across failed commits, unlike `known`; a finished step drops the entries it
+    /// keyed.
+    recent: HashMap<GameId, (u64, u64)>,
+    /// The step generation: appends since the running (or last) step started carry this.
+    generation: u64,
+    /// Rows appended since the last step started (or failed to start).
     recent_rows: u64,
-    /// Rows at which the tail is keyed ([`StoreOptions::sqlite_recent_max`]).
+    /// Rows at which a step starts ([`StoreOptions::sqlite_recent_max`]).
     recent_max: u64,
+    /// Keys per slice, at least (a slice ends with a game; [`StoreOptions::sqlite_key_slice`]).
+    key_slice: usize,
+    /// The running key step.
+    step: Option<KeyStep>,
+    /// The generation of a step that failed half-way (its rest is done by the next step,
+    /// which resumes it from the watermark).
+    failed_generation: Option<u64>,
+}
+
+/// A running key step: the keys it still has to add, a slice after each group commit.
+struct KeyStep {
+    /// The largest event id it keys (`keying_to`).
+    to: i64,
+    /// The keys to add, sorted by game and seq: (game, seq, event id).
+    keys: Vec<(i64, i64, i64)>,
+    /// How many of `keys` are in.
+    done: usize,
+    /// The generation of the appends it keys (all of them at or below `to`).
+    generation: u64,
 }
 
 /// How often the WAL is copied back into the database file.
@@ -309,23 +352,37 @@ impl Committer for SqliteCommitter {
 }
 
 impl Writer {
+    fn new(
+        conn: rusqlite::Connection,
+        synchronous: &'static str,
+        recent_max: u64,
+        key_slice: usize,
+    ) -> Writer {
+        Writer {
+            conn,
+            synchronous,
+            known: HashMap::default(),
+            insert_sql: CHUNKS.map(insert_sql),
+            key_sql: CHUNKS.map(key_sql),
+            recent: HashMap::default(),
+            generation: 0,
+            recent_rows: 0,
+            recent_max,
+            key_slice: key_slice.max(1),
+            step: None,
+            failed_generation: None,
+        }
+    }
+
     fn commit(&mut self, ops: Vec<Op>) -> Result<Vec<Result<u64>>> {
         match self.commit_batch(ops) {
             Ok((outcomes, updates, rows)) => {
                 remember(&mut self.known, &updates);
                 if rows > 0 {
                     for u in &updates {
-                        self.recent.insert(u.game, u.last_seq);
+                        self.recent.insert(u.game, (u.last_seq, self.generation));
                     }
                     self.recent_rows += rows as u64;
-                }
-                if self.recent_rows >= self.recent_max {
-                    if let Err(e) = self.key_tail() {
-                        // The events stay in the unkeyed tail, where readers see them too; the
-                        // step is tried again after another recent_max appends.
-                        self.recent_rows = 0;
-                        tracing::error!(error = %e, "keying the recent events failed");
-                    }
                 }
                 Ok(outcomes)
             }
@@ -341,22 +398,154 @@ impl Writer {
         }
     }
 
-    /// Keys every event of the tail, in a transaction of its own (the batch before it is
-    /// committed and answered whatever happens here).
-    fn key_tail(&mut self) -> Result<()> {
-        match self.conn.execute_batch(SQL_KEY_TAIL) {
-            Ok(()) => {
-                self.recent.clear();
-                self.recent_rows = 0;
-                Ok(())
+    /// After a group commit: the next slice of the running step, or a new step once
+    /// `recent_max` rows have been appended since the last one started. A failure leaves the
+    /// events in the tail, where readers see them too, and is tried again after another
+    /// `recent_max` appends.
+    fn key_step(&mut self) {
+        if self.step.is_none() {
+            if self.recent_rows < self.recent_max {
+                return;
             }
-            Err(e) => {
-                if !self.conn.is_autocommit() {
-                    let _ = self.conn.execute_batch("ROLLBACK");
-                }
-                Err(e.into())
+            self.recent_rows = 0;
+            if let Err(e) = self.start_step() {
+                tracing::error!(error = %e, "starting to key the recent events failed");
+                return;
             }
         }
+        if let Err(e) = self.key_slice() {
+            tracing::error!(error = %e, "keying the recent events failed");
+        }
+    }
+
+    /// Keys every event of the tail now, slice after slice (when the writer opens, and in
+    /// tests).
+    fn key_tail(&mut self) -> Result<()> {
+        if self.step.is_none() {
+            self.start_step()?;
+        }
+        while self.step.is_some() {
+            self.key_slice()?;
+        }
+        // Appends during a step above its end (none here): one more step for them.
+        let (keyed_to, _, _, max_id) = self.watermark()?;
+        if max_id > keyed_to {
+            self.start_step()?;
+            while self.step.is_some() {
+                self.key_slice()?;
+            }
+        }
+        Ok(())
+    }
+
+    /// (keyed_to, keying_to, keyed_game, largest event id).
+    fn watermark(&mut self) -> Result<(i64, i64, i64, i64)> {
+        Ok(self
+            .conn
+            .prepare_cached(SQL_WATERMARK)?
+            .query_row([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))?)
+    }
+
+    /// Starts a step: the one a failed slice or a previous run left half-done (as the
+    /// watermark says), or one for every event above the watermark. Reads only; nothing to
+    /// key, no step.
+    fn start_step(&mut self) -> Result<()> {
+        let (keyed_to, keying_to, keyed_game, max_id) = self.watermark()?;
+        let (to, after_game, generation) = if keying_to > 0 {
+            let g = self.failed_generation.unwrap_or(self.generation);
+            (keying_to, keyed_game, g)
+        } else if max_id > keyed_to {
+            (max_id, 0, self.generation)
+        } else {
+            return Ok(());
+        };
+        let keys = self
+            .conn
+            .prepare_cached(SQL_UNKEYED)?
+            .query_map([keyed_to, to, after_game], |r| {
+                Ok((r.get(0)?, r.get(1)?, r.get(2)?))
+            })?
+            .collect::<rusqlite::Result<Vec<(i64, i64, i64)>>>()?;
+        self.step = Some(KeyStep {
+            to,
+            keys,
+            done: 0,
+            generation,
+        });
+        self.failed_generation = None;
+        self.generation += 1;
+        Ok(())
+    }
+
+    /// The next slice of the running step in a transaction of its own: at least `key_slice`
+    /// keys, to the end of a game; the last one moves `keyed_to` and ends the step. With
+    /// `synchronous = FULL` a slice commits without its own fsync (`NORMAL`): the next group
+    /// commit's fsync makes it durable, and a slice lost in a crash is done again at the next
+    /// open (its watermark is lost with it). A failed slice writes nothing and ends the
+    /// step; the next one resumes it from the watermark.
+    fn key_slice(&mut self) -> Result<()> {
+        let Some(step) = &self.step else {
+            return Ok(());
+        };
+        let mut end = (step.done + self.key_slice).min(step.keys.len());
+        while end < step.keys.len() && end > 0 && step.keys[end].0 == step.keys[end - 1].0 {
+            end += 1;
+        }
+        let slice = &step.keys[step.done..end];
+        let last = end == step.keys.len();
+        let to = step.to;
+        let full = self.synchronous == "FULL";
+        if full {
+            self.conn.execute_batch("PRAGMA synchronous = NORMAL")?;
+        }
+        let written = self.write_slice(slice, to, last);
+        if !self.conn.is_autocommit() {
+            let _ = self.conn.execute_batch("ROLLBACK");
+        }
+        if full {
+            self.conn.execute_batch("PRAGMA synchronous = FULL")?;
+        }
+        if let Err(e) = written {
+            if let Some(step) = self.step.take() {
+                self.failed_generation = Some(step.generation);
+            }
+            return Err(e);
+        }
+        if last {
+            if let Some(step) = self.step.take() {
+                self.recent.retain(|_, (_, g)| *g > step.generation);
+            }
+        } else if let Some(step) = &mut self.step {
+            step.done = end;
+        }
+        Ok(())
+    }
+
+    fn write_slice(&self, slice: &[(i64, i64, i64)], to: i64, last: bool) -> Result<()> {
+        self.conn.execute_batch("BEGIN IMMEDIATE")?;
+        let mut rest = slice;
+        for (size, sql) in CHUNKS.iter().zip(&self.key_sql) {
+            while rest.len() >= *size {
+                let (now, later) = rest.split_at(*size);
+                rest = later;
+                let mut insert = self.conn.prepare_cached(sql)?;
+                for (i, (game, seq, id)) in now.iter().enumerate() {
+                    insert.raw_bind_parameter(3 * i + 1, game)?;
+                    insert.raw_bind_parameter(3 * i + 2, seq)?;
+                    insert.raw_bind_parameter(3 * i + 3, id)?;
+                }
+                insert.raw_execute()?;
+            }
+        }
+        if last {
+            self.conn.prepare_cached(SQL_STEP_DONE)?.execute([to])?;
+        } else if let Some((game, _, _)) = slice.last() {
+            self.conn
+                .prepare_cached(SQL_SLICE_DONE)?
+                .execute([to, *game])?;
+        }
+        self.conn.execute_batch("COMMIT")?;
+        Ok(())
     }
 
     /// One batch in one transaction: the outcomes, the games' new states, the rows written.
@@ -388,7 +577,7 @@ impl Writer {
                 match row {
                     Ok((last_seq, finished_at)) => {
                         let logged = to_u64("last_seq", last_seq)?;
-                        let recent = self.recent.get(&GameId(id)).copied().unwrap_or(0);
+                        let recent = self.recent.get(&GameId(id)).map_or(0, |r| r.0);
                         states.insert(
                             GameId(id),
                             GameState {
@@ -685,6 +874,152 @@ mod tests {
         assert_eq!(scans(&state), 0, "{state:?}");
     }
 
+    /// A key step half-done — some games' keys in, the watermark saying so — and events
+    /// appended after it started: every read sees each event once, in order, with the right
+    /// last seq; the writer stopped there (as in a crash), the next open finishes the step,
+    /// keys the rest, and appends go on.
+    #[tokio::test]
+    async fn a_half_done_key_step_reads_each_event_once_and_the_next_open_finishes_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("half.db");
+        let url = format!("sqlite://{}", file.display());
+        let mut c = database_at(&url, crate::migrate::SQLITE.len()).await;
+        c.execute(
+            "INSERT INTO principals (id, role, name, created_at_ms) VALUES \
+             (1, 'player', 'a', 0), (2, 'player', 'b', 0);
+             INSERT INTO games (id, red_id, black_id, time_control, ruleset, start_fen, \
+             created_at_ms) VALUES (7, 1, 2, '90m', 'cxa', 'startpos', 0), \
+             (8, 1, 2, '90m', 'cxa', 'startpos', 0), (9, 1, 2, '90m', 'cxa', 'startpos', 0);
+             INSERT INTO game_events (game_id, seq, kind, payload, at_ms) VALUES \
+             (8, 1, 'move', x'0801', 0), (7, 1, 'move', x'0701', 0), (9, 1, 'move', x'0901', 0), \
+             (7, 2, 'move', x'0702', 0), (8, 2, 'move', x'0802', 0), (9, 2, 'move', x'0902', 0);",
+        )
+        .await
+        .unwrap();
+        // One key per slice, at least: each slice is one whole game.
+        let mut writer = Writer::new(open_writer(&file, "FULL").unwrap(), "FULL", 1, 1);
+        writer.start_step().unwrap();
+        writer.key_slice().unwrap();
+        c.execute(
+            "INSERT INTO game_events (game_id, seq, kind, payload, at_ms) VALUES \
+             (7, 3, 'move', x'0703', 0), (9, 3, 'move', x'0903', 0);",
+        )
+        .await
+        .unwrap();
+        async fn watermark(c: &mut SqliteConnection) -> (i64, i64, i64, i64) {
+            sqlx::query_as(
+                "SELECT keyed_to, keying_to, keyed_game, (SELECT COUNT(*) FROM game_event_keys) \
+                 FROM game_event_watermark",
+            )
+            .fetch_one(c)
+            .await
+            .unwrap()
+        }
+        async fn logs(c: &mut SqliteConnection) -> Vec<(i64, Vec<i64>, Vec<Vec<u8>>, i64)> {
+            let mut all = Vec::new();
+            for g in [7, 8, 9] {
+                let rows: Vec<(i64, Vec<u8>)> = sqlx::query_as(
+                    "SELECT seq, payload FROM game_log WHERE game_id = ? AND seq > 0 ORDER BY seq",
+                )
+                .bind(g)
+                .fetch_all(&mut *c)
+                .await
+                .unwrap();
+                let last: i64 = sqlx::query_scalar(&format!(
+                    "SELECT last_seq FROM (SELECT {} FROM games WHERE id = ?)",
+                    crate::common::GAME_COLS_DERIVED_SEQ
+                ))
+                .bind(g)
+                .fetch_one(&mut *c)
+                .await
+                .unwrap();
+                let (seqs, payloads) = rows.into_iter().unzip();
+                all.push((g, seqs, payloads, last));
+            }
+            all
+        }
+        let want = vec![
+            (
+                7,
+                vec![1, 2, 3],
+                vec![vec![7, 1], vec![7, 2], vec![7, 3]],
+                3,
+            ),
+            (8, vec![1, 2], vec![vec![8, 1], vec![8, 2]], 2),
+            (
+                9,
+                vec![1, 2, 3],
+                vec![vec![9, 1], vec![9, 2], vec![9, 3]],
+                3,
+            ),
+        ];
+        // Game 7's two keys are in; 8 and 9 wait; the step ends at event 6.
+        assert_eq!(watermark(&mut c).await, (0, 6, 7, 2));
+        assert_eq!(logs(&mut c).await, want);
+        writer.key_slice().unwrap();
+        assert_eq!(watermark(&mut c).await, (0, 6, 8, 4));
+        assert_eq!(logs(&mut c).await, want);
+        drop(writer);
+        let s = SqliteStore::open(&url, &StoreOptions::default())
+            .await
+            .unwrap();
+        assert_eq!(watermark(&mut c).await, (8, 0, 0, 8));
+        assert_eq!(logs(&mut c).await, want);
+        assert_eq!(
+            s.append(GameId(8), vec![NewEvent::new(3, "move", vec![8, 3], 1)])
+                .await
+                .unwrap(),
+            3
+        );
+        let r = s
+            .append(GameId(9), vec![NewEvent::new(3, "move", vec![0], 1)])
+            .await;
+        assert!(matches!(r, Err(StoreError::SeqMismatch { .. })), "{r:?}");
+        s.close().await;
+    }
+
+    /// A step that ends, and appends during it: the writer forgets the last seqs of the games
+    /// whose events the step keyed, and only those (it needs the others, above the step).
+    #[test]
+    fn a_finished_step_forgets_only_what_it_keyed() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("gen.db");
+        let setup = rusqlite::Connection::open(&file).unwrap();
+        for m in crate::migrate::SQLITE {
+            setup.execute_batch(m.2).unwrap();
+        }
+        drop(setup);
+        let conn = open_writer(&file, "NORMAL").unwrap();
+        conn.execute_batch(
+            "INSERT INTO principals (id, role, name, created_at_ms) VALUES \
+             (1, 'player', 'a', 0), (2, 'player', 'b', 0);
+             INSERT INTO games (id, red_id, black_id, time_control, ruleset, start_fen, \
+             created_at_ms) VALUES (7, 1, 2, '90m', 'cxa', 'startpos', 0), \
+             (8, 1, 2, '90m', 'cxa', 'startpos', 0);",
+        )
+        .unwrap();
+        let mut w = Writer::new(conn, "NORMAL", 2, 1);
+        let append = |w: &mut Writer, g: i64, seq: u64| {
+            let op = Op {
+                game: GameId(g),
+                events: vec![NewEvent::new(seq, "move", vec![1], 0)],
+                finish: None,
+            };
+            assert!(matches!(w.commit(vec![op]).unwrap()[..], [Ok(_)]));
+        };
+        append(&mut w, 7, 1);
+        append(&mut w, 8, 1);
+        w.key_step(); // starts a step for both games, keys game 7
+        assert!(w.step.is_some());
+        append(&mut w, 8, 2); // above the step
+        w.key_step(); // keys game 8 (seq 1), ends the step
+        assert!(w.step.is_none());
+        assert_eq!(w.recent.keys().copied().collect::<Vec<_>>(), [GameId(8)]);
+        assert_eq!(w.recent[&GameId(8)].0, 2);
+        w.key_tail().unwrap();
+        assert!(w.recent.is_empty());
+    }
+
     /// A duplicate seq that reached the tail (written past the writer, which refuses one) makes
     /// the bulk step fail as a whole: it is rolled back, every key and the watermark stay as
     /// they were, the tail is still read, and the step succeeds once the duplicate is gone.
@@ -704,14 +1039,7 @@ mod tests {
         )
         .await
         .unwrap();
-        let mut writer = Writer {
-            conn: open_writer(&file, "NORMAL").unwrap(),
-            known: HashMap::default(),
-            insert_sql: CHUNKS.map(insert_sql),
-            recent: HashMap::default(),
-            recent_rows: 0,
-            recent_max: 1,
-        };
+        let mut writer = Writer::new(open_writer(&file, "NORMAL").unwrap(), "NORMAL", 1, 512);
         writer.key_tail().unwrap();
         c.execute(
             "INSERT INTO game_events (game_id, seq, kind, payload, at_ms) VALUES \

@@ -62,11 +62,12 @@ const T0: i64 = 1_764_460_800_000;
 async fn open(url: &str) -> Result<AnyStore, StoreError> {
     let options = StoreOptions {
         // Small batches and queues so the tests exercise batching edges; SQLite keys its
-        // recent events every few appends, so reads see logs split across the keyed events and
-        // the unkeyed tail.
+        // recent events every few appends, a few keys per slice, so reads see logs split
+        // across the keyed events, a half-done key step and the unkeyed tail.
         max_batch: 16,
         queue_capacity: 64,
         sqlite_recent_max: 8,
+        sqlite_key_slice: 2,
         ..StoreOptions::default()
     };
     chuhe_store::open(url, &options).await
@@ -966,9 +967,10 @@ async fn migrations_run_at_open(url: String) -> TestResult {
         let mut c = sqlx::PgConnection::connect(&url).await?;
         sqlx::query_as(sql).fetch_all(&mut c).await?
     };
-    // SQLite has three more (games.last_seq derived from the log; recent events; event keys).
+    // SQLite has four more (games.last_seq derived from the log; recent events; event keys;
+    // key steps in slices).
     let want = if url.starts_with("sqlite:") {
-        vec![(1, true), (2, true), (3, true), (4, true)]
+        vec![(1, true), (2, true), (3, true), (4, true), (5, true)]
     } else {
         vec![(1, true)]
     };

@@ -17,8 +17,10 @@ const GAMES: i64 = 4;
 fn options() -> StoreOptions {
     StoreOptions {
         sqlite_sync: SqliteSync::Normal,
-        // Key the recent events often, so kills land before, during and after the bulk steps.
+        // Key the recent events often and in small slices, so kills land before, during and
+        // after the key steps, and between their slices.
         sqlite_recent_max: 16,
+        sqlite_key_slice: 3,
         ..StoreOptions::default()
     }
 }
