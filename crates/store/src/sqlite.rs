@@ -166,6 +166,31 @@ fn key_sql(rows: usize) -> String {
     )
 }
 
+/// Inserts `rows` with the multi-row statements `sqls` (one per size of [`CHUNKS`], largest
+/// first, greedily); `bind` binds one row of `columns` parameters from the 1-based index it
+/// is given.
+fn insert_in_chunks<T>(
+    conn: &rusqlite::Connection,
+    sqls: &[String; CHUNKS.len()],
+    rows: &[T],
+    columns: usize,
+    mut bind: impl FnMut(&mut rusqlite::Statement<'_>, usize, &T) -> Result<()>,
+) -> Result<()> {
+    let mut rest = rows;
+    for (size, sql) in CHUNKS.iter().zip(sqls) {
+        while rest.len() >= *size {
+            let (now, later) = rest.split_at(*size);
+            rest = later;
+            let mut insert = conn.prepare_cached(sql)?;
+            for (i, row) in now.iter().enumerate() {
+                bind(&mut insert, columns * i + 1, row)?;
+            }
+            insert.raw_execute()?;
+        }
+    }
+    Ok(())
+}
+
 /// Opens the writer's connection on a thread of its own and starts serving jobs there; the
 /// thread ends (closing the connection) when the returned sender is dropped.
 async fn spawn_writer(
@@ -235,8 +260,8 @@ fn open_writer(file: &std::path::Path, synchronous: &str) -> Result<rusqlite::Co
 /// The writer thread's side: its connection and what it knows of the games.
 struct Writer {
     conn: rusqlite::Connection,
-    /// The connection's `synchronous` setting (`FULL` or `NORMAL`).
-    synchronous: &'static str,
+    /// Whether the connection runs `synchronous = FULL` (else `NORMAL`).
+    full_sync: bool,
     /// Last seq and finished flag of the unfinished games this writer has committed to. It is
     /// the only writer of events, so after one read per game a batch needs no `SELECT`; the
     /// map is emptied whenever a commit fails, and a game leaves it when it finishes.
@@ -360,7 +385,7 @@ impl Writer {
     ) -> Writer {
         Writer {
             conn,
-            synchronous,
+            full_sync: synchronous == "FULL",
             known: HashMap::default(),
             insert_sql: CHUNKS.map(insert_sql),
             key_sql: CHUNKS.map(key_sql),
@@ -420,22 +445,18 @@ impl Writer {
 
     /// Keys every event of the tail now, slice after slice (when the writer opens, and in
     /// tests).
+    /// A step resumed from the watermark ends below the newest events: another one follows
+    /// until nothing is left to key.
     fn key_tail(&mut self) -> Result<()> {
-        if self.step.is_none() {
-            self.start_step()?;
-        }
-        while self.step.is_some() {
+        loop {
+            if self.step.is_none() {
+                self.start_step()?;
+            }
+            if self.step.is_none() {
+                return Ok(());
+            }
             self.key_slice()?;
         }
-        // Appends during a step above its end (none here): one more step for them.
-        let (keyed_to, _, _, max_id) = self.watermark()?;
-        if max_id > keyed_to {
-            self.start_step()?;
-            while self.step.is_some() {
-                self.key_slice()?;
-            }
-        }
-        Ok(())
     }
 
     /// (keyed_to, keying_to, keyed_game, largest event id).
@@ -494,7 +515,7 @@ impl Writer {
         let slice = &step.keys[step.done..end];
         let last = end == step.keys.len();
         let to = step.to;
-        let full = self.synchronous == "FULL";
+        let full = self.full_sync;
         if full {
             self.conn.execute_batch("PRAGMA synchronous = NORMAL")?;
         }
@@ -523,20 +544,18 @@ impl Writer {
 
     fn write_slice(&self, slice: &[(i64, i64, i64)], to: i64, last: bool) -> Result<()> {
         self.conn.execute_batch("BEGIN IMMEDIATE")?;
-        let mut rest = slice;
-        for (size, sql) in CHUNKS.iter().zip(&self.key_sql) {
-            while rest.len() >= *size {
-                let (now, later) = rest.split_at(*size);
-                rest = later;
-                let mut insert = self.conn.prepare_cached(sql)?;
-                for (i, (game, seq, id)) in now.iter().enumerate() {
-                    insert.raw_bind_parameter(3 * i + 1, game)?;
-                    insert.raw_bind_parameter(3 * i + 2, seq)?;
-                    insert.raw_bind_parameter(3 * i + 3, id)?;
-                }
-                insert.raw_execute()?;
-            }
-        }
+        insert_in_chunks(
+            &self.conn,
+            &self.key_sql,
+            slice,
+            3,
+            |insert, i, (game, seq, id)| {
+                insert.raw_bind_parameter(i, game)?;
+                insert.raw_bind_parameter(i + 1, seq)?;
+                insert.raw_bind_parameter(i + 2, id)?;
+                Ok(())
+            },
+        )?;
         if last {
             self.conn.prepare_cached(SQL_STEP_DONE)?.execute([to])?;
         } else if let Some((game, _, _)) = slice.last() {
@@ -592,26 +611,22 @@ impl Writer {
             }
         }
         let plan = plan(ops, &states);
-        let mut rest = &plan.rows[..];
-        for (size, sql) in CHUNKS.iter().zip(&self.insert_sql) {
-            while rest.len() >= *size {
-                let (now, later) = rest.split_at(*size);
-                rest = later;
-                let mut insert = self.conn.prepare_cached(sql)?;
-                let mut i = 0;
-                for (game, ev) in now {
-                    insert.raw_bind_parameter(i + 1, game.0)?;
-                    insert.raw_bind_parameter(i + 2, to_i64("seq", ev.seq)?)?;
-                    insert.raw_bind_parameter(i + 3, ev.kind.as_str())?;
-                    insert.raw_bind_parameter(i + 4, ev.payload.as_slice())?;
-                    insert.raw_bind_parameter(i + 5, ev.at_ms)?;
-                    insert.raw_bind_parameter(i + 6, ev.actor.map(|a| a.0))?;
-                    insert.raw_bind_parameter(i + 7, ev.reason.as_deref())?;
-                    i += 7;
-                }
-                insert.raw_execute()?;
-            }
-        }
+        insert_in_chunks(
+            &self.conn,
+            &self.insert_sql,
+            &plan.rows,
+            7,
+            |insert, i, (game, ev)| {
+                insert.raw_bind_parameter(i, game.0)?;
+                insert.raw_bind_parameter(i + 1, to_i64("seq", ev.seq)?)?;
+                insert.raw_bind_parameter(i + 2, ev.kind.as_str())?;
+                insert.raw_bind_parameter(i + 3, ev.payload.as_slice())?;
+                insert.raw_bind_parameter(i + 4, ev.at_ms)?;
+                insert.raw_bind_parameter(i + 5, ev.actor.map(|a| a.0))?;
+                insert.raw_bind_parameter(i + 6, ev.reason.as_deref())?;
+                Ok(())
+            },
+        )?;
         // Only finishes write `games`: the last seq lives in the log (and in `known`).
         let mut finish = None;
         for u in &plan.updates {
@@ -663,6 +678,21 @@ mod tests {
         c
     }
 
+    /// Two players and the games `ids` between them (schema of migration 2 or later).
+    fn players_and_games(ids: &[i64]) -> String {
+        let games: Vec<String> = ids
+            .iter()
+            .map(|id| format!("({id}, 1, 2, '90m', 'cxa', 'startpos', 0)"))
+            .collect();
+        format!(
+            "INSERT INTO principals (id, role, name, created_at_ms) VALUES \
+             (1, 'player', 'a', 0), (2, 'player', 'b', 0);
+             INSERT INTO games (id, red_id, black_id, time_control, ruleset, start_fen, \
+             created_at_ms) VALUES {};",
+            games.join(", ")
+        )
+    }
+
     /// `EXPLAIN QUERY PLAN` of `sql`, one line per step.
     async fn plan_of(c: &mut SqliteConnection, sql: &str) -> Vec<String> {
         use sqlx::Row;
@@ -686,15 +716,9 @@ mod tests {
         let payload = |g: i64, seq: i64| format!("{g}:{seq}").into_bytes();
         {
             let mut c = database_at(&url, 3).await;
-            c.execute(
-                "INSERT INTO principals (id, role, name, created_at_ms) VALUES \
-                 (1, 'player', 'a', 0), (2, 'player', 'b', 0);
-                 INSERT INTO games (id, red_id, black_id, time_control, ruleset, start_fen, \
-                 created_at_ms) VALUES (7, 1, 2, '90m', 'cxa', 'startpos', 0), \
-                 (8, 1, 2, '90m', 'cxa', 'startpos', 0), (9, 1, 2, '90m', 'cxa', 'startpos', 0);",
-            )
-            .await
-            .unwrap();
+            c.execute(players_and_games(&[7, 8, 9]).as_str())
+                .await
+                .unwrap();
             // Game 7: 1-3 moved, 4-5 recent; game 8: 1-2 moved only; game 9: 1-2 recent only.
             // Moved rows sit sorted by game, recent ones interleaved in append order.
             let rows = [
@@ -884,13 +908,11 @@ mod tests {
         let file = dir.path().join("half.db");
         let url = format!("sqlite://{}", file.display());
         let mut c = database_at(&url, crate::migrate::SQLITE.len()).await;
+        c.execute(players_and_games(&[7, 8, 9]).as_str())
+            .await
+            .unwrap();
         c.execute(
-            "INSERT INTO principals (id, role, name, created_at_ms) VALUES \
-             (1, 'player', 'a', 0), (2, 'player', 'b', 0);
-             INSERT INTO games (id, red_id, black_id, time_control, ruleset, start_fen, \
-             created_at_ms) VALUES (7, 1, 2, '90m', 'cxa', 'startpos', 0), \
-             (8, 1, 2, '90m', 'cxa', 'startpos', 0), (9, 1, 2, '90m', 'cxa', 'startpos', 0);
-             INSERT INTO game_events (game_id, seq, kind, payload, at_ms) VALUES \
+            "INSERT INTO game_events (game_id, seq, kind, payload, at_ms) VALUES \
              (8, 1, 'move', x'0801', 0), (7, 1, 'move', x'0701', 0), (9, 1, 'move', x'0901', 0), \
              (7, 2, 'move', x'0702', 0), (8, 2, 'move', x'0802', 0), (9, 2, 'move', x'0902', 0);",
         )
@@ -990,14 +1012,7 @@ mod tests {
         }
         drop(setup);
         let conn = open_writer(&file, "NORMAL").unwrap();
-        conn.execute_batch(
-            "INSERT INTO principals (id, role, name, created_at_ms) VALUES \
-             (1, 'player', 'a', 0), (2, 'player', 'b', 0);
-             INSERT INTO games (id, red_id, black_id, time_control, ruleset, start_fen, \
-             created_at_ms) VALUES (7, 1, 2, '90m', 'cxa', 'startpos', 0), \
-             (8, 1, 2, '90m', 'cxa', 'startpos', 0);",
-        )
-        .unwrap();
+        conn.execute_batch(&players_and_games(&[7, 8])).unwrap();
         let mut w = Writer::new(conn, "NORMAL", 2, 1);
         let append = |w: &mut Writer, g: i64, seq: u64| {
             let op = Op {
@@ -1029,12 +1044,9 @@ mod tests {
         let file = dir.path().join("dup.db");
         let url = format!("sqlite://{}", file.display());
         let mut c = database_at(&url, crate::migrate::SQLITE.len()).await;
+        c.execute(players_and_games(&[7]).as_str()).await.unwrap();
         c.execute(
-            "INSERT INTO principals (id, role, name, created_at_ms) VALUES \
-             (1, 'player', 'a', 0), (2, 'player', 'b', 0);
-             INSERT INTO games (id, red_id, black_id, time_control, ruleset, start_fen, \
-             created_at_ms) VALUES (7, 1, 2, '90m', 'cxa', 'startpos', 0);
-             INSERT INTO game_events (game_id, seq, kind, payload, at_ms) VALUES \
+            "INSERT INTO game_events (game_id, seq, kind, payload, at_ms) VALUES \
              (7, 1, 'move', x'01', 0), (7, 2, 'move', x'02', 0);",
         )
         .await
