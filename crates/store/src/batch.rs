@@ -217,6 +217,15 @@ pub(crate) fn plan_known(ops: &[Op], known: &HashMap<GameId, GameState>) -> Opti
 pub(crate) trait Committer: Send + 'static {
     /// Commits the batch; on `Err` nothing of it was stored.
     fn commit(&mut self, ops: Vec<Op>) -> impl Future<Output = Result<Vec<Result<u64>>>> + Send;
+
+    /// At shutdown, after the last commit: whatever the committer still does in the
+    /// background is done when this returns.
+    fn finish(self) -> impl Future<Output = ()> + Send
+    where
+        Self: Sized,
+    {
+        async {}
+    }
 }
 
 /// Counters of the group-commit writers, for metrics. All are totals since the store opened.
@@ -479,6 +488,7 @@ async fn run<C: Committer>(
         }
         if let Some(done) = shutdown {
             rx.close();
+            committer.finish().await;
             let _ = done.send(());
             return;
         }

@@ -268,7 +268,9 @@ pub trait Store: Send + Sync + 'static {
 
     // ---- lifecycle --------------------------------------------------------------------------
 
-    /// Commits every queued append, stops the writers and closes the connections. Appends after
+    /// Commits every queued append, stops the writers and closes the connections. When it
+    /// returns the writers have ended (SQLite: with the key slice the writer runs after its
+    /// last commit), so nothing of this store writes to the database any more. Appends after
     /// this fail with [`StoreError::Closed`].
     fn close(&self) -> impl Future<Output = ()> + Send;
 

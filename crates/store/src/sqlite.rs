@@ -76,7 +76,7 @@ impl SqliteStore {
             SqliteSync::Full => "FULL",
             SqliteSync::Normal => "NORMAL",
         };
-        let jobs = spawn_writer(
+        let (jobs, exited) = spawn_writer(
             file,
             synchronous,
             options.sqlite_recent_max.max(1),
@@ -87,6 +87,7 @@ impl SqliteStore {
         let writers = Writers::spawn(
             vec![SqliteCommitter {
                 jobs,
+                exited,
                 checkpoint: Checkpoint::new(checkpointer),
             }],
             options.queue_capacity,
@@ -109,6 +110,9 @@ enum Job {
 /// The group-commit writer as the async side sees it: a queue to the writer thread.
 struct SqliteCommitter {
     jobs: std::sync::mpsc::Sender<Job>,
+    /// Closed when the writer thread has ended (after its last key slice, its connection
+    /// closed).
+    exited: tokio::sync::oneshot::Receiver<()>,
     checkpoint: Checkpoint,
 }
 
@@ -192,18 +196,25 @@ fn insert_in_chunks<T>(
 }
 
 /// Opens the writer's connection on a thread of its own and starts serving jobs there; the
-/// thread ends (closing the connection) when the returned sender is dropped.
+/// thread ends (closing the connection) when the returned sender is dropped, and then closes
+/// the returned receiver.
 async fn spawn_writer(
     file: std::path::PathBuf,
     synchronous: &'static str,
     recent_max: u64,
     key_slice: usize,
-) -> Result<std::sync::mpsc::Sender<Job>> {
+) -> Result<(
+    std::sync::mpsc::Sender<Job>,
+    tokio::sync::oneshot::Receiver<()>,
+)> {
     let (jobs, queue) = std::sync::mpsc::channel::<Job>();
     let (opened, open_result) = tokio::sync::oneshot::channel();
+    let (exiting, exited) = tokio::sync::oneshot::channel::<()>();
     std::thread::Builder::new()
         .name("chuhe-sqlite-writer".into())
         .spawn(move || {
+            // Dropped last, when the thread ends: after the writer and its connection.
+            let _exiting = exiting;
             let conn = match open_writer(&file, synchronous) {
                 Ok(conn) => conn,
                 Err(e) => {
@@ -236,10 +247,11 @@ async fn spawn_writer(
                     }
                 }
             }
+            drop(writer);
         })
         .map_err(|e| StoreError::CommitFailed(format!("starting the writer thread: {e}")))?;
     open_result.await.map_err(|_| StoreError::Closed)??;
-    Ok(jobs)
+    Ok((jobs, exited))
 }
 
 fn open_writer(file: &std::path::Path, synchronous: &str) -> Result<rusqlite::Connection> {
@@ -373,6 +385,13 @@ impl Committer for SqliteCommitter {
             let _ = self.jobs.send(Job::Checkpoint);
         }
         done
+    }
+
+    /// Ends the writer thread and waits for it: a key slice it runs after the last commit
+    /// is done (or failed) when the store's `close` returns, and its connection is closed.
+    async fn finish(self) {
+        drop(self.jobs);
+        let _ = self.exited.await;
     }
 }
 

@@ -1398,6 +1398,28 @@ async fn sqlite_recent_events_are_keyed_and_the_log_reads_the_same() -> TestResu
     Ok(())
 }
 
+/// The writer keys after it has answered a commit; `close` returns only when that key slice
+/// is done, so nothing writes to the database after it (a backup or a copy taken then is
+/// whole). Here the last commit starts a step of one slice: one game's 20,000 events.
+#[tokio::test]
+async fn sqlite_close_waits_for_the_key_slice_after_the_last_commit() -> TestResult {
+    let dir = tempfile::tempdir()?;
+    let url = format!("sqlite://{}", dir.path().join("close.db").display());
+    let events = 20_000u64;
+    let options = StoreOptions {
+        sqlite_recent_max: events,
+        sqlite_key_slice: 1,
+        ..StoreOptions::default()
+    };
+    let s = chuhe_store::open(&url, &options).await?;
+    let game = game_between(&s, "red", "black").await?;
+    check!(s.append(game, evs(1..=events)).await? == events);
+    s.close().await;
+    check!(rows_in(&url, TAIL).await? == 0);
+    check!(rows_in(&url, KEYS).await? == events as i64);
+    Ok(())
+}
+
 /// When keying the recent events fails, they stay where they are, in the unkeyed tail: every
 /// append is still answered, every read still sees them, and the next bulk step keys them all.
 #[tokio::test]
@@ -1428,10 +1450,11 @@ async fn sqlite_a_failing_bulk_step_loses_nothing() -> TestResult {
     for seq in 21..=24 {
         check!(s.append(game, evs(seq..=seq)).await? == seq);
     }
+    check!(stored_seqs(&s, game).await? == (1..=24).collect::<Vec<_>>());
+    // The step runs after the 24th append is answered; `close` waits for it to end.
+    s.close().await;
     check!(rows_in(&url, TAIL).await? == 0);
     check!(rows_in(&url, KEYS).await? == 24);
     check!(rows_in(&url, "game_events").await? == 24);
-    check!(stored_seqs(&s, game).await? == (1..=24).collect::<Vec<_>>());
-    s.close().await;
     Ok(())
 }
