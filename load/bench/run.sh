@@ -8,7 +8,9 @@
 # Output: bench-out/NAME/{summary.txt,report.json,metrics.txt,serve.log,load.err}. Needs release builds
 # (cargo build --release -p chuhe -p chuhe-load; CHUHE_BENCH_BIN=DIR runs the binaries in DIR instead,
 # for paired runs of two builds); `pg` needs PostgreSQL on 127.0.0.1:5432
-# (user postgres, trust auth) and drops/creates the database chuhe_bench.
+# (user postgres, trust auth) and drops/creates the database chuhe_bench. The disk's own flush
+# latency is probed beside every run (`--disk-probe`) in bench-out/NAME, or in
+# CHUHE_BENCH_DISK_PROBE=DIR (put it on the database's file system).
 set -euo pipefail
 [ $# -ge 3 ] || { sed -n 2,9p "$0"; exit 1; }
 NAME=$1; DB=$2; shift 2; [ "${1:-}" = "--" ] && shift
@@ -33,6 +35,7 @@ trap 'kill -INT $SP 2>/dev/null; wait $SP 2>/dev/null || true' EXIT
 for _ in $(seq 100); do curl -sf http://127.0.0.1:$PORT/healthz >/dev/null && break; sleep 0.1; done
 set +e
 taskset -c 1 "$B/chuhe-load" --threads 1 "$@" --progress 0 --chuhe-url ws://127.0.0.1:$PORT/ws \
+  --disk-probe "${CHUHE_BENCH_DISK_PROBE:-$D}" \
   --chuhe-pid $SP --organizer-token "$TOKEN" --relay-cpus 0 --json "$D/report.json" \
   >"$D/summary.txt" 2>"$D/load.err"
 RC=$?

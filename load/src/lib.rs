@@ -3,11 +3,13 @@
 //! - [`relay`]: the bare relay (`chuhe-load relay`), the yardstick.
 //! - [`driver`]: the framing layer, one [`driver::Protocol`] per target ([`chuhe`] for chuhe).
 //! - [`client`]: simulated players and spectators; [`scenario`]: what they do together.
-//! - [`metrics`], [`procstat`], [`report`]: what is measured and how it is reported.
+//! - [`metrics`], [`procstat`], [`report`]: what is measured and how it is reported;
+//!   [`diskprobe`]: the disk's own flush latency beside a run.
 //! - [`net`]: loopback-only connects, bounded concurrency, source addresses, fd limits.
 
 pub mod chuhe;
 pub mod client;
+pub mod diskprobe;
 pub mod driver;
 pub mod metrics;
 pub mod moves;

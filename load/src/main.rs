@@ -220,6 +220,13 @@ struct CommonArgs {
     /// CPU list for the relay started here (`taskset -c`), e.g. 0.
     #[arg(long)]
     relay_cpus: Option<String>,
+    /// Measure the disk's flush latency beside each run: an 8 KiB write and `fdatasync` of a
+    /// file in this directory (put it on the database's file system) every
+    /// --disk-probe-every. Reported as `disk_flush`.
+    #[arg(long)]
+    disk_probe: Option<PathBuf>,
+    #[arg(long, default_value = "10ms", value_parser = parse_duration)]
+    disk_probe_every: Duration,
     /// chuhe's websocket URL, e.g. ws://127.0.0.1:8080/ws.
     #[arg(long, env = "CHUHE_LOAD_CHUHE_URL")]
     chuhe_url: Option<String>,
@@ -515,6 +522,25 @@ async fn spawn_relay(cpus: Option<&str>) -> Result<ChildRelay> {
     Ok(ChildRelay { child, url, pid })
 }
 
+/// Runs a scenario with the disk probe beside it when --disk-probe asks for one.
+async fn probed(
+    common: &CommonArgs,
+    run: impl std::future::Future<Output = Result<Report, scenario::RunError>>,
+) -> Result<Report> {
+    let Some(dir) = &common.disk_probe else {
+        return Ok(run.await?);
+    };
+    if common.disk_probe_every.is_zero() {
+        bail!("--disk-probe-every must be at least 1ms");
+    }
+    let probe = chuhe_load::diskprobe::DiskProbe::start(dir, common.disk_probe_every)?;
+    let result = run.await;
+    let flush = probe.finish();
+    let mut report = result?;
+    report.disk_flush = Some(flush);
+    Ok(report)
+}
+
 async fn run_scenario(scenario: Scenario, common: CommonArgs) -> Result<bool> {
     let moves = match &common.corpus {
         Some(path) => MoveSource::load(path, scenario.plies())?,
@@ -550,7 +576,8 @@ async fn run_scenario(scenario: Scenario, common: CommonArgs) -> Result<bool> {
             }
         };
         let target = Target::relay(&url)?;
-        let report = scenario::run(&scenario, &target, &moves, &options(pid)).await?;
+        let opts = options(pid);
+        let report = probed(&common, scenario::run(&scenario, &target, &moves, &opts)).await?;
         if let Some(mut c) = child {
             let _ = c.child.start_kill();
             let _ = c.child.wait().await;
@@ -575,7 +602,8 @@ async fn run_scenario(scenario: Scenario, common: CommonArgs) -> Result<bool> {
             setup_concurrency: common.setup_concurrency,
         };
         let target = Target::chuhe(url, encoding, setup)?;
-        let report = scenario::run(&scenario, &target, &moves, &options(common.chuhe_pid)).await?;
+        let opts = options(common.chuhe_pid);
+        let report = probed(&common, scenario::run(&scenario, &target, &moves, &opts)).await?;
         chuhe_report = Some(report);
     }
 

@@ -7,6 +7,7 @@ use std::time::Instant;
 use serde::Serialize;
 
 use crate::client::Ctx;
+use crate::diskprobe::DiskFlush;
 use crate::metrics::{Hist, LatencySummary, Metrics};
 use crate::procstat::ProcReport;
 use crate::scenario::{Phase, RunOptions, Scenario};
@@ -105,6 +106,9 @@ pub struct Report {
     pub load: ProcReport,
     pub fd_limit: u64,
     pub machine: Machine,
+    /// The disk's flush latency during the run (`--disk-probe`), when probed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub disk_flush: Option<DiskFlush>,
 }
 
 impl Report {
@@ -182,6 +186,7 @@ impl Report {
             load,
             fd_limit,
             machine,
+            disk_flush: None,
         }
     }
 
@@ -272,6 +277,23 @@ impl Report {
                     p.rss_per_connection_bytes
                 );
             }
+        }
+        if let Some(d) = &self.disk_flush {
+            let f = &d.flush;
+            let _ = writeln!(
+                s,
+                "  disk flush (8 KiB + fdatasync every {} ms in {}): {} flushes, p50 {:.3} p99 {:.3} \
+                 p99.9 {:.3} max {:.3} ms, {} above 10 ms, {} errors",
+                d.every_ms,
+                d.dir,
+                f.count,
+                f.p50_ms,
+                f.p99_ms,
+                f.p999_ms,
+                f.max_ms,
+                d.above_10ms,
+                d.errors
+            );
         }
         let _ = writeln!(
             s,

@@ -16,8 +16,14 @@ fn load(args: &[&str]) -> std::io::Result<Output> {
 
 #[test]
 fn games_against_a_relay_it_starts_itself() -> TestResult {
+    let dir = tempfile::tempdir()?;
+    let probe_dir = dir.path().display().to_string();
     let out = load(&[
         "games",
+        "--disk-probe",
+        &probe_dir,
+        "--disk-probe-every",
+        "1ms",
         "--games",
         "3",
         "--spectators",
@@ -44,6 +50,14 @@ fn games_against_a_relay_it_starts_itself() -> TestResult {
     // The relay child was sampled as the server.
     assert!(report["server"]["pid"].as_u64().is_some_and(|p| p > 0));
     assert!(report["latency"]["move_ack"]["p99_ms"].as_f64().is_some());
+    // The disk was probed beside the run, and the probe's file is gone.
+    assert!(
+        report["disk_flush"]["flush"]["count"]
+            .as_u64()
+            .is_some_and(|n| n >= 1)
+    );
+    assert_eq!(report["disk_flush"]["dir"], probe_dir.as_str());
+    assert_eq!(std::fs::read_dir(dir.path())?.count(), 0);
     Ok(())
 }
 
@@ -81,6 +95,14 @@ fn refusals_exit_with_status_1_and_say_why() -> TestResult {
         (&["relay", "--listen", "0.0.0.0:0"][..], "loopback only"),
         (&["games", "--games", "0"][..], "at least one game"),
         (&["games", "--think", "soon"][..], "bad duration"),
+        (
+            &["games", "--disk-probe", "/nonexistent/dir"][..],
+            "disk probe in /nonexistent/dir: creating the probe file",
+        ),
+        (
+            &["games", "--disk-probe", "/tmp", "--disk-probe-every", "0"][..],
+            "--disk-probe-every must be at least 1ms",
+        ),
     ] {
         let out = load(args)?;
         let stderr = String::from_utf8_lossy(&out.stderr);
