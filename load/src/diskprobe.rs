@@ -36,6 +36,13 @@ pub struct DiskFlush {
     pub flush: LatencySummary,
     /// Flushes slower than 10 ms.
     pub above_10ms: u64,
+    /// Time spent in those flushes beyond their first 10 ms, in milliseconds: a commit that
+    /// starts during a stalled flush waits for the rest of it, so this (not a percentile of the
+    /// probes, which take one sample per stall) is how long in the run a commit starting then
+    /// could not finish within 10 ms.
+    pub stalled_ms: f64,
+    /// `stalled_ms` as a fraction of the time probed.
+    pub stalled_fraction: f64,
     /// Write or flush errors (the probe goes on after one).
     pub errors: u64,
 }
@@ -113,6 +120,7 @@ fn probe(
     let hist = Hist::default();
     let block = vec![0x5a; WRITE_BYTES];
     let mut offset = 0;
+    let probing = Instant::now();
     loop {
         let started = Instant::now();
         match file
@@ -124,6 +132,7 @@ fn probe(
                 hist.record(took);
                 if took > STALL {
                     report.above_10ms += 1;
+                    report.stalled_ms += (took - STALL).as_secs_f64() * 1000.0;
                 }
             }
             Err(_) => report.errors += 1,
@@ -141,6 +150,10 @@ fn probe(
     drop(file);
     let _ = std::fs::remove_file(&path);
     report.flush = hist.summary();
+    let probed_ms = probing.elapsed().as_secs_f64() * 1000.0;
+    if probed_ms > 0.0 {
+        report.stalled_fraction = report.stalled_ms / probed_ms;
+    }
     report
 }
 
@@ -157,6 +170,7 @@ mod tests {
         let report = probe.finish();
         assert!(report.flush.count >= 1, "{report:?}");
         assert_eq!(report.errors, 0);
+        assert!((0.0..=1.0).contains(&report.stalled_fraction), "{report:?}");
         assert_eq!(report.every_ms, 1);
         assert_eq!(report.dir, dir.path().display().to_string());
         assert_eq!(std::fs::read_dir(dir.path())?.count(), 0);

@@ -283,7 +283,7 @@ impl Report {
             let _ = writeln!(
                 s,
                 "  disk flush (8 KiB + fdatasync every {} ms in {}): {} flushes, p50 {:.3} p99 {:.3} \
-                 p99.9 {:.3} max {:.3} ms, {} above 10 ms, {} errors",
+                 p99.9 {:.3} max {:.3} ms, {} above 10 ms ({:.0} ms, {:.2} % of the run), {} errors",
                 d.every_ms,
                 d.dir,
                 f.count,
@@ -292,6 +292,8 @@ impl Report {
                 f.p999_ms,
                 f.max_ms,
                 d.above_10ms,
+                d.stalled_ms,
+                d.stalled_fraction * 100.0,
                 d.errors
             );
         }
