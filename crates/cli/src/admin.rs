@@ -76,7 +76,7 @@ pub fn run(args: AdminArgs) -> Result<std::process::ExitCode> {
         .enable_all()
         .build()?;
     rt.block_on(async move {
-        let p = open_persist(&args.database_url, chuhe_store::SqliteSync::Full).await?;
+        let p = open_persist(&args.database_url, &chuhe_store::StoreOptions::default()).await?;
         let out = match args.command {
             AdminCommand::CreatePlayer { name, role } => {
                 let role = Role::parse(&role).with_context(|| {

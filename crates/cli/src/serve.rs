@@ -33,6 +33,9 @@ pub struct ServeArgs {
     /// not power loss) [default: full].
     #[arg(long, env = "CHUHE_SQLITE_SYNC")]
     pub sqlite_sync: Option<String>,
+    /// PostgreSQL: group-commit writers, each with its own connection, 1..=16 [default: 2].
+    #[arg(long, env = "CHUHE_PG_WRITERS")]
+    pub pg_writers: Option<usize>,
     /// Tokio scheduler: `auto` (single-threaded when the process may use one CPU, else one
     /// worker per CPU), `single` or `multi` [default: auto].
     #[arg(long, env = "CHUHE_SCHEDULER")]
@@ -61,6 +64,7 @@ struct FileConfig {
     database_url: Option<String>,
     redis_url: Option<String>,
     sqlite_sync: Option<String>,
+    pg_writers: Option<usize>,
     scheduler: Option<String>,
     max_frame_bytes: Option<usize>,
     rate_per_sec: Option<u32>,
@@ -107,6 +111,7 @@ pub struct Settings {
     pub listen: SocketAddr,
     pub database_url: String,
     pub sqlite_sync: SqliteSync,
+    pub pg_writers: usize,
     pub scheduler: Scheduler,
     pub config: Config,
     pub demo: bool,
@@ -133,6 +138,14 @@ pub fn settings(args: &ServeArgs) -> Result<Settings> {
         "normal" => SqliteSync::Normal,
         other => anyhow::bail!("sqlite_sync must be full or normal, not {other:?}"),
     };
+    let pg_writers = args
+        .pg_writers
+        .or(file.pg_writers)
+        .unwrap_or(StoreOptions::default().pg_writers);
+    anyhow::ensure!(
+        (1..=16).contains(&pg_writers),
+        "pg_writers must be 1..=16, not {pg_writers}"
+    );
     let scheduler = match args
         .scheduler
         .clone()
@@ -173,6 +186,7 @@ pub fn settings(args: &ServeArgs) -> Result<Settings> {
             .or(file.database_url)
             .unwrap_or_else(|| DEFAULT_DATABASE.to_string()),
         sqlite_sync: sync,
+        pg_writers,
         scheduler,
         config,
         demo: args.demo || file.demo.unwrap_or(false),
@@ -184,12 +198,8 @@ pub fn settings(args: &ServeArgs) -> Result<Settings> {
     })
 }
 
-pub async fn open_persist(url: &str, sync: SqliteSync) -> Result<Arc<dyn Persist>> {
-    let options = StoreOptions {
-        sqlite_sync: sync,
-        ..StoreOptions::default()
-    };
-    let store = chuhe_store::open(url, &options)
+pub async fn open_persist(url: &str, options: &StoreOptions) -> Result<Arc<dyn Persist>> {
+    let store = chuhe_store::open(url, options)
         .await
         .with_context(|| format!("opening database {url}"))?;
     Ok(Arc::new(StoreAdapter::new(Arc::new(store))))
@@ -204,7 +214,12 @@ pub fn run(args: ServeArgs) -> Result<std::process::ExitCode> {
         .init();
     let rt = s.scheduler.runtime()?;
     rt.block_on(async move {
-        let persist = open_persist(&s.database_url, s.sqlite_sync).await?;
+        let options = StoreOptions {
+            sqlite_sync: s.sqlite_sync,
+            pg_writers: s.pg_writers,
+            ..StoreOptions::default()
+        };
+        let persist = open_persist(&s.database_url, &options).await?;
         let listener = chuhe_server::bind_listener(s.listen)
             .with_context(|| format!("binding {}", s.listen))?;
         let addr = listener.local_addr()?;
@@ -304,6 +319,14 @@ mod tests {
         let t = T::parse_from(["t"]);
         let s = settings(&t.a).unwrap();
         assert_eq!(s.database_url, DEFAULT_DATABASE);
+        assert_eq!(s.pg_writers, 2);
+        let t = T::parse_from(["t", "--pg-writers", "1"]);
+        assert_eq!(settings(&t.a).unwrap().pg_writers, 1);
+        for bad in ["0", "17"] {
+            let t = T::parse_from(["t", "--pg-writers", bad]);
+            let e = settings(&t.a).unwrap_err().to_string();
+            assert!(e.contains("pg_writers must be 1..=16"), "{e}");
+        }
         let t = T::parse_from(["t", "--scheduler", "single"]);
         assert_eq!(settings(&t.a).unwrap().scheduler, Scheduler::Single);
         let t = T::parse_from(["t", "--scheduler", "multi"]);
