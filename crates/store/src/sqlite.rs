@@ -388,10 +388,14 @@ impl Committer for SqliteCommitter {
     }
 
     /// Ends the writer thread and waits for it: a key slice it runs after the last commit
-    /// is done (or failed) when the store's `close` returns, and its connection is closed.
+    /// is done (or failed) when the store's `close` returns, and its connection is closed. A
+    /// background checkpoint still running is waited for too.
     async fn finish(self) {
         drop(self.jobs);
         let _ = self.exited.await;
+        if let Some(running) = self.checkpoint.running {
+            let _ = running.await;
+        }
     }
 }
 
