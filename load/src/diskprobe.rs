@@ -11,8 +11,7 @@
 use std::fs::File;
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{self, RecvTimeoutError};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
@@ -49,7 +48,8 @@ pub struct DiskFlush {
 
 /// A running probe; [`DiskProbe::finish`] stops it and reports.
 pub struct DiskProbe {
-    stop: Arc<AtomicBool>,
+    /// Dropped to stop the probe: its thread waits on the other end between two probes.
+    stop: mpsc::Sender<()>,
     thread: JoinHandle<DiskFlush>,
 }
 
@@ -87,7 +87,7 @@ impl DiskProbe {
             let _ = std::fs::remove_file(&path);
             return Err(err("preallocating the probe file")(e));
         }
-        let stop = Arc::new(AtomicBool::new(false));
+        let (stop, stopped) = mpsc::channel();
         let report = DiskFlush {
             dir: dir.display().to_string(),
             every_ms: u64::try_from(every.as_millis()).unwrap_or(u64::MAX),
@@ -95,17 +95,14 @@ impl DiskProbe {
         };
         let thread = std::thread::Builder::new()
             .name("disk-probe".into())
-            .spawn({
-                let stop = Arc::clone(&stop);
-                move || probe(file, path, every, &stop, report)
-            })
+            .spawn(move || probe(file, path, every, &stopped, report))
             .map_err(err("starting the probe thread"))?;
         Ok(Self { stop, thread })
     }
 
     /// Stops the probe (after at least one flush) and reports what it measured.
     pub fn finish(self) -> DiskFlush {
-        self.stop.store(true, Ordering::Relaxed);
+        drop(self.stop);
         self.thread.join().unwrap_or_default()
     }
 }
@@ -114,7 +111,7 @@ fn probe(
     file: File,
     path: PathBuf,
     every: Duration,
-    stop: &AtomicBool,
+    stopped: &mpsc::Receiver<()>,
     mut report: DiskFlush,
 ) -> DiskFlush {
     let hist = Hist::default();
@@ -138,13 +135,10 @@ fn probe(
             Err(_) => report.errors += 1,
         }
         offset = (offset + STEP) % (FILE_BYTES - WRITE_BYTES as u64);
-        if stop.load(Ordering::Relaxed) {
-            break;
-        }
-        // Pacing, not waiting for something: the probe samples the disk at a steady rate.
-        std::thread::sleep(every.saturating_sub(started.elapsed()));
-        if stop.load(Ordering::Relaxed) {
-            break;
+        // The next probe is due after `every`, unless the probe is stopped first.
+        match stopped.recv_timeout(every.saturating_sub(started.elapsed())) {
+            Err(RecvTimeoutError::Timeout) => {}
+            Ok(()) | Err(RecvTimeoutError::Disconnected) => break,
         }
     }
     drop(file);
