@@ -462,11 +462,11 @@ impl Client {
                 if let Fresh::Duplicate = self.seen.ply(ply, &m) {
                     return Ok(());
                 }
-                let lat = self.plan.timeline.since_sent(ply, now);
+                let sent = self.plan.timeline.sent_at(ply);
                 Metrics::add(&m.deliveries, 1);
                 if self.seat().is_some() {
-                    if let Some(d) = lat {
-                        m.opponent.record(d);
+                    if let Some(sent) = sent {
+                        m.opponent.record_span(sent, now);
                     }
                     // The opponent's move also settles anything of ours before it.
                     if self.sent.is_some_and(|p| p < ply) {
@@ -474,8 +474,9 @@ impl Client {
                     }
                     self.schedule();
                 } else {
-                    if let Some(d) = lat {
-                        m.spectator.record(d);
+                    if let Some(sent) = sent {
+                        m.spectator
+                            .record(Duration::from_nanos(now.saturating_sub(sent)));
                     }
                     self.plan.timeline.spectator_got(ply, now);
                 }
@@ -514,8 +515,8 @@ impl Client {
         let m = &self.ctx.metrics;
         self.seen.acked = ply;
         let now = self.ctx.epoch.now_ns();
-        if let Some(d) = self.plan.timeline.since_sent(ply, now) {
-            m.ack.record(d);
+        if let Some(sent) = self.plan.timeline.sent_at(ply) {
+            m.ack.record_span(sent, now);
         }
         Metrics::add(&m.moves_acked, 1);
         self.ctx.last_ack_ns.fetch_max(now, Ordering::Relaxed);

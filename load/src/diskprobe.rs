@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 
 use serde::Serialize;
 
-use crate::metrics::{Hist, LatencySummary};
+use crate::metrics::{Hist, LatencySummary, Span};
 
 const FILE_BYTES: u64 = 1 << 20;
 const WRITE_BYTES: usize = 8 << 10;
@@ -44,6 +44,95 @@ pub struct DiskFlush {
     pub stalled_fraction: f64,
     /// Write or flush errors (the probe goes on after one).
     pub errors: u64,
+    /// The run's move latencies without the moves a stall overlapped ([`DiskFlush::outside_stalls`]),
+    /// filled in when the run is over.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub outside_stalls: Option<OutsideStalls>,
+    /// The stalls seen, in the order they happened: from one probe interval before a flush
+    /// slower than 10 ms began (the disk may have stalled up to one interval before the probe
+    /// started its flush) to the flush's end.
+    #[serde(skip)]
+    pub stalls: Vec<(Instant, Instant)>,
+}
+
+/// The move latencies of a run once the moves that a disk stall overlapped are left out: what
+/// the server and the network gave while the disk was not stalled. A move counts as overlapped
+/// when its span (sent to acknowledged, or sent to the opponent's receipt) meets a stall;
+/// moves delayed by the backlog a stall left behind are kept.
+#[derive(Clone, Debug, Default, Serialize, PartialEq)]
+pub struct OutsideStalls {
+    /// Stalls (see [`DiskFlush::stalls`]) after merging those that overlap.
+    pub stalls: u64,
+    /// Their total length, in milliseconds.
+    pub stalls_ms: f64,
+    /// Acknowledged moves whose span met a stall (left out of `move_ack`).
+    pub move_ack_overlapping: u64,
+    pub move_ack: LatencySummary,
+    /// Opponent deliveries whose span met a stall (left out of `opponent_delivery`).
+    pub opponent_delivery_overlapping: u64,
+    pub opponent_delivery: LatencySummary,
+    /// Samples recorded beyond what the run kept spans of (`chuhe_load::metrics::SPAN_CAP`),
+    /// not in the figures above.
+    pub not_kept: u64,
+}
+
+impl DiskFlush {
+    /// Splits a run's move samples by the stalls this probe saw. `epoch` is the run's epoch
+    /// (the spans are ns since it); `recorded` the numbers of acknowledgements and opponent
+    /// deliveries recorded (more than the spans when the run outgrew the cap).
+    pub fn outside_stalls(
+        &self,
+        epoch: Instant,
+        ack: &[Span],
+        opponent: &[Span],
+        recorded: u64,
+    ) -> OutsideStalls {
+        let ns = |t: Instant| {
+            u64::try_from(t.saturating_duration_since(epoch).as_nanos()).unwrap_or(u64::MAX)
+        };
+        let stalls = merge(self.stalls.iter().map(|&(a, b)| (ns(a), ns(b))));
+        let (move_ack_overlapping, move_ack) = split(&stalls, ack);
+        let (opponent_delivery_overlapping, opponent_delivery) = split(&stalls, opponent);
+        OutsideStalls {
+            stalls: stalls.len() as u64,
+            stalls_ms: stalls.iter().map(|(a, b)| b - a).sum::<u64>() as f64 / 1e6,
+            move_ack_overlapping,
+            move_ack,
+            opponent_delivery_overlapping,
+            opponent_delivery,
+            not_kept: recorded.saturating_sub((ack.len() + opponent.len()) as u64),
+        }
+    }
+}
+
+/// Sorted, non-overlapping intervals from intervals sorted by their start.
+fn merge(intervals: impl Iterator<Item = Span>) -> Vec<Span> {
+    let mut out: Vec<Span> = Vec::new();
+    for (a, b) in intervals {
+        match out.last_mut() {
+            Some(last) if a <= last.1 => last.1 = last.1.max(b),
+            _ => out.push((a, b)),
+        }
+    }
+    out
+}
+
+/// How many of `spans` meet one of `stalls` (sorted, non-overlapping), and the latencies of
+/// the others.
+fn split(stalls: &[Span], spans: &[Span]) -> (u64, LatencySummary) {
+    let clear = Hist::default();
+    let mut overlapping = 0;
+    for &(start, end) in spans {
+        // The first stall that ends at or after the span starts; the span meets it if it
+        // starts by the span's end.
+        let i = stalls.partition_point(|s| s.1 < start);
+        if stalls.get(i).is_some_and(|s| s.0 <= end) {
+            overlapping += 1;
+        } else {
+            clear.record_us(end.saturating_sub(start) / 1000);
+        }
+    }
+    (overlapping, clear.summary())
 }
 
 /// A running probe; [`DiskProbe::finish`] stops it and reports.
@@ -125,11 +214,14 @@ fn probe(
             .and_then(|()| file.sync_data())
         {
             Ok(()) => {
-                let took = started.elapsed();
+                let ended = Instant::now();
+                let took = ended - started;
                 hist.record(took);
                 if took > STALL {
                     report.above_10ms += 1;
                     report.stalled_ms += (took - STALL).as_secs_f64() * 1000.0;
+                    let from = started.checked_sub(every).unwrap_or(started);
+                    report.stalls.push((from, ended));
                 }
             }
             Err(_) => report.errors += 1,
@@ -169,6 +261,71 @@ mod tests {
         assert_eq!(report.dir, dir.path().display().to_string());
         assert_eq!(std::fs::read_dir(dir.path())?.count(), 0);
         Ok(())
+    }
+
+    #[test]
+    fn overlapping_stalls_merge() {
+        let m = merge([(0, 10), (5, 20), (20, 30), (40, 50), (45, 48)].into_iter());
+        assert_eq!(m, vec![(0, 30), (40, 50)]);
+        assert!(merge(std::iter::empty()).is_empty());
+    }
+
+    #[test]
+    fn spans_meeting_a_stall_are_left_out() {
+        const MS: u64 = 1_000_000;
+        let stalls = [(100 * MS, 200 * MS), (500 * MS, 600 * MS)];
+        let spans = [
+            (10 * MS, 12 * MS),   // before: kept, 2 ms
+            (95 * MS, 150 * MS),  // runs into the first stall
+            (150 * MS, 160 * MS), // inside it
+            (199 * MS, 230 * MS), // starts in it
+            (200 * MS, 203 * MS), // starts at its very end: meets it
+            (201 * MS, 204 * MS), // just after: kept, 3 ms
+            (300 * MS, 700 * MS), // spans the second stall whole
+            (700 * MS, 704 * MS), // after both: kept, 4 ms
+        ];
+        let (overlapping, clear) = split(&stalls, &spans);
+        assert_eq!(overlapping, 5);
+        assert_eq!(clear.count, 3);
+        assert!((clear.max_ms - 4.0).abs() < 0.01, "{clear:?}");
+        let (none, all) = split(&[], &spans);
+        assert_eq!((none, all.count), (0, 8));
+    }
+
+    #[test]
+    fn stalls_are_placed_on_the_runs_clock() {
+        let epoch = Instant::now();
+        let at = |ms: u64| epoch + Duration::from_millis(ms);
+        let flush = DiskFlush {
+            stalls: vec![(at(100), at(150)), (at(140), at(160)), (at(400), at(420))],
+            ..DiskFlush::default()
+        };
+        const MS: u64 = 1_000_000;
+        let ack = [
+            (10 * MS, 11 * MS),
+            (155 * MS, 170 * MS),
+            (300 * MS, 302 * MS),
+        ];
+        let opponent = [(410 * MS, 412 * MS)];
+        let o = flush.outside_stalls(epoch, &ack, &opponent, 6);
+        assert_eq!(o.stalls, 2);
+        assert!((o.stalls_ms - 80.0).abs() < 1e-6, "{o:?}");
+        assert_eq!((o.move_ack_overlapping, o.move_ack.count), (1, 2));
+        assert!((o.move_ack.max_ms - 2.0).abs() < 0.01, "{o:?}");
+        assert_eq!(
+            (o.opponent_delivery_overlapping, o.opponent_delivery.count),
+            (1, 0)
+        );
+        assert_eq!(o.not_kept, 2);
+        // A stall before the run's epoch starts at its epoch.
+        let early = DiskFlush {
+            stalls: vec![(epoch, at(20))],
+            ..DiskFlush::default()
+        };
+        let later = epoch + Duration::from_millis(5);
+        let o = early.outside_stalls(later, &[(0, MS)], &[], 1);
+        assert!((o.stalls_ms - 15.0).abs() < 1e-6, "{o:?}");
+        assert_eq!(o.move_ack_overlapping, 1);
     }
 
     #[test]

@@ -537,7 +537,7 @@ async fn probed(
     let result = run.await;
     let flush = probe.finish();
     let mut report = result?;
-    report.disk_flush = Some(flush);
+    report.attach_disk_flush(flush);
     Ok(report)
 }
 

@@ -15,32 +15,72 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-/// A shared latency histogram in microseconds (1 µs to 60 s, 3 significant figures).
-pub struct Hist(Mutex<Histogram<u64>>);
+/// A shared latency histogram in microseconds (1 µs to 60 s, 3 significant figures). One made
+/// with [`Hist::with_spans`] also keeps when each sample began and ended, so a run can tell
+/// afterwards which samples overlapped a disk stall (`--disk-probe`).
+pub struct Hist(Mutex<Samples>);
+
+struct Samples {
+    hist: Histogram<u64>,
+    /// (start, end) of each sample, ns since the run's epoch, up to `span_cap` of them.
+    spans: Vec<Span>,
+    span_cap: usize,
+}
+
+/// When a sample began and ended, ns since the run's epoch.
+pub type Span = (u64, u64);
+
+/// Spans kept per histogram at most: 4 Mi samples (64 MiB), an hour of a realistic load.
+pub const SPAN_CAP: usize = 4 << 20;
 
 impl Default for Hist {
     fn default() -> Self {
-        // Constant bounds that hdrhistogram always accepts (low >= 1, high >= 2 * low, sigfig <= 5);
-        // the unit test `percentiles` exercises this constructor.
-        #[allow(clippy::expect_used)]
-        let h = Histogram::new_with_bounds(1, HIST_MAX_US, 3).expect("constant histogram bounds");
-        Self(Mutex::new(h))
+        Self::with_spans(0)
     }
 }
 
 impl Hist {
+    /// A histogram that also keeps the spans of its first `cap` samples recorded with
+    /// [`Hist::record_span`].
+    pub fn with_spans(cap: usize) -> Self {
+        // Constant bounds that hdrhistogram always accepts (low >= 1, high >= 2 * low, sigfig <= 5);
+        // the unit test `percentiles` exercises this constructor.
+        #[allow(clippy::expect_used)]
+        let hist =
+            Histogram::new_with_bounds(1, HIST_MAX_US, 3).expect("constant histogram bounds");
+        Self(Mutex::new(Samples {
+            hist,
+            spans: Vec::new(),
+            span_cap: cap,
+        }))
+    }
+
     pub fn record(&self, d: Duration) {
         let us = u64::try_from(d.as_micros()).unwrap_or(u64::MAX).max(1);
-        lock(&self.0).saturating_record(us);
+        lock(&self.0).hist.saturating_record(us);
     }
 
     pub fn record_us(&self, us: u64) {
-        lock(&self.0).saturating_record(us.max(1));
+        lock(&self.0).hist.saturating_record(us.max(1));
+    }
+
+    /// Records the latency `end_ns - start_ns` and, while under the cap, the span itself.
+    pub fn record_span(&self, start_ns: u64, end_ns: u64) {
+        let us = end_ns.saturating_sub(start_ns) / 1000;
+        let mut s = lock(&self.0);
+        s.hist.saturating_record(us.max(1));
+        if s.spans.len() < s.span_cap {
+            s.spans.push((start_ns, end_ns));
+        }
+    }
+
+    /// The spans kept (see [`Hist::with_spans`]), in the order they were recorded.
+    pub fn spans(&self) -> Vec<Span> {
+        lock(&self.0).spans.clone()
     }
 
     pub fn summary(&self) -> LatencySummary {
-        let h = lock(&self.0);
-        LatencySummary::of(&h)
+        LatencySummary::of(&lock(&self.0).hist)
     }
 }
 
@@ -133,10 +173,10 @@ impl Timeline {
         self.highest.load(Ordering::Relaxed)
     }
 
-    /// Time from the send of `ply` to `at_ns`, if it was sent by this run.
-    pub fn since_sent(&self, ply: u32, at_ns: u64) -> Option<Duration> {
+    /// When `ply` was first sent (ns since the run's epoch), if it was sent by this run.
+    pub fn sent_at(&self, ply: u32) -> Option<u64> {
         let sent = self.sent.get(ply as usize)?.load(Ordering::Relaxed);
-        (sent != 0).then(|| Duration::from_nanos(at_ns.saturating_sub(sent)))
+        (sent != 0).then_some(sent)
     }
 
     pub fn spectator_got(&self, ply: u32, at_ns: u64) {
@@ -164,11 +204,10 @@ impl Timeline {
 }
 
 /// Everything the simulated clients of one run count.
-#[derive(Default)]
 pub struct Metrics {
-    /// Player's own move: send to acknowledgement.
+    /// Player's own move: send to acknowledgement (with spans, up to [`SPAN_CAP`]).
     pub ack: Hist,
-    /// Player's move: send to the opponent's receipt.
+    /// Player's move: send to the opponent's receipt (with spans, up to [`SPAN_CAP`]).
     pub opponent: Hist,
     /// Player's move: send to a spectator's receipt.
     pub spectator: Hist,
@@ -195,6 +234,33 @@ pub struct Metrics {
     pub games_started: AtomicU64,
     pub games_completed: AtomicU64,
     pub errors: Mutex<BTreeMap<String, u64>>,
+}
+
+impl Default for Metrics {
+    fn default() -> Self {
+        Self {
+            ack: Hist::with_spans(SPAN_CAP),
+            opponent: Hist::with_spans(SPAN_CAP),
+            spectator: Hist::default(),
+            connect: Hist::default(),
+            reconnect: Hist::default(),
+            fanout_all: Hist::default(),
+            moves_sent: AtomicU64::default(),
+            moves_acked: AtomicU64::default(),
+            deliveries: AtomicU64::default(),
+            connected: AtomicU64::default(),
+            connect_failed: AtomicU64::default(),
+            disconnected: AtomicU64::default(),
+            reconnects: AtomicU64::default(),
+            missing: AtomicU64::default(),
+            missing_after_reconnect: AtomicU64::default(),
+            seq_gaps: AtomicU64::default(),
+            duplicates: AtomicU64::default(),
+            games_started: AtomicU64::default(),
+            games_completed: AtomicU64::default(),
+            errors: Mutex::default(),
+        }
+    }
 }
 
 impl Metrics {
@@ -240,14 +306,34 @@ mod tests {
     }
 
     #[test]
+    fn spans_are_kept_up_to_the_cap_and_recorded_as_latency() {
+        let h = Hist::with_spans(2);
+        h.record_span(1_000_000, 3_000_000);
+        h.record_span(5_000_000, 6_000_000);
+        h.record_span(7_000_000, 17_000_000);
+        assert_eq!(
+            h.spans(),
+            vec![(1_000_000, 3_000_000), (5_000_000, 6_000_000)]
+        );
+        let s = h.summary();
+        assert_eq!(s.count, 3);
+        assert!((s.max_ms - 10.0).abs() < 0.01, "{s:?}");
+        assert!((s.p50_ms - 2.0).abs() < 0.01, "{s:?}");
+        let plain = Hist::default();
+        plain.record_span(0, 1_000);
+        assert!(plain.spans().is_empty());
+        assert_eq!(plain.summary().count, 1);
+    }
+
+    #[test]
     fn timeline_keeps_first_send_and_full_fanout() {
         let t = Timeline::new(3);
         t.mark_sent(1, 1_000);
         t.mark_sent(1, 5_000);
-        assert_eq!(t.since_sent(1, 3_000), Some(Duration::from_nanos(2_000)));
-        assert_eq!(t.since_sent(2, 3_000), None);
+        assert_eq!(t.sent_at(1), Some(1_000));
+        assert_eq!(t.sent_at(2), None);
         assert_eq!(t.highest_sent(), 1);
-        assert_eq!(t.since_sent(99, 3_000), None);
+        assert_eq!(t.sent_at(99), None);
         t.spectator_got(1, 4_000);
         t.spectator_got(1, 2_000);
         assert_eq!(t.full_fanout(3), vec![]);

@@ -2,13 +2,14 @@
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
+use std::sync::Arc;
 use std::time::Instant;
 
 use serde::Serialize;
 
 use crate::client::Ctx;
 use crate::diskprobe::DiskFlush;
-use crate::metrics::{Hist, LatencySummary, Metrics};
+use crate::metrics::{Hist, LatencySummary, Metrics, Span};
 use crate::procstat::ProcReport;
 use crate::scenario::{Phase, RunOptions, Scenario};
 use crate::target::{Target, TargetKind};
@@ -109,6 +110,18 @@ pub struct Report {
     /// The disk's flush latency during the run (`--disk-probe`), when probed.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub disk_flush: Option<DiskFlush>,
+    /// The move samples' spans, for [`Report::attach_disk_flush`]; not in the JSON.
+    #[serde(skip)]
+    pub spans: MoveSpans,
+}
+
+/// When each acknowledged move and each opponent delivery began and ended.
+#[derive(Clone, Debug, Default)]
+pub struct MoveSpans {
+    /// The run's epoch: the spans are ns since it.
+    pub epoch: Option<Instant>,
+    pub ack: Arc<Vec<Span>>,
+    pub opponent: Arc<Vec<Span>>,
 }
 
 impl Report {
@@ -187,7 +200,27 @@ impl Report {
             fd_limit,
             machine,
             disk_flush: None,
+            spans: MoveSpans {
+                epoch: Some(ctx.epoch.instant()),
+                ack: Arc::new(m.ack.spans()),
+                opponent: Arc::new(m.opponent.spans()),
+            },
         }
+    }
+
+    /// Adds what the disk probe saw beside this run, with the move latencies outside its
+    /// stalls.
+    pub fn attach_disk_flush(&mut self, mut flush: DiskFlush) {
+        if let Some(epoch) = self.spans.epoch {
+            let l = &self.latency;
+            flush.outside_stalls = Some(flush.outside_stalls(
+                epoch,
+                &self.spans.ack,
+                &self.spans.opponent,
+                l.move_ack.count + l.opponent_delivery.count,
+            ));
+        }
+        self.disk_flush = Some(flush);
     }
 
     /// True when nothing went wrong: every client joined, no errors, nothing missing.
@@ -296,6 +329,22 @@ impl Report {
                 d.stalled_fraction * 100.0,
                 d.errors
             );
+            if let Some(o) = &d.outside_stalls {
+                let _ = writeln!(
+                    s,
+                    "  outside the disk's stalls ({} stalls, {:.0} ms): move ack p99 {:.3} p99.9 {:.3} \
+                     max {:.3} ms ({} of {} acks left out); opponent p99 {:.3} ms ({} left out)",
+                    o.stalls,
+                    o.stalls_ms,
+                    o.move_ack.p99_ms,
+                    o.move_ack.p999_ms,
+                    o.move_ack.max_ms,
+                    o.move_ack_overlapping,
+                    o.move_ack_overlapping + o.move_ack.count,
+                    o.opponent_delivery.p99_ms,
+                    o.opponent_delivery_overlapping
+                );
+            }
         }
         let _ = writeln!(
             s,

@@ -57,6 +57,15 @@ fn games_against_a_relay_it_starts_itself() -> TestResult {
             .is_some_and(|n| n >= 1)
     );
     assert_eq!(report["disk_flush"]["dir"], probe_dir.as_str());
+    // Every move sample is either outside the disk's stalls or counted as overlapping one.
+    let o = &report["disk_flush"]["outside_stalls"];
+    let acks = report["latency"]["move_ack"]["count"].as_u64();
+    let split = o["move_ack"]["count"]
+        .as_u64()
+        .zip(o["move_ack_overlapping"].as_u64())
+        .map(|(a, b)| a + b);
+    assert!(acks.is_some_and(|n| n > 0) && split == acks, "{o}");
+    assert_eq!(o["not_kept"], 0);
     assert_eq!(std::fs::read_dir(dir.path())?.count(), 0);
     Ok(())
 }
