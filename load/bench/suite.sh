@@ -10,7 +10,7 @@ mkdir -p "$OUT"
 run() { # NAME DB -- SCENARIO...
   local name=$1 db=$2; shift 3
   echo "== $name"
-  "$ROOT/load/bench/run.sh" "$name" "$db" -- "$@" | grep -E "against|moves:|move ack|opponent|fanout all|joined|missing|errors|B/connection|disk flush" || true
+  "$ROOT/load/bench/run.sh" "$name" "$db" -- "$@" | grep -E "against|moves:|move ack|opponent|fanout all|joined|missing|errors|B/connection|disk flush|outside the disk" || true
   cp "$ROOT/bench-out/$name/report.json" "$OUT/$name.json" 2>/dev/null || echo "   (no report)"
 }
 for db in sqlite pg; do
