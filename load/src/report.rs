@@ -8,7 +8,7 @@ use std::time::Instant;
 use serde::Serialize;
 
 use crate::client::Ctx;
-use crate::diskprobe::DiskFlush;
+use crate::diskprobe::{DiskFlush, OutsideStalls};
 use crate::metrics::{Hist, LatencySummary, Metrics, Span};
 use crate::procstat::ProcReport;
 use crate::scenario::{Phase, RunOptions, Scenario};
@@ -329,21 +329,8 @@ impl Report {
                 d.stalled_fraction * 100.0,
                 d.errors
             );
-            if let Some(o) = &d.outside_stalls {
-                let _ = writeln!(
-                    s,
-                    "  outside the disk's stalls ({} stalls, {:.0} ms): move ack p99 {:.3} p99.9 {:.3} \
-                     max {:.3} ms ({} of {} acks left out); opponent p99 {:.3} ms ({} left out)",
-                    o.stalls,
-                    o.stalls_ms,
-                    o.move_ack.p99_ms,
-                    o.move_ack.p999_ms,
-                    o.move_ack.max_ms,
-                    o.move_ack_overlapping,
-                    o.move_ack_overlapping + o.move_ack.count,
-                    o.opponent_delivery.p99_ms,
-                    o.opponent_delivery_overlapping
-                );
+            if let Some(line) = d.outside_stalls.as_ref().and_then(outside_stalls_line) {
+                s.push_str(&line);
             }
         }
         let _ = writeln!(
@@ -357,6 +344,26 @@ impl Report {
     fn scenario_name(&self) -> &'static str {
         self.scenario.name()
     }
+}
+
+/// The summary's line for the move latencies outside the disk's stalls; none when the run
+/// acknowledged no move (nothing to split).
+fn outside_stalls_line(o: &OutsideStalls) -> Option<String> {
+    let acks = o.move_ack.count + o.move_ack_overlapping;
+    (acks > 0).then(|| {
+        format!(
+            "  outside the disk's stalls ({} stalls, {:.0} ms): move ack p99 {:.3} p99.9 {:.3} \
+             max {:.3} ms ({} of {acks} acks left out); opponent p99 {:.3} ms ({} left out)\n",
+            o.stalls,
+            o.stalls_ms,
+            o.move_ack.p99_ms,
+            o.move_ack.p999_ms,
+            o.move_ack.max_ms,
+            o.move_ack_overlapping,
+            o.opponent_delivery.p99_ms,
+            o.opponent_delivery_overlapping
+        )
+    })
 }
 
 fn target_name(t: TargetKind) -> &'static str {
@@ -428,6 +435,32 @@ mod tests {
         assert_eq!(ratio(50.0, 100.0), Some(0.5));
         assert_eq!(ratio(50.0, 0.0), None);
         assert_eq!(ratio(f64::NAN, 1.0), None);
+    }
+
+    #[test]
+    fn the_outside_stalls_line_needs_acknowledged_moves() {
+        assert_eq!(outside_stalls_line(&OutsideStalls::default()), None);
+        let o = OutsideStalls {
+            stalls: 2,
+            stalls_ms: 40.0,
+            move_ack_overlapping: 3,
+            move_ack: LatencySummary {
+                count: 97,
+                p99_ms: 4.5,
+                ..LatencySummary::default()
+            },
+            ..OutsideStalls::default()
+        };
+        let line = outside_stalls_line(&o).unwrap_or_default();
+        assert!(line.contains("(2 stalls, 40 ms)"), "{line}");
+        assert!(line.contains("move ack p99 4.500"), "{line}");
+        assert!(line.contains("(3 of 100 acks left out)"), "{line}");
+        // Only spans that met a stall (all moves overlapped one) still make a line.
+        let all_in_stalls = OutsideStalls {
+            move_ack_overlapping: 5,
+            ..OutsideStalls::default()
+        };
+        assert!(outside_stalls_line(&all_in_stalls).is_some());
     }
 
     #[test]
