@@ -15,14 +15,15 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-/// A shared latency histogram in microseconds (1 µs to 60 s, 3 significant figures). One made
-/// with [`Hist::with_spans`] also keeps when each sample began and ended, so a run can tell
-/// afterwards which samples overlapped a disk stall (`--disk-probe`).
+/// A shared latency histogram in microseconds (1 µs to 60 s, 3 significant figures). The
+/// samples recorded with [`Hist::record_span`] also keep when they began and ended (the first
+/// [`SPAN_CAP`] of them), so a run can tell afterwards which ones a disk stall overlapped
+/// (`--disk-probe`).
 pub struct Hist(Mutex<Samples>);
 
 struct Samples {
     hist: Histogram<u64>,
-    /// (start, end) of each sample, ns since the run's epoch, up to `span_cap` of them.
+    /// (start, end) of each sample recorded with a span, up to `span_cap` of them.
     spans: Vec<Span>,
     span_cap: usize,
 }
@@ -35,14 +36,12 @@ pub const SPAN_CAP: usize = 4 << 20;
 
 impl Default for Hist {
     fn default() -> Self {
-        Self::with_spans(0)
+        Self::with_span_cap(SPAN_CAP)
     }
 }
 
 impl Hist {
-    /// A histogram that also keeps the spans of its first `cap` samples recorded with
-    /// [`Hist::record_span`].
-    pub fn with_spans(cap: usize) -> Self {
+    fn with_span_cap(span_cap: usize) -> Self {
         // Constant bounds that hdrhistogram always accepts (low >= 1, high >= 2 * low, sigfig <= 5);
         // the unit test `percentiles` exercises this constructor.
         #[allow(clippy::expect_used)]
@@ -51,7 +50,7 @@ impl Hist {
         Self(Mutex::new(Samples {
             hist,
             spans: Vec::new(),
-            span_cap: cap,
+            span_cap,
         }))
     }
 
@@ -74,9 +73,9 @@ impl Hist {
         }
     }
 
-    /// The spans kept (see [`Hist::with_spans`]), in the order they were recorded.
-    pub fn spans(&self) -> Vec<Span> {
-        lock(&self.0).spans.clone()
+    /// Takes the spans kept so far, in the order they were recorded.
+    pub fn take_spans(&self) -> Vec<Span> {
+        std::mem::take(&mut lock(&self.0).spans)
     }
 
     pub fn summary(&self) -> LatencySummary {
@@ -204,10 +203,11 @@ impl Timeline {
 }
 
 /// Everything the simulated clients of one run count.
+#[derive(Default)]
 pub struct Metrics {
-    /// Player's own move: send to acknowledgement (with spans, up to [`SPAN_CAP`]).
+    /// Player's own move: send to acknowledgement (recorded with spans).
     pub ack: Hist,
-    /// Player's move: send to the opponent's receipt (with spans, up to [`SPAN_CAP`]).
+    /// Player's move: send to the opponent's receipt (recorded with spans).
     pub opponent: Hist,
     /// Player's move: send to a spectator's receipt.
     pub spectator: Hist,
@@ -234,33 +234,6 @@ pub struct Metrics {
     pub games_started: AtomicU64,
     pub games_completed: AtomicU64,
     pub errors: Mutex<BTreeMap<String, u64>>,
-}
-
-impl Default for Metrics {
-    fn default() -> Self {
-        Self {
-            ack: Hist::with_spans(SPAN_CAP),
-            opponent: Hist::with_spans(SPAN_CAP),
-            spectator: Hist::default(),
-            connect: Hist::default(),
-            reconnect: Hist::default(),
-            fanout_all: Hist::default(),
-            moves_sent: AtomicU64::default(),
-            moves_acked: AtomicU64::default(),
-            deliveries: AtomicU64::default(),
-            connected: AtomicU64::default(),
-            connect_failed: AtomicU64::default(),
-            disconnected: AtomicU64::default(),
-            reconnects: AtomicU64::default(),
-            missing: AtomicU64::default(),
-            missing_after_reconnect: AtomicU64::default(),
-            seq_gaps: AtomicU64::default(),
-            duplicates: AtomicU64::default(),
-            games_started: AtomicU64::default(),
-            games_completed: AtomicU64::default(),
-            errors: Mutex::default(),
-        }
-    }
 }
 
 impl Metrics {
@@ -307,22 +280,24 @@ mod tests {
 
     #[test]
     fn spans_are_kept_up_to_the_cap_and_recorded_as_latency() {
-        let h = Hist::with_spans(2);
+        let h = Hist::with_span_cap(2);
         h.record_span(1_000_000, 3_000_000);
+        h.record(Duration::from_millis(4));
         h.record_span(5_000_000, 6_000_000);
         h.record_span(7_000_000, 17_000_000);
         assert_eq!(
-            h.spans(),
+            h.take_spans(),
             vec![(1_000_000, 3_000_000), (5_000_000, 6_000_000)]
         );
+        assert!(h.take_spans().is_empty());
         let s = h.summary();
-        assert_eq!(s.count, 3);
+        assert_eq!(s.count, 4);
         assert!((s.max_ms - 10.0).abs() < 0.01, "{s:?}");
         assert!((s.p50_ms - 2.0).abs() < 0.01, "{s:?}");
-        let plain = Hist::default();
-        plain.record_span(0, 1_000);
-        assert!(plain.spans().is_empty());
-        assert_eq!(plain.summary().count, 1);
+        let full = Hist::with_span_cap(0);
+        full.record_span(0, 1_000);
+        assert!(full.take_spans().is_empty());
+        assert_eq!(full.summary().count, 1);
     }
 
     #[test]

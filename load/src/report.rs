@@ -202,8 +202,8 @@ impl Report {
             disk_flush: None,
             spans: MoveSpans {
                 epoch: Some(ctx.epoch.instant()),
-                ack: Arc::new(m.ack.spans()),
-                opponent: Arc::new(m.opponent.spans()),
+                ack: Arc::new(m.ack.take_spans()),
+                opponent: Arc::new(m.opponent.take_spans()),
             },
         }
     }
