@@ -2,7 +2,6 @@
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
-use std::sync::Arc;
 use std::time::Instant;
 
 use serde::Serialize;
@@ -116,12 +115,12 @@ pub struct Report {
 }
 
 /// When each acknowledged move and each opponent delivery began and ended.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 pub struct MoveSpans {
     /// The run's epoch: the spans are ns since it.
-    pub epoch: Option<Instant>,
-    pub ack: Arc<Vec<Span>>,
-    pub opponent: Arc<Vec<Span>>,
+    pub epoch: Instant,
+    pub ack: Vec<Span>,
+    pub opponent: Vec<Span>,
 }
 
 impl Report {
@@ -201,25 +200,23 @@ impl Report {
             machine,
             disk_flush: None,
             spans: MoveSpans {
-                epoch: Some(ctx.epoch.instant()),
-                ack: Arc::new(m.ack.take_spans()),
-                opponent: Arc::new(m.opponent.take_spans()),
+                epoch: ctx.epoch.instant(),
+                ack: m.ack.take_spans(),
+                opponent: m.opponent.take_spans(),
             },
         }
     }
 
     /// Adds what the disk probe saw beside this run, with the move latencies outside its
-    /// stalls.
+    /// stalls (the spans are used up).
     pub fn attach_disk_flush(&mut self, mut flush: DiskFlush) {
-        if let Some(epoch) = self.spans.epoch {
-            let l = &self.latency;
-            flush.outside_stalls = Some(flush.outside_stalls(
-                epoch,
-                &self.spans.ack,
-                &self.spans.opponent,
-                l.move_ack.count + l.opponent_delivery.count,
-            ));
-        }
+        let l = &self.latency;
+        flush.outside_stalls = Some(flush.outside_stalls(
+            self.spans.epoch,
+            &std::mem::take(&mut self.spans.ack),
+            &std::mem::take(&mut self.spans.opponent),
+            l.move_ack.count + l.opponent_delivery.count,
+        ));
         self.disk_flush = Some(flush);
     }
 
