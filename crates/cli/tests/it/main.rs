@@ -1,0 +1,6 @@
+//! The crate's integration tests, one binary (a module per topic) so the dependency tree is linked once.
+
+mod admin_cli;
+mod league_cli;
+mod rules_cli;
+mod rulings_cli;

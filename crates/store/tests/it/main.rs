@@ -1,0 +1,4 @@
+//! The crate's integration tests, one binary (a module per topic) so the dependency tree is linked once.
+
+mod conformance;
+mod crash;

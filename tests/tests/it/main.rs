@@ -1,0 +1,6 @@
+//! The crate's integration tests, one binary (a module per topic) so the dependency tree is linked once.
+
+mod game;
+mod recovery;
+mod robustness;
+mod rulings_clocks;
