@@ -151,7 +151,7 @@ pub async fn create_game(
     req: &CreateGameRequest,
 ) -> Result<GameInfo, AdminError> {
     let (row, red, black) = create_game_row(env.persist.as_ref(), req, env.time.now_ms()).await?;
-    let seed = crate::game::GameSeed {
+    let seed = crate::load::GameSeed {
         row,
         red,
         black,
@@ -161,7 +161,7 @@ pub async fn create_game(
             env.config.move_limit_plies
         },
     };
-    let h = crate::game::create(env.clone(), seed)
+    let h = crate::load::create(env.clone(), seed)
         .await
         .map_err(|e| AdminError::Invalid(e.to_string()))?;
     env.registry.insert(h.clone());

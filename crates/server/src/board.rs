@@ -1,13 +1,12 @@
 //! The game's rules state: `chuhe_rules::rulings::Game` (position, move
 //! limit, repetition referee), with conversion of its rulings to the wire.
-//! Pure; the actor applies a move in place and takes it back
-//! ([`Board::take_back`]) if the move's events cannot be committed.
+//! Pure.
 
 use chuhe_proto::v1::{self as w, Result as WResult, Side};
 use chuhe_rules::rulings::{
     self, EndCause, GameResult, MoveClass, MoveLimit, RulesConfig, Ruleset, Verdict,
 };
-use chuhe_rules::{Color, Move, Position};
+use chuhe_rules::{Move, Position};
 
 /// How the rules ended the game with a move.
 #[derive(Debug, Clone)]
@@ -39,13 +38,6 @@ pub struct Board {
     game: rulings::Game,
 }
 
-pub fn side_of(c: Color) -> Side {
-    match c {
-        Color::Red => Side::Red,
-        Color::Black => Side::Black,
-    }
-}
-
 /// Parses a ruleset name: `cxa` (default; also `cxa-2011`) or `engine`.
 pub fn ruleset(name: &str) -> Option<Ruleset> {
     let n = name.trim().to_ascii_lowercase();
@@ -69,13 +61,13 @@ pub fn wire_ruling(r: &rulings::Ruling) -> w::Ruling {
     let (kind, side, result) = match r.verdict {
         Verdict::Loss { loser } => (
             w::RulingKind::Decision,
-            side_of(loser),
+            crate::side::from_color(loser),
             wresult(GameResult::win_for(loser.other())),
         ),
         Verdict::Draw => (w::RulingKind::Decision, Side::Unspecified, WResult::Draw),
         Verdict::MustVary { offender } => (
             w::RulingKind::Warning,
-            side_of(offender),
+            crate::side::from_color(offender),
             WResult::Unspecified,
         ),
     };
@@ -162,7 +154,7 @@ impl Board {
     }
 
     pub fn to_move(&self) -> Side {
-        side_of(self.game.position().side_to_move())
+        crate::side::from_color(self.game.position().side_to_move())
     }
 
     pub fn position(&self) -> &Position {
@@ -213,19 +205,6 @@ impl Board {
             warning: played.warning.as_ref().map(|w| wire_ruling(&w.ruling)),
         })
     }
-
-    /// Takes back the last move: the board becomes what it was before it (position, rulings,
-    /// warnings, move-limit count), rebuilt from the start and the earlier moves. For the rare
-    /// move whose commit failed; costs a replay of the game.
-    pub fn take_back(&mut self) -> Result<(), String> {
-        let moves = self.game.moves();
-        let Some((_, before)) = moves.split_last() else {
-            return Err("no move to take back".into());
-        };
-        self.game = rulings::Game::replay(self.game.start().clone(), self.game.config(), before)
-            .map_err(|(i, e)| format!("replaying move {}: {e}", i + 1))?;
-        Ok(())
-    }
 }
 
 #[cfg(test)]
@@ -257,47 +236,16 @@ mod tests {
     }
 
     #[test]
-    fn take_back_restores_the_board_before_the_move() {
-        // Red rook checks from a9/a8, Black king shuffles: after the repeated cycle the
-        // must-vary warning stands; taking back moves must restore the board without it.
-        let moves = [
-            "a0a9", "d9d8", "a9a8", "d8d9", "a8a9", "d9d8", "a9a8", "d8d9",
-        ];
-        let fen = "3k5/9/9/9/9/9/9/9/9/R3K4 w - - 0 1";
-        let mut played = Board::new(fen, "cxa", 120).unwrap();
-        let mut states = vec![looks(&played)];
-        for mv in moves {
-            played.play(mv).unwrap();
-            states.push(looks(&played));
-        }
-        for n in (0..moves.len()).rev() {
-            played.take_back().unwrap();
-            assert_eq!(looks(&played), states[n], "after taking back to ply {n}");
-            // The board plays on exactly like one that never saw the taken-back move.
-            let mut fresh = Board::new(fen, "cxa", 120).unwrap();
-            for mv in &moves[..n] {
-                fresh.play(mv).unwrap();
-            }
-            let mut again = played.clone();
-            let a = again.play(moves[n]).unwrap();
-            let f = fresh.play(moves[n]).unwrap();
-            assert_eq!((a.fen, a.end.is_some()), (f.fen, f.end.is_some()));
-        }
-        assert!(played.take_back().is_err(), "nothing left to take back");
-        assert_eq!(looks(&played), states[0]);
-    }
-
-    #[test]
     fn an_unparsable_or_illegal_move_leaves_the_board_unchanged() {
         let mut b = Board::new(chuhe_rules::START_FEN, "cxa", 120).unwrap();
         b.play("h2e2").unwrap();
         let before = looks(&b);
         assert!(b.parse("zz99").is_err());
+        assert!(b.play("a0a5").is_err());
+        assert_eq!(looks(&b), before);
         let m = b.parse("h9g7").unwrap();
         b.play_move(m).unwrap();
-        assert!(b.play("a0a5").is_err());
-        b.take_back().unwrap();
-        assert_eq!(looks(&b), before);
+        assert_ne!(looks(&b), before);
     }
 
     #[test]

@@ -15,13 +15,15 @@ use chuhe_proto::v1::{self as w, ClientMessage, ServerMessage, client_message, s
 use chuhe_proto::{Encoding, Message as _};
 use futures_util::{SinkExt, StreamExt};
 use tokio::time::Instant;
-use tracing::{Instrument, debug, info_span, warn};
+use tracing::{Instrument, debug, info_span};
 
+use crate::Env;
+use crate::auth::{api_error, authenticate, bearer};
 use crate::error::{ClientError, close};
-use crate::game::{Body, GameHandle, Principal, Request};
+use crate::handle::GameHandle;
 use crate::outbox::{Inbox, Kick, Out, Outbox};
 use crate::persist::Role;
-use crate::{Env, http::api_error};
+use crate::request::{Body, Principal, Request};
 
 static NEXT_CONN: AtomicU64 = AtomicU64::new(1);
 
@@ -33,47 +35,6 @@ const WRITE_BATCH_BYTES: usize = 4096;
 #[derive(Debug, serde::Deserialize)]
 pub struct WsQuery {
     token: Option<String>,
-}
-
-/// The bearer token of a request: `Authorization: Bearer …` or `?token=…`
-/// (browsers cannot set headers on websockets).
-pub fn bearer(headers: &HeaderMap, query: Option<&str>) -> Option<String> {
-    if let Some(v) = headers.get(axum::http::header::AUTHORIZATION) {
-        if let Ok(s) = v.to_str() {
-            if let Some(t) = s
-                .strip_prefix("Bearer ")
-                .or_else(|| s.strip_prefix("bearer "))
-            {
-                return Some(t.trim().to_string());
-            }
-        }
-    }
-    query.map(|s| s.to_string()).filter(|s| !s.is_empty())
-}
-
-/// Resolves a bearer token: Ok(None) = anonymous, Err = an HTTP error answer.
-pub async fn authenticate(env: &Env, token: Option<String>) -> Result<Principal, Response> {
-    let Some(token) = token else {
-        return Ok(Principal { account: None });
-    };
-    match env.persist.authenticate(&token).await {
-        Ok(Some(account)) => Ok(Principal {
-            account: Some(account),
-        }),
-        Ok(None) => Err(api_error(
-            StatusCode::UNAUTHORIZED,
-            "unauthenticated",
-            "unknown or revoked token",
-        )),
-        Err(e) => {
-            warn!(error = %e, "authentication failed");
-            Err(api_error(
-                StatusCode::SERVICE_UNAVAILABLE,
-                "store_unavailable",
-                "cannot check the token now",
-            ))
-        }
-    }
 }
 
 pub async fn ws_handler(

@@ -11,9 +11,9 @@ use chuhe_proto::v1::{CreateGameRequest, game_event, server_message};
 use tokio::time::Instant;
 use tracing::{debug, info};
 
-use crate::game::{Body, Principal, Request};
 use crate::outbox::{Out, Outbox};
 use crate::persist::{Account, Persist, Role};
+use crate::request::{Body, Principal, Request};
 use crate::{Env, admin};
 
 /// What the demo seeding created: (id, name, token) per role.

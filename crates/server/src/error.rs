@@ -64,6 +64,8 @@ pub enum ClientError {
     StoreUnavailable,
     #[error("the server is shutting down")]
     ShuttingDown,
+    #[error("game {0}'s stored record cannot be loaded; an arbiter or operator must look at it")]
+    GameUnavailable(String),
 }
 
 impl ClientError {
@@ -90,6 +92,7 @@ impl ClientError {
             ClientError::Busy => "busy",
             ClientError::StoreUnavailable => "store_unavailable",
             ClientError::ShuttingDown => "shutting_down",
+            ClientError::GameUnavailable(_) => "game_unavailable",
         }
     }
 
@@ -115,11 +118,15 @@ impl ClientError {
         "busy",
         "store_unavailable",
         "shutting_down",
+        "game_unavailable",
     ];
 
     /// Server-side trouble is worth a warning; a client's mistake is debug.
     pub fn is_server_side(&self) -> bool {
-        matches!(self, ClientError::StoreUnavailable | ClientError::Busy)
+        matches!(
+            self,
+            ClientError::StoreUnavailable | ClientError::Busy | ClientError::GameUnavailable(_)
+        )
     }
 
     /// The wire message.

@@ -7,14 +7,15 @@ use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{Html, IntoResponse, Response};
 use axum::routing::{get, post};
 use chuhe_proto::v1::{
-    ApiError, CreateGameRequest, CreateGameResponse, CreatePlayerRequest, GameList,
-    IssueTokenRequest, IssueTokenResponse, Player, RevokeTokenRequest,
+    CreateGameRequest, CreateGameResponse, CreatePlayerRequest, GameList, IssueTokenRequest,
+    IssueTokenResponse, Player, RevokeTokenRequest,
 };
 use serde::de::DeserializeOwned;
 
 use crate::Env;
 use crate::admin::{self, AdminError};
-use crate::conn::{self, authenticate, bearer};
+use crate::auth::{api_error, authenticate, bearer};
+use crate::conn;
 use crate::persist::Role;
 use crate::record::{self, Notation};
 
@@ -31,15 +32,6 @@ pub fn router(env: Env) -> Router {
         .route("/api/v1/tokens", post(issue_token))
         .route("/api/v1/tokens/revoke", post(revoke_token))
         .with_state(env)
-}
-
-/// A JSON error body `{"code": …, "message": …}` with a status.
-pub fn api_error(status: StatusCode, code: &str, message: &str) -> Response {
-    let body = chuhe_proto::encode_json(&ApiError {
-        code: code.into(),
-        message: message.into(),
-    });
-    (status, [(header::CONTENT_TYPE, "application/json")], body).into_response()
 }
 
 fn json<M: serde::Serialize>(status: StatusCode, m: &M) -> Response {

@@ -2,8 +2,9 @@
 //!
 //! [`serve`] runs the server on a bound listener until `shutdown` resolves:
 //! HTTP (`/healthz`, `/metrics`, the organiser API, game records, the demo
-//! page) and the websocket protocol at `/ws` (see `docs/protocol.md`). Each
-//! game is one actor task ([`game`]); storage is reached only through the
+//! page) and the websocket protocol at `/ws` (see `docs/protocol.md`). A game
+//! is a pure state machine ([`game`]: `decide` and `fold`) that a shard task
+//! drives ([`shard`], [`live`]); storage is reached only through the
 //! [`persist::Persist`] port.
 
 use std::future::Future;
@@ -15,18 +16,26 @@ use tokio::sync::{mpsc, watch};
 use tracing::{info, warn};
 
 pub mod admin;
+pub mod auth;
 pub mod board;
 pub mod conn;
 pub mod demo;
 pub mod error;
 pub mod game;
+pub mod handle;
 pub mod http;
+pub mod live;
+pub mod load;
 pub mod metrics;
 pub mod outbox;
 pub mod persist;
 pub mod record;
 pub mod registry;
+pub mod request;
 pub mod shard;
+#[cfg(test)]
+mod shard_tests;
+pub mod side;
 pub mod snapshot;
 pub mod store_adapter;
 pub mod time;
@@ -124,8 +133,8 @@ pub struct Env {
     pub shards: Arc<shard::Shards>,
     pub time: time::TimeBase,
     pub shutdown: watch::Receiver<bool>,
-    /// Held by every actor and connection; serve waits for all to be dropped.
-    pub actors_done: mpsc::Sender<()>,
+    /// Held by every shard and connection task; serve waits for all to be dropped.
+    pub tasks_done: mpsc::Sender<()>,
 }
 
 impl Env {
@@ -135,7 +144,7 @@ impl Env {
         persist: Arc<dyn Persist>,
         config: Config,
         shutdown: watch::Receiver<bool>,
-        actors_done: mpsc::Sender<()>,
+        tasks_done: mpsc::Sender<()>,
     ) -> Env {
         let count = match config.shards {
             0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
@@ -150,7 +159,7 @@ impl Env {
             shards: Arc::new(shards),
             time: time::TimeBase::new(),
             shutdown,
-            actors_done,
+            tasks_done,
         };
         shard::Shards::start(&env, queues);
         env

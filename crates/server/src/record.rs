@@ -5,7 +5,6 @@ use std::fmt::Write as _;
 
 use chuhe_proto::v1::Result as WResult;
 
-use crate::game::result_text;
 use crate::view::View;
 
 /// Move notation for the text record.
@@ -24,6 +23,17 @@ impl Notation {
             "iccs" => Some(Notation::Iccs),
             _ => None,
         }
+    }
+}
+
+/// A result in PGN form: `1-0`, `0-1`, `1/2-1/2`, `0-0` (both lose), `*` (not over).
+pub fn result_text(r: WResult) -> &'static str {
+    match r {
+        WResult::RedWins => "1-0",
+        WResult::BlackWins => "0-1",
+        WResult::Draw => "1/2-1/2",
+        WResult::BothLose => "0-0",
+        WResult::Unspecified => "*",
     }
 }
 

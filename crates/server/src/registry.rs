@@ -7,12 +7,13 @@ use chuhe_proto::v1::GameSummary;
 
 use crate::Env;
 use crate::error::ClientError;
-use crate::game::{self, GameHandle, GameSeed};
+use crate::handle::GameHandle;
+use crate::load::{self, GameSeed};
 
 #[derive(Default)]
 pub struct Registry {
     games: Mutex<crate::IdMap<i64, GameHandle>>,
-    /// Serialises loads so one game never gets two actors.
+    /// Serialises loads so one game is never loaded twice (one owner per game).
     loading: tokio::sync::Mutex<()>,
 }
 
@@ -69,9 +70,9 @@ impl Registry {
             return Ok(h);
         }
         let seed = load_seed(env, id).await?;
-        let h = game::recover(env.clone(), seed).await.map_err(|e| {
+        let h = load::recover(env.clone(), seed).await.map_err(|e| {
             tracing::error!(game = id, error = %e, "cannot load game");
-            ClientError::StoreUnavailable
+            e.client_error()
         })?;
         self.insert(h.clone());
         Ok(h)

@@ -19,30 +19,17 @@ use std::time::Duration;
 
 use futures_util::StreamExt;
 use futures_util::stream::FuturesUnordered;
-use tokio::sync::{mpsc, oneshot, watch};
+use tokio::sync::{mpsc, watch};
 use tokio::time::{Instant, sleep_until};
 use tracing::{Instrument, info_span};
 
 use crate::Env;
 use crate::error::ClientError;
-use crate::game::{Change, Game, Request, Staged, Wake};
+use crate::game::Decided;
+use crate::handle::{GameHandle, ShardCmd};
+use crate::live::{LiveGame, Prepared, Staged, Wake};
 use crate::persist::{AppendOp, PersistError};
-
-/// What a shard is asked to do.
-pub(crate) enum ShardCmd {
-    /// A client request for a game (boxed: the mailbox's slots stay small).
-    Client(i64, Box<Request>),
-    /// A connection went away: drop its subscriptions to the game.
-    Detach(i64, u64),
-    /// The game's record, as the live or the public (delayed) stream sees it.
-    Record {
-        game: i64,
-        public: bool,
-        reply: oneshot::Sender<crate::game::RecordView>,
-    },
-    /// A game whose first event is committed: the shard runs it from now on.
-    Adopt(Box<Game>),
-}
+use crate::request::Request;
 
 /// The senders of every shard; a game always lives in the shard its id picks.
 pub struct Shards {
@@ -75,6 +62,22 @@ impl Shards {
         }
     }
 
+    /// Hands a game whose first events are committed to its shard; from now on the handle
+    /// routes to it.
+    pub(crate) async fn adopt(&self, game: LiveGame) -> Result<GameHandle, ClientError> {
+        let tx = self.sender_for(game.id());
+        let handle = GameHandle {
+            id: game.id(),
+            tx: tx.clone(),
+            summary: game.summary.clone(),
+            alive: game.alive.clone(),
+        };
+        tx.send(ShardCmd::Adopt(Box::new(game)))
+            .await
+            .map_err(|_| ClientError::ShuttingDown)?;
+        Ok(handle)
+    }
+
     pub(crate) fn sender_for(&self, game: i64) -> mpsc::Sender<ShardCmd> {
         let n = self.senders.len() as i64;
         let i = usize::try_from(game.rem_euclid(n.max(1))).unwrap_or(0);
@@ -99,7 +102,7 @@ struct CommitDone {
 }
 
 struct Slot {
-    game: Box<Game>,
+    game: Box<LiveGame>,
     /// The change being committed, and the request that asked for it (None: a timer).
     inflight: Option<(Staged, Option<Box<Request>>)>,
     /// Client requests waiting for the commit in flight, in arrival order.
@@ -109,9 +112,10 @@ struct Slot {
 }
 
 impl Slot {
-    /// Stages a change for this turn's commit; it is in flight until the commit's outcome.
-    fn begin(&mut self, change: Change, req: Option<Box<Request>>, staged: &mut Vec<AppendOp>) {
-        let (op, s) = self.game.stage(change);
+    /// Stages a decision for this turn's commit; it is in flight until the commit's outcome.
+    fn begin(&mut self, decided: Decided, req: Option<Box<Request>>, staged: &mut Vec<AppendOp>) {
+        let is_flag = req.is_none();
+        let (op, s) = self.game.stage(decided, is_flag);
         self.inflight = Some((s, req));
         staged.push(op);
     }
@@ -249,9 +253,8 @@ impl Shard {
             return;
         };
         match slot.game.prepare(&r) {
-            Err(e) => slot.game.error(&r, &e),
-            Ok(None) => {}
-            Ok(Some(change)) => slot.begin(change, Some(r), &mut self.staged),
+            Prepared::Done => {}
+            Prepared::Commit(decided) => slot.begin(*decided, Some(r), &mut self.staged),
         }
     }
 
@@ -333,7 +336,7 @@ impl Shard {
             }
             match slot.game.wake(now) {
                 Wake::Nothing => {}
-                Wake::Commit(change) => slot.begin(*change, None, &mut self.staged),
+                Wake::Commit(decided) => slot.begin(*decided, None, &mut self.staged),
                 Wake::Unload => {
                     if let Some(slot) = self.slots.remove(&id) {
                         slot.game.unloaded();

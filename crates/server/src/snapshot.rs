@@ -8,18 +8,13 @@ use chuhe_clock::{
 use chuhe_proto::v1 as w;
 
 fn side_to(s: Side) -> i32 {
-    match s {
-        Side::Red => w::Side::Red as i32,
-        Side::Black => w::Side::Black as i32,
-    }
+    crate::side::from_clock(s) as i32
 }
 
 fn side_from(s: i32, what: &str) -> Result<Side, String> {
-    match w::Side::try_from(s) {
-        Ok(w::Side::Red) => Ok(Side::Red),
-        Ok(w::Side::Black) => Ok(Side::Black),
-        _ => Err(format!("clock snapshot: {what} has no side")),
-    }
+    crate::side::playing(s)
+        .map(crate::side::to_clock)
+        .ok_or_else(|| format!("clock snapshot: {what} has no side"))
 }
 
 /// Conversions both ways between two structs with the same fields, from one list of them.

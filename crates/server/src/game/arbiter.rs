@@ -1,0 +1,169 @@
+//! Arbiter commands: pause, resume, add or charge time, record a foul, set a result, override
+//! a ruling. Each needs a reason, and each event carries the arbiter and the reason (the
+//! arbiter log).
+
+use std::time::Duration;
+
+use chuhe_clock::Millis;
+use chuhe_proto::v1::{
+    self as w, ArbiterNote, Result as WResult, arbiter_command::Action, game_event::Kind,
+};
+
+use super::command::{Actor, Decided, Draft, ensure_not_finished};
+use super::state::State;
+use crate::error::ClientError;
+use crate::side;
+
+fn side_arg(n: i32) -> Result<w::Side, ClientError> {
+    side::playing(n)
+        .ok_or_else(|| ClientError::InvalidArgument("side must be SIDE_RED or SIDE_BLACK".into()))
+}
+
+fn clock_error(e: chuhe_clock::ClockError) -> ClientError {
+    ClientError::InvalidArgument(e.to_string())
+}
+
+pub(crate) fn act(
+    st: &State,
+    actor: &Actor,
+    reason: &str,
+    action: &Action,
+    now: u64,
+) -> Result<Decided, ClientError> {
+    if !actor.is_arbiter() {
+        return Err(ClientError::NotAnArbiter);
+    }
+    if reason.trim().is_empty() {
+        return Err(ClientError::InvalidArgument(
+            "an arbiter command needs a reason".into(),
+        ));
+    }
+    let note = ArbiterNote {
+        arbiter_id: actor.id.unwrap_or(0).to_string(),
+        reason: reason.to_string(),
+    };
+    let mut d = Draft::new(st, now);
+    match action {
+        Action::Pause(_) => {
+            ensure_not_finished(st)?;
+            d.clock_mut().pause(Millis(now)).map_err(clock_error)?;
+            let clock = d.clock_state();
+            d.push_by(
+                Kind::Paused(w::GamePaused {
+                    clock: Some(clock),
+                    arbiter: Some(note.clone()),
+                }),
+                Some(&note),
+            );
+        }
+        Action::Resume(_) => {
+            ensure_not_finished(st)?;
+            d.clock_mut().resume(Millis(now)).map_err(clock_error)?;
+            let clock = d.clock_state();
+            d.push_by(
+                Kind::Resumed(w::GameResumed {
+                    clock: Some(clock),
+                    arbiter: Some(note.clone()),
+                }),
+                Some(&note),
+            );
+        }
+        Action::AddTime(a) => {
+            ensure_not_finished(st)?;
+            let s = side_arg(a.side)?;
+            let amount = Duration::from_millis(a.delta_ms.unsigned_abs());
+            let flagged = if a.delta_ms >= 0 {
+                d.clock_mut()
+                    .add_time(side::to_clock(s), amount, Millis(now))
+                    .map_err(clock_error)?;
+                false
+            } else {
+                d.clock_mut()
+                    .charge_time(side::to_clock(s), amount, Millis(now))
+                    .map_err(clock_error)?
+                    .is_some()
+            };
+            let clock = d.clock_state();
+            d.push_by(
+                Kind::ClockAdjusted(w::ClockAdjusted {
+                    side: s as i32,
+                    delta_ms: a.delta_ms,
+                    code: "arbiter".into(),
+                    clock: Some(clock),
+                    arbiter: Some(note.clone()),
+                }),
+                Some(&note),
+            );
+            if flagged {
+                d.end(
+                    side::win_for(side::other(s)),
+                    "flag",
+                    format!(
+                        "The time charged by the arbiter used up {}'s time.",
+                        side::name(s)
+                    ),
+                    Some(note),
+                );
+            }
+        }
+        Action::RecordFoul(f) => {
+            ensure_not_finished(st)?;
+            let s = side_arg(f.side)?;
+            d.foul(
+                s,
+                "arbiter",
+                format!(
+                    "The arbiter recorded a foul against {}: {reason}",
+                    side::name(s)
+                ),
+                Some(note),
+            );
+        }
+        Action::SetResult(r) => {
+            let result = WResult::try_from(r.result).unwrap_or(WResult::Unspecified);
+            if result == WResult::Unspecified {
+                return Err(ClientError::InvalidArgument("result must be set".into()));
+            }
+            d.end(
+                result,
+                "arbiter",
+                format!(
+                    "The arbiter set the result {}: {reason}",
+                    crate::record::result_text(result)
+                ),
+                Some(note),
+            );
+        }
+        Action::OverrideRuling(o) => {
+            if !st.rulings.contains(&o.ruling_seq) {
+                return Err(ClientError::InvalidArgument(format!(
+                    "event {} is not a ruling",
+                    o.ruling_seq
+                )));
+            }
+            let result = WResult::try_from(o.result).unwrap_or(WResult::Unspecified);
+            if result == WResult::Unspecified && st.result.is_some() {
+                return Err(ClientError::InvalidArgument(
+                    "a finished game cannot be reopened; set a result instead".into(),
+                ));
+            }
+            d.push_by(
+                Kind::RulingOverridden(w::RulingOverridden {
+                    ruling_seq: o.ruling_seq,
+                    result: o.result,
+                    arbiter: Some(note.clone()),
+                }),
+                Some(&note),
+            );
+            if result != WResult::Unspecified {
+                d.end(
+                    result,
+                    "arbiter",
+                    format!("The arbiter overrode the ruling: {reason}"),
+                    Some(note),
+                );
+            }
+        }
+    }
+    Ok(d.finish_batch())
+}

@@ -1,0 +1,262 @@
+//! A game's state and [`fold`]: how each committed event changes it. Live play folds the
+//! events it has just committed; recovery folds the stored log; both through this one
+//! function, so a rule of how an event changes the game is written once.
+
+use chuhe_clock::{Clock, ClockSnapshot, Controls, LagConfig, Millis};
+use chuhe_proto::v1::{GameEvent, GameInfo, Result as WResult, Side, game_event::Kind};
+
+use crate::board::Board;
+use crate::side;
+
+/// The natural move limit when a game names none: 60 moves each (art. 4.2.4).
+pub const DEFAULT_MOVE_LIMIT_PLIES: u32 = 120;
+
+/// One event as the core decides and folds it: the wire event (what clients receive and the
+/// log stores) and what the store keeps beside it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Event {
+    /// The event with its seq and time.
+    pub event: GameEvent,
+    /// The clock after this event; the last event of every committed batch carries it, so
+    /// recovery resumes the clock exactly (see [`fold`]).
+    pub clock: Option<ClockSnapshot>,
+    /// Who caused it (an arbiter), for the audit columns of the log.
+    pub actor: Option<i64>,
+    /// Why (the arbiter's reason).
+    pub reason: Option<String>,
+}
+
+impl Event {
+    /// The event's kind (every event the core makes has one).
+    pub fn kind(&self) -> Option<&Kind> {
+        self.event.kind.as_ref()
+    }
+}
+
+/// The last move, for answering a resent move idempotently.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LastMove {
+    pub ply: u32,
+    /// The seq of its event (the acknowledgement a resend gets).
+    pub seq: u64,
+    pub side: Side,
+    /// The move as recorded: ICCS, Chinese, WXF (a resend may use any of them).
+    pub iccs: String,
+    pub chinese: String,
+    pub wxf: String,
+}
+
+/// Everything a game's commands are decided on. Built by folding events only.
+#[derive(Debug, Clone)]
+pub struct State {
+    /// The game's static description (from its `Created` event).
+    pub info: GameInfo,
+    /// Player ids of Red and Black.
+    pub red: i64,
+    pub black: i64,
+    /// Seq and time of the last event folded.
+    pub seq: u64,
+    pub at_ms: u64,
+    /// Position, moves, rulings in force and the move-limit count.
+    pub board: Board,
+    pub clock: Clock,
+    /// Fouls per side (index [`side::index`]).
+    pub fouls: [u32; 2],
+    /// The side whose draw offer stands.
+    pub draw_offer: Option<Side>,
+    /// A side whose offer was refused may not offer again until the opponent has offered.
+    pub offer_blocked: [bool; 2],
+    /// The result and its reason code, once the game is over.
+    pub result: Option<(WResult, String)>,
+    pub last_move: Option<LastMove>,
+    /// Plies without a capture that draw (the game's own limit, or the default).
+    pub move_limit: u32,
+    /// Seqs of the ruling events (an arbiter may override only those).
+    pub rulings: Vec<u64>,
+}
+
+/// Why an event cannot be folded: the log does not describe a game this server can rebuild.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum FoldError {
+    #[error("event {seq}: expected seq {expected}")]
+    Gap { seq: u64, expected: u64 },
+    #[error("event {seq} has no kind")]
+    NoKind { seq: u64 },
+    #[error("the first event must be the game's creation")]
+    NotCreated,
+    #[error("event {seq}: the game's description is unusable: {why}")]
+    BadInfo { seq: u64, why: String },
+    #[error("event {seq}: stored move {iccs} cannot be played: {why}")]
+    BadMove { seq: u64, iccs: String, why: String },
+    #[error("event {seq}: its clock snapshot cannot be restored: {why}")]
+    BadClock { seq: u64, why: String },
+}
+
+impl State {
+    /// The state a game starts in, from its description (no event folded yet: seq 0, clock
+    /// not started).
+    pub fn from_info(info: &GameInfo) -> Result<State, String> {
+        let move_limit = match info.move_limit_plies {
+            0 => DEFAULT_MOVE_LIMIT_PLIES,
+            n => n,
+        };
+        let board = Board::new(&info.initial_fen, &info.ruleset, move_limit)?;
+        let controls: Controls = info
+            .time_control
+            .parse()
+            .map_err(|e: chuhe_clock::ParseError| e.to_string())?;
+        let id = |s: &str, what: &str| {
+            s.parse::<i64>()
+                .map_err(|_| format!("{what} id {s:?} is not a number"))
+        };
+        Ok(State {
+            red: id(&info.red_id, "red")?,
+            black: id(&info.black_id, "black")?,
+            info: info.clone(),
+            seq: 0,
+            at_ms: info.created_at_ms,
+            board,
+            clock: Clock::new(controls, LagConfig::default()),
+            fouls: [0, 0],
+            draw_offer: None,
+            offer_blocked: [false, false],
+            result: None,
+            last_move: None,
+            move_limit,
+            rulings: Vec::new(),
+        })
+    }
+
+    /// Rebuilds a game from its log (recovery): the first event creates it, every later one
+    /// is folded.
+    pub fn replay<'a>(events: impl IntoIterator<Item = &'a Event>) -> Result<State, FoldError> {
+        let mut events = events.into_iter();
+        let first = events.next().ok_or(FoldError::NotCreated)?;
+        let Some(Kind::Created(c)) = first.kind() else {
+            return Err(FoldError::NotCreated);
+        };
+        let seq = first.event.seq;
+        let info = c.info.clone().unwrap_or_default();
+        let mut st = State::from_info(&info).map_err(|why| FoldError::BadInfo { seq, why })?;
+        fold(&mut st, first)?;
+        for ev in events {
+            fold(&mut st, ev)?;
+        }
+        Ok(st)
+    }
+
+    /// The side a player id plays, if any.
+    pub fn side_of_player(&self, id: i64) -> Option<Side> {
+        if id == self.red {
+            Some(Side::Red)
+        } else if id == self.black {
+            Some(Side::Black)
+        } else {
+            None
+        }
+    }
+
+    pub fn is_finished(&self) -> bool {
+        self.result.is_some()
+    }
+}
+
+/// What [`fold`] may take instead of computing it again: the board and clock that deciding
+/// a command already computed (live play). Recovery folds with none.
+#[derive(Debug, Default)]
+pub struct Prepared {
+    pub(crate) board: Option<Box<Board>>,
+    pub(crate) clock: Option<Clock>,
+}
+
+/// Changes the state by one committed event. Events must come in seq order without gaps.
+pub fn fold(st: &mut State, ev: &Event) -> Result<(), FoldError> {
+    fold_with(st, ev, &mut Prepared::default())
+}
+
+/// [`fold`], taking the board after a move and the clock after the batch from `prepared`
+/// when they are there instead of computing them again. Gives the same state (tested: live
+/// play against replay).
+pub fn fold_with(st: &mut State, ev: &Event, prepared: &mut Prepared) -> Result<(), FoldError> {
+    let seq = ev.event.seq;
+    let expected = st.seq + 1;
+    if seq != expected {
+        return Err(FoldError::Gap { seq, expected });
+    }
+    let kind = ev.kind().ok_or(FoldError::NoKind { seq })?;
+    match kind {
+        Kind::Created(c) => {
+            let info = c.info.clone().unwrap_or_default();
+            let mut fresh =
+                State::from_info(&info).map_err(|why| FoldError::BadInfo { seq, why })?;
+            fresh.seq = st.seq;
+            *st = fresh;
+        }
+        Kind::Move(m) => {
+            let mv = m.r#move.clone().unwrap_or_default();
+            let mover = st.board.to_move();
+            match prepared.board.take() {
+                Some(b) => st.board = *b,
+                None => {
+                    st.board.play(&mv.iccs).map_err(|why| FoldError::BadMove {
+                        seq,
+                        iccs: mv.iccs.clone(),
+                        why,
+                    })?;
+                }
+            }
+            // A move declines the opponent's offer (its `DrawDeclined` came just before).
+            st.draw_offer = None;
+            st.last_move = Some(LastMove {
+                ply: mv.ply,
+                seq,
+                side: mover,
+                iccs: mv.iccs,
+                chinese: mv.chinese,
+                wxf: mv.wxf,
+            });
+        }
+        Kind::DrawOffered(d) => {
+            let s = side::playing(d.side).unwrap_or(Side::Red);
+            st.draw_offer = Some(s);
+            st.offer_blocked[side::index(side::other(s))] = false;
+        }
+        Kind::DrawDeclined(d) => {
+            let decliner = side::playing(d.side).unwrap_or(Side::Red);
+            st.offer_blocked[side::index(side::other(decliner))] = true;
+            st.draw_offer = None;
+        }
+        Kind::Foul(f) => {
+            let s = side::playing(f.side).unwrap_or(Side::Red);
+            st.fouls[side::index(s)] = f.count;
+        }
+        Kind::Ended(e) => {
+            let result = WResult::try_from(e.result).unwrap_or(WResult::Unspecified);
+            st.result = Some((result, e.reason.clone()));
+            st.draw_offer = None;
+        }
+        Kind::RulingOverridden(o) => {
+            if o.result != WResult::Unspecified as i32 {
+                let result = WResult::try_from(o.result).unwrap_or(WResult::Unspecified);
+                st.result = Some((result, "arbiter".into()));
+            }
+        }
+        Kind::Ruling(_) => st.rulings.push(seq),
+        // Their effect is on the clock, which the batch's snapshot carries.
+        Kind::ClockAdjusted(_) | Kind::Paused(_) | Kind::Resumed(_) | Kind::ServerRestarted(_) => {}
+    }
+    if let Some(snap) = &ev.clock {
+        st.clock = match prepared.clock.take() {
+            Some(c) => c,
+            None => {
+                Clock::restore(snap, Millis(ev.event.at_ms)).map_err(|e| FoldError::BadClock {
+                    seq,
+                    why: e.to_string(),
+                })?
+            }
+        };
+    }
+    st.seq = seq;
+    st.at_ms = ev.event.at_ms;
+    Ok(())
+}

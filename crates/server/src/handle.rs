@@ -1,0 +1,78 @@
+//! The handle to a running game — its shard's bounded mailbox, the game's id and summary —
+//! and the messages a shard takes.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+
+use chuhe_proto::v1::GameSummary;
+use tokio::sync::{mpsc, oneshot};
+
+use crate::error::ClientError;
+use crate::live::LiveGame;
+use crate::request::{RecordView, Request};
+
+/// What a shard is asked to do.
+pub(crate) enum ShardCmd {
+    /// A client request for a game (boxed: the mailbox's slots stay small).
+    Client(i64, Box<Request>),
+    /// A connection went away: drop its subscriptions to the game.
+    Detach(i64, u64),
+    /// The game's record, as the live or the public (delayed) stream sees it.
+    Record {
+        game: i64,
+        public: bool,
+        reply: oneshot::Sender<RecordView>,
+    },
+    /// A game whose first event is committed: the shard runs it from now on.
+    Adopt(Box<LiveGame>),
+}
+
+/// The handle to a game: its shard's mailbox, the game's id and summary.
+#[derive(Clone)]
+pub struct GameHandle {
+    pub id: i64,
+    pub(crate) tx: mpsc::Sender<ShardCmd>,
+    pub summary: Arc<Mutex<GameSummary>>,
+    /// False once the shard has unloaded the game (or stopped).
+    pub(crate) alive: Arc<AtomicBool>,
+}
+
+impl std::fmt::Debug for GameHandle {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "GameHandle({})", self.id)
+    }
+}
+
+impl GameHandle {
+    /// Routes a request; a full mailbox answers `busy` rather than waiting.
+    pub fn send(&self, r: Request) -> Result<(), ClientError> {
+        match self.tx.try_send(ShardCmd::Client(self.id, Box::new(r))) {
+            Ok(()) => Ok(()),
+            Err(mpsc::error::TrySendError::Full(_)) => Err(ClientError::Busy),
+            Err(mpsc::error::TrySendError::Closed(_)) => {
+                Err(ClientError::GameNotFound(self.id.to_string()))
+            }
+        }
+    }
+
+    pub fn detach(&self, conn_id: u64) {
+        let _ = self.tx.try_send(ShardCmd::Detach(self.id, conn_id));
+    }
+
+    pub async fn record(&self, public: bool) -> Option<RecordView> {
+        let (tx, rx) = oneshot::channel();
+        self.tx
+            .send(ShardCmd::Record {
+                game: self.id,
+                public,
+                reply: tx,
+            })
+            .await
+            .ok()?;
+        rx.await.ok()
+    }
+
+    pub fn is_alive(&self) -> bool {
+        self.alive.load(Ordering::Acquire) && !self.tx.is_closed()
+    }
+}

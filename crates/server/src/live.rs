@@ -1,0 +1,608 @@
+//! A game as its shard runs it: the pure core's [`State`](crate::game::State) plus everything
+//! the core does not own — the projections clients see (live and delayed), the replay rings,
+//! the subscribers, the broadcast-delay queue, the game-list summary, the timers. The shard
+//! ([`crate::shard`]) drives it; nothing here awaits.
+//!
+//! Every change follows one path: [`LiveGame::prepare`] asks the core to `decide` a request,
+//! [`LiveGame::stage`] turns the decision into the store's append, the shard commits it with
+//! other games' appends, and [`LiveGame::conclude`] folds the committed events into the state,
+//! answers the requester and broadcasts. A failed commit changes nothing (the state was never
+//! touched).
+
+use std::collections::VecDeque;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use chuhe_proto::v1::{
+    self as w, GameEvent, GameSummary, ServerMessage, StoredEvent, server_message,
+};
+use prost::Message as _;
+use tokio::time::Instant;
+use tracing::{debug, error, info, warn};
+
+use crate::Env;
+use crate::error::ClientError;
+use crate::game::{self, Answer, Command, Decided, Event, State};
+use crate::outbox::{Out, Outbox, SharedFrame};
+use crate::persist::{AppendOp, EventRow, FinishRow};
+use crate::request::{Body, RecordView, Request};
+use crate::view::View;
+
+/// A decision handed to the store: what settles it once the commit's outcome is known.
+pub(crate) struct Staged {
+    decided: Decided,
+    /// The protobuf frame of each event, cut from its stored form.
+    frames: Vec<Option<Vec<u8>>>,
+    is_move: bool,
+    is_flag: bool,
+}
+
+struct Pending {
+    release_ms: u64,
+    min_plies: u32,
+    /// The event, in the frame that carries it.
+    frame: Arc<SharedFrame>,
+}
+
+/// What a wake-up of a game asks of its shard.
+pub(crate) enum Wake {
+    Nothing,
+    /// Commit this (a flag).
+    Commit(Box<Decided>),
+    /// The game is finished and has lingered long enough: unload it.
+    Unload,
+}
+
+/// What a request asks of the shard once the core has decided it.
+pub(crate) enum Prepared {
+    /// Answered already (or nothing to answer).
+    Done,
+    /// Commit this, then answer.
+    Commit(Box<Decided>),
+}
+
+pub(crate) struct LiveGame {
+    id: i64,
+    gid: String,
+    /// The game's state: changed only by folding committed events.
+    core: Box<State>,
+    env: Env,
+    live: View,
+    public: Option<View>,
+    ring: VecDeque<Arc<SharedFrame>>,
+    public_ring: VecDeque<Arc<SharedFrame>>,
+    live_subs: Vec<Outbox>,
+    public_subs: Vec<Outbox>,
+    delayed: VecDeque<Pending>,
+    delay_plies: u32,
+    delay_ms: u64,
+    pub(crate) summary: Arc<Mutex<GameSummary>>,
+    finished_at: Option<Instant>,
+    commit_retry: Option<Instant>,
+    pub(crate) alive: Arc<AtomicBool>,
+    /// The time controls' text for the clock snapshot stored with each change.
+    controls_text: crate::snapshot::ControlsText,
+}
+
+impl LiveGame {
+    /// A game around a state that has folded nothing yet (a new game, or one about to be
+    /// replayed): its views start empty and fill as events are published or replayed.
+    pub(crate) fn new(env: Env, id: i64, core: State) -> LiveGame {
+        let gid = id.to_string();
+        let delay = core.info.delay.unwrap_or_default();
+        let delay_plies = delay.plies;
+        let delay_ms = u64::from(delay.seconds) * 1000;
+        let delayed_view = delay_plies > 0 || delay_ms > 0;
+        let summary = Arc::new(Mutex::new(GameSummary {
+            game_id: gid.clone(),
+            red_name: core.info.red_name.clone(),
+            black_name: core.info.black_name.clone(),
+            time_control: core.info.time_control.clone(),
+            ..GameSummary::default()
+        }));
+        LiveGame {
+            id,
+            gid: gid.clone(),
+            core: Box::new(core),
+            env,
+            live: View::new(&gid, false),
+            public: delayed_view.then(|| View::new(&gid, true)),
+            ring: VecDeque::new(),
+            public_ring: VecDeque::new(),
+            live_subs: Vec::new(),
+            public_subs: Vec::new(),
+            delayed: VecDeque::new(),
+            delay_plies,
+            delay_ms,
+            summary,
+            finished_at: None,
+            commit_retry: None,
+            alive: Arc::new(AtomicBool::new(true)),
+            controls_text: Default::default(),
+        }
+    }
+
+    pub(crate) fn id(&self) -> i64 {
+        self.id
+    }
+
+    pub(crate) fn state(&self) -> &State {
+        &self.core
+    }
+
+    /// Fills the views and replay rings from the stored log the state was rebuilt from
+    /// (recovery).
+    pub(crate) fn replayed(&mut self, events: Vec<Event>) {
+        for ev in events {
+            let frame = Arc::new(SharedFrame::new(
+                ev.event.seq,
+                ServerMessage {
+                    kind: Some(server_message::Kind::Event(ev.event)),
+                },
+            ));
+            if let Some(ev) = frame.event() {
+                self.live.apply(ev);
+                if let Some(p) = &mut self.public {
+                    p.apply(ev);
+                }
+            }
+            push_ring(&mut self.ring, frame.clone(), self.env.config.replay_events);
+            if self.public.is_some() {
+                push_ring(&mut self.public_ring, frame, self.env.config.replay_events);
+            }
+        }
+        if self.core.is_finished() {
+            self.finished_at = Some(Instant::now());
+        }
+        self.update_summary();
+    }
+
+    /// Gives a decision's events their stored form: the append for the store, and what
+    /// [`LiveGame::conclude`] needs once the commit's outcome is known. The state does not
+    /// change until then.
+    pub(crate) fn stage(&mut self, mut decided: Decided, is_flag: bool) -> (AppendOp, Staged) {
+        let n = decided.events.len();
+        let mut rows = Vec::with_capacity(n);
+        let mut frames = Vec::with_capacity(n);
+        let mut finish = None;
+        let mut is_move = false;
+        for ev in &mut decided.events {
+            let label = kind_label(ev.kind());
+            match ev.kind() {
+                Some(w::game_event::Kind::Ended(e)) => {
+                    finish = Some(FinishRow {
+                        result: crate::record::result_text(
+                            w::Result::try_from(e.result).unwrap_or(w::Result::Unspecified),
+                        )
+                        .to_string(),
+                        reason: e.reason.clone(),
+                        at_ms: ev.event.at_ms,
+                    });
+                }
+                Some(w::game_event::Kind::Move(_)) => is_move = true,
+                _ => {}
+            }
+            // The event is moved into the stored form for encoding and taken back out.
+            let mut stored = StoredEvent {
+                event: Some(std::mem::take(&mut ev.event)),
+                clock_snapshot: String::new(),
+                clock: ev
+                    .clock
+                    .as_ref()
+                    .map(|c| crate::snapshot::to_wire_cached(c, &mut self.controls_text)),
+            };
+            let payload = stored.encode_to_vec();
+            if let Some(e) = stored.event.take() {
+                ev.event = e;
+            }
+            frames.push(crate::snapshot::event_frame(&payload));
+            rows.push(EventRow {
+                seq: ev.event.seq,
+                kind: label,
+                payload,
+                at_ms: ev.event.at_ms,
+                actor: ev.actor,
+                reason: ev.reason.clone(),
+            });
+        }
+        (
+            AppendOp {
+                game: self.id,
+                events: rows,
+                finish,
+            },
+            Staged {
+                decided,
+                frames,
+                is_move,
+                is_flag,
+            },
+        )
+    }
+
+    /// Settles a staged decision once its commit's outcome is known: committed, its events are
+    /// folded into the state and returned (with their frames) for publication; failed,
+    /// nothing changes.
+    fn settle(&mut self, staged: Staged, committed: bool) -> Result<(Answer, Vec<Framed>), ()> {
+        if !committed {
+            self.env
+                .metrics
+                .store_errors_total
+                .fetch_add(1, Ordering::Relaxed);
+            warn!(game = self.id, "commit failed; state unchanged");
+            if staged.is_flag {
+                self.commit_retry = Some(Instant::now() + Duration::from_millis(500));
+            }
+            return Err(());
+        }
+        let Staged {
+            mut decided,
+            frames,
+            is_move,
+            ..
+        } = staged;
+        let was_finished = self.core.is_finished();
+        if let Err(e) = game::apply(&mut self.core, &mut decided) {
+            // Unreachable: the core decided these events on this very state.
+            error!(game = self.id, error = %e, "a committed decision could not be folded");
+        }
+        let n = decided.events.len() as u64;
+        self.env
+            .metrics
+            .events_total
+            .fetch_add(n, Ordering::Relaxed);
+        if is_move {
+            self.env.metrics.moves_total.fetch_add(1, Ordering::Relaxed);
+        }
+        if !was_finished && self.core.is_finished() {
+            self.finished_at = Some(Instant::now());
+            self.env.metrics.live_games.fetch_sub(1, Ordering::Relaxed);
+        }
+        let events = decided
+            .events
+            .into_iter()
+            .map(|e| e.event)
+            .zip(frames)
+            .collect();
+        Ok((decided.answer, events))
+    }
+
+    /// Settles a staged decision (see [`LiveGame::settle`]) and answers for it: committed
+    /// events are published; the request that asked for it, if any (a timer's has none), gets
+    /// its answer, or `store_unavailable`.
+    pub(crate) fn conclude(&mut self, staged: Staged, committed: bool, r: Option<&Request>) {
+        let is_move = staged.is_move;
+        let settled = self.settle(staged, committed);
+        let Some(r) = r else {
+            if let Ok((_, events)) = settled {
+                self.publish_framed(events);
+            }
+            return;
+        };
+        match settled {
+            Ok((Answer::Error(e), events)) => {
+                self.publish_framed(events);
+                self.error(r, &e);
+            }
+            Ok((Answer::Seq(seq), events)) => {
+                self.reply(r, seq);
+                if is_move {
+                    self.env.metrics.move_latency.observe(r.received.elapsed());
+                }
+                self.publish_framed(events);
+            }
+            Err(()) => self.error(r, &ClientError::StoreUnavailable),
+        }
+    }
+
+    /// Live subscribers get events now; spectators through the delay queue. The protobuf
+    /// frame of an event comes along when it is already known (cut from its stored form, so it
+    /// is not encoded twice).
+    fn publish_framed(&mut self, events: Vec<Framed>) {
+        for (ev, proto) in events {
+            let release_ms = ev.at_ms + self.delay_ms;
+            let seq = ev.seq;
+            let msg = ServerMessage {
+                kind: Some(server_message::Kind::Event(ev)),
+            };
+            let frame = Arc::new(match proto {
+                Some(p) => SharedFrame::with_proto(seq, msg, p),
+                None => SharedFrame::new(seq, msg),
+            });
+            if let Some(ev) = frame.event() {
+                self.live.apply(ev);
+            }
+            push_ring(&mut self.ring, frame.clone(), self.env.config.replay_events);
+            send_all(&mut self.live_subs, &frame);
+            if self.public.is_some() {
+                self.delayed.push_back(Pending {
+                    release_ms,
+                    min_plies: self.live.moves.len() as u32 + self.delay_plies,
+                    frame,
+                });
+            }
+        }
+        self.release_delayed();
+        self.update_summary();
+    }
+
+    /// Releases delayed events whose time (and ply distance) has come. At the end of the game
+    /// the ply delay no longer holds anything back.
+    fn release_delayed(&mut self) {
+        let Some(public) = &mut self.public else {
+            return;
+        };
+        let now = self.env.time.now_ms();
+        let plies = self.live.moves.len() as u32;
+        let over = self.live.finished;
+        let mut released = false;
+        while let Some(p) = self.delayed.front() {
+            if p.release_ms > now || (!over && p.min_plies > plies) {
+                break;
+            }
+            let Some(p) = self.delayed.pop_front() else {
+                break;
+            };
+            if let Some(ev) = p.frame.event() {
+                public.apply(ev);
+            }
+            push_ring(
+                &mut self.public_ring,
+                p.frame.clone(),
+                self.env.config.replay_events,
+            );
+            send_all(&mut self.public_subs, &p.frame);
+            released = true;
+        }
+        if released {
+            self.update_summary();
+        }
+    }
+
+    fn next_release(&self) -> Option<Instant> {
+        let p = self.delayed.front()?;
+        let plies = self.live.moves.len() as u32;
+        if !self.live.finished && p.min_plies > plies {
+            return None; // waits for moves, not time
+        }
+        Some(self.env.time.instant_at(p.release_ms))
+    }
+
+    fn update_summary(&self) {
+        let v = self.public.as_ref().unwrap_or(&self.live);
+        if let Ok(mut g) = self.summary.lock() {
+            // The names and time control are set once; a move changes only the counts.
+            if g.game_id.is_empty() || g.red_name != v.info.red_name {
+                v.fill_summary(&mut g);
+            } else {
+                v.fill_counts(&mut g);
+            }
+        }
+    }
+
+    fn flag_instant(&self) -> Option<Instant> {
+        if self.core.is_finished() {
+            return None;
+        }
+        if let Some(r) = self.commit_retry {
+            return Some(r);
+        }
+        self.core
+            .clock
+            .flag_deadline()
+            .map(|m| self.env.time.instant_at(m.0))
+    }
+
+    /// When the shard must next wake this game: a flag to check (or a failed flag commit to
+    /// retry), delayed events to release, or a finished game to unload. `busy`: a commit is
+    /// in flight (a flag waits for it).
+    pub(crate) fn next_wake(&self, busy: bool) -> Option<Instant> {
+        let flag = if busy { None } else { self.flag_instant() };
+        let linger = if self.delayed.is_empty() && !busy {
+            self.finished_at
+                .map(|t| t + self.env.config.finished_linger)
+        } else {
+            None
+        };
+        [flag, self.next_release(), linger]
+            .into_iter()
+            .flatten()
+            .min()
+    }
+
+    /// The shard woke the game at `now` (no commit of it in flight): releases what the
+    /// broadcast delay held back, and answers a flag to commit, or that the game may unload.
+    pub(crate) fn wake(&mut self, now: Instant) -> Wake {
+        if self.next_release().is_some_and(|t| t <= now) {
+            self.release_delayed();
+        }
+        if self.flag_instant().is_some_and(|t| t <= now) {
+            self.commit_retry = None;
+            if let Some(d) = game::moves::flag(&self.core, self.env.time.now_ms()) {
+                return Wake::Commit(Box::new(d.finish_batch()));
+            }
+        }
+        let linger = self
+            .finished_at
+            .map(|t| t + self.env.config.finished_linger);
+        if self.delayed.is_empty() && linger.is_some_and(|t| t <= now) {
+            debug!(game = self.id, "finished game unloaded");
+            return Wake::Unload;
+        }
+        Wake::Nothing
+    }
+
+    /// The game as its shard sees it when it stops or unloads it.
+    pub(crate) fn unloaded(&self) {
+        self.alive.store(false, Ordering::Release);
+        if !self.core.is_finished() {
+            self.env.metrics.live_games.fetch_sub(1, Ordering::Relaxed);
+        }
+    }
+
+    /// Forgets a connection's subscriptions.
+    pub(crate) fn detach(&mut self, conn: u64) {
+        self.live_subs.retain(|o| o.conn_id != conn);
+        self.public_subs.retain(|o| o.conn_id != conn);
+    }
+
+    /// The record as the live stream (`public` false) or the delayed public stream sees it.
+    pub(crate) fn record_view(&self, public: bool) -> RecordView {
+        let view = if public {
+            self.public.as_ref().unwrap_or(&self.live)
+        } else {
+            &self.live
+        };
+        RecordView { view: view.clone() }
+    }
+
+    fn reply(&self, r: &Request, seq: u64) {
+        r.out.send_msg(ServerMessage {
+            kind: Some(server_message::Kind::Reply(w::Reply {
+                request_id: r.req,
+                game_id: self.gid.clone(),
+                seq,
+            })),
+        });
+    }
+
+    pub(crate) fn error(&self, r: &Request, e: &ClientError) {
+        self.env
+            .metrics
+            .client_errors_total
+            .fetch_add(1, Ordering::Relaxed);
+        if e.is_server_side() {
+            warn!(game = self.id, code = e.code(), "request failed");
+        } else {
+            debug!(game = self.id, code = e.code(), "request refused");
+        }
+        r.out.send_msg(ServerMessage {
+            kind: Some(server_message::Kind::Error(e.to_wire(r.req, &self.gid))),
+        });
+    }
+
+    /// A client request: the core's decision to commit, or Done when the request was answered
+    /// already (a subscription, a refusal, a resent move).
+    pub(crate) fn prepare(&mut self, r: &Request) -> Prepared {
+        let cmd = match &r.body {
+            Body::Subscribe { last_seq } => {
+                self.subscribe(r, *last_seq);
+                return Prepared::Done;
+            }
+            Body::Unsubscribe => {
+                self.detach(r.out.conn_id);
+                self.reply(r, 0);
+                return Prepared::Done;
+            }
+            body => match body.command(r.lag) {
+                Some(c) => c,
+                None => return Prepared::Done,
+            },
+        };
+        // A move happens when it reached the server; anything else when it is handled.
+        let now = match cmd {
+            Command::Move { .. } => self.env.time.ms_at(r.received),
+            _ => self.env.time.now_ms(),
+        };
+        match game::decide(&self.core, &cmd, &r.who.actor(), now) {
+            Err(e) => {
+                self.error(r, &e);
+                Prepared::Done
+            }
+            Ok(d) if d.events.is_empty() => {
+                match &d.answer {
+                    Answer::Seq(seq) => self.reply(r, *seq),
+                    Answer::Error(e) => self.error(r, e),
+                }
+                Prepared::Done
+            }
+            Ok(d) => {
+                // A flag committed in place of the move: no retry timer pending any more.
+                if matches!(d.answer, Answer::Error(_)) {
+                    self.commit_retry = None;
+                }
+                Prepared::Commit(Box::new(d))
+            }
+        }
+    }
+
+    fn subscribe(&mut self, r: &Request, last_seq: u64) {
+        let player = r.who.actor().side_in(&self.core).is_some();
+        let live = r.who.sees_live() || player || self.public.is_none();
+        let (view, ring) = if live {
+            (&self.live, &self.ring)
+        } else {
+            match &self.public {
+                Some(p) => (p, &self.public_ring),
+                None => (&self.live, &self.ring),
+            }
+        };
+        let first_in_ring = ring.front().map(|f| f.seq).unwrap_or(view.seq + 1);
+        let out = &r.out;
+        self.reply(r, view.seq);
+        if last_seq == 0 || last_seq > view.seq || last_seq + 1 < first_in_ring {
+            out.send_msg(ServerMessage {
+                kind: Some(server_message::Kind::Snapshot(view.snapshot())),
+            });
+        } else {
+            for f in ring.iter().filter(|f| f.seq > last_seq) {
+                out.send(Out::Shared(f.clone()));
+            }
+        }
+        let list = if live {
+            &mut self.live_subs
+        } else {
+            &mut self.public_subs
+        };
+        list.retain(|o| o.conn_id != out.conn_id);
+        list.push(out.clone());
+    }
+
+    /// Logs a game taken up after a restart (or created), once its first events are published.
+    pub(crate) fn started(&self, recovered: Option<u64>) {
+        if !self.core.is_finished() {
+            self.env.metrics.live_games.fetch_add(1, Ordering::Relaxed);
+        }
+        match recovered {
+            Some(downtime_ms) => info!(game = self.id, downtime_ms, "game recovered"),
+            None => info!(game = self.id, "game created"),
+        }
+    }
+}
+
+/// An event with its protobuf frame when that could be cut from the event's stored form.
+type Framed = (GameEvent, Option<Vec<u8>>);
+
+fn push_ring(ring: &mut VecDeque<Arc<SharedFrame>>, f: Arc<SharedFrame>, cap: usize) {
+    if ring.len() >= cap.max(1) {
+        ring.pop_front();
+    }
+    ring.push_back(f);
+}
+
+fn send_all(subs: &mut Vec<Outbox>, frame: &Arc<SharedFrame>) {
+    // A failed send means the connection is gone or was kicked for being too slow (its writer
+    // closes it with 4008): either way it leaves the list.
+    subs.retain(|o| o.send(Out::Shared(frame.clone())));
+}
+
+/// The short name of an event kind, stored beside it in the log.
+pub(crate) fn kind_label(k: Option<&w::game_event::Kind>) -> &'static str {
+    use w::game_event::Kind;
+    match k {
+        None => "unknown",
+        Some(Kind::Created(_)) => "created",
+        Some(Kind::Move(_)) => "move",
+        Some(Kind::DrawOffered(_)) => "draw_offered",
+        Some(Kind::DrawDeclined(_)) => "draw_declined",
+        Some(Kind::Foul(_)) => "foul",
+        Some(Kind::ClockAdjusted(_)) => "clock_adjusted",
+        Some(Kind::Paused(_)) => "paused",
+        Some(Kind::Resumed(_)) => "resumed",
+        Some(Kind::Ruling(_)) => "ruling",
+        Some(Kind::Ended(_)) => "ended",
+        Some(Kind::RulingOverridden(_)) => "ruling_overridden",
+        Some(Kind::ServerRestarted(_)) => "server_restarted",
+    }
+}

@@ -1,0 +1,166 @@
+//! Putting a game on its shard: creating a new one (its first event is committed before the
+//! shard runs it) or recovering a stored one by folding its log.
+
+use chuhe_proto::v1::{self as w, GameInfo, StoredEvent};
+use prost::Message as _;
+
+use crate::Env;
+use crate::board::Board;
+use crate::error::ClientError;
+use crate::game::{self, Command, Decided, Event, FoldError, State};
+use crate::handle::GameHandle;
+use crate::live::LiveGame;
+use crate::persist::{Account, GameRow, PersistError};
+
+/// Everything needed to put a game on its shard.
+pub struct GameSeed {
+    pub row: GameRow,
+    pub red: Account,
+    pub black: Account,
+    /// Plies without a capture that draw (0: the default).
+    pub move_limit_plies: u32,
+}
+
+/// Why a stored game could not be taken up.
+#[derive(Debug, thiserror::Error)]
+pub enum RecoverError {
+    /// The store could not be read or written: retrying later may work.
+    #[error(transparent)]
+    Store(#[from] PersistError),
+    /// A stored event is not a `StoredEvent` (or its clock snapshot is unreadable).
+    #[error("game {game}: stored event {seq} cannot be decoded: {why}")]
+    Decode { game: i64, seq: u64, why: String },
+    /// The log does not describe a game the rules can rebuild.
+    #[error("game {game}: {source}")]
+    Log {
+        game: i64,
+        #[source]
+        source: FoldError,
+    },
+    /// Creating a game whose first event was never committed failed.
+    #[error("game {game}: {source}")]
+    Create {
+        game: i64,
+        #[source]
+        source: ClientError,
+    },
+}
+
+impl RecoverError {
+    /// What a client asking for the game is told.
+    pub fn client_error(&self) -> ClientError {
+        match self {
+            RecoverError::Store(_) => ClientError::StoreUnavailable,
+            RecoverError::Create { source, .. } => source.clone(),
+            RecoverError::Decode { game, .. } | RecoverError::Log { game, .. } => {
+                ClientError::GameUnavailable(game.to_string())
+            }
+        }
+    }
+}
+
+/// The static description of a new game.
+pub fn info_of(seed: &GameSeed) -> Result<GameInfo, ClientError> {
+    let row = &seed.row;
+    let board = Board::new(
+        &row.start_fen,
+        &row.ruleset,
+        match seed.move_limit_plies {
+            0 => game::DEFAULT_MOVE_LIMIT_PLIES,
+            n => n,
+        },
+    )
+    .map_err(ClientError::InvalidArgument)?;
+    Ok(GameInfo {
+        game_id: row.id.to_string(),
+        red_id: row.red.to_string(),
+        red_name: seed.red.name.clone(),
+        black_id: row.black.to_string(),
+        black_name: seed.black.name.clone(),
+        time_control: row.time_control.clone(),
+        ruleset: row.ruleset.clone(),
+        initial_fen: board.fen(),
+        event: row.event.clone().unwrap_or_default(),
+        round: row.round.clone().unwrap_or_default(),
+        board: row.board.map(|b| b.to_string()).unwrap_or_default(),
+        delay: Some(w::BroadcastDelay {
+            plies: row.delay_plies,
+            seconds: (row.delay_ms / 1000) as u32,
+        }),
+        move_limit_plies: seed.move_limit_plies,
+        created_at_ms: row.created_at_ms,
+    })
+}
+
+/// Creates a new game: commits its first event, then hands it to its shard.
+pub async fn create(env: Env, seed: GameSeed) -> Result<GameHandle, ClientError> {
+    let info = info_of(&seed)?;
+    let (st, decided) = game::create(&info, env.time.now_ms())?;
+    let mut g = LiveGame::new(env.clone(), seed.row.id, st);
+    commit_now(&env, &mut g, decided).await?;
+    g.started(None);
+    env.shards.adopt(g).await
+}
+
+/// Recovers a stored game (finished or not) by folding its log; an unfinished one resumes
+/// with its clocks where they were (the outage is charged to nobody).
+pub async fn recover(env: Env, seed: GameSeed) -> Result<GameHandle, RecoverError> {
+    let id = seed.row.id;
+    let stored = env.persist.events(id).await?;
+    if stored.is_empty() {
+        // Created but its first event never committed: create it now.
+        return create(env, seed)
+            .await
+            .map_err(|source| RecoverError::Create { game: id, source });
+    }
+    let mut events = Vec::with_capacity(stored.len());
+    for (seq, payload) in stored {
+        events.push(decode(id, seq, &payload)?);
+    }
+    let st = State::replay(&events).map_err(|source| RecoverError::Log { game: id, source })?;
+    let mut g = LiveGame::new(env.clone(), id, st);
+    g.replayed(events);
+    if !g.state().is_finished() {
+        let now = env.time.now_ms();
+        let downtime = now.saturating_sub(g.state().at_ms);
+        let decided = game::decide(g.state(), &Command::Restart, &game::Actor::SERVER, now)
+            .map_err(|source| RecoverError::Create { game: id, source })?;
+        commit_now(&env, &mut g, decided)
+            .await
+            .map_err(|source| RecoverError::Create { game: id, source })?;
+        g.started(Some(downtime));
+    }
+    env.shards
+        .adopt(g)
+        .await
+        .map_err(|source| RecoverError::Create { game: id, source })
+}
+
+/// A stored event as the core folds it.
+fn decode(game: i64, seq: u64, payload: &[u8]) -> Result<Event, RecoverError> {
+    let bad = |why: String| RecoverError::Decode { game, seq, why };
+    let s = StoredEvent::decode(payload).map_err(|e| bad(e.to_string()))?;
+    let clock = crate::snapshot::stored_clock(&s).map_err(bad)?;
+    let event = s.event.ok_or_else(|| bad("no event".into()))?;
+    Ok(Event {
+        event,
+        clock,
+        actor: None,
+        reason: None,
+    })
+}
+
+/// Commits a decision of a game not yet on its shard (its first events) and folds them.
+async fn commit_now(env: &Env, g: &mut LiveGame, decided: Decided) -> Result<(), ClientError> {
+    let (op, staged) = g.stage(decided, false);
+    let t = tokio::time::Instant::now();
+    let r = env.persist.append(op.game, op.events, op.finish).await;
+    env.metrics.commit_latency.observe(t.elapsed());
+    let ok = r.is_ok();
+    g.conclude(staged, ok, None);
+    if ok {
+        Ok(())
+    } else {
+        Err(ClientError::StoreUnavailable)
+    }
+}

@@ -1,0 +1,322 @@
+//! The shard driving games: commits in order, back-pressure, unloading, and a failed commit
+//! changing nothing. These talk to a shard through in-memory channels and a memory store.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use chuhe_proto::v1::{Result as WResult, Side, server_message};
+use tokio::sync::{mpsc, watch};
+use tokio::time::Instant;
+
+use crate::Env;
+use crate::handle::{GameHandle, ShardCmd};
+use crate::load::{GameSeed, create};
+use crate::outbox::Outbox;
+use crate::persist::{Account, GameRow, MemoryPersist, Persist, Role};
+use crate::request::{Body, Principal, Request};
+use crate::view::View;
+
+use chuhe_proto::Encoding;
+
+struct Table {
+    persist: Arc<MemoryPersist>,
+    handle: GameHandle,
+    red: Arc<Principal>,
+    black: Arc<Principal>,
+    out: Outbox,
+    rx: crate::outbox::Inbox,
+    _shutdown: watch::Sender<bool>,
+    _done: mpsc::Receiver<()>,
+    req: u32,
+}
+
+async fn table(fen: &str) -> Table {
+    table_with(fen, crate::Config::default()).await
+}
+
+async fn table_with(fen: &str, config: crate::Config) -> Table {
+    let persist = Arc::new(MemoryPersist::default());
+    let red = persist.create_account("red", Role::Player).await.unwrap();
+    let black = persist.create_account("black", Role::Player).await.unwrap();
+    let row = persist
+        .create_game(GameRow {
+            id: 0,
+            red: red.id,
+            black: black.id,
+            time_control: "90m+30s".into(),
+            ruleset: "cxa".into(),
+            start_fen: fen.into(),
+            delay_plies: 0,
+            delay_ms: 0,
+            event: None,
+            round: None,
+            board: None,
+            created_at_ms: 0,
+            finished: false,
+        })
+        .await
+        .unwrap();
+    let (sd_tx, sd_rx) = watch::channel(false);
+    let (done_tx, done_rx) = mpsc::channel(1);
+    let env = Env::start(persist.clone(), config, sd_rx, done_tx);
+    let seed = GameSeed {
+        row,
+        red: red.clone(),
+        black: black.clone(),
+        move_limit_plies: 0,
+    };
+    let handle = create(env, seed).await.unwrap();
+    let (out, rx, _) = Outbox::new(1, Encoding::Proto, 64);
+    let who = |a: Account| Arc::new(Principal { account: Some(a) });
+    Table {
+        persist,
+        handle,
+        red: who(red),
+        black: who(black),
+        out,
+        rx,
+        _shutdown: sd_tx,
+        _done: done_rx,
+        req: 0,
+    }
+}
+
+impl Table {
+    /// Sends a move and returns the answer: Ok(seq acknowledged) or Err(error code).
+    async fn play(
+        &mut self,
+        red: bool,
+        ply: u32,
+        mv: &str,
+        offer_draw: bool,
+    ) -> Result<u64, String> {
+        let id = self.send(
+            red,
+            Body::Move {
+                ply,
+                mv: mv.into(),
+                offer_draw,
+                think_ms: None,
+            },
+        );
+        loop {
+            let (rid, answer) = self.answer().await;
+            if rid == id {
+                return answer;
+            }
+        }
+    }
+
+    async fn record(&self) -> View {
+        self.handle.record(false).await.unwrap().view
+    }
+
+    /// Sends a request without waiting for its answer; returns its request id.
+    fn send(&mut self, red: bool, body: Body) -> u32 {
+        self.req += 1;
+        let who = if red { &self.red } else { &self.black };
+        self.handle
+            .send(Request {
+                req: self.req,
+                who: who.clone(),
+                out: self.out.clone(),
+                lag: Duration::ZERO,
+                received: Instant::now(),
+                body,
+            })
+            .unwrap();
+        self.req
+    }
+
+    /// The next reply or error: (request id, Ok(seq) or Err(code)).
+    async fn answer(&mut self) -> (u32, Result<u64, String>) {
+        loop {
+            let crate::outbox::Out::Own(msg) = self.rx.recv().await.unwrap() else {
+                continue;
+            };
+            match msg.kind {
+                Some(server_message::Kind::Reply(r)) => return (r.request_id, Ok(r.seq)),
+                Some(server_message::Kind::Error(e)) => return (e.request_id, Err(e.code)),
+                _ => {}
+            }
+        }
+    }
+
+    /// Nothing but events is waiting in the outbox.
+    fn no_answer_yet(&mut self) -> bool {
+        while let Some(out) = self.rx.try_recv() {
+            if let crate::outbox::Out::Own(msg) = out {
+                if matches!(
+                    msg.kind,
+                    Some(server_message::Kind::Reply(_) | server_message::Kind::Error(_))
+                ) {
+                    return false;
+                }
+            }
+        }
+        true
+    }
+}
+
+fn mv(ply: u32, m: &str) -> Body {
+    Body::Move {
+        ply,
+        mv: m.into(),
+        offer_draw: false,
+        think_ms: None,
+    }
+}
+
+#[tokio::test]
+async fn commands_wait_for_their_games_commit_and_run_in_order() {
+    let mut t = table(chuhe_rules::START_FEN).await;
+    t.persist.hold(true);
+    let a = t.send(true, mv(1, "h2e2"));
+    let b = t.send(false, mv(2, "h9g7"));
+    let c = t.send(true, mv(3, "h0g2"));
+    // A record is answered at once, from what is committed: the shard has taken the three
+    // moves, the first is being committed, nothing is acknowledged or visible yet.
+    let rec = t.record().await;
+    assert!(rec.moves.is_empty(), "an uncommitted move is visible");
+    assert!(t.no_answer_yet(), "answered before the commit");
+    t.persist.hold(false);
+    assert_eq!(t.answer().await, (a, Ok(2)));
+    assert_eq!(t.answer().await, (b, Ok(3)));
+    assert_eq!(t.answer().await, (c, Ok(4)));
+    let rec = t.record().await;
+    let iccs: Vec<&str> = rec.moves.iter().map(|m| m.iccs.as_str()).collect();
+    assert_eq!(iccs, ["h2e2", "h9g7", "h0g2"]);
+}
+
+#[tokio::test]
+async fn a_full_backlog_answers_busy_and_loses_nothing_else() {
+    let config = crate::Config {
+        game_mailbox: 2,
+        ..crate::Config::default()
+    };
+    let mut t = table_with(chuhe_rules::START_FEN, config).await;
+    t.persist.hold(true);
+    let first = t.send(true, mv(1, "h2e2"));
+    let waiting = [t.send(false, mv(2, "h9g7")), t.send(true, mv(3, "h0g2"))];
+    let over = t.send(false, Body::Resign);
+    assert_eq!(t.answer().await, (over, Err("busy".into())));
+    t.persist.hold(false);
+    assert_eq!(t.answer().await, (first, Ok(2)));
+    assert_eq!(t.answer().await, (waiting[0], Ok(3)));
+    assert_eq!(t.answer().await, (waiting[1], Ok(4)));
+    assert!(
+        !t.record().await.finished,
+        "the refused resignation was not played"
+    );
+}
+
+#[tokio::test]
+async fn a_request_for_a_game_the_shard_does_not_hold_is_answered() {
+    let mut t = table(chuhe_rules::START_FEN).await;
+    let other = t.handle.id + 1000;
+    let r = Request {
+        req: 77,
+        who: t.red.clone(),
+        out: t.out.clone(),
+        lag: Duration::ZERO,
+        received: Instant::now(),
+        body: Body::Resign,
+    };
+    t.handle
+        .tx
+        .try_send(ShardCmd::Client(other, Box::new(r)))
+        .unwrap_or_else(|_| panic!("mailbox"));
+    assert_eq!(t.answer().await, (77, Err("game_not_found".into())));
+}
+
+#[tokio::test]
+async fn a_finished_game_unloads_after_lingering() {
+    tokio::time::pause();
+    let config = crate::Config {
+        finished_linger: Duration::from_secs(60),
+        ..crate::Config::default()
+    };
+    let mut t = table_with(chuhe_rules::START_FEN, config).await;
+    let r = t.send(true, Body::Resign);
+    assert_eq!(t.answer().await, (r, Ok(2)));
+    assert!(t.handle.is_alive());
+    tokio::time::advance(Duration::from_secs(59)).await;
+    assert!(
+        t.record().await.finished,
+        "still loaded before the linger is over"
+    );
+    tokio::time::advance(Duration::from_secs(2)).await;
+    // The shard answers records of games it holds only; once unloaded, none comes.
+    assert!(t.handle.record(false).await.is_none());
+    assert!(!t.handle.is_alive());
+}
+
+#[tokio::test]
+async fn a_move_whose_commit_fails_is_taken_back_completely() {
+    let mut t = table(chuhe_rules::START_FEN).await;
+    assert_eq!(t.play(true, 1, "h2e2", false).await, Ok(2));
+    let before = t.record().await;
+    // Black's knight move (with a draw offer) cannot be stored: refused, nothing changes.
+    t.persist.set_failing(true);
+    assert_eq!(
+        t.play(false, 2, "h9g7", true).await,
+        Err("store_unavailable".into())
+    );
+    t.persist.set_failing(false);
+    let after = t.record().await;
+    assert_eq!(
+        (after.seq, after.moves.len(), after.fen(), after.draw_offer),
+        (
+            before.seq,
+            before.moves.len(),
+            before.fen(),
+            before.draw_offer
+        )
+    );
+    // The same move is still ply 2 and legal (the knight is back on h9), the clock
+    // runs for Black, and it is not mistaken for a resend of a stored move.
+    assert_eq!(t.play(false, 2, "h9g7", false).await, Ok(3));
+    assert_eq!(
+        t.play(false, 2, "h9g7", false).await,
+        Ok(3),
+        "idempotent resend"
+    );
+    assert_eq!(
+        t.play(false, 2, "马8进7", false).await,
+        Ok(3),
+        "resend in Chinese"
+    );
+    assert_eq!(t.play(true, 3, "h0g2", false).await, Ok(4));
+    let rec = t.record().await;
+    let iccs: Vec<&str> = rec.moves.iter().map(|m| m.iccs.as_str()).collect();
+    assert_eq!(iccs, ["h2e2", "h9g7", "h0g2"]);
+    assert_eq!(rec.draw_offer, Side::Unspecified as i32);
+    let stored = t.persist.events(t.handle.id).await.unwrap();
+    assert_eq!(stored.len(), 4, "created + three moves");
+}
+
+#[tokio::test]
+async fn a_mating_move_whose_commit_fails_leaves_the_game_running() {
+    // Red mates with i7i9: the rook on a8 holds the 8th rank.
+    let mut t = table("4k4/R8/8R/9/9/9/9/9/9/3K5 w - - 0 1").await;
+    t.persist.set_failing(true);
+    assert_eq!(
+        t.play(true, 1, "i7i9", false).await,
+        Err("store_unavailable".into())
+    );
+    let rec = t.record().await;
+    assert!(!rec.finished && rec.moves.is_empty());
+    assert_eq!(
+        rec.clock.running,
+        Side::Red as i32,
+        "Red's clock still runs"
+    );
+    t.persist.set_failing(false);
+    assert_eq!(t.play(true, 1, "i7i9", false).await, Ok(2));
+    let rec = t.record().await;
+    assert!(rec.finished);
+    assert_eq!(rec.result, WResult::RedWins as i32);
+    assert_eq!(rec.end_reason, "checkmate");
+}
