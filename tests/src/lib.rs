@@ -182,6 +182,13 @@ impl Server {
         })
     }
 
+    /// Starts the graceful shutdown without waiting for it (see [`Server::stop`]).
+    pub fn begin_stop(&mut self) {
+        if let Some(s) = self.stop.take() {
+            let _ = s.send(());
+        }
+    }
+
     /// Graceful shutdown; waits for it to finish.
     pub async fn stop(mut self) -> Result<()> {
         if let Some(s) = self.stop.take() {

@@ -275,6 +275,39 @@ async fn run(env: Env, mut socket: WebSocket, enc: Encoding, who: Principal, con
             }
         }
     };
+    if matches!(
+        end,
+        End::Closing {
+            code: close::GOING_AWAY,
+            ..
+        }
+    ) {
+        // The server is stopping: the answers to this connection's requests that the games
+        // still hold (a commit in flight, a request waiting behind one) arrive until every
+        // shard has settled. Write them before the goodbye, so no request goes unanswered.
+        let mut settled = env.settled.clone();
+        let forward = async {
+            loop {
+                tokio::select! {
+                    biased;
+                    _ = async { settled.wait_for(|done| *done).await.map(|_| ()) } => break,
+                    item = rx.recv() => {
+                        let Some(item) = item else { break };
+                        if socket.send(out_message(enc, item)).await.is_err() {
+                            break;
+                        }
+                    }
+                }
+            }
+        };
+        if tokio::time::timeout(env.config.shutdown_grace, forward)
+            .await
+            .is_err()
+        {
+            debug!("games did not settle within the grace period");
+        }
+        flush_queued(&mut socket, &mut rx, enc, Duration::from_secs(2)).await;
+    }
     // No more frames for this connection: games stop queueing to it.
     kick.kick(1000);
     for h in c.games.values() {

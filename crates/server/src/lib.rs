@@ -133,6 +133,10 @@ pub struct Env {
     pub shards: Arc<shard::Shards>,
     pub time: time::TimeBase,
     pub shutdown: watch::Receiver<bool>,
+    /// Turns true once every shard has stopped at shutdown: every commit in flight settled and
+    /// answered, every waiting request answered `shutting_down`. Connections wait for it
+    /// (bounded by the grace period) before they say goodbye, so no request goes unanswered.
+    pub settled: watch::Receiver<bool>,
     /// Held by every shard and connection task; serve waits for all to be dropped.
     pub tasks_done: mpsc::Sender<()>,
 }
@@ -151,6 +155,7 @@ impl Env {
             n => n,
         };
         let (shards, queues) = shard::Shards::new(count, config.shard_mailbox);
+        let (settled_tx, settled) = watch::channel(false);
         let env = Env {
             persist,
             config: Arc::new(config),
@@ -159,9 +164,10 @@ impl Env {
             shards: Arc::new(shards),
             time: time::TimeBase::new(),
             shutdown,
+            settled,
             tasks_done,
         };
-        shard::Shards::start(&env, queues);
+        shard::Shards::start(&env, queues, settled_tx);
         env
     }
 }

@@ -131,31 +131,15 @@ impl LiveGame {
         &self.core
     }
 
-    /// Fills the views and replay rings from the stored log the state was rebuilt from
-    /// (recovery).
+    /// Fills the views, replay rings and broadcast-delay queue from the stored log the state
+    /// was rebuilt from (recovery): the events take the same path as when they were first
+    /// published, so spectators of a delayed game see after a restart exactly what they saw
+    /// before it.
     pub(crate) fn replayed(&mut self, events: Vec<Event>) {
-        for ev in events {
-            let frame = Arc::new(SharedFrame::new(
-                ev.event.seq,
-                ServerMessage {
-                    kind: Some(server_message::Kind::Event(ev.event)),
-                },
-            ));
-            if let Some(ev) = frame.event() {
-                self.live.apply(ev);
-                if let Some(p) = &mut self.public {
-                    p.apply(ev);
-                }
-            }
-            push_ring(&mut self.ring, frame.clone(), self.env.config.replay_events);
-            if self.public.is_some() {
-                push_ring(&mut self.public_ring, frame, self.env.config.replay_events);
-            }
-        }
+        self.publish_framed(events.into_iter().map(|e| (e.event, None)).collect());
         if self.core.is_finished() {
             self.finished_at = Some(Instant::now());
         }
-        self.update_summary();
     }
 
     /// Gives a decision's events their stored form: the append for the store, and what

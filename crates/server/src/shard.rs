@@ -50,14 +50,22 @@ impl Shards {
 
     /// Spawns the shard tasks; they run until the server's shutdown signal, then finish the
     /// commits in flight and stop.
-    pub fn start(env: &Env, queues: ShardQueues) {
+    /// `settled` turns true when the last shard has stopped.
+    pub fn start(env: &Env, queues: ShardQueues, settled: watch::Sender<bool>) {
+        let running = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(queues.0.len()));
+        let settled = std::sync::Arc::new(settled);
         for (i, rx) in queues.0.into_iter().enumerate() {
             let shard = Shard::new(env.clone());
             let shutdown = env.shutdown.clone();
+            let (running, settled) = (running.clone(), settled.clone());
             tokio::spawn(
-                shard
-                    .run(rx, shutdown)
-                    .instrument(info_span!("shard", shard = i)),
+                async move {
+                    shard.run(rx, shutdown).await;
+                    if running.fetch_sub(1, std::sync::atomic::Ordering::AcqRel) == 1 {
+                        settled.send_replace(true);
+                    }
+                }
+                .instrument(info_span!("shard", shard = i)),
             );
         }
     }
@@ -183,6 +191,20 @@ impl Shard {
                         self.command(cmd);
                     }
                 }
+            }
+        }
+        // Stopped: every commit is settled and answered. Requests still waiting — behind a
+        // commit, or in the mailbox — are answered `shutting_down` (resent after the restart,
+        // a move is played then, or acknowledged if it was).
+        for slot in self.slots.values_mut() {
+            for r in slot.backlog.drain(..) {
+                slot.game.error(&r, &ClientError::ShuttingDown);
+            }
+        }
+        rx.close();
+        while let Ok(cmd) = rx.try_recv() {
+            if let ShardCmd::Client(id, r) = cmd {
+                refuse(&self.env, id, &r, &ClientError::ShuttingDown);
             }
         }
         for slot in self.slots.values() {

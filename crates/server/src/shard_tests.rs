@@ -37,6 +37,10 @@ async fn table(fen: &str) -> Table {
 }
 
 async fn table_with(fen: &str, config: crate::Config) -> Table {
+    table_full(fen, config, 0).await
+}
+
+async fn table_full(fen: &str, config: crate::Config, delay_plies: u32) -> Table {
     let persist = Arc::new(MemoryPersist::default());
     let red = persist.create_account("red", Role::Player).await.unwrap();
     let black = persist.create_account("black", Role::Player).await.unwrap();
@@ -48,7 +52,7 @@ async fn table_with(fen: &str, config: crate::Config) -> Table {
             time_control: "90m+30s".into(),
             ruleset: "cxa".into(),
             start_fen: fen.into(),
-            delay_plies: 0,
+            delay_plies,
             delay_ms: 0,
             event: None,
             round: None,
@@ -319,4 +323,28 @@ async fn a_mating_move_whose_commit_fails_leaves_the_game_running() {
     assert!(rec.finished);
     assert_eq!(rec.result, WResult::RedWins as i32);
     assert_eq!(rec.end_reason, "checkmate");
+}
+
+#[tokio::test]
+async fn the_broadcast_delay_holds_after_a_restart() {
+    let mut t = table_full(chuhe_rules::START_FEN, crate::Config::default(), 2).await;
+    for (ply, m) in ["h2e2", "h9g7", "h0g2", "i9h9"].iter().enumerate() {
+        let red = ply % 2 == 0;
+        assert!(t.play(red, ply as u32 + 1, m, false).await.is_ok());
+    }
+    let public = t.handle.record(true).await.unwrap().view;
+    assert_eq!(public.moves.len(), 2, "two plies behind before the restart");
+    // The server restarts: a new process takes the game up from the store.
+    let (_sd, sd_rx) = watch::channel(false);
+    let (done_tx, _done) = mpsc::channel(1);
+    let env = Env::start(t.persist.clone(), crate::Config::default(), sd_rx, done_tx);
+    let seed = crate::registry::load_seed(&env, t.handle.id).await.unwrap();
+    let again = crate::load::recover(env, seed).await.unwrap();
+    let public = again.record(true).await.unwrap().view;
+    assert_eq!(public.moves.len(), 2, "the delay was lost in the restart");
+    assert!(public.delayed);
+    let live = again.record(false).await.unwrap().view;
+    assert_eq!(live.moves.len(), 4);
+    let summary = again.summary.lock().unwrap().clone();
+    assert_eq!(summary.plies, 2, "the game list shows the delayed count");
 }

@@ -459,3 +459,73 @@ async fn idle_and_busy_connections_are_pinged_every_interval() -> Result<()> {
     db.drop_db().await;
     Ok(())
 }
+
+/// At shutdown every request a game still holds is answered before the goodbye: a move whose
+/// commit is in flight gets its acknowledgement (it is committed), one waiting behind it gets
+/// `shutting_down` (it is not). Before, the connection said goodbye at once and the committed
+/// move was never acknowledged.
+#[tokio::test]
+async fn shutdown_answers_every_request_in_flight() -> Result<()> {
+    let persist = Arc::new(chuhe_server::persist::MemoryPersist::default());
+    let cast = seed(persist.as_ref()).await?;
+    let mut server = Server::start(persist.clone(), Config::default()).await?;
+    let game = create_game(server.addr, &cast, "10m", "", "").await?;
+    let mut red = Client::connect(server.addr, Some(&cast.red), Encoding::Json).await?;
+    red.subscribe(&game, 0).await?;
+    persist.hold(true);
+    let first = red.send_move(&game, 1, "h2e2").await?;
+    let second = red.send_move(&game, 3, "h0g2").await?;
+    // The connection answers a broken frame itself, after routing the two moves before it;
+    // a record read through the game's shard then comes after both in its mailbox.
+    red.send_raw(Message::Text("{".into())).await?;
+    assert_eq!(next_error(&mut red).await?, "malformed_frame");
+    let (status, _) = http(
+        server.addr,
+        "GET",
+        &format!("/api/v1/games/{game}"),
+        None,
+        None,
+    )
+    .await?;
+    assert_eq!(status, 200);
+    server.begin_stop();
+    persist.hold(false);
+    let mut answers = Vec::new();
+    while answers.len() < 2 {
+        let m = red.recv().await?;
+        match m.kind {
+            Some(server_message::Kind::Reply(r))
+                if r.request_id == first || r.request_id == second =>
+            {
+                answers.push((r.request_id, format!("seq {}", r.seq)));
+            }
+            Some(server_message::Kind::Error(e))
+                if e.request_id == first || e.request_id == second =>
+            {
+                answers.push((e.request_id, e.code));
+            }
+            Some(server_message::Kind::Goodbye(_)) => {
+                panic!("goodbye before the answers: {answers:?}")
+            }
+            _ => {}
+        }
+    }
+    answers.sort();
+    assert_eq!(
+        answers,
+        [
+            (first, "seq 2".to_string()),
+            (second, "shutting_down".to_string())
+        ]
+    );
+    red.expect(|m| {
+        matches!(&m.kind, Some(server_message::Kind::Goodbye(g)) if g.code == "shutdown")
+            .then_some(())
+    })
+    .await?;
+    assert_eq!(red.wait_closed().await?, 1001);
+    server.stop().await?;
+    let stored = chuhe_server::Persist::events(persist.as_ref(), game.parse()?).await?;
+    assert_eq!(stored.len(), 2, "created + the acknowledged move");
+    Ok(())
+}
