@@ -121,6 +121,22 @@ pub async fn create_game_row(
         )));
     }
     let delay = req.delay.unwrap_or_default();
+    let start_mode = w::StartMode::try_from(req.start_mode)
+        .map_err(|_| AdminError::Invalid(format!("unknown startMode {}", req.start_mode)))?;
+    let scheduled_start_ms = match start_mode {
+        w::StartMode::Scheduled if req.scheduled_start_ms == 0 => {
+            return Err(AdminError::Invalid(
+                "startMode START_MODE_SCHEDULED needs scheduledStartMs (Unix ms)".into(),
+            ));
+        }
+        w::StartMode::Scheduled => Some(req.scheduled_start_ms),
+        _ if req.scheduled_start_ms != 0 => {
+            return Err(AdminError::Invalid(
+                "scheduledStartMs is only for startMode START_MODE_SCHEDULED".into(),
+            ));
+        }
+        _ => None,
+    };
     let row = GameRow {
         id: 0,
         red: red.id,
@@ -135,6 +151,12 @@ pub async fn create_game_row(
         board: req.board.trim().parse().ok(),
         created_at_ms: now_ms,
         finished: false,
+        start_mode: match start_mode {
+            w::StartMode::Unspecified => w::StartMode::Now as i32,
+            m => m as i32,
+        },
+        scheduled_start_ms,
+        lateness_limit_ms: req.lateness_limit_ms,
     };
     let row = p.create_game(row).await?;
     Ok((row, red, black))

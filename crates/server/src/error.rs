@@ -52,6 +52,10 @@ pub enum ClientError {
     GameFinished,
     #[error("the game is paused")]
     GamePaused,
+    #[error(
+        "the game has not started yet: its clocks start at the scheduled time or when both players have joined"
+    )]
+    GameNotStarted,
     #[error("no draw offer to answer")]
     NoDrawOffer,
     #[error("a draw can be offered only after your own move and before your opponent's")]
@@ -86,6 +90,7 @@ impl ClientError {
             ClientError::IllegalMove { .. } => "illegal_move",
             ClientError::GameFinished => "game_finished",
             ClientError::GamePaused => "game_paused",
+            ClientError::GameNotStarted => "game_not_started",
             ClientError::NoDrawOffer => "no_draw_offer",
             ClientError::DrawOfferNotAllowed => "draw_offer_not_allowed",
             ClientError::InvalidArgument(_) => "invalid_argument",
@@ -112,6 +117,7 @@ impl ClientError {
         "illegal_move",
         "game_finished",
         "game_paused",
+        "game_not_started",
         "no_draw_offer",
         "draw_offer_not_allowed",
         "invalid_argument",

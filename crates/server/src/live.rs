@@ -35,7 +35,8 @@ pub(crate) struct Staged {
     /// The protobuf frame of each event, cut from its stored form.
     frames: Vec<Option<Vec<u8>>>,
     is_move: bool,
-    is_flag: bool,
+    /// The server's timer asked for it: retried shortly if its commit fails.
+    is_timer: bool,
 }
 
 struct Pending {
@@ -60,6 +61,9 @@ pub(crate) enum Prepared {
     Done,
     /// Commit this, then answer.
     Commit(Box<Decided>),
+    /// Commit this; the request was answered already (a player's subscription that records
+    /// the player joining).
+    CommitQuietly(Box<Decided>),
 }
 
 pub(crate) struct LiveGame {
@@ -145,7 +149,7 @@ impl LiveGame {
     /// Gives a decision's events their stored form: the append for the store, and what
     /// [`LiveGame::conclude`] needs once the commit's outcome is known. The state does not
     /// change until then.
-    pub(crate) fn stage(&mut self, mut decided: Decided, is_flag: bool) -> (AppendOp, Staged) {
+    pub(crate) fn stage(&mut self, mut decided: Decided, is_timer: bool) -> (AppendOp, Staged) {
         let n = decided.events.len();
         let mut rows = Vec::with_capacity(n);
         let mut frames = Vec::with_capacity(n);
@@ -200,7 +204,7 @@ impl LiveGame {
                 decided,
                 frames,
                 is_move,
-                is_flag,
+                is_timer,
             },
         )
     }
@@ -215,7 +219,7 @@ impl LiveGame {
                 .store_errors_total
                 .fetch_add(1, Ordering::Relaxed);
             warn!(game = self.id, "commit failed; state unchanged");
-            if staged.is_flag {
+            if staged.is_timer {
                 self.commit_retry = Some(Instant::now() + Duration::from_millis(500));
             }
             return Err(());
@@ -365,46 +369,52 @@ impl LiveGame {
         }
     }
 
-    fn flag_instant(&self) -> Option<Instant> {
+    /// When the server's timer must next look at the game: a scheduled start, a lateness
+    /// limit, the flag — or a failed timer commit to retry.
+    fn due_instant(&self) -> Option<Instant> {
         if self.core.is_finished() {
             return None;
         }
         if let Some(r) = self.commit_retry {
             return Some(r);
         }
-        self.core
-            .clock
-            .flag_deadline()
-            .map(|m| self.env.time.instant_at(m.0))
+        self.core.next_due().map(|m| self.env.time.instant_at(m))
     }
 
-    /// When the shard must next wake this game: a flag to check (or a failed flag commit to
-    /// retry), delayed events to release, or a finished game to unload. `busy`: a commit is
-    /// in flight (a flag waits for it).
+    /// When the shard must next wake this game: something due (see `due_instant`), delayed
+    /// events to release, or a finished game to unload. `busy`: a commit is in flight (what is
+    /// due waits for it).
     pub(crate) fn next_wake(&self, busy: bool) -> Option<Instant> {
-        let flag = if busy { None } else { self.flag_instant() };
+        let due = if busy { None } else { self.due_instant() };
         let linger = if self.delayed.is_empty() && !busy {
             self.finished_at
                 .map(|t| t + self.env.config.finished_linger)
         } else {
             None
         };
-        [flag, self.next_release(), linger]
+        [due, self.next_release(), linger]
             .into_iter()
             .flatten()
             .min()
     }
 
     /// The shard woke the game at `now` (no commit of it in flight): releases what the
-    /// broadcast delay held back, and answers a flag to commit, or that the game may unload.
+    /// broadcast delay held back, and answers what is due to commit, or that the game may
+    /// unload.
     pub(crate) fn wake(&mut self, now: Instant) -> Wake {
         if self.next_release().is_some_and(|t| t <= now) {
             self.release_delayed();
         }
-        if self.flag_instant().is_some_and(|t| t <= now) {
+        if self.due_instant().is_some_and(|t| t <= now) {
             self.commit_retry = None;
-            if let Some(d) = game::moves::flag(&self.core, self.env.time.now_ms()) {
-                return Wake::Commit(Box::new(d.finish_batch()));
+            let cmd = Command::Tick;
+            if let Ok(d) = game::decide(
+                &self.core,
+                &cmd,
+                &game::Actor::SERVER,
+                self.env.time.now_ms(),
+            ) {
+                return Wake::Commit(Box::new(d));
             }
         }
         let linger = self
@@ -415,6 +425,16 @@ impl LiveGame {
             return Wake::Unload;
         }
         Wake::Nothing
+    }
+
+    /// A scheduled start or a lateness limit already due when a request comes: decided first,
+    /// so the request meets the game as it is after it.
+    pub(crate) fn due_first(&mut self) -> Option<Decided> {
+        let now = self.env.time.now_ms();
+        if !game::due_before_requests(&self.core, now) {
+            return None;
+        }
+        game::decide(&self.core, &Command::Tick, &game::Actor::SERVER, now).ok()
     }
 
     /// The game as its shard sees it when it stops or unloads it.
@@ -472,6 +492,18 @@ impl LiveGame {
         let cmd = match &r.body {
             Body::Subscribe { last_seq } => {
                 self.subscribe(r, *last_seq);
+                // A player subscribing has joined its game (lateness, a start on arrival).
+                let joined = r.who.actor().side_in(&self.core).is_some_and(|s| {
+                    game::tracks_joining(&self.core) && !self.core.joined[crate::side::index(s)]
+                });
+                if joined {
+                    let now = self.env.time.now_ms();
+                    if let Ok(d) = game::decide(&self.core, &Command::Join, &r.who.actor(), now) {
+                        if !d.events.is_empty() {
+                            return Prepared::CommitQuietly(Box::new(d));
+                        }
+                    }
+                }
                 return Prepared::Done;
             }
             Body::Unsubscribe => {
@@ -588,5 +620,7 @@ pub(crate) fn kind_label(k: Option<&w::game_event::Kind>) -> &'static str {
         Some(Kind::Ended(_)) => "ended",
         Some(Kind::RulingOverridden(_)) => "ruling_overridden",
         Some(Kind::ServerRestarted(_)) => "server_restarted",
+        Some(Kind::Started(_)) => "started",
+        Some(Kind::Joined(_)) => "joined",
     }
 }

@@ -89,6 +89,9 @@ pub fn info_of(seed: &GameSeed) -> Result<GameInfo, ClientError> {
         }),
         move_limit_plies: seed.move_limit_plies,
         created_at_ms: row.created_at_ms,
+        start_mode: row.start_mode,
+        scheduled_start_ms: row.scheduled_start_ms.unwrap_or(0),
+        lateness_limit_ms: row.lateness_limit_ms,
     })
 }
 

@@ -69,6 +69,12 @@ pub struct GameRow {
     pub board: Option<u32>,
     pub created_at_ms: u64,
     pub finished: bool,
+    /// When the clocks start: the wire's `StartMode` number (0: at once).
+    pub start_mode: i32,
+    /// START_MODE_SCHEDULED: the instant, Unix ms.
+    pub scheduled_start_ms: Option<u64>,
+    /// Art. 21 lateness limit (0: none).
+    pub lateness_limit_ms: u64,
 }
 
 /// One event to append.

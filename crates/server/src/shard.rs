@@ -121,9 +121,15 @@ struct Slot {
 
 impl Slot {
     /// Stages a decision for this turn's commit; it is in flight until the commit's outcome.
-    fn begin(&mut self, decided: Decided, req: Option<Box<Request>>, staged: &mut Vec<AppendOp>) {
-        let is_flag = req.is_none();
-        let (op, s) = self.game.stage(decided, is_flag);
+    /// `req`: the request to answer once it is settled (None: a timer's, or answered already).
+    fn begin(
+        &mut self,
+        decided: Decided,
+        req: Option<Box<Request>>,
+        is_timer: bool,
+        staged: &mut Vec<AppendOp>,
+    ) {
+        let (op, s) = self.game.stage(decided, is_timer);
         self.inflight = Some((s, req));
         staged.push(op);
     }
@@ -274,9 +280,16 @@ impl Shard {
         let Some(slot) = self.slots.get_mut(&id) else {
             return;
         };
+        // A start or lateness limit that is due comes first; the request waits for it.
+        if let Some(due) = slot.game.due_first() {
+            slot.backlog.push_front(r);
+            slot.begin(due, None, true, &mut self.staged);
+            return;
+        }
         match slot.game.prepare(&r) {
             Prepared::Done => {}
-            Prepared::Commit(decided) => slot.begin(*decided, Some(r), &mut self.staged),
+            Prepared::Commit(decided) => slot.begin(*decided, Some(r), false, &mut self.staged),
+            Prepared::CommitQuietly(decided) => slot.begin(*decided, None, false, &mut self.staged),
         }
     }
 
@@ -358,7 +371,7 @@ impl Shard {
             }
             match slot.game.wake(now) {
                 Wake::Nothing => {}
-                Wake::Commit(decided) => slot.begin(*decided, None, &mut self.staged),
+                Wake::Commit(decided) => slot.begin(*decided, None, true, &mut self.staged),
                 Wake::Unload => {
                     if let Some(slot) = self.slots.remove(&id) {
                         slot.game.unloaded();

@@ -59,6 +59,9 @@ async fn table_full(fen: &str, config: crate::Config, delay_plies: u32) -> Table
             board: None,
             created_at_ms: 0,
             finished: false,
+            start_mode: 0,
+            scheduled_start_ms: None,
+            lateness_limit_ms: 0,
         })
         .await
         .unwrap();

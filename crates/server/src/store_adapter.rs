@@ -98,6 +98,14 @@ fn row(g: chuhe_store::Game) -> GameRow {
         round: g.round,
         board: g.board,
         created_at_ms: g.created_at_ms.max(0) as u64,
+        // The store keeps the scheduled instant; a game with one starts then.
+        start_mode: if g.scheduled_start_ms.is_some() {
+            chuhe_proto::v1::StartMode::Scheduled as i32
+        } else {
+            chuhe_proto::v1::StartMode::Now as i32
+        },
+        scheduled_start_ms: g.scheduled_start_ms.map(|t| t.max(0) as u64),
+        lateness_limit_ms: 0,
     }
 }
 
@@ -180,6 +188,8 @@ impl<S: Store> Persist for StoreAdapter<S> {
 
     fn create_game(&self, game: GameRow) -> BoxFut<'_, Result<GameRow, PersistError>> {
         Box::pin(async move {
+            // Kept by the game's first event (its description), not yet by the row.
+            let (start_mode, lateness_limit_ms) = (game.start_mode, game.lateness_limit_ms);
             let g = self
                 .store
                 .create_game(NewGame {
@@ -195,12 +205,16 @@ impl<S: Store> Persist for StoreAdapter<S> {
                     event: game.event,
                     round: game.round,
                     board: game.board,
-                    scheduled_start_ms: None,
+                    scheduled_start_ms: game.scheduled_start_ms.map(|t| t as i64),
                     created_at_ms: game.created_at_ms as i64,
                 })
                 .await
                 .map_err(pe)?;
-            Ok(row(g))
+            Ok(GameRow {
+                start_mode,
+                lateness_limit_ms,
+                ..row(g)
+            })
         })
     }
 

@@ -130,6 +130,12 @@ impl View {
                     self.clock = *clock;
                 }
             }
+            Kind::Started(s) => {
+                if let Some(clock) = &s.clock {
+                    self.clock = *clock;
+                }
+            }
+            Kind::Joined(_) => {}
         }
     }
 

@@ -69,8 +69,11 @@ pub enum Command {
         reason: String,
         action: Action,
     },
-    /// The server's timer: a flag may have fallen.
-    Flag,
+    /// The server's timer: whatever is due now — a scheduled start, a lateness forfeit
+    /// (art. 21), the flag. Refused when nothing is due.
+    Tick,
+    /// A player of the game is here (subscribed with its player token): recorded once per side.
+    Join,
     /// The game is taken up again after the server was down: clocks resume, the outage
     /// charged to nobody.
     Restart,
@@ -138,9 +141,8 @@ pub fn decide(st: &State, cmd: &Command, actor: &Actor, now: u64) -> Result<Deci
         Command::ClaimMoveLimit => super::draw::claim_move_limit(st, actor, now),
         Command::RequestRuling => super::draw::request_ruling(st, actor, now),
         Command::Arbiter { reason, action } => super::arbiter::act(st, actor, reason, action, now),
-        Command::Flag => super::moves::flag(st, now)
-            .map(|d| d.finish_batch())
-            .ok_or(ClientError::InvalidArgument("no flag has fallen".into())),
+        Command::Tick => super::start::tick(st, now),
+        Command::Join => super::start::join(st, actor, now),
         Command::Restart => super::moves::restart(st, now),
     }
 }
@@ -154,6 +156,9 @@ pub(crate) fn ensure_not_finished(st: &State) -> Result<(), ClientError> {
 
 pub(crate) fn ensure_playing(st: &State) -> Result<(), ClientError> {
     ensure_not_finished(st)?;
+    if st.started_at.is_none() {
+        return Err(ClientError::GameNotStarted);
+    }
     if st.clock.is_paused() {
         return Err(ClientError::GamePaused);
     }
@@ -196,6 +201,8 @@ pub(crate) struct Draft<'a> {
     pub board: Option<Box<Board>>,
     /// The seq to acknowledge (None: the last event's).
     pub ack: Option<u64>,
+    /// The instant the clocks started, as of the drafted events.
+    pub started: Option<u64>,
     /// The answer instead of an acknowledgement.
     pub error_after: Option<ClientError>,
 }
@@ -211,8 +218,14 @@ impl<'a> Draft<'a> {
             ended: st.result.is_some(),
             board: None,
             ack: None,
+            started: st.started_at,
             error_after: None,
         }
+    }
+
+    /// Nothing drafted.
+    pub fn is_empty(&self) -> bool {
+        self.kinds.is_empty()
     }
 
     /// The clock after the drafted events.

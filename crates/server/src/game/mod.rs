@@ -13,17 +13,19 @@
 //! timers, the store and the metrics, and calls these.
 //!
 //! Files: [`state`] (the state and `fold`), [`command`] (commands, actors, `decide`, the
-//! drafting helpers), [`moves`] (moves, the flag, restarts), [`draw`] (offers, claims,
+//! drafting helpers), [`start`] (creation, start modes, joining, lateness, the timer),
+//! [`moves`] (moves, the flag, restarts), [`draw`] (offers, claims,
 //! resignation, ruling requests), [`arbiter`] (arbiter commands).
 
 pub mod arbiter;
 pub mod command;
 pub mod draw;
 pub mod moves;
+pub mod start;
 pub mod state;
 #[cfg(test)]
 mod tests;
 
 pub use command::{Actor, Answer, Command, Decided, apply, decide};
-pub use moves::create;
+pub use start::{create, due_before_requests, tracks_joining};
 pub use state::{DEFAULT_MOVE_LIMIT_PLIES, Event, FoldError, LastMove, State, fold};

@@ -65,6 +65,9 @@ pub(crate) fn play(
     }
     let mut d = Draft::new(st, now);
     d.set_clock(clock);
+    if super::start::tracks_joining(st) && !st.joined[side::index(side)] {
+        super::start::join_into(&mut d, side)?;
+    }
     if st.draw_offer == Some(side::other(side)) {
         d.push(Kind::DrawDeclined(w::DrawDeclined {
             side: side as i32,
@@ -127,24 +130,31 @@ fn is_same_move(text: &str, last: &super::state::LastMove) -> bool {
 
 /// The events that end the game on time if the flag has fallen at `now` (None: it has not).
 pub(crate) fn flag(st: &State, now: u64) -> Option<Draft<'_>> {
-    if st.result.is_some() {
-        return None;
+    let mut d = Draft::new(st, now);
+    flag_into(&mut d).then_some(d)
+}
+
+/// Ends the drafted game on time if the draft's clock has flagged at its `now`.
+pub(crate) fn flag_into(d: &mut Draft<'_>) -> bool {
+    if d.ended {
+        return false;
     }
-    let mut clock = st.clock.clone();
-    let flag = clock.check_flag(Millis(now))?;
+    let now = d.now;
+    let Some(flag) = d.clock_mut().check_flag(Millis(now)) else {
+        return false;
+    };
     let loser = side::from_clock(flag.side);
     let winner = side::other(loser);
-    let mut d = Draft::new(st, now);
-    d.set_clock(clock);
     d.ended = true;
+    let clock = d.clock_state();
     d.push(Kind::Ended(w::GameEnded {
         result: side::win_for(winner) as i32,
         reason: "flag".into(),
         explanation: format!("{flag}: {} wins on time.", side::name(winner)),
-        clock: Some(d.clock_state()),
+        clock: Some(clock),
         arbiter: None,
     }));
-    Some(d)
+    true
 }
 
 /// A move came after the flag fell: the flag is committed and the move refused.
@@ -176,21 +186,4 @@ pub(crate) fn restart(st: &State, now: u64) -> Result<Decided, ClientError> {
         downtime_ms: now.saturating_sub(st.at_ms),
     }));
     Ok(d.finish_batch())
-}
-
-/// A new game: the state before its first event, and the decision that creates it (the
-/// `Created` event, clocks started at `now`).
-pub fn create(info: &w::GameInfo, now: u64) -> Result<(State, Decided), ClientError> {
-    let st = State::from_info(info).map_err(ClientError::InvalidArgument)?;
-    let mut d = Draft::new(&st, now);
-    d.clock_mut()
-        .start(Millis(now))
-        .map_err(|e| ClientError::InvalidArgument(e.to_string()))?;
-    let clock = d.clock_state();
-    d.push(Kind::Created(w::GameCreated {
-        info: Some(info.clone()),
-        clock: Some(clock),
-    }));
-    let decided = d.finish_batch();
-    Ok((st, decided))
 }

@@ -3,7 +3,7 @@
 //! function, so a rule of how an event changes the game is written once.
 
 use chuhe_clock::{Clock, ClockSnapshot, Controls, LagConfig, Millis};
-use chuhe_proto::v1::{GameEvent, GameInfo, Result as WResult, Side, game_event::Kind};
+use chuhe_proto::v1::{GameEvent, GameInfo, Result as WResult, Side, StartMode, game_event::Kind};
 
 use crate::board::Board;
 use crate::side;
@@ -73,6 +73,12 @@ pub struct State {
     pub move_limit: u32,
     /// Seqs of the ruling events (an arbiter may override only those).
     pub rulings: Vec<u64>,
+    /// When the clocks start (from the game's description).
+    pub start_mode: StartMode,
+    /// The instant the clocks started (None: not yet).
+    pub started_at: Option<u64>,
+    /// Which sides have joined the game (art. 21 lateness; START_MODE_PLAYERS_PRESENT).
+    pub joined: [bool; 2],
 }
 
 /// Why an event cannot be folded: the log does not describe a game this server can rebuild.
@@ -124,6 +130,9 @@ impl State {
             last_move: None,
             move_limit,
             rulings: Vec::new(),
+            start_mode: StartMode::try_from(info.start_mode).unwrap_or(StartMode::Unspecified),
+            started_at: None,
+            joined: [false, false],
         })
     }
 
@@ -158,6 +167,38 @@ impl State {
 
     pub fn is_finished(&self) -> bool {
         self.result.is_some()
+    }
+
+    /// The instant a scheduled game's clocks are due to start (None: not scheduled, or
+    /// started).
+    pub fn start_due(&self) -> Option<u64> {
+        (self.start_mode == StartMode::Scheduled
+            && self.started_at.is_none()
+            && !self.is_finished())
+        .then_some(self.info.scheduled_start_ms)
+    }
+
+    /// The instant an absent player loses by lateness (art. 21), while a side has not joined.
+    pub fn lateness_due(&self) -> Option<u64> {
+        let limit = self.info.lateness_limit_ms;
+        if limit == 0 || self.is_finished() || self.joined == [true, true] {
+            return None;
+        }
+        Some(self.started_at?.saturating_add(limit))
+    }
+
+    /// The next instant the server's timer must look at the game ([`super::Command::Tick`]):
+    /// a scheduled start, a lateness limit, or the flag.
+    pub fn next_due(&self) -> Option<u64> {
+        let flag = if self.is_finished() {
+            None
+        } else {
+            self.clock.flag_deadline().map(|m| m.0)
+        };
+        [self.start_due(), self.lateness_due(), flag]
+            .into_iter()
+            .flatten()
+            .min()
     }
 }
 
@@ -242,6 +283,12 @@ pub fn fold_with(st: &mut State, ev: &Event, prepared: &mut Prepared) -> Result<
             }
         }
         Kind::Ruling(_) => st.rulings.push(seq),
+        Kind::Started(s) => st.started_at = Some(s.started_at_ms),
+        Kind::Joined(j) => {
+            if let Some(s) = side::playing(j.side) {
+                st.joined[side::index(s)] = true;
+            }
+        }
         // Their effect is on the clock, which the batch's snapshot carries.
         Kind::ClockAdjusted(_) | Kind::Paused(_) | Kind::Resumed(_) | Kind::ServerRestarted(_) => {}
     }
@@ -255,6 +302,10 @@ pub fn fold_with(st: &mut State, ev: &Event, prepared: &mut Prepared) -> Result<
                 })?
             }
         };
+    }
+    // A game created with its clocks running (START_MODE_NOW) started with its creation.
+    if st.started_at.is_none() && st.clock.is_started() {
+        st.started_at = Some(ev.event.at_ms);
     }
     st.seq = seq;
     st.at_ms = ev.event.at_ms;

@@ -8,7 +8,8 @@ use std::time::Duration;
 
 use chuhe_clock::Millis;
 use chuhe_proto::v1::{
-    self as w, GameInfo, Result as WResult, Side, arbiter_command::Action, game_event::Kind,
+    self as w, GameInfo, Result as WResult, Side, StartMode, arbiter_command::Action,
+    game_event::Kind,
 };
 use proptest::prelude::*;
 
@@ -78,7 +79,11 @@ impl Table {
     }
 
     fn with_limit(fen: &str, tc: &str, move_limit: u32) -> Table {
-        let (mut st, mut d) = create(&info(fen, tc, move_limit), 1_000).unwrap();
+        Table::with_info(info(fen, tc, move_limit))
+    }
+
+    fn with_info(info: GameInfo) -> Table {
+        let (mut st, mut d) = create(&info, 1_000).unwrap();
         let log = d.events.clone();
         apply(&mut st, &mut d).unwrap();
         Table {
@@ -292,11 +297,11 @@ fn perpetual_check_is_ruled_with_the_ruling_before_the_end() {
 #[test]
 fn the_flag_falls_only_when_the_time_is_up_and_a_late_move_is_refused() {
     let mut t = Table::new(chuhe_rules::START_FEN, "1m");
-    assert!(decide(&t.st, &Command::Flag, &Actor::SERVER, 30_000).is_err());
+    assert!(decide(&t.st, &Command::Tick, &Actor::SERVER, 30_000).is_err());
     // One minute from the start at 1 s, plus the lag grace.
     let deadline = t.st.clock.flag_deadline().unwrap().0;
     assert!((61_000..63_000).contains(&deadline), "{deadline}");
-    assert!(decide(&t.st, &Command::Flag, &Actor::SERVER, deadline - 1).is_err());
+    assert!(decide(&t.st, &Command::Tick, &Actor::SERVER, deadline - 1).is_err());
     // A move that reaches the server after the flag: the flag is committed, the move refused.
     t.later(70_000);
     let (ans, kinds) = t.mv(RED, "h2e2").unwrap();
@@ -305,13 +310,13 @@ fn the_flag_falls_only_when_the_time_is_up_and_a_late_move_is_refused() {
     assert_eq!(ended(&kinds).reason, "flag");
     assert_eq!(ended(&kinds).result, WResult::BlackWins as i32);
     assert_eq!(t.st.board.plies(), 0, "the late move was not played");
-    assert!(decide(&t.st, &Command::Flag, &Actor::SERVER, t.now).is_err());
+    assert!(decide(&t.st, &Command::Tick, &Actor::SERVER, t.now).is_err());
     assert_eq!(looks(&t.replayed()), looks(&t.st));
 
     let mut t = Table::new(chuhe_rules::START_FEN, "1m");
     let deadline = t.st.clock.flag_deadline().unwrap().0;
     t.now = deadline;
-    let (_, kinds) = t.run(Command::Flag, Actor::SERVER).unwrap();
+    let (_, kinds) = t.run(Command::Tick, Actor::SERVER).unwrap();
     assert_eq!(ended(&kinds).reason, "flag");
 }
 
@@ -527,7 +532,7 @@ fn pause_stops_the_clock_and_moves_until_resumed() {
         t.later(60_000).mv(RED, "h2e2").unwrap_err().code(),
         "game_paused"
     );
-    assert!(t.run(Command::Flag, Actor::SERVER).is_err());
+    assert!(t.run(Command::Tick, Actor::SERVER).is_err());
     assert_eq!(
         t.run(arbiter("again", Action::Pause(w::PauseGame {})), ARBITER)
             .unwrap_err()
@@ -643,6 +648,140 @@ fn set_result_and_override_a_ruling() {
     assert_eq!(looks(&t.replayed()), looks(&t.st));
 }
 
+// --- start modes, joining, lateness ---
+
+fn scheduled(at: u64, lateness_ms: u64) -> GameInfo {
+    GameInfo {
+        start_mode: StartMode::Scheduled as i32,
+        scheduled_start_ms: at,
+        lateness_limit_ms: lateness_ms,
+        ..info(chuhe_rules::START_FEN, "10m", 0)
+    }
+}
+
+#[test]
+fn a_scheduled_game_starts_its_clocks_at_the_instant_whoever_is_there() {
+    let mut t = Table::with_info(scheduled(60_000, 0));
+    assert_eq!(t.st.started_at, None);
+    assert!(!t.st.clock.is_started());
+    assert_eq!(t.st.next_due(), Some(60_000));
+    assert_eq!(t.mv(RED, "h2e2").unwrap_err().code(), "game_not_started");
+    assert_eq!(
+        t.run(Command::OfferDraw, BLACK).unwrap_err().code(),
+        "game_not_started"
+    );
+    assert!(decide(&t.st, &Command::Tick, &Actor::SERVER, 59_999).is_err());
+    // The timer fires 250 ms late: the clocks still started at the scheduled instant.
+    t.now = 60_250;
+    assert!(due_before_requests(&t.st, t.now));
+    let (_, kinds) = t.run(Command::Tick, Actor::SERVER).unwrap();
+    assert_eq!(names(&kinds), ["started"]);
+    let Kind::Started(s) = &kinds[0] else {
+        panic!()
+    };
+    assert_eq!(s.started_at_ms, 60_000);
+    assert_eq!(s.clock.unwrap().running, Side::Red as i32);
+    assert_eq!(t.st.started_at, Some(60_000));
+    assert_eq!(left(&t.st, Side::Red, 60_250), 599_750);
+    t.later(1_000).mv(RED, "h2e2").unwrap();
+    assert_eq!(looks(&t.replayed()), looks(&t.st));
+    let mut bad = scheduled(0, 0);
+    bad.scheduled_start_ms = 0;
+    assert!(create(&bad, 0).is_err(), "a scheduled game needs its time");
+}
+
+#[test]
+fn a_game_waiting_for_its_players_starts_when_both_have_joined() {
+    let mut t = Table::with_info(GameInfo {
+        start_mode: StartMode::PlayersPresent as i32,
+        ..info(chuhe_rules::START_FEN, "10m", 0)
+    });
+    assert!(tracks_joining(&t.st));
+    assert_eq!(t.st.next_due(), None, "nothing to wait for on a timer");
+    assert_eq!(
+        t.run(Command::Join, SPECTATOR).unwrap_err().code(),
+        "not_a_player"
+    );
+    let (_, kinds) = t.later(5_000).run(Command::Join, BLACK).unwrap();
+    assert_eq!(names(&kinds), ["joined"]);
+    let (ans, kinds) = t.run(Command::Join, BLACK).unwrap();
+    assert!(kinds.is_empty(), "joining twice records nothing");
+    assert_eq!(ans, Answer::Seq(2));
+    assert!(!t.st.clock.is_started());
+    let (_, kinds) = t.later(7_000).run(Command::Join, RED).unwrap();
+    assert_eq!(names(&kinds), ["joined", "started"]);
+    assert_eq!(t.st.started_at, Some(13_000));
+    assert_eq!(t.st.joined, [true, true]);
+    t.mv(RED, "h2e2").unwrap();
+    assert_eq!(looks(&t.replayed()), looks(&t.st));
+}
+
+#[test]
+fn a_player_absent_past_the_lateness_limit_loses() {
+    // Starts at 10 s; 5 minutes' lateness limit.
+    let start = 10_000;
+    let limit = 300_000;
+    let mut t = Table::with_info(scheduled(start, limit));
+    t.now = start;
+    t.run(Command::Tick, Actor::SERVER).unwrap();
+    // Red joins (and moves); Black never comes.
+    t.later(30_000).run(Command::Join, RED).unwrap();
+    let (_, kinds) = t.mv(RED, "h2e2").unwrap();
+    assert_eq!(names(&kinds), ["move"], "Red had joined already");
+    assert_eq!(
+        t.st.next_due().map(|d| d.min(start + limit)),
+        Some(start + limit)
+    );
+    assert!(decide(&t.st, &Command::Tick, &Actor::SERVER, start + limit - 1).is_err());
+    t.now = start + limit;
+    let (_, kinds) = t.run(Command::Tick, Actor::SERVER).unwrap();
+    let e = ended(&kinds);
+    assert_eq!(
+        (e.reason.as_str(), e.result),
+        ("lateness", WResult::RedWins as i32)
+    );
+    assert!(
+        e.explanation.contains("Black had not joined"),
+        "{}",
+        e.explanation
+    );
+    assert_eq!(looks(&t.replayed()), looks(&t.st));
+
+    // Neither comes: both lose.
+    let mut t = Table::with_info(scheduled(start, limit));
+    t.now = start + limit + 5;
+    let (_, kinds) = t.run(Command::Tick, Actor::SERVER).unwrap();
+    assert_eq!(names(&kinds), ["started", "ended"]);
+    assert_eq!(ended(&kinds).result, WResult::BothLose as i32);
+
+    // A player who moves has joined, without subscribing first.
+    let mut t = Table::with_info(scheduled(start, limit));
+    t.now = start;
+    t.run(Command::Tick, Actor::SERVER).unwrap();
+    let (ans, kinds) = t.later(1_000).mv(RED, "h2e2").unwrap();
+    assert_eq!(names(&kinds), ["joined", "move"]);
+    assert_eq!(ans, Answer::Seq(4), "the move's own seq");
+    t.run(Command::Join, BLACK).unwrap();
+    assert_eq!(t.st.lateness_due(), None, "both are here");
+}
+
+#[test]
+fn games_without_lateness_or_waiting_record_no_joining() {
+    let mut t = Table::new(chuhe_rules::START_FEN, "10m");
+    assert!(!tracks_joining(&t.st));
+    let (ans, kinds) = t.run(Command::Join, RED).unwrap();
+    assert!(kinds.is_empty());
+    assert_eq!(ans, Answer::Seq(1));
+    let (_, kinds) = t.mv(RED, "h2e2").unwrap();
+    assert_eq!(names(&kinds), ["move"]);
+    assert_eq!(t.st.started_at, Some(1_000));
+    assert_eq!(
+        t.run(Command::Tick, Actor::SERVER).unwrap_err().code(),
+        "invalid_argument",
+        "nothing is due"
+    );
+}
+
 // --- folding ---
 
 #[test]
@@ -719,9 +858,10 @@ fn command_for(st: &State, s: &Step) -> (Command, Actor) {
         },
         80..=82 => Command::ClaimMoveLimit,
         83..=84 => Command::RequestRuling,
-        85..=87 => Command::Flag,
+        85..=87 => Command::Tick,
         88 => Command::Resign,
-        89..=90 => arbiter("p", Action::Pause(w::PauseGame {})),
+        89 => Command::Join,
+        90 => arbiter("p", Action::Pause(w::PauseGame {})),
         91..=92 => arbiter("r", Action::Resume(w::ResumeGame {})),
         93 => arbiter(
             "t",
@@ -756,8 +896,26 @@ proptest! {
     /// committed log gives the state live play has, after every step; and `apply` (which
     /// reuses what `decide` computed) equals plain `fold`.
     #[test]
-    fn folding_the_log_gives_the_live_state(steps in prop::collection::vec(step(), 1..120)) {
-        let mut t = Table::new(chuhe_rules::START_FEN, "3m+2s");
+    fn folding_the_log_gives_the_live_state(
+        setup in 0u8..3,
+        steps in prop::collection::vec(step(), 1..120),
+    ) {
+        // At once; scheduled 10 s ahead with a 60 s lateness limit; when both players join,
+        // with a 30 s limit.
+        let mut i = info(chuhe_rules::START_FEN, "3m+2s", 0);
+        match setup {
+            1 => {
+                i.start_mode = StartMode::Scheduled as i32;
+                i.scheduled_start_ms = 11_000;
+                i.lateness_limit_ms = 60_000;
+            }
+            2 => {
+                i.start_mode = StartMode::PlayersPresent as i32;
+                i.lateness_limit_ms = 30_000;
+            }
+            _ => {}
+        }
+        let mut t = Table::with_info(i);
         for s in &steps {
             t.now += u64::from(s.after_ms);
             let (cmd, who) = command_for(&t.st, s);
