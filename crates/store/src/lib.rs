@@ -27,9 +27,9 @@
 //! ```
 
 mod batch;
-mod common;
 mod error;
 mod migrate;
+mod sql;
 
 /// A hash map for small integer keys (game ids) on the per-move paths, hashed with foldhash
 /// instead of SipHash (which, in these maps of the store and the server, was ~4 % of the
@@ -54,6 +54,7 @@ pub use types::{
 };
 
 pub use postgres::PgStore;
+pub use sql::{Backend, SqlStore};
 pub use sqlite::SqliteStore;
 
 /// How SQLite syncs a commit to disk (`PRAGMA synchronous`, in WAL mode).

@@ -15,27 +15,21 @@
 use crate::IdMap as HashMap;
 use std::time::Duration;
 
-use sqlx::postgres::{PgConnectOptions, PgConnection, PgPool, PgPoolOptions, PgRow};
-use sqlx::{ConnectOptions, Connection};
+use sqlx::postgres::{PgConnectOptions, PgConnection, PgPoolOptions};
+use sqlx::{ConnectOptions, Connection, Postgres};
 
-use crate::StoreOptions;
 use crate::batch::{
     Committer, GameState, GameUpdate, KnownPlan, Op, Writers, plan, plan_known, remember,
 };
+use crate::sql::SqlStore;
+use crate::types::{GameId, to_i64, to_u64};
+use crate::{Result, StoreError, StoreOptions};
 
-/// A PostgreSQL-backed [`Store`](crate::Store).
-pub struct PgStore {
-    pool: PgPool,
-    writers: Writers,
-}
+/// A PostgreSQL-backed [`Store`](crate::Store): the shared [`SqlStore`] on `sqlx::Postgres`,
+/// opened by [`PgStore::open`].
+pub type PgStore = SqlStore<Postgres>;
 
-impl std::fmt::Debug for PgStore {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("PgStore").finish_non_exhaustive()
-    }
-}
-
-impl PgStore {
+impl SqlStore<Postgres> {
     /// Connects to `url` (`postgres://…`), runs the migrations (under PostgreSQL's migration
     /// lock, so several nodes may start at once) and starts the writer tasks. Must be called
     /// inside a tokio runtime.
@@ -341,8 +335,6 @@ impl PgCommitter {
         Ok((plan.outcomes, plan.updates))
     }
 }
-
-crate::common::impl_store!(PgStore, PgRow, crate::common::GAME_COLS, "game_events");
 
 #[cfg(test)]
 #[allow(clippy::unwrap_used, clippy::expect_used)]

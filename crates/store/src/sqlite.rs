@@ -12,27 +12,20 @@ use std::str::FromStr;
 use std::time::Duration;
 
 use sqlx::sqlite::{
-    SqliteConnectOptions, SqliteConnection, SqliteJournalMode, SqlitePool, SqlitePoolOptions,
-    SqliteRow, SqliteSynchronous,
+    SqliteConnectOptions, SqliteConnection, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous,
 };
-use sqlx::{ConnectOptions, Connection};
+use sqlx::{ConnectOptions, Connection, Sqlite};
 
 use crate::batch::{Committer, GameState, Op, Writers, plan, remember};
-use crate::{SqliteSync, StoreOptions};
+use crate::sql::SqlStore;
+use crate::types::{GameId, to_i64, to_u64};
+use crate::{Result, SqliteSync, StoreError, StoreOptions};
 
-/// A SQLite-backed [`Store`](crate::Store).
-pub struct SqliteStore {
-    pool: SqlitePool,
-    writers: Writers,
-}
+/// A SQLite-backed [`Store`](crate::Store): the shared [`SqlStore`] on `sqlx::Sqlite`, opened by
+/// [`SqliteStore::open`].
+pub type SqliteStore = SqlStore<Sqlite>;
 
-impl std::fmt::Debug for SqliteStore {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("SqliteStore").finish_non_exhaustive()
-    }
-}
-
-impl SqliteStore {
+impl SqlStore<Sqlite> {
     /// Opens (creating if missing) the database file named by `url` (`sqlite://PATH`), runs the
     /// migrations and starts the writer task. Must be called inside a tokio runtime.
     pub async fn open(url: &str, options: &StoreOptions) -> Result<SqliteStore> {
@@ -672,13 +665,6 @@ impl Writer {
     }
 }
 
-crate::common::impl_store!(
-    SqliteStore,
-    SqliteRow,
-    crate::common::GAME_COLS_DERIVED_SEQ,
-    "game_log"
-);
-
 #[cfg(test)]
 #[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
@@ -896,7 +882,7 @@ mod tests {
             &mut c,
             &format!(
                 "SELECT {} FROM games WHERE id = 7",
-                crate::common::GAME_COLS_DERIVED_SEQ
+                crate::sql::GAME_COLS_DERIVED_SEQ
             ),
         )
         .await;
@@ -972,7 +958,7 @@ mod tests {
                 .unwrap();
                 let last: i64 = sqlx::query_scalar(&format!(
                     "SELECT last_seq FROM (SELECT {} FROM games WHERE id = ?)",
-                    crate::common::GAME_COLS_DERIVED_SEQ
+                    crate::sql::GAME_COLS_DERIVED_SEQ
                 ))
                 .bind(g)
                 .fetch_one(&mut *c)
