@@ -215,7 +215,8 @@ pub(crate) fn plan_known(ops: &[Op], known: &HashMap<GameId, GameState>) -> Opti
 
 /// A backend's way of committing one batch in one transaction.
 pub(crate) trait Committer: Send + 'static {
-    /// Commits the batch; on `Err` nothing of it was stored.
+    /// Commits the batch. On `Err` nothing of it was stored, unless the error is
+    /// [`StoreError::CommitUnknown`]: then all of it may have been.
     fn commit(&mut self, ops: Vec<Op>) -> impl Future<Output = Result<Vec<Result<u64>>>> + Send;
 
     /// At shutdown, after the last commit: whatever the committer still does in the
@@ -239,7 +240,8 @@ pub struct StoreStats {
     pub events: u64,
     /// Appends refused (seq mismatch, finished or unknown game, bad input).
     pub refused: u64,
-    /// Appends answered `CommitFailed` (their transaction failed).
+    /// Appends answered `CommitFailed` or `CommitUnknown` (their transaction failed, or its
+    /// outcome is unknown).
     pub failed: u64,
     /// Time spent in batch transactions (from `BEGIN` to `COMMIT` done), in microseconds.
     pub commit_micros: u64,
@@ -326,7 +328,9 @@ impl Writers {
         Some(answer)
     }
 
-    /// The answers to a message of `n` ops (all `Closed` if the writer went away).
+    /// The answers to a message of `n` ops: all `Closed` if the writer was gone before it took
+    /// the message, all `CommitUnknown` if it went away after (it may have been committing
+    /// them).
     async fn answers(
         answer: Option<oneshot::Receiver<Vec<Result<u64>>>>,
         n: usize,
@@ -334,7 +338,13 @@ impl Writers {
         match answer {
             Some(rx) => match rx.await {
                 Ok(outcomes) if outcomes.len() == n => outcomes,
-                _ => (0..n).map(|_| Err(StoreError::Closed)).collect(),
+                _ => (0..n)
+                    .map(|_| {
+                        Err(StoreError::CommitUnknown(
+                            "the writer stopped before answering".into(),
+                        ))
+                    })
+                    .collect(),
             },
             None => (0..n).map(|_| Err(StoreError::Closed)).collect(),
         }
@@ -472,10 +482,20 @@ async fn run<C: Committer>(
                     counters
                         .failed
                         .fetch_add(sizes.len() as u64, Ordering::Relaxed);
-                    let msg = e.to_string();
+                    let unknown = e.outcome_unknown();
+                    let msg = match e {
+                        StoreError::CommitUnknown(msg) | StoreError::CommitFailed(msg) => msg,
+                        e => e.to_string(),
+                    };
                     sizes
                         .iter()
-                        .map(|_| Err(StoreError::CommitFailed(msg.clone())))
+                        .map(|_| {
+                            Err(if unknown {
+                                StoreError::CommitUnknown(msg.clone())
+                            } else {
+                                StoreError::CommitFailed(msg.clone())
+                            })
+                        })
                         .collect()
                 }
             };

@@ -3,7 +3,8 @@
 use crate::types::{GameId, PrincipalId, Role, TokenId};
 
 /// Everything that can go wrong in the store. Variants other than `Database`, `Sqlite`, `Migrate`,
-/// `CommitFailed`, `Corrupt` and `Closed` are the caller's mistake and leave the store unchanged.
+/// `CommitFailed`, `CommitUnknown`, `Corrupt` and `Closed` are the caller's mistake and leave the
+/// store unchanged.
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
     #[error("unsupported database URL {0:?}: expected sqlite://FILE or postgres://…")]
@@ -42,10 +43,21 @@ pub enum StoreError {
     },
     #[error("game {0} is finished")]
     GameFinished(GameId),
-    /// The batch transaction carrying this append failed (I/O error, lost connection, ...).
-    /// Nothing of the batch was stored.
+    /// The batch transaction carrying this append failed before it could commit (I/O error,
+    /// lost connection, ...): nothing of the batch was stored, and nothing of it ever will be.
     #[error("commit failed: {0}")]
     CommitFailed(String),
+    /// The batch transaction carrying this append may or may not have committed: the
+    /// connection was lost while the commit was in flight (PostgreSQL), `COMMIT` itself failed
+    /// (SQLite), or the writer stopped before answering. Find out with
+    /// [`Store::resolve_append`](crate::Store::resolve_append) before relying on either.
+    #[error("commit outcome unknown: {0}")]
+    CommitUnknown(String),
+    /// The log already holds different events at the seqs of an append being resolved
+    /// ([`Store::resolve_append`](crate::Store::resolve_append)): `seq` is the first that
+    /// differs. Something else was committed there; the append itself was not.
+    #[error("game {game}: the log holds a different event at seq {seq}")]
+    AppendConflict { game: GameId, seq: u64 },
     #[error("stored data is inconsistent: {0}")]
     Corrupt(String),
     #[error("the store is closed")]
@@ -69,10 +81,20 @@ impl StoreError {
                 | StoreError::Sqlite(_)
                 | StoreError::Migrate(_)
                 | StoreError::CommitFailed(_)
+                | StoreError::CommitUnknown(_)
                 | StoreError::Corrupt(_)
                 | StoreError::Closed
                 | StoreError::UnsupportedUrl(_)
         )
+    }
+}
+
+impl StoreError {
+    /// Whether an append or finish answered with this error may nonetheless have committed
+    /// ([`StoreError::CommitUnknown`] only). Every other error of `append`, `finish` and
+    /// `append_many` means the append was not stored and never will be.
+    pub fn outcome_unknown(&self) -> bool {
+        matches!(self, StoreError::CommitUnknown(_))
     }
 }
 

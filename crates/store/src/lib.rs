@@ -39,6 +39,8 @@ pub type IdMap<K, V> = std::collections::HashMap<K, V, foldhash::fast::RandomSta
 
 pub mod postgres;
 pub mod sqlite;
+#[cfg(feature = "test-support")]
+pub mod testing;
 mod token;
 mod types;
 
@@ -50,7 +52,7 @@ pub use token::{GeneratedToken, generate_token, hash_token};
 pub use types::{
     AuditEntry, AuditId, Authenticated, BroadcastDelay, Finish, Game, GameFilter, GameId,
     GameRecord, Millis, NewAudit, NewEvent, NewGame, NewPrincipal, NewToken, Principal,
-    PrincipalId, Role, StoredEvent, TokenHash, TokenId, TokenInfo,
+    PrincipalId, Resolution, Role, StoredEvent, TokenHash, TokenId, TokenInfo,
 };
 
 pub use postgres::PgStore;
@@ -218,8 +220,16 @@ pub trait Store: Send + Sync + 'static {
     /// finished game ([`StoreError::GameFinished`]). Returns the game's new `last_seq` once the
     /// batch carrying it has committed.
     ///
+    /// **Outcomes.** `Ok` means committed (durable as the README's Durability section says).
+    /// [`StoreError::CommitUnknown`] ([`StoreError::outcome_unknown`]) means it may or may not
+    /// have committed — the database connection was lost while the commit was in flight, say —
+    /// and the caller must not assume either: ask [`resolve_append`](Store::resolve_append)
+    /// before answering anyone or appending the game's next seq. Every other error means it
+    /// was not stored and never will be (refusals like `SeqMismatch`, and `CommitFailed`:
+    /// the transaction failed before it could commit).
+    ///
     /// Appends of one game are committed in the order they were called. If the caller drops the
-    /// future after the append was queued, it may still be committed.
+    /// future after the append was queued, it may still be committed (resolve it the same way).
     fn append(
         &self,
         game: GameId,
@@ -242,6 +252,23 @@ pub trait Store: Send + Sync + 'static {
     /// writers get them in one message (per writer), so a caller holding many games' appends
     /// pays one hand-off for all of them.
     fn append_many(&self, appends: Vec<Append>) -> impl Future<Output = Vec<Result<u64>>> + Send;
+
+    /// What became of an append or finish (given exactly as it was submitted) whose answer
+    /// was [`StoreError::CommitUnknown`], or which was dropped before it answered:
+    /// [`Resolution::Committed`] when all of it is in the log as given,
+    /// [`Resolution::NotCommitted`] when none of it is, and
+    /// [`StoreError::AppendConflict`] when the log holds other events at its seqs (something
+    /// else was committed there; this append was not).
+    ///
+    /// The answer is final: before it reads the game, it ends this store's writer connections
+    /// whose commit's outcome was unknown and waits until the server has no backend left for
+    /// them (PostgreSQL `pg_terminate_backend`; the role needs the right to signal its own
+    /// backends, which every role has), and it locks the game's row to wait for any
+    /// transaction writing the game. It does not change the log: after `NotCommitted` the
+    /// caller may append the same seqs again, or others. Any error (the database still
+    /// unreachable, say) leaves the outcome unknown; ask again later. Run it before appending
+    /// anything else to the game.
+    fn resolve_append(&self, append: &Append) -> impl Future<Output = Result<Resolution>> + Send;
 
     /// Up to `limit` events with seq > `after_seq`, in order (reconnect replay). Empty when
     /// there is nothing newer; [`StoreError::GameNotFound`] for an unknown game.
@@ -374,6 +401,9 @@ impl Store for AnyStore {
     }
     async fn append_many(&self, appends: Vec<Append>) -> Vec<Result<u64>> {
         delegate!(self, s => s.append_many(appends))
+    }
+    async fn resolve_append(&self, append: &Append) -> Result<Resolution> {
+        delegate!(self, s => s.resolve_append(append))
     }
     async fn events_since(
         &self,

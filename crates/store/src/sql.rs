@@ -12,8 +12,8 @@ use crate::types::{check_name, to_i64, to_u64};
 use crate::{
     Append, AuditEntry, AuditId, Authenticated, BroadcastDelay, Finish, Game, GameFilter, GameId,
     GameRecord, Millis, NewAudit, NewEvent, NewGame, NewPrincipal, NewToken, Principal,
-    PrincipalId, Result, Role, Store, StoreError, StoreStats, StoredEvent, TokenHash, TokenId,
-    TokenInfo,
+    PrincipalId, Resolution, Result, Role, Store, StoreError, StoreStats, StoredEvent, TokenHash,
+    TokenId, TokenInfo,
 };
 
 pub(crate) const PRINCIPAL_COLS: &str = "id, role, name, rating, created_at_ms";
@@ -83,6 +83,51 @@ pub(crate) fn assemble(games: Vec<Game>, events: Vec<StoredEvent>) -> Result<Vec
         .collect()
 }
 
+/// Decides what became of `append` from the game row and the stored events at its seqs, read
+/// when no transaction that could still store it is in flight.
+pub(crate) fn resolve(append: &Append, game: &Game, stored: &[StoredEvent]) -> Result<Resolution> {
+    let conflict = |seq| StoreError::AppendConflict {
+        game: append.game,
+        seq,
+    };
+    let Some(first) = append.events.first() else {
+        // A finish without events: committed exactly when the game is finished so.
+        return Ok(match (&append.finish, &game.finish) {
+            (Some(mine), Some(stored)) if mine == stored => Resolution::Committed {
+                last_seq: game.last_seq,
+            },
+            _ => Resolution::NotCommitted {
+                last_seq: game.last_seq,
+            },
+        });
+    };
+    if stored.is_empty() {
+        // The log is gap-free: it ends before the append's first seq.
+        return Ok(Resolution::NotCommitted {
+            last_seq: game.last_seq,
+        });
+    }
+    for (i, mine) in append.events.iter().enumerate() {
+        let same = stored.get(i).is_some_and(|s| {
+            s.seq == mine.seq
+                && s.kind == mine.kind
+                && s.payload == mine.payload
+                && s.at_ms == mine.at_ms
+                && s.actor == mine.actor
+                && s.reason == mine.reason
+        });
+        if !same {
+            return Err(conflict(mine.seq));
+        }
+    }
+    let last_seq = append.events.last().map_or(first.seq, |e| e.seq);
+    if append.finish.is_some() && append.finish != game.finish {
+        // The events are there, but were not stored by this finish (which was atomic).
+        return Err(conflict(last_seq + 1));
+    }
+    Ok(Resolution::Committed { last_seq })
+}
+
 /// What differs between the backends in the shared SQL. Implemented for `sqlx::Sqlite` and
 /// `sqlx::Postgres` only.
 pub trait Backend: Database {
@@ -90,17 +135,49 @@ pub trait Backend: Database {
     const GAME_COLS: &'static str;
     /// Where the event log is read: the table `game_events`, or SQLite's view `game_log`.
     const EVENTS: &'static str;
+    /// `resolve_append`'s first statement in its transaction, if any: how long it waits for
+    /// a writer's row lock.
+    const LOCK_TIMEOUT: Option<&'static str>;
+    /// What `resolve_append` appends to its `SELECT` of the game row to wait for any
+    /// transaction writing the game (the writers lock the row `FOR UPDATE`).
+    const LOCK_GAME: &'static str;
+    /// Ends a writer connection whose commit's outcome is unknown (`$1`: its
+    /// `application_name`) and counts its backends still alive (see [`Suspects`]).
+    const FENCE: Option<&'static str>;
 }
 
 impl Backend for sqlx::Postgres {
     const GAME_COLS: &'static str = GAME_COLS;
     const EVENTS: &'static str = "game_events";
+    const LOCK_TIMEOUT: Option<&'static str> = Some("SET LOCAL lock_timeout = '5s'");
+    const LOCK_GAME: &'static str = " FOR SHARE";
+    // `pg_terminate_backend` with a timeout (PostgreSQL 14 and later) answers true once the
+    // backend has ended, so the count is of backends still there after 5 s. The materialised
+    // CTE picks the backends first: in one `WHERE`, PostgreSQL may call the function on every
+    // row before it compares the name (it did, and ended every connection).
+    const FENCE: Option<&'static str> = Some(
+        "WITH s AS MATERIALIZED (SELECT pid FROM pg_stat_activity \
+             WHERE application_name = $1 AND pid <> pg_backend_pid()) \
+         SELECT COUNT(*) AS alive FROM s WHERE NOT pg_terminate_backend(s.pid, 5000)",
+    );
 }
 
 impl Backend for sqlx::Sqlite {
     const GAME_COLS: &'static str = GAME_COLS_DERIVED_SEQ;
     const EVENTS: &'static str = "game_log";
+    // The one writer is a thread of this process: when it has answered, its transaction is
+    // over (committed or rolled back), and nothing else writes events.
+    const LOCK_TIMEOUT: Option<&'static str> = None;
+    const LOCK_GAME: &'static str = "";
+    const FENCE: Option<&'static str> = None;
 }
+
+/// The `application_name`s of PostgreSQL writer connections whose last commit's outcome is
+/// unknown and whose backend may still be alive on the server: a statement that reached it is
+/// carried out, and committed, even when the client is gone (say, once a lock it waits for is
+/// free). `resolve_append` ends them and waits until they are gone before it reads a game.
+/// Always empty on SQLite.
+pub(crate) type Suspects = std::sync::Arc<std::sync::Mutex<Vec<String>>>;
 
 /// A store on a SQL database: a connection pool for reads and the rare writes (principals,
 /// tokens, games, audit), and the group-commit writers for appends. Use it as
@@ -108,6 +185,7 @@ impl Backend for sqlx::Sqlite {
 pub struct SqlStore<DB: Database> {
     pub(crate) pool: Pool<DB>,
     pub(crate) writers: Writers,
+    pub(crate) suspects: Suspects,
 }
 
 impl<DB: Database> std::fmt::Debug for SqlStore<DB> {
@@ -255,6 +333,80 @@ where
             .await?
             .ok_or(StoreError::GameNotFound(id))?;
         Self::game_from(&row)
+    }
+
+    /// Ends the writer connections whose commit's outcome is unknown (see [`Suspects`]); an
+    /// error when one may still be alive.
+    async fn fence(&self) -> Result<()> {
+        let Some(sql) = DB::FENCE else {
+            return Ok(());
+        };
+        let names = match self.suspects.lock() {
+            Ok(s) => s.clone(),
+            Err(poisoned) => poisoned.into_inner().clone(),
+        };
+        for name in names {
+            let alive: i64 = sqlx::query(sql)
+                .bind(name.as_str())
+                .fetch_one(&self.pool)
+                .await?
+                .try_get("alive")?;
+            if alive > 0 {
+                return Err(StoreError::CommitUnknown(format!(
+                    "writer connection {name} is still alive on the server"
+                )));
+            }
+            match self.suspects.lock() {
+                Ok(mut s) => s.retain(|n| *n != name),
+                Err(poisoned) => poisoned.into_inner().retain(|n| *n != name),
+            }
+        }
+        Ok(())
+    }
+
+    /// The game row, locked against writers until the transaction ends (PostgreSQL), and its
+    /// events `first..=last`.
+    async fn game_and_events(
+        &self,
+        game: GameId,
+        first: u64,
+        last: u64,
+    ) -> Result<(Game, Vec<StoredEvent>)> {
+        let mut tx = self.pool.begin().await?;
+        if let Some(sql) = DB::LOCK_TIMEOUT {
+            sqlx::query(sql).execute(&mut *tx).await?;
+        }
+        let sql = format!(
+            "SELECT {} FROM games WHERE id = $1{}",
+            DB::GAME_COLS,
+            DB::LOCK_GAME
+        );
+        let row = sqlx::query(&sql)
+            .bind(game.0)
+            .fetch_optional(&mut *tx)
+            .await?
+            .ok_or(StoreError::GameNotFound(game))?;
+        let row = Self::game_from(&row)?;
+        let mut events = Vec::new();
+        if first <= last {
+            let sql = format!(
+                "SELECT {EVENT_COLS} FROM {} WHERE game_id = $1 AND seq >= $2 AND seq <= $3 \
+                 ORDER BY seq",
+                DB::EVENTS
+            );
+            let rows = sqlx::query(&sql)
+                .bind(game.0)
+                .bind(to_i64("seq", first)?)
+                .bind(to_i64("seq", last)?)
+                .fetch_all(&mut *tx)
+                .await?;
+            events = rows
+                .iter()
+                .map(Self::event_from)
+                .collect::<Result<Vec<_>>>()?;
+        }
+        tx.commit().await?;
+        Ok((row, events))
     }
 
     async fn fetch_events(
@@ -588,6 +740,14 @@ where
             .fetch_all(&self.pool)
             .await?;
         rows.iter().map(Self::audit_from).collect()
+    }
+
+    async fn resolve_append(&self, append: &Append) -> Result<Resolution> {
+        self.fence().await?;
+        let first = append.events.first().map_or(1, |e| e.seq);
+        let last = append.events.last().map_or(0, |e| e.seq);
+        let (game, stored) = self.game_and_events(append.game, first, last).await?;
+        resolve(append, &game, &stored)
     }
 
     async fn close(&self) {

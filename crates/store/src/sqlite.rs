@@ -86,7 +86,11 @@ impl SqlStore<Sqlite> {
             options.queue_capacity,
             options.max_batch,
         );
-        Ok(SqliteStore { pool, writers })
+        Ok(SqliteStore {
+            pool,
+            writers,
+            suspects: Default::default(),
+        })
     }
 }
 
@@ -660,7 +664,15 @@ impl Writer {
             }
         }
         drop(finish);
-        self.conn.execute_batch("COMMIT")?;
+        if let Err(e) = self.conn.execute_batch("COMMIT") {
+            // SQLITE_BUSY leaves the transaction open (`commit` rolls it back): nothing is
+            // stored. Any other failure of COMMIT itself (an I/O error writing or syncing the
+            // WAL) may have left the commit frame in the WAL, where recovery could find it.
+            return Err(match e.sqlite_error_code() {
+                Some(rusqlite::ErrorCode::DatabaseBusy) => e.into(),
+                _ => StoreError::CommitUnknown(format!("COMMIT failed: {e}")),
+            });
+        }
         Ok((plan.outcomes, plan.updates, plan.rows.len()))
     }
 }

@@ -271,6 +271,21 @@ pub struct StoredEvent {
     pub reason: Option<String>,
 }
 
+/// What became of an append or finish whose answer was
+/// [`StoreError::CommitUnknown`](crate::StoreError::CommitUnknown), as
+/// [`Store::resolve_append`](crate::Store::resolve_append) found it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Resolution {
+    /// It committed: every event is in the log as given (and the game finished as given, for a
+    /// finish). `last_seq` is what `append` would have answered: its last event's seq (for a
+    /// finish without events, the game's last seq).
+    Committed { last_seq: u64 },
+    /// It did not commit, and nothing can commit it any more: the game's log ends at
+    /// `last_seq`, before the append's first seq (or, for a finish without events, the game is
+    /// not finished as given).
+    NotCommitted { last_seq: u64 },
+}
+
 /// Everything needed to rebuild a game after a restart: its row and its whole event log.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct GameRecord {
