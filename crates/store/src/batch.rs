@@ -12,7 +12,7 @@ use tokio::sync::{mpsc, oneshot};
 use tokio::task::JoinHandle;
 
 use crate::error::{Result, StoreError};
-use crate::types::{Finish, GameId, MAX_KIND_CHARS, NewEvent};
+use crate::types::{Finish, GameId, MAX_KIND_CHARS, NewEvent, check_no_nul, check_opt_no_nul};
 
 /// One append (or finish) waiting in a writer's queue.
 pub(crate) struct Op {
@@ -81,6 +81,9 @@ fn check_op(op: &Op, state: Option<GameState>) -> Result<GameState> {
                 "event kind must be 1 to {MAX_KIND_CHARS} characters"
             )));
         }
+        // One NUL would fail the whole batch on PostgreSQL: refuse it here, on both backends.
+        check_no_nul("event kind", &ev.kind)?;
+        check_opt_no_nul("event reason", ev.reason.as_deref())?;
     }
     if let Some(f) = &op.finish {
         if f.result.trim().is_empty() || f.reason.trim().is_empty() {
@@ -88,6 +91,8 @@ fn check_op(op: &Op, state: Option<GameState>) -> Result<GameState> {
                 "a finished game needs a result and a reason".into(),
             ));
         }
+        check_no_nul("result", &f.result)?;
+        check_no_nul("reason", &f.reason)?;
     }
     Ok(GameState {
         last_seq: state.last_seq + op.events.len() as u64,

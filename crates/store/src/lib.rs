@@ -47,7 +47,7 @@ mod types;
 use std::future::Future;
 
 pub use batch::StoreStats;
-pub use error::{Result, StoreError};
+pub use error::{ErrorKind, Result, StoreError};
 pub use token::{GeneratedToken, generate_token, hash_token};
 pub use types::{
     AuditEntry, AuditId, Authenticated, BroadcastDelay, Finish, Game, GameFilter, GameId,

@@ -8,7 +8,7 @@
 use sqlx::{ColumnIndex, Database, Decode, Encode, Executor, IntoArguments, Pool, Row, Type};
 
 use crate::batch::{Op, Writers};
-use crate::types::{check_name, to_i64, to_u64};
+use crate::types::{check_name, check_no_nul, check_opt_no_nul, to_i64, to_u64};
 use crate::{
     Append, AuditEntry, AuditId, Authenticated, BroadcastDelay, Finish, Game, GameFilter, GameId,
     GameRecord, Millis, NewAudit, NewEvent, NewGame, NewPrincipal, NewToken, Principal,
@@ -46,6 +46,11 @@ pub(crate) const AUDIT_COLS: &str = "id, at_ms, actor_id, action, subject, reaso
 /// Whether a database error is a unique-constraint violation.
 pub(crate) fn is_unique_violation(e: &sqlx::Error) -> bool {
     matches!(e, sqlx::Error::Database(d) if d.is_unique_violation())
+}
+
+/// Whether a database error is a foreign-key violation.
+pub(crate) fn is_foreign_key_violation(e: &sqlx::Error) -> bool {
+    matches!(e, sqlx::Error::Database(d) if d.is_foreign_key_violation())
 }
 
 /// Groups events (sorted by game, then seq) under their games, keeping only the events each game
@@ -201,6 +206,7 @@ fn role_of(s: &str) -> Result<Role> {
 }
 
 fn check_text(what: &str, s: &str, max: usize) -> Result<()> {
+    check_no_nul(what, s)?;
     if s.trim().is_empty() {
         return Err(StoreError::Invalid(format!("{what} must not be blank")));
     }
@@ -576,6 +582,8 @@ where
         check_text("time control", &new.time_control, 200)?;
         check_text("ruleset", &new.ruleset, 100)?;
         check_text("start FEN", &new.start_fen, 200)?;
+        check_opt_no_nul("event", new.event.as_deref())?;
+        check_opt_no_nul("round", new.round.as_deref())?;
         for side in [new.red, new.black] {
             // Principals are never deleted and never change role, so checking before the
             // insert is race-free.
@@ -718,6 +726,8 @@ where
 
     async fn record_audit(&self, new: NewAudit) -> Result<AuditEntry> {
         check_text("audit action", &new.action, 64)?;
+        check_opt_no_nul("audit subject", new.subject.as_deref())?;
+        check_opt_no_nul("audit reason", new.reason.as_deref())?;
         let sql = format!(
             "INSERT INTO audit_log (at_ms, actor_id, action, subject, reason) \
              VALUES ($1, $2, $3, $4, $5) RETURNING {AUDIT_COLS}"
@@ -729,7 +739,12 @@ where
             .bind(new.subject.as_deref())
             .bind(new.reason.as_deref())
             .fetch_one(&self.pool)
-            .await?;
+            .await
+            .map_err(|e| match new.actor {
+                // The only foreign key: an actor that is no principal.
+                Some(actor) if is_foreign_key_violation(&e) => StoreError::PrincipalNotFound(actor),
+                _ => e.into(),
+            })?;
         Self::audit_from(&row)
     }
 

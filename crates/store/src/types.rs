@@ -322,7 +322,24 @@ pub struct AuditEntry {
 pub(crate) const MAX_NAME_CHARS: usize = 100;
 pub(crate) const MAX_KIND_CHARS: usize = 64;
 
+/// Refuses a NUL character: PostgreSQL cannot store one in text (it would fail the statement,
+/// and for an append the whole batch), so neither backend takes one.
+pub(crate) fn check_no_nul(what: &str, s: &str) -> Result<(), StoreError> {
+    if s.contains('\0') {
+        return Err(StoreError::Invalid(format!(
+            "{what} must not contain a NUL character"
+        )));
+    }
+    Ok(())
+}
+
+/// [`check_no_nul`] for optional texts.
+pub(crate) fn check_opt_no_nul(what: &str, s: Option<&str>) -> Result<(), StoreError> {
+    s.map_or(Ok(()), |s| check_no_nul(what, s))
+}
+
 pub(crate) fn check_name(name: &str) -> Result<(), StoreError> {
+    check_no_nul("name", name)?;
     if name.trim().is_empty() {
         return Err(StoreError::Invalid("name must not be blank".into()));
     }
@@ -366,6 +383,9 @@ mod tests {
         assert!(check_name("王天一").is_ok());
         assert!(check_name(" ").is_err());
         assert!(check_name(&"x".repeat(MAX_NAME_CHARS + 1)).is_err());
+        assert!(check_name("a\0b").is_err());
+        assert!(check_opt_no_nul("reason", Some("\0")).is_err());
+        assert!(check_opt_no_nul("reason", None).is_ok());
         assert!(to_i64("seq", u64::MAX).is_err());
         assert!(to_u64("seq", -1).is_err());
     }

@@ -2,7 +2,10 @@
 //! whose outcome is unknown, typed conflicts for client mistakes, and the readiness probe.
 //! SQLite always; PostgreSQL with `CHUHE_TEST_DATABASE_URL` (a fresh database per case).
 
-use chuhe_store::{AnyStore, Append, Finish, NewEvent, PrincipalId, Resolution, Store, StoreError};
+use chuhe_store::{
+    AnyStore, Append, ErrorKind, Finish, NewAudit, NewEvent, NewPrincipal, NewToken, PrincipalId,
+    Resolution, Role, Store, StoreError, generate_token,
+};
 
 use crate::conformance::{T0, ev, evs, game_between, on_fresh_pg_database, open};
 
@@ -112,6 +115,85 @@ async fn resolve_append_answers_from_the_log() -> TestResult {
         let rec = s.load_game(g).await?;
         assert_eq!(rec.game.last_seq, 4);
         assert_eq!(rec.game.finish, Some(fin("1-0")));
+        s.close().await;
+        Ok(())
+    })
+    .await
+}
+
+/// A client's mistakes against what is stored are typed conflicts (409-able), never database
+/// failures (503): a taken name or token, an unknown actor in the audit log, a NUL character
+/// (which PostgreSQL cannot store, and which in an append failed the whole batch).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn client_mistakes_are_typed_not_unavailable() -> TestResult {
+    on_both(|s| async move {
+        let new = |role, name: &str| NewPrincipal {
+            role,
+            name: name.into(),
+            rating: None,
+            created_at_ms: T0,
+        };
+        let alice = s.create_principal(new(Role::Player, "alice")).await?;
+        let dup = s.create_principal(new(Role::Player, "alice")).await;
+        assert!(matches!(&dup, Err(StoreError::NameTaken { .. })), "{dup:?}");
+        let dup = dup.err().ok_or("duplicate accepted")?;
+        assert_eq!(dup.kind(), ErrorKind::Conflict);
+        assert!(dup.is_client_error());
+        // Names are unique per role.
+        s.create_principal(new(Role::Arbiter, "alice")).await?;
+
+        let token = NewToken {
+            hash: generate_token()?.hash,
+            principal: alice.id,
+            role: Role::Player,
+            label: None,
+            created_at_ms: T0,
+        };
+        s.insert_token(token.clone()).await?;
+        let dup = s.insert_token(token).await.err().ok_or("token accepted")?;
+        assert!(matches!(dup, StoreError::DuplicateToken), "{dup:?}");
+        assert_eq!(dup.kind(), ErrorKind::Conflict);
+
+        let ghost = PrincipalId(alice.id.0 + 1000);
+        let audit = s
+            .record_audit(NewAudit {
+                at_ms: T0,
+                actor: Some(ghost),
+                action: "issue_token".into(),
+                subject: None,
+                reason: None,
+            })
+            .await;
+        assert!(
+            matches!(audit, Err(StoreError::PrincipalNotFound(p)) if p == ghost),
+            "{audit:?}"
+        );
+
+        let nul = s.create_principal(new(Role::Player, "a\0b")).await;
+        assert!(matches!(nul, Err(StoreError::Invalid(_))), "{nul:?}");
+        let g = game_between(&s, "c", "d").await?;
+        let h = game_between(&s, "e", "f").await?;
+        let bad = ev(1).by(alice.id, Some("why\0".into()));
+        let answers = s
+            .append_many(vec![
+                Append {
+                    game: g,
+                    events: vec![ev(1)],
+                    finish: None,
+                },
+                Append {
+                    game: h,
+                    events: vec![bad],
+                    finish: None,
+                },
+            ])
+            .await;
+        assert!(matches!(answers[0], Ok(1)), "{answers:?}");
+        assert!(
+            matches!(answers[1], Err(StoreError::Invalid(_))),
+            "{answers:?}"
+        );
+        assert_eq!(s.game(h).await?.last_seq, 0);
         s.close().await;
         Ok(())
     })
