@@ -315,6 +315,11 @@ impl Writers {
         self.counters.snapshot()
     }
 
+    /// Whether every writer task is still taking appends (none has stopped or been closed).
+    pub fn running(&self) -> bool {
+        self.senders.iter().all(|s| !s.is_closed())
+    }
+
     /// The writer that commits `game`'s appends.
     pub fn writer_of(&self, game: GameId) -> usize {
         let n = self.senders.len() as i64;

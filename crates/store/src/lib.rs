@@ -124,6 +124,15 @@ pub struct StoreOptions {
     /// is a transaction of its own after a group commit, so a commit waits for one slice at
     /// most, not for the whole step (`migrations/sqlite/0005_key_steps_in_slices.sql`).
     pub sqlite_key_slice: usize,
+    /// How long a read or a non-batched write (logins, the organiser API, …) waits for a pooled
+    /// connection — on PostgreSQL including connecting, and checking an idle connection —
+    /// before it fails with a database error ([`ErrorKind::Unavailable`]); and how long a
+    /// PostgreSQL writer waits to connect before it fails its batch (`CommitFailed`). Default
+    /// 3 s, so an unreachable database fails requests in seconds instead of hanging.
+    pub acquire_timeout: std::time::Duration,
+    /// How long [`Store::ping`] waits for the database before it answers
+    /// [`StoreError::Timeout`]. Default 1 s.
+    pub ping_timeout: std::time::Duration,
 }
 
 impl Default for StoreOptions {
@@ -137,6 +146,8 @@ impl Default for StoreOptions {
             pg_idle_check: std::time::Duration::from_secs(5),
             sqlite_recent_max: 4096,
             sqlite_key_slice: 512,
+            acquire_timeout: std::time::Duration::from_secs(3),
+            ping_timeout: std::time::Duration::from_secs(1),
         }
     }
 }
@@ -302,6 +313,14 @@ pub trait Store: Send + Sync + 'static {
     /// this fail with [`StoreError::Closed`].
     fn close(&self) -> impl Future<Output = ()> + Send;
 
+    /// A readiness probe: whether the database answers a trivial query (`SELECT 1` on a pooled
+    /// connection) within [`StoreOptions::ping_timeout`], and the group-commit writers are
+    /// running. `Err(StoreError::Timeout)` when the database hangs, a database error when it
+    /// refuses, [`StoreError::Closed`] after [`close`](Store::close). Cheap enough to call per
+    /// `/readyz` request. (The writers connect on their own; a writer whose connection is lost
+    /// reconnects at its next batch.)
+    fn ping(&self) -> impl Future<Output = Result<()>> + Send;
+
     /// Counters of the group-commit writers (batches, appends, events, refusals, failures,
     /// time in transactions), for `/metrics`. Cheap: a few atomic loads.
     fn stats(&self) -> StoreStats;
@@ -427,6 +446,9 @@ impl Store for AnyStore {
     }
     async fn close(&self) {
         delegate!(self, s => s.close())
+    }
+    async fn ping(&self) -> Result<()> {
+        delegate!(self, s => s.ping())
     }
     fn stats(&self) -> StoreStats {
         match self {

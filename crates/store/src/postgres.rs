@@ -37,7 +37,7 @@ impl SqlStore<Postgres> {
         let writers = options.pg_writers.max(1);
         let pool = PgPoolOptions::new()
             .max_connections(options.pool_size.max(1))
-            .acquire_timeout(Duration::from_secs(10))
+            .acquire_timeout(options.acquire_timeout)
             .connect(url)
             .await?;
         crate::migrate::migrator(crate::migrate::POSTGRES)
@@ -56,6 +56,7 @@ impl SqlStore<Postgres> {
                 last_used: std::time::Instant::now(),
                 idle_check: options.pg_idle_check,
                 suspects: suspects.clone(),
+                connect_timeout: options.acquire_timeout,
             };
             committer.conn = Some(committer.connect().await?);
             committers.push(committer);
@@ -65,6 +66,7 @@ impl SqlStore<Postgres> {
             pool,
             writers,
             suspects,
+            ping_timeout: options.ping_timeout,
         })
     }
 }
@@ -88,6 +90,8 @@ struct PgCommitter {
     connect: PgConnectOptions,
     /// Shared with the store (see [`Suspects`]).
     suspects: Suspects,
+    /// How long connecting may take ([`StoreOptions::acquire_timeout`]).
+    connect_timeout: Duration,
     /// Last seq and finished flag of the unfinished games this writer has committed to. Only
     /// a hint: the one-statement commit checks each against the stored row.
     known: HashMap<GameId, GameState>,
@@ -202,10 +206,12 @@ impl Committer for PgCommitter {
         let mut conn = match self.conn.take() {
             // An idle connection may have been closed by the server meanwhile: check it before
             // sending anything, so a lost connection costs a reconnect, not a failed batch.
-            Some(mut c) if self.last_used.elapsed() >= self.idle_check => match c.ping().await {
-                Ok(()) => c,
-                Err(_) => self.connect().await?,
-            },
+            Some(mut c) if self.last_used.elapsed() >= self.idle_check => {
+                match tokio::time::timeout(self.connect_timeout, c.ping()).await {
+                    Ok(Ok(())) => c,
+                    _ => self.connect().await?,
+                }
+            }
             Some(c) => c,
             None => self.connect().await?,
         };
@@ -239,12 +245,15 @@ impl PgCommitter {
         let name: String = std::iter::once("chuhe-writer-".to_owned())
             .chain(rnd[..8].iter().map(|b| format!("{b:02x}")))
             .collect();
-        let conn = self
-            .connect
-            .clone()
-            .application_name(&name)
-            .connect()
-            .await?;
+        let options = self.connect.clone().application_name(&name);
+        let conn = tokio::time::timeout(self.connect_timeout, options.connect())
+            .await
+            .map_err(|_| {
+                StoreError::CommitFailed(format!(
+                    "connecting took longer than {} ms",
+                    self.connect_timeout.as_millis()
+                ))
+            })??;
         self.conn_name = name;
         Ok(conn)
     }

@@ -191,6 +191,7 @@ pub struct SqlStore<DB: Database> {
     pub(crate) pool: Pool<DB>,
     pub(crate) writers: Writers,
     pub(crate) suspects: Suspects,
+    pub(crate) ping_timeout: std::time::Duration,
 }
 
 impl<DB: Database> std::fmt::Debug for SqlStore<DB> {
@@ -763,6 +764,20 @@ where
         let last = append.events.last().map_or(0, |e| e.seq);
         let (game, stored) = self.game_and_events(append.game, first, last).await?;
         resolve(append, &game, &stored)
+    }
+
+    async fn ping(&self) -> Result<()> {
+        if !self.writers.running() {
+            return Err(StoreError::Closed);
+        }
+        let probe = sqlx::query("SELECT 1").execute(&self.pool);
+        match tokio::time::timeout(self.ping_timeout, probe).await {
+            Ok(done) => done.map(|_| ()).map_err(StoreError::from),
+            Err(_) => Err(StoreError::Timeout(format!(
+                "ping, after {} ms",
+                self.ping_timeout.as_millis()
+            ))),
+        }
     }
 
     async fn close(&self) {

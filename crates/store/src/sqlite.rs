@@ -49,6 +49,7 @@ impl SqlStore<Sqlite> {
             .pragma("wal_autocheckpoint", "8192");
         let pool = SqlitePoolOptions::new()
             .max_connections(options.pool_size.max(1))
+            .acquire_timeout(options.acquire_timeout)
             .connect_with(connect.clone())
             .await?;
         crate::migrate::migrator(crate::migrate::SQLITE)
@@ -90,6 +91,7 @@ impl SqlStore<Sqlite> {
             pool,
             writers,
             suspects: Default::default(),
+            ping_timeout: options.ping_timeout,
         })
     }
 }

@@ -178,16 +178,27 @@ impl ThrowawayPg {
         .map(|_| ())
     }
 
-    /// Freezes the whole server (SIGSTOP to its process group: the postmaster and every
-    /// backend): connections stay open and new ones are accepted by the kernel, but nothing
-    /// answers — a database that hangs rather than refuses. Undo with [`thaw`](Self::thaw).
+    /// Freezes the whole server (SIGSTOP to the postmaster and every process it started):
+    /// connections stay open and new ones are accepted by the kernel, but nothing answers — a
+    /// database that hangs rather than refuses. Undo with [`thaw`](Self::thaw).
     pub fn freeze(&self) -> io::Result<()> {
-        self.signal_group("-STOP")
+        let postmaster = self.postmaster_pid()?;
+        // The postmaster first, so it starts no process meanwhile.
+        signal("-STOP", postmaster)?;
+        for child in children_of(postmaster)? {
+            // A process that has just ended is no failure.
+            let _ = signal("-STOP", child);
+        }
+        Ok(())
     }
 
     /// Undoes [`freeze`](Self::freeze).
     pub fn thaw(&self) -> io::Result<()> {
-        self.signal_group("-CONT")
+        let postmaster = self.postmaster_pid()?;
+        for child in children_of(postmaster)? {
+            let _ = signal("-CONT", child);
+        }
+        signal("-CONT", postmaster)
     }
 
     /// The postmaster's pid, from `postmaster.pid`.
@@ -197,17 +208,6 @@ impl ThrowawayPg {
             .next()
             .and_then(|l| l.trim().parse().ok())
             .ok_or_else(|| io::Error::other("postmaster.pid has no pid"))
-    }
-
-    /// `pg_ctl` starts the postmaster as the leader of a process group of its own, which its
-    /// backends join.
-    fn signal_group(&self, signal: &str) -> io::Result<()> {
-        let group = format!("-{}", self.postmaster_pid()?);
-        check(
-            Command::new("kill").args([signal, "--", &group]).output()?,
-            "kill",
-        )
-        .map(|_| ())
     }
 
     /// Runs one of the server binaries as the server's user and checks its exit status.
@@ -228,6 +228,43 @@ impl Drop for ThrowawayPg {
         let _ = self.kill();
         let _ = std::fs::remove_dir_all(&self.dir);
     }
+}
+
+/// Sends `signal` (`-STOP`, `-CONT`) to a process with `kill`.
+fn signal(signal: &str, pid: u32) -> io::Result<()> {
+    let out = Command::new("kill")
+        .args([signal, &pid.to_string()])
+        .output()?;
+    check(out, "kill").map(|_| ())
+}
+
+/// The processes whose parent is `parent`, from `/proc/<pid>/stat` (PostgreSQL's backends are
+/// leaders of process groups of their own, so a group signal would miss them).
+fn children_of(parent: u32) -> io::Result<Vec<u32>> {
+    let mut children = Vec::new();
+    for entry in std::fs::read_dir("/proc")? {
+        let Ok(entry) = entry else { continue };
+        let Some(pid) = entry
+            .file_name()
+            .to_str()
+            .and_then(|n| n.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else {
+            continue;
+        };
+        // `pid (comm) state ppid …`: the name may hold spaces and parentheses, so read after
+        // the last `)`.
+        let ppid = stat
+            .rsplit_once(')')
+            .and_then(|(_, rest)| rest.split_whitespace().nth(1))
+            .and_then(|p| p.parse::<u32>().ok());
+        if ppid == Some(parent) {
+            children.push(pid);
+        }
+    }
+    Ok(children)
 }
 
 fn has_binaries(bin: &Path) -> bool {

@@ -199,3 +199,16 @@ async fn client_mistakes_are_typed_not_unavailable() -> TestResult {
     })
     .await
 }
+
+/// The readiness probe answers on a working store and says `Closed` after `close`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ping_answers_until_closed() -> TestResult {
+    on_both(|s| async move {
+        s.ping().await?;
+        s.close().await;
+        let r = s.ping().await;
+        assert!(matches!(r, Err(StoreError::Closed)), "{r:?}");
+        Ok(())
+    })
+    .await
+}

@@ -239,3 +239,60 @@ async fn resolve(store: &PgStore, append: &Append) -> Result<Resolution, StoreEr
         }
     }
 }
+
+/// A hanging database (every PostgreSQL process stopped with SIGSTOP) and a stopped one: the
+/// readiness probe and a login fail within their timeouts instead of hanging, with errors of
+/// kind `Unavailable`, and both work again once the server is back. (The outer 60 s limit only
+/// turns a hang into a failure; it does not measure speed.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ping_and_logins_fail_fast_while_postgres_hangs_or_is_down() -> TestResult {
+    let Some(pg) = blocking(|| ThrowawayPg::start_or_skip("ping_and_logins_fail_fast"))? else {
+        return Ok(());
+    };
+    let options = StoreOptions {
+        acquire_timeout: std::time::Duration::from_millis(500),
+        ping_timeout: std::time::Duration::from_millis(300),
+        ..StoreOptions::default()
+    };
+    let store = PgStore::open(&pg.url(), &options).await?;
+    let login = || store.authenticate(chuhe_store::hash_token("chuhe_nobody"));
+    let bounded = |what: &'static str| {
+        move |r: Result<Result<(), StoreError>, tokio::time::error::Elapsed>| {
+            r.map_err(|_| format!("{what} hung"))
+        }
+    };
+    store.ping().await?;
+    assert_eq!(login().await?, None);
+
+    blocking(|| pg.freeze())?;
+    let ping = tokio::time::timeout(HANG, store.ping()).await;
+    let ping = bounded("ping")(ping);
+    let read = tokio::time::timeout(HANG, async { login().await.map(|_| ()) }).await;
+    let read = bounded("login")(read);
+    blocking(|| pg.thaw())?;
+    let ping = ping?;
+    assert!(matches!(ping, Err(StoreError::Timeout(_))), "{ping:?}");
+    let read = read?
+        .err()
+        .ok_or("a login answered while the database hung")?;
+    assert_eq!(read.kind(), chuhe_store::ErrorKind::Unavailable, "{read:?}");
+    store.ping().await?;
+    assert_eq!(login().await?, None);
+
+    blocking(|| pg.kill())?;
+    let ping = bounded("ping")(tokio::time::timeout(HANG, store.ping()).await)?;
+    assert!(ping.is_err_and(|e| e.kind() == chuhe_store::ErrorKind::Unavailable));
+    blocking(|| pg.start())?;
+    // The pool drops the connections the stop broke as it finds them.
+    let mut tries = 0;
+    while let Err(e) = store.ping().await {
+        tries += 1;
+        assert!(tries < 10, "ping after the restart: {e}");
+    }
+    assert_eq!(login().await?, None);
+    store.close().await;
+    Ok(())
+}
+
+/// Longer than any timeout of the store under test: only a hang takes this long.
+const HANG: std::time::Duration = std::time::Duration::from_secs(60);
