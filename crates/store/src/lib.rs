@@ -124,6 +124,15 @@ pub struct StoreOptions {
     /// is a transaction of its own after a group commit, so a commit waits for one slice at
     /// most, not for the whole step (`migrations/sqlite/0005_key_steps_in_slices.sql`).
     pub sqlite_key_slice: usize,
+    /// SQLite: the size of the WAL file at which the writer, after a commit, copies the whole
+    /// WAL into the database and truncates it (`PRAGMA wal_checkpoint(TRUNCATE)`), and to which
+    /// SQLite truncates it whenever it restarts (`journal_size_limit`). Default 64 MiB, at
+    /// least 1 MiB. Without it the WAL grew without bound under steady load.
+    pub sqlite_wal_max: u64,
+    /// SQLite: after this long without a commit, the writer empties the WAL (a truncating
+    /// checkpoint) if anything was committed since it last was; it does at close too.
+    /// Default 1 s.
+    pub sqlite_quiet_after: std::time::Duration,
     /// How long a read or a non-batched write (logins, the organiser API, …) waits for a pooled
     /// connection — on PostgreSQL including connecting, and checking an idle connection —
     /// before it fails with a database error ([`ErrorKind::Unavailable`]); and how long a
@@ -146,6 +155,8 @@ impl Default for StoreOptions {
             pg_idle_check: std::time::Duration::from_secs(5),
             sqlite_recent_max: 4096,
             sqlite_key_slice: 512,
+            sqlite_wal_max: 64 << 20,
+            sqlite_quiet_after: std::time::Duration::from_secs(1),
             acquire_timeout: std::time::Duration::from_secs(3),
             ping_timeout: std::time::Duration::from_secs(1),
         }

@@ -4,3 +4,4 @@ mod conformance;
 mod contract;
 mod crash;
 mod outage;
+mod wal;
