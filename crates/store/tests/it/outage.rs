@@ -9,9 +9,10 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use chuhe_store::testing::ThrowawayPg;
 use chuhe_store::{
-    Append, GameId, NewEvent, NewGame, NewPrincipal, PgStore, Resolution, Role, Store, StoreError,
-    StoreOptions,
+    AnyStore, Append, GameId, NewEvent, Resolution, Store, StoreError, StoreOptions,
 };
+
+use crate::conformance::game_between;
 
 type TestResult = Result<(), Box<dyn std::error::Error + Send + Sync>>;
 
@@ -57,37 +58,10 @@ async fn appends_answered_during_abrupt_postgres_stops_are_answered_truthfully()
         pg_writers: 2,
         ..StoreOptions::default()
     };
-    let store = Arc::new(PgStore::open(&pg.url(), &options).await?);
+    let store = Arc::new(chuhe_store::open(&pg.url(), &options).await?);
     let mut games = Vec::new();
     for g in 0..GAMES {
-        let mut sides = Vec::new();
-        for side in ["r", "b"] {
-            let p = store
-                .create_principal(NewPrincipal {
-                    role: Role::Player,
-                    name: format!("{side}{g}"),
-                    rating: None,
-                    created_at_ms: 0,
-                })
-                .await?;
-            sides.push(p.id);
-        }
-        let game = store
-            .create_game(NewGame {
-                red: sides[0],
-                black: sides[1],
-                time_control: "5m".into(),
-                ruleset: "cxa-2011".into(),
-                start_fen: "startpos".into(),
-                broadcast_delay: Default::default(),
-                event: None,
-                round: None,
-                board: None,
-                scheduled_start_ms: None,
-                created_at_ms: 0,
-            })
-            .await?;
-        games.push(game.id);
+        games.push(game_between(&store, &format!("r{g}"), &format!("b{g}")).await?);
     }
     let mut next_seq: Vec<u64> = vec![1; GAMES];
     let mut attempts: u32 = 0;
@@ -229,7 +203,7 @@ async fn appends_answered_during_abrupt_postgres_stops_are_answered_truthfully()
 
 /// `resolve_append`, asked again while the server is still coming back (a connection of the
 /// pool may be one from before the stop).
-async fn resolve(store: &PgStore, append: &Append) -> Result<Resolution, StoreError> {
+async fn resolve(store: &AnyStore, append: &Append) -> Result<Resolution, StoreError> {
     let mut tries = 0;
     loop {
         match store.resolve_append(append).await {
@@ -254,7 +228,7 @@ async fn ping_and_logins_fail_fast_while_postgres_hangs_or_is_down() -> TestResu
         ping_timeout: std::time::Duration::from_millis(300),
         ..StoreOptions::default()
     };
-    let store = PgStore::open(&pg.url(), &options).await?;
+    let store = chuhe_store::open(&pg.url(), &options).await?;
     let login = || store.authenticate(chuhe_store::hash_token("chuhe_nobody"));
     let bounded = |what: &'static str| {
         move |r: Result<Result<(), StoreError>, tokio::time::error::Elapsed>| {
