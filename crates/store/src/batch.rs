@@ -12,7 +12,7 @@ use tokio::sync::{mpsc, oneshot};
 use tokio::task::JoinHandle;
 
 use crate::error::{Result, StoreError};
-use crate::types::{Finish, GameId, MAX_KIND_CHARS, NewEvent};
+use crate::types::{Finish, GameId, MAX_KIND_CHARS, NewEvent, check_no_nul, check_opt_no_nul};
 
 /// One append (or finish) waiting in a writer's queue.
 pub(crate) struct Op {
@@ -81,6 +81,9 @@ fn check_op(op: &Op, state: Option<GameState>) -> Result<GameState> {
                 "event kind must be 1 to {MAX_KIND_CHARS} characters"
             )));
         }
+        // One NUL would fail the whole batch on PostgreSQL: refuse it here, on both backends.
+        check_no_nul("event kind", &ev.kind)?;
+        check_opt_no_nul("event reason", ev.reason.as_deref())?;
     }
     if let Some(f) = &op.finish {
         if f.result.trim().is_empty() || f.reason.trim().is_empty() {
@@ -88,6 +91,8 @@ fn check_op(op: &Op, state: Option<GameState>) -> Result<GameState> {
                 "a finished game needs a result and a reason".into(),
             ));
         }
+        check_no_nul("result", &f.result)?;
+        check_no_nul("reason", &f.reason)?;
     }
     Ok(GameState {
         last_seq: state.last_seq + op.events.len() as u64,
@@ -215,7 +220,8 @@ pub(crate) fn plan_known(ops: &[Op], known: &HashMap<GameId, GameState>) -> Opti
 
 /// A backend's way of committing one batch in one transaction.
 pub(crate) trait Committer: Send + 'static {
-    /// Commits the batch; on `Err` nothing of it was stored.
+    /// Commits the batch. On `Err` nothing of it was stored, unless the error is
+    /// [`StoreError::CommitUnknown`]: then all of it may have been.
     fn commit(&mut self, ops: Vec<Op>) -> impl Future<Output = Result<Vec<Result<u64>>>> + Send;
 
     /// At shutdown, after the last commit: whatever the committer still does in the
@@ -239,7 +245,8 @@ pub struct StoreStats {
     pub events: u64,
     /// Appends refused (seq mismatch, finished or unknown game, bad input).
     pub refused: u64,
-    /// Appends answered `CommitFailed` (their transaction failed).
+    /// Appends answered `CommitFailed` or `CommitUnknown` (their transaction failed, or its
+    /// outcome is unknown).
     pub failed: u64,
     /// Time spent in batch transactions (from `BEGIN` to `COMMIT` done), in microseconds.
     pub commit_micros: u64,
@@ -308,6 +315,11 @@ impl Writers {
         self.counters.snapshot()
     }
 
+    /// Whether every writer task is still taking appends (none has stopped or been closed).
+    pub fn running(&self) -> bool {
+        self.senders.iter().all(|s| !s.is_closed())
+    }
+
     /// The writer that commits `game`'s appends.
     pub fn writer_of(&self, game: GameId) -> usize {
         let n = self.senders.len() as i64;
@@ -326,7 +338,9 @@ impl Writers {
         Some(answer)
     }
 
-    /// The answers to a message of `n` ops (all `Closed` if the writer went away).
+    /// The answers to a message of `n` ops: all `Closed` if the writer was gone before it took
+    /// the message, all `CommitUnknown` if it went away after (it may have been committing
+    /// them).
     async fn answers(
         answer: Option<oneshot::Receiver<Vec<Result<u64>>>>,
         n: usize,
@@ -334,7 +348,13 @@ impl Writers {
         match answer {
             Some(rx) => match rx.await {
                 Ok(outcomes) if outcomes.len() == n => outcomes,
-                _ => (0..n).map(|_| Err(StoreError::Closed)).collect(),
+                _ => (0..n)
+                    .map(|_| {
+                        Err(StoreError::CommitUnknown(
+                            "the writer stopped before answering".into(),
+                        ))
+                    })
+                    .collect(),
             },
             None => (0..n).map(|_| Err(StoreError::Closed)).collect(),
         }
@@ -472,10 +492,20 @@ async fn run<C: Committer>(
                     counters
                         .failed
                         .fetch_add(sizes.len() as u64, Ordering::Relaxed);
-                    let msg = e.to_string();
+                    let unknown = e.outcome_unknown();
+                    let msg = match e {
+                        StoreError::CommitUnknown(msg) | StoreError::CommitFailed(msg) => msg,
+                        e => e.to_string(),
+                    };
                     sizes
                         .iter()
-                        .map(|_| Err(StoreError::CommitFailed(msg.clone())))
+                        .map(|_| {
+                            Err(if unknown {
+                                StoreError::CommitUnknown(msg.clone())
+                            } else {
+                                StoreError::CommitFailed(msg.clone())
+                            })
+                        })
                         .collect()
                 }
             };

@@ -2,8 +2,8 @@
 
 use crate::types::{GameId, PrincipalId, Role, TokenId};
 
-/// Everything that can go wrong in the store. Variants other than `Database`, `Sqlite`, `Migrate`,
-/// `CommitFailed`, `Corrupt` and `Closed` are the caller's mistake and leave the store unchanged.
+/// Everything that can go wrong in the store, sorted into kinds by [`StoreError::kind`]: the
+/// caller's mistakes (which leave the store unchanged) and failures of the database or store.
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
     #[error("unsupported database URL {0:?}: expected sqlite://FILE or postgres://…")]
@@ -42,14 +42,28 @@ pub enum StoreError {
     },
     #[error("game {0} is finished")]
     GameFinished(GameId),
-    /// The batch transaction carrying this append failed (I/O error, lost connection, ...).
-    /// Nothing of the batch was stored.
+    /// The batch transaction carrying this append failed before it could commit (I/O error,
+    /// lost connection, ...): nothing of the batch was stored, and nothing of it ever will be.
     #[error("commit failed: {0}")]
     CommitFailed(String),
+    /// The batch transaction carrying this append may or may not have committed: the
+    /// connection was lost while the commit was in flight (PostgreSQL), `COMMIT` itself failed
+    /// (SQLite), or the writer stopped before answering. Find out with
+    /// [`Store::resolve_append`](crate::Store::resolve_append) before relying on either.
+    #[error("commit outcome unknown: {0}")]
+    CommitUnknown(String),
+    /// The log already holds different events at the seqs of an append being resolved
+    /// ([`Store::resolve_append`](crate::Store::resolve_append)): `seq` is the first that
+    /// differs. Something else was committed there; the append itself was not.
+    #[error("game {game}: the log holds a different event at seq {seq}")]
+    AppendConflict { game: GameId, seq: u64 },
     #[error("stored data is inconsistent: {0}")]
     Corrupt(String),
     #[error("the store is closed")]
     Closed,
+    /// The database did not answer in time: `0` says what waited ([`Store::ping`](crate::Store::ping)).
+    #[error("the database did not answer in time: {0}")]
+    Timeout(String),
     #[error("migration failed: {0}")]
     Migrate(#[from] sqlx::migrate::MigrateError),
     #[error("database error: {0}")]
@@ -63,16 +77,64 @@ impl StoreError {
     /// Whether the error is the caller's mistake (bad input or state), as opposed to a failure
     /// of the database or the store itself.
     pub fn is_client_error(&self) -> bool {
-        !matches!(
-            self,
+        !matches!(self.kind(), ErrorKind::Unavailable | ErrorKind::Internal)
+    }
+}
+
+/// What kind of failure a [`StoreError`] is, for a client-facing status: the HTTP status each
+/// suggests is in brackets.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ErrorKind {
+    /// Bad input: a blank or too long text, an empty append, a role that may not hold a token
+    /// or play (400).
+    Invalid,
+    /// A principal, game or token that does not exist (404).
+    NotFound,
+    /// The input conflicts with what is stored: a name or token hash already taken, a seq
+    /// already used or out of turn, a finished game, other events at a seq being resolved
+    /// (409). Retrying the same request cannot succeed.
+    Conflict,
+    /// The database or the store is failing or unreachable, or closed: nothing the caller did
+    /// (503). The same request may succeed later. See [`StoreError::outcome_unknown`] for
+    /// appends.
+    Unavailable,
+    /// The stored data or the schema is broken, or the store was configured wrong (500).
+    Internal,
+}
+
+impl StoreError {
+    /// The kind of failure (see [`ErrorKind`]). Every kind but `Unavailable` and `Internal` is
+    /// the caller's mistake and changed nothing ([`is_client_error`](Self::is_client_error)).
+    pub fn kind(&self) -> ErrorKind {
+        match self {
+            StoreError::Invalid(_)
+            | StoreError::WrongRole { .. }
+            | StoreError::RoleNotGrantable { .. } => ErrorKind::Invalid,
+            StoreError::PrincipalNotFound(_)
+            | StoreError::GameNotFound(_)
+            | StoreError::TokenNotFound(_) => ErrorKind::NotFound,
+            StoreError::NameTaken { .. }
+            | StoreError::DuplicateToken
+            | StoreError::SeqMismatch { .. }
+            | StoreError::GameFinished(_)
+            | StoreError::AppendConflict { .. } => ErrorKind::Conflict,
             StoreError::Database(_)
-                | StoreError::Sqlite(_)
-                | StoreError::Migrate(_)
-                | StoreError::CommitFailed(_)
-                | StoreError::Corrupt(_)
-                | StoreError::Closed
-                | StoreError::UnsupportedUrl(_)
-        )
+            | StoreError::Sqlite(_)
+            | StoreError::CommitFailed(_)
+            | StoreError::CommitUnknown(_)
+            | StoreError::Timeout(_)
+            | StoreError::Closed => ErrorKind::Unavailable,
+            StoreError::Corrupt(_) | StoreError::Migrate(_) | StoreError::UnsupportedUrl(_) => {
+                ErrorKind::Internal
+            }
+        }
+    }
+
+    /// Whether an append or finish answered with this error may nonetheless have committed
+    /// ([`StoreError::CommitUnknown`] only). Every other error of `append`, `finish` and
+    /// `append_many` means the append was not stored and never will be.
+    pub fn outcome_unknown(&self) -> bool {
+        matches!(self, StoreError::CommitUnknown(_))
     }
 }
 

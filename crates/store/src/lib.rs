@@ -27,9 +27,9 @@
 //! ```
 
 mod batch;
-mod common;
 mod error;
 mod migrate;
+mod sql;
 
 /// A hash map for small integer keys (game ids) on the per-move paths, hashed with foldhash
 /// instead of SipHash (which, in these maps of the store and the server, was ~4 % of the
@@ -39,21 +39,24 @@ pub type IdMap<K, V> = std::collections::HashMap<K, V, foldhash::fast::RandomSta
 
 pub mod postgres;
 pub mod sqlite;
+#[cfg(feature = "test-support")]
+pub mod testing;
 mod token;
 mod types;
 
 use std::future::Future;
 
 pub use batch::StoreStats;
-pub use error::{Result, StoreError};
+pub use error::{ErrorKind, Result, StoreError};
 pub use token::{GeneratedToken, generate_token, hash_token};
 pub use types::{
     AuditEntry, AuditId, Authenticated, BroadcastDelay, Finish, Game, GameFilter, GameId,
     GameRecord, Millis, NewAudit, NewEvent, NewGame, NewPrincipal, NewToken, Principal,
-    PrincipalId, Role, StoredEvent, TokenHash, TokenId, TokenInfo,
+    PrincipalId, Resolution, Role, StoredEvent, TokenHash, TokenId, TokenInfo,
 };
 
 pub use postgres::PgStore;
+pub use sql::{Backend, SqlStore};
 pub use sqlite::SqliteStore;
 
 /// How SQLite syncs a commit to disk (`PRAGMA synchronous`, in WAL mode).
@@ -121,6 +124,24 @@ pub struct StoreOptions {
     /// is a transaction of its own after a group commit, so a commit waits for one slice at
     /// most, not for the whole step (`migrations/sqlite/0005_key_steps_in_slices.sql`).
     pub sqlite_key_slice: usize,
+    /// SQLite: the size of the WAL file at which the writer, after a commit, copies the whole
+    /// WAL into the database and truncates it (`PRAGMA wal_checkpoint(TRUNCATE)`), and to which
+    /// SQLite truncates it whenever it restarts (`journal_size_limit`). Default 64 MiB, at
+    /// least 1 MiB. Without it the WAL grew without bound under steady load.
+    pub sqlite_wal_max: u64,
+    /// SQLite: after this long without a commit, the writer empties the WAL (a truncating
+    /// checkpoint) if anything was committed since it last was; it does at close too.
+    /// Default 1 s.
+    pub sqlite_quiet_after: std::time::Duration,
+    /// How long a read or a non-batched write (logins, the organiser API, …) waits for a pooled
+    /// connection — on PostgreSQL including connecting, and checking an idle connection —
+    /// before it fails with a database error ([`ErrorKind::Unavailable`]); and how long a
+    /// PostgreSQL writer waits to connect before it fails its batch (`CommitFailed`). Default
+    /// 3 s, so an unreachable database fails requests in seconds instead of hanging.
+    pub acquire_timeout: std::time::Duration,
+    /// How long [`Store::ping`] waits for the database before it answers
+    /// [`StoreError::Timeout`]. Default 1 s.
+    pub ping_timeout: std::time::Duration,
 }
 
 impl Default for StoreOptions {
@@ -134,6 +155,10 @@ impl Default for StoreOptions {
             pg_idle_check: std::time::Duration::from_secs(5),
             sqlite_recent_max: 4096,
             sqlite_key_slice: 512,
+            sqlite_wal_max: 64 << 20,
+            sqlite_quiet_after: std::time::Duration::from_secs(1),
+            acquire_timeout: std::time::Duration::from_secs(3),
+            ping_timeout: std::time::Duration::from_secs(1),
         }
     }
 }
@@ -217,8 +242,16 @@ pub trait Store: Send + Sync + 'static {
     /// finished game ([`StoreError::GameFinished`]). Returns the game's new `last_seq` once the
     /// batch carrying it has committed.
     ///
+    /// **Outcomes.** `Ok` means committed (durable as the README's Durability section says).
+    /// [`StoreError::CommitUnknown`] ([`StoreError::outcome_unknown`]) means it may or may not
+    /// have committed — the database connection was lost while the commit was in flight, say —
+    /// and the caller must not assume either: ask [`resolve_append`](Store::resolve_append)
+    /// before answering anyone or appending the game's next seq. Every other error means it
+    /// was not stored and never will be (refusals like `SeqMismatch`, and `CommitFailed`:
+    /// the transaction failed before it could commit).
+    ///
     /// Appends of one game are committed in the order they were called. If the caller drops the
-    /// future after the append was queued, it may still be committed.
+    /// future after the append was queued, it may still be committed (resolve it the same way).
     fn append(
         &self,
         game: GameId,
@@ -241,6 +274,23 @@ pub trait Store: Send + Sync + 'static {
     /// writers get them in one message (per writer), so a caller holding many games' appends
     /// pays one hand-off for all of them.
     fn append_many(&self, appends: Vec<Append>) -> impl Future<Output = Vec<Result<u64>>> + Send;
+
+    /// What became of an append or finish (given exactly as it was submitted) whose answer
+    /// was [`StoreError::CommitUnknown`], or which was dropped before it answered:
+    /// [`Resolution::Committed`] when all of it is in the log as given,
+    /// [`Resolution::NotCommitted`] when none of it is, and
+    /// [`StoreError::AppendConflict`] when the log holds other events at its seqs (something
+    /// else was committed there; this append was not).
+    ///
+    /// The answer is final: before it reads the game, it ends this store's writer connections
+    /// whose commit's outcome was unknown and waits until the server has no backend left for
+    /// them (PostgreSQL `pg_terminate_backend`; the role needs the right to signal its own
+    /// backends, which every role has), and it locks the game's row to wait for any
+    /// transaction writing the game. It does not change the log: after `NotCommitted` the
+    /// caller may append the same seqs again, or others. Any error (the database still
+    /// unreachable, say) leaves the outcome unknown; ask again later. Run it before appending
+    /// anything else to the game.
+    fn resolve_append(&self, append: &Append) -> impl Future<Output = Result<Resolution>> + Send;
 
     /// Up to `limit` events with seq > `after_seq`, in order (reconnect replay). Empty when
     /// there is nothing newer; [`StoreError::GameNotFound`] for an unknown game.
@@ -273,6 +323,14 @@ pub trait Store: Send + Sync + 'static {
     /// last commit), so nothing of this store writes to the database any more. Appends after
     /// this fail with [`StoreError::Closed`].
     fn close(&self) -> impl Future<Output = ()> + Send;
+
+    /// A readiness probe: whether the database answers a trivial query (`SELECT 1` on a pooled
+    /// connection) within [`StoreOptions::ping_timeout`], and the group-commit writers are
+    /// running. `Err(StoreError::Timeout)` when the database hangs, a database error when it
+    /// refuses, [`StoreError::Closed`] after [`close`](Store::close). Cheap enough to call per
+    /// `/readyz` request. (The writers connect on their own; a writer whose connection is lost
+    /// reconnects at its next batch.)
+    fn ping(&self) -> impl Future<Output = Result<()>> + Send;
 
     /// Counters of the group-commit writers (batches, appends, events, refusals, failures,
     /// time in transactions), for `/metrics`. Cheap: a few atomic loads.
@@ -374,6 +432,9 @@ impl Store for AnyStore {
     async fn append_many(&self, appends: Vec<Append>) -> Vec<Result<u64>> {
         delegate!(self, s => s.append_many(appends))
     }
+    async fn resolve_append(&self, append: &Append) -> Result<Resolution> {
+        delegate!(self, s => s.resolve_append(append))
+    }
     async fn events_since(
         &self,
         game: GameId,
@@ -396,6 +457,9 @@ impl Store for AnyStore {
     }
     async fn close(&self) {
         delegate!(self, s => s.close())
+    }
+    async fn ping(&self) -> Result<()> {
+        delegate!(self, s => s.ping())
     }
     fn stats(&self) -> StoreStats {
         match self {

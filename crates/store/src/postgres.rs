@@ -15,27 +15,21 @@
 use crate::IdMap as HashMap;
 use std::time::Duration;
 
-use sqlx::postgres::{PgConnectOptions, PgConnection, PgPool, PgPoolOptions, PgRow};
-use sqlx::{ConnectOptions, Connection};
+use sqlx::postgres::{PgConnectOptions, PgConnection, PgPoolOptions};
+use sqlx::{ConnectOptions, Connection, Postgres};
 
-use crate::StoreOptions;
 use crate::batch::{
     Committer, GameState, GameUpdate, KnownPlan, Op, Writers, plan, plan_known, remember,
 };
+use crate::sql::{SqlStore, Suspects};
+use crate::types::{GameId, to_i64, to_u64};
+use crate::{Result, StoreError, StoreOptions};
 
-/// A PostgreSQL-backed [`Store`](crate::Store).
-pub struct PgStore {
-    pool: PgPool,
-    writers: Writers,
-}
+/// A PostgreSQL-backed [`Store`](crate::Store): the shared [`SqlStore`] on `sqlx::Postgres`,
+/// opened by [`PgStore::open`].
+pub type PgStore = SqlStore<Postgres>;
 
-impl std::fmt::Debug for PgStore {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("PgStore").finish_non_exhaustive()
-    }
-}
-
-impl PgStore {
+impl SqlStore<Postgres> {
     /// Connects to `url` (`postgres://…`), runs the migrations (under PostgreSQL's migration
     /// lock, so several nodes may start at once) and starts the writer tasks. Must be called
     /// inside a tokio runtime.
@@ -43,7 +37,7 @@ impl PgStore {
         let writers = options.pg_writers.max(1);
         let pool = PgPoolOptions::new()
             .max_connections(options.pool_size.max(1))
-            .acquire_timeout(Duration::from_secs(10))
+            .acquire_timeout(options.acquire_timeout)
             .connect(url)
             .await?;
         crate::migrate::migrator(crate::migrate::POSTGRES)
@@ -51,25 +45,53 @@ impl PgStore {
             .run(&pool)
             .await?;
         let connect = (*pool.connect_options()).clone();
+        let suspects = Suspects::default();
         let mut committers = Vec::with_capacity(writers);
         for _ in 0..writers {
-            committers.push(PgCommitter {
-                conn: Some(connect.connect().await?),
+            let mut committer = PgCommitter {
+                conn: None,
+                conn_name: String::new(),
                 connect: connect.clone(),
                 known: HashMap::default(),
                 last_used: std::time::Instant::now(),
                 idle_check: options.pg_idle_check,
-            });
+                suspects: suspects.clone(),
+                connect_timeout: options.acquire_timeout,
+            };
+            committer.conn = Some(committer.connect().await?);
+            committers.push(committer);
         }
         let writers = Writers::spawn(committers, options.queue_capacity, options.max_batch);
-        Ok(PgStore { pool, writers })
+        Ok(PgStore {
+            pool,
+            writers,
+            suspects,
+            ping_timeout: options.ping_timeout,
+        })
+    }
+}
+
+/// A sqlx error of a statement that carried a commit (the one-statement commit, or `COMMIT`):
+/// an error answered by the server means it failed (nothing committed); any other (the
+/// connection lost, a broken protocol) leaves the outcome unknown.
+fn after_commit_sent(e: sqlx::Error) -> StoreError {
+    match e {
+        sqlx::Error::Database(_) => e.into(),
+        e => StoreError::CommitUnknown(e.to_string()),
     }
 }
 
 struct PgCommitter {
     /// The writer's own connection; dropped after an error and opened again at the next batch.
     conn: Option<PgConnection>,
+    /// Its `application_name` (`chuhe-writer-` and random hex), by which `resolve_append` finds
+    /// it on the server should a commit's outcome be unknown.
+    conn_name: String,
     connect: PgConnectOptions,
+    /// Shared with the store (see [`Suspects`]).
+    suspects: Suspects,
+    /// How long connecting may take ([`StoreOptions::acquire_timeout`]).
+    connect_timeout: Duration,
     /// Last seq and finished flag of the unfinished games this writer has committed to. Only
     /// a hint: the one-statement commit checks each against the stored row.
     known: HashMap<GameId, GameState>,
@@ -184,17 +206,28 @@ impl Committer for PgCommitter {
         let mut conn = match self.conn.take() {
             // An idle connection may have been closed by the server meanwhile: check it before
             // sending anything, so a lost connection costs a reconnect, not a failed batch.
-            Some(mut c) if self.last_used.elapsed() >= self.idle_check => match c.ping().await {
-                Ok(()) => c,
-                Err(_) => self.connect.connect().await?,
-            },
+            Some(mut c) if self.last_used.elapsed() >= self.idle_check => {
+                match tokio::time::timeout(self.connect_timeout, c.ping()).await {
+                    Ok(Ok(())) => c,
+                    _ => self.connect().await?,
+                }
+            }
             Some(c) => c,
-            None => self.connect.connect().await?,
+            None => self.connect().await?,
         };
         let done = self.commit_on(&mut conn, ops).await;
         match &done {
             // A failed statement may leave the connection unusable: open a new one next time.
-            Err(_) => self.known.clear(),
+            Err(e) => {
+                self.known.clear();
+                if e.outcome_unknown() {
+                    let name = std::mem::take(&mut self.conn_name);
+                    match self.suspects.lock() {
+                        Ok(mut s) => s.push(name),
+                        Err(poisoned) => poisoned.into_inner().push(name),
+                    }
+                }
+            }
             Ok(_) => {
                 self.conn = Some(conn);
                 self.last_used = std::time::Instant::now();
@@ -205,6 +238,26 @@ impl Committer for PgCommitter {
 }
 
 impl PgCommitter {
+    /// A new connection for the writer, under a new name. A failure here is before anything
+    /// of the batch was sent.
+    async fn connect(&mut self) -> Result<PgConnection> {
+        let rnd = crate::generate_token()?.hash.0;
+        let name: String = std::iter::once("chuhe-writer-".to_owned())
+            .chain(rnd[..8].iter().map(|b| format!("{b:02x}")))
+            .collect();
+        let options = self.connect.clone().application_name(&name);
+        let conn = tokio::time::timeout(self.connect_timeout, options.connect())
+            .await
+            .map_err(|_| {
+                StoreError::CommitFailed(format!(
+                    "connecting took longer than {} ms",
+                    self.connect_timeout.as_millis()
+                ))
+            })??;
+        self.conn_name = name;
+        Ok(conn)
+    }
+
     async fn commit_on(
         &mut self,
         conn: &mut PgConnection,
@@ -261,9 +314,11 @@ impl PgCommitter {
             .bind(events.actors)
             .bind(events.reasons)
             .fetch_one(&mut *conn)
-            .await?;
+            .await
+            .map_err(after_commit_sent)?;
         if all_ok && (updated as usize != games.game_ids.len() || inserted as usize != n_events) {
-            return Err(StoreError::Corrupt(format!(
+            // Committed already (the statement is its own transaction), yet not as planned.
+            return Err(StoreError::CommitUnknown(format!(
                 "one-statement commit wrote {updated} games and {inserted} events, expected {} and {}",
                 games.game_ids.len(),
                 n_events
@@ -337,12 +392,12 @@ impl PgCommitter {
                 .execute(&mut *tx)
                 .await?;
         }
-        tx.commit().await?;
+        // Every error before this one left the transaction uncommitted (the server rolls it
+        // back when the connection goes).
+        tx.commit().await.map_err(after_commit_sent)?;
         Ok((plan.outcomes, plan.updates))
     }
 }
-
-crate::common::impl_store!(PgStore, PgRow, crate::common::GAME_COLS, "game_events");
 
 #[cfg(test)]
 #[allow(clippy::unwrap_used, clippy::expect_used)]

@@ -271,6 +271,21 @@ pub struct StoredEvent {
     pub reason: Option<String>,
 }
 
+/// What became of an append or finish whose answer was
+/// [`StoreError::CommitUnknown`](crate::StoreError::CommitUnknown), as
+/// [`Store::resolve_append`](crate::Store::resolve_append) found it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Resolution {
+    /// It committed: every event is in the log as given (and the game finished as given, for a
+    /// finish). `last_seq` is what `append` would have answered: its last event's seq (for a
+    /// finish without events, the game's last seq).
+    Committed { last_seq: u64 },
+    /// It did not commit, and nothing can commit it any more: the game's log ends at
+    /// `last_seq`, before the append's first seq (or, for a finish without events, the game is
+    /// not finished as given).
+    NotCommitted { last_seq: u64 },
+}
+
 /// Everything needed to rebuild a game after a restart: its row and its whole event log.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct GameRecord {
@@ -307,7 +322,24 @@ pub struct AuditEntry {
 pub(crate) const MAX_NAME_CHARS: usize = 100;
 pub(crate) const MAX_KIND_CHARS: usize = 64;
 
+/// Refuses a NUL character: PostgreSQL cannot store one in text (it would fail the statement,
+/// and for an append the whole batch), so neither backend takes one.
+pub(crate) fn check_no_nul(what: &str, s: &str) -> Result<(), StoreError> {
+    if s.contains('\0') {
+        return Err(StoreError::Invalid(format!(
+            "{what} must not contain a NUL character"
+        )));
+    }
+    Ok(())
+}
+
+/// [`check_no_nul`] for optional texts.
+pub(crate) fn check_opt_no_nul(what: &str, s: Option<&str>) -> Result<(), StoreError> {
+    s.map_or(Ok(()), |s| check_no_nul(what, s))
+}
+
 pub(crate) fn check_name(name: &str) -> Result<(), StoreError> {
+    check_no_nul("name", name)?;
     if name.trim().is_empty() {
         return Err(StoreError::Invalid("name must not be blank".into()));
     }
@@ -351,6 +383,9 @@ mod tests {
         assert!(check_name("王天一").is_ok());
         assert!(check_name(" ").is_err());
         assert!(check_name(&"x".repeat(MAX_NAME_CHARS + 1)).is_err());
+        assert!(check_name("a\0b").is_err());
+        assert!(check_opt_no_nul("reason", Some("\0")).is_err());
+        assert!(check_opt_no_nul("reason", None).is_ok());
         assert!(to_i64("seq", u64::MAX).is_err());
         assert!(to_u64("seq", -1).is_err());
     }

@@ -57,9 +57,9 @@ cases!(
     migrations_run_at_open,
 );
 
-const T0: i64 = 1_764_460_800_000;
+pub(crate) const T0: i64 = 1_764_460_800_000;
 
-async fn open(url: &str) -> Result<AnyStore, StoreError> {
+pub(crate) async fn open(url: &str) -> Result<AnyStore, StoreError> {
     let options = StoreOptions {
         // Small batches and queues so the tests exercise batching edges; SQLite keys its
         // recent events every few appends, a few keys per slice, so reads see logs split
@@ -73,7 +73,7 @@ async fn open(url: &str) -> Result<AnyStore, StoreError> {
     chuhe_store::open(url, &options).await
 }
 
-async fn player(s: &AnyStore, name: &str) -> Result<PrincipalId, StoreError> {
+pub(crate) async fn player(s: &AnyStore, name: &str) -> Result<PrincipalId, StoreError> {
     let p = s
         .create_principal(NewPrincipal {
             role: Role::Player,
@@ -101,13 +101,13 @@ fn new_game(red: PrincipalId, black: PrincipalId) -> NewGame {
     }
 }
 
-async fn game_between(s: &AnyStore, a: &str, b: &str) -> Result<GameId, StoreError> {
+pub(crate) async fn game_between(s: &AnyStore, a: &str, b: &str) -> Result<GameId, StoreError> {
     let red = player(s, a).await?;
     let black = player(s, b).await?;
     Ok(s.create_game(new_game(red, black)).await?.id)
 }
 
-fn ev(seq: u64) -> NewEvent {
+pub(crate) fn ev(seq: u64) -> NewEvent {
     NewEvent::new(
         seq,
         "move",
@@ -116,7 +116,7 @@ fn ev(seq: u64) -> NewEvent {
     )
 }
 
-fn evs(range: std::ops::RangeInclusive<u64>) -> Vec<NewEvent> {
+pub(crate) fn evs(range: std::ops::RangeInclusive<u64>) -> Vec<NewEvent> {
     range.map(ev).collect()
 }
 
@@ -1065,7 +1065,7 @@ async fn fresh_pg_database(
 
 /// Runs `body` with the URL of a fresh PostgreSQL database and drops the database afterwards,
 /// whatever the outcome; does nothing without `CHUHE_TEST_DATABASE_URL`.
-async fn on_fresh_pg_database<F, Fut>(body: F) -> TestResult
+pub(crate) async fn on_fresh_pg_database<F, Fut>(body: F) -> TestResult
 where
     F: FnOnce(String) -> Fut,
     Fut: Future<Output = TestResult>,

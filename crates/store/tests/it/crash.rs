@@ -71,7 +71,7 @@ fn acknowledged_appends_survive_kill_9() -> TestResult {
     let mut child = Command::new(exe)
         .args([
             "--exact",
-            "acknowledged_appends_survive_kill_9",
+            "crash::acknowledged_appends_survive_kill_9",
             "--nocapture",
             "--test-threads=1",
         ])

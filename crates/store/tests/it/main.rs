@@ -1,4 +1,7 @@
 //! The crate's integration tests, one binary (a module per topic) so the dependency tree is linked once.
 
 mod conformance;
+mod contract;
 mod crash;
+mod outage;
+mod wal;
