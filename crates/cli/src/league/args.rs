@@ -1,0 +1,146 @@
+//! The command line of `chuhe league`.
+
+use clap::{Args, Subcommand, ValueEnum};
+use std::path::PathBuf;
+
+#[derive(Debug, Args)]
+pub struct LeagueArgs {
+    #[command(subcommand)]
+    pub(super) command: LeagueCommand,
+}
+
+#[derive(Debug, Subcommand)]
+pub(super) enum LeagueCommand {
+    /// Print a round-robin schedule by the Berger tables (FIDE C.05 Annex 1, CXA 循环赛对局秩序表).
+    Schedule(ScheduleArgs),
+    /// Compute team standings (场分/局分 and the tie-break chain) from a results file.
+    Standings(StandingsArgs),
+    /// Print score sheets (计分表) for the matches of a results file.
+    Sheet(SheetArgs),
+    /// Pair the next round of a team Swiss (积分编排制, 定位编排) from a results file.
+    Pair(PairArgs),
+    /// Print the first round of a seeded knockout bracket (淘汰制).
+    Bracket(BracketArgs),
+}
+
+#[derive(Debug, Args)]
+pub(super) struct BracketArgs {
+    /// Number of seeded teams (2–1000); seed 1 is the strongest. Top seeds get the byes.
+    #[arg(long)]
+    pub(super) teams: u32,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = ScheduleFormat::Json)]
+    pub(super) format: ScheduleFormat,
+}
+
+#[derive(Debug, Args)]
+pub(super) struct PairArgs {
+    /// Results file of a Swiss (JSON); `-` reads standard input. Team order = draw numbers.
+    pub(super) file: PathBuf,
+    /// Round 1: how draw numbers split into halves.
+    #[arg(long, value_enum, default_value_t = SplitArg::OddEven)]
+    pub(super) split: SplitArg,
+    /// Round 1: do not keep teams of the same unit apart.
+    #[arg(long)]
+    pub(super) no_unit_avoidance: bool,
+    /// Round 1, the lot: which half moves first on table 1 (colours then alternate by table).
+    #[arg(long, value_enum, default_value_t = LotArg::Upper)]
+    pub(super) lot: LotArg,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = ScheduleFormat::Json)]
+    pub(super) format: ScheduleFormat,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub(super) enum SplitArg {
+    /// 1–2, 3–4, … (odd numbers upper half).
+    OddEven,
+    /// 1–(n/2+1), 2–(n/2+2), … .
+    TopBottom,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub(super) enum LotArg {
+    /// The upper-half team moves first on table 1.
+    Upper,
+    /// The lower-half team moves first on table 1.
+    Lower,
+}
+
+#[derive(Debug, Args)]
+pub(super) struct ScheduleArgs {
+    /// Number of teams (2–1000). With an odd number one team has a bye each round.
+    #[arg(long)]
+    pub(super) teams: u32,
+    /// Double round robin: the second leg repeats the first with colours swapped (13.2).
+    #[arg(long)]
+    pub(super) double: bool,
+    /// With --double: exchange the last two rounds of the first leg (FIDE's recommendation, so
+    /// nobody has three games in a row with the same colour).
+    #[arg(long, requires = "double")]
+    pub(super) swap_last_two: bool,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = RoundRobinFormat::Json)]
+    pub(super) format: RoundRobinFormat,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub(super) enum RoundRobinFormat {
+    /// The rounds alone: `[[[first,second],…],…]` (1-based; first = Red on board 1).
+    Json,
+    /// The rounds with their byes: `{"teams":N,"legs":L,"rounds":[…],"byes":[null|n,…]}`.
+    JsonFull,
+    /// One line per round: `Round 1: 1-4, 2-3`.
+    Table,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub(super) enum ScheduleFormat {
+    /// JSON.
+    Json,
+    /// One line per round: `Round 1: 1-4, 2-3`.
+    Table,
+}
+
+#[derive(Debug, Args)]
+pub(super) struct StandingsArgs {
+    /// Results file (JSON, see crates/league/README.md); `-` reads standard input.
+    pub(super) file: PathBuf,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = OutFormat::Text)]
+    pub(super) format: OutFormat,
+    /// Also print per-board tables (board prizes).
+    #[arg(long)]
+    pub(super) boards: bool,
+    /// Minimum games on a board to be eligible for its board prize (with --boards).
+    #[arg(long, default_value_t = 1, requires = "boards")]
+    pub(super) min_board_games: u32,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub(super) enum OutFormat {
+    /// Machine-readable JSON.
+    Json,
+    /// An aligned text table.
+    Text,
+}
+
+#[derive(Debug, Args)]
+pub(super) struct SheetArgs {
+    /// Results file (JSON); `-` reads standard input.
+    pub(super) file: PathBuf,
+    /// Only the matches of this round.
+    #[arg(long)]
+    pub(super) round: Option<u32>,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = SheetFormat::Csv)]
+    pub(super) format: SheetFormat,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub(super) enum SheetFormat {
+    /// RFC 4180 CSV, one line per board.
+    Csv,
+    /// A printable HTML page, one sheet per printed page.
+    Html,
+}
