@@ -29,6 +29,45 @@ pub(super) struct ResultsFile {
     pub(super) penalties: Vec<PenaltyJson>,
     #[serde(default)]
     pub(super) withdrawals: Vec<WithdrawalJson>,
+    #[serde(default)]
+    pub(super) schedule: Option<ScheduleJson>,
+    #[serde(default)]
+    pub(super) forfeits: Option<ForfeitsJson>,
+}
+
+/// The 规程's forfeit scoring: a forfeited board's points and a forfeited match's 局分.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct ForfeitsJson {
+    /// `[winner, loser]` points of a forfeited board.
+    #[serde(default)]
+    pub(super) board: Option<[f64; 2]>,
+    /// `"boards"` (every board a forfeited board) or `[winner, loser]` 局分.
+    #[serde(default)]
+    pub(super) match_game_points: Option<MatchGamePointsJson>,
+}
+
+#[derive(Deserialize)]
+#[serde(untagged)]
+pub(super) enum MatchGamePointsJson {
+    Preset(String),
+    Fixed([f64; 2]),
+}
+
+/// The round robin's schedule: `"berger"` (team order = draw numbers), or the fixtures.
+#[derive(Deserialize)]
+#[serde(untagged)]
+pub(super) enum ScheduleJson {
+    Preset(String),
+    Fixtures(Vec<FixtureJson>),
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct FixtureJson {
+    pub(super) round: u32,
+    pub(super) first: String,
+    pub(super) second: String,
 }
 
 #[derive(Deserialize, Clone, Copy, PartialEq, Eq)]
@@ -197,6 +236,9 @@ pub(super) struct PenaltyJson {
     pub(super) round: Option<u32>,
     #[serde(default)]
     pub(super) note: Option<String>,
+    /// Expulsion only: the team's last round.
+    #[serde(default)]
+    pub(super) after_round: Option<u32>,
 }
 
 #[derive(Deserialize, Clone, Copy)]
@@ -204,6 +246,7 @@ pub(super) struct PenaltyJson {
 pub(super) enum PenaltyKindJson {
     Warning,
     Disqualification,
+    Expulsion,
 }
 
 #[derive(Deserialize)]

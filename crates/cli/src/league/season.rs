@@ -8,11 +8,12 @@ use anyhow::{Result, anyhow};
 use chuhe_league::chain::GameScoring;
 use chuhe_league::colour::Side;
 use chuhe_league::entities::TimeControlText;
+use chuhe_league::fixtures::{RoundRobinOptions, round_robin};
 use chuhe_league::matches::{EventRules, MatchRecord, MatchResult, MatchScoring, evaluate_match};
 use chuhe_league::points::Points;
 use chuhe_league::standings::{
-    Penalty, PenaltyKind, Standings, StandingsError, StandingsInput, System, TeamCriterion,
-    TeamMatch, Withdrawal, chains, standings,
+    Fixture, Penalty, PenaltyKind, Standings, StandingsError, StandingsInput, System,
+    TeamCriterion, TeamMatch, Withdrawal, chains, standings,
 };
 use std::collections::BTreeMap;
 
@@ -30,6 +31,8 @@ pub(super) struct Season {
     pub(super) byes: Vec<(u32, usize)>,
     pub(super) penalties: Vec<Penalty>,
     pub(super) withdrawals: Vec<Withdrawal>,
+    /// The round robin's schedule, when the file gives it.
+    pub(super) schedule: Option<Vec<Fixture>>,
     pub(super) lines: Lines,
 }
 
@@ -164,6 +167,39 @@ impl Season {
                 &mut match_scoring.double_forfeit,
             )?;
         }
+        if let Some(f) = &file.forfeits {
+            if let Some([w, l]) = f.board {
+                let w = half_points(&lines, "forfeits.board[0]", w)?;
+                let l = half_points(&lines, "forfeits.board[1]", l)?;
+                if l > w {
+                    return Err(
+                        lines.err("forfeits.board", "the loser's points exceed the winner's")
+                    );
+                }
+                match_scoring.forfeit_board = Some([w, l]);
+            }
+            match &f.match_game_points {
+                None => {}
+                Some(MatchGamePointsJson::Preset(p)) if p == "boards" => {}
+                Some(MatchGamePointsJson::Preset(p)) => {
+                    return Err(lines.err(
+                        "forfeits.match_game_points",
+                        format!("unknown {p:?} (use \"boards\" or [winner, loser])"),
+                    ));
+                }
+                Some(MatchGamePointsJson::Fixed([w, l])) => {
+                    let w = half_points(&lines, "forfeits.match_game_points[0]", *w)?;
+                    let l = half_points(&lines, "forfeits.match_game_points[1]", *l)?;
+                    if l > w {
+                        return Err(lines.err(
+                            "forfeits.match_game_points",
+                            "the loser's 局分 exceed the winner's",
+                        ));
+                    }
+                    match_scoring.forfeit_match_game_points = Some([w, l]);
+                }
+            }
+        }
         let chain = parse_chain(&lines, file.result_chain.as_ref())?;
         let rules = EventRules {
             boards: file.boards,
@@ -283,30 +319,119 @@ impl Season {
             byes.push((b.round, team(&format!("{p}.team"), &b.team)?));
         }
         let mut penalties = Vec::new();
-        for (i, pj) in file.penalties.iter().enumerate() {
-            let _ = (&pj.round, &pj.note);
-            penalties.push(Penalty {
-                team: team(&format!("penalties[{i}].team"), &pj.team)?,
-                kind: match pj.kind {
-                    PenaltyKindJson::Warning => PenaltyKind::Warning,
-                    PenaltyKindJson::Disqualification => PenaltyKind::Disqualification,
-                },
-            });
-        }
         let mut withdrawals = Vec::new();
         let mut withdrawn = BTreeMap::new();
+        for (i, pj) in file.penalties.iter().enumerate() {
+            let _ = (&pj.round, &pj.note);
+            let p = format!("penalties[{i}]");
+            let t = team(&format!("{p}.team"), &pj.team)?;
+            let kind = match (pj.kind, pj.after_round) {
+                (PenaltyKindJson::Warning, None) => PenaltyKind::Warning,
+                (PenaltyKindJson::Disqualification, None) => PenaltyKind::Disqualification,
+                (PenaltyKindJson::Expulsion, Some(after_round)) => {
+                    // 18.3: 对除名者,按退出处理 — an expulsion is a withdrawal, shown apart.
+                    if withdrawn.insert(t, ()).is_some() {
+                        return Err(lines.err(&p, format!("team {:?} is expelled twice", pj.team)));
+                    }
+                    withdrawals.push(Withdrawal {
+                        team: t,
+                        after_round,
+                        expelled: true,
+                    });
+                    continue;
+                }
+                (PenaltyKindJson::Expulsion, None) => {
+                    return Err(lines.err(
+                        &p,
+                        "an expulsion (18.3) needs \"after_round\": the team's last round",
+                    ));
+                }
+                (_, Some(_)) => {
+                    return Err(lines.err(
+                        &format!("{p}.after_round"),
+                        "only an expulsion has a last round",
+                    ));
+                }
+            };
+            penalties.push(Penalty { team: t, kind });
+        }
         for (i, w) in file.withdrawals.iter().enumerate() {
             let p = format!("withdrawals[{i}]");
             let t = team(&format!("{p}.team"), &w.team)?;
             if withdrawn.insert(t, ()).is_some() {
-                return Err(lines.err(&p, format!("team {:?} withdraws twice", w.team)));
+                return Err(lines.err(
+                    &p,
+                    format!("team {:?} withdraws twice (or is also expelled)", w.team),
+                ));
             }
             withdrawals.push(Withdrawal {
                 team: t,
                 after_round: w.after_round,
+                expelled: false,
             });
         }
+        let schedule = match &file.schedule {
+            None => None,
+            Some(sj) => {
+                let System::RoundRobin { legs } = system else {
+                    return Err(lines.err("schedule", "only for round robins"));
+                };
+                Some(match sj {
+                    ScheduleJson::Preset(p) => {
+                        let swap = match p.as_str() {
+                            "berger" => false,
+                            "berger-swap-last-two" => true,
+                            _ => {
+                                return Err(lines.err(
+                                    "schedule",
+                                    format!("unknown schedule {p:?} (use \"berger\", \"berger-swap-last-two\" or a list of {{\"round\", \"first\", \"second\"}})"),
+                                ));
+                            }
+                        };
+                        let rounds = round_robin(
+                            teams.len() as u32,
+                            RoundRobinOptions {
+                                legs,
+                                swap_last_two_rounds_of_first_leg: swap,
+                            },
+                        )
+                        .map_err(|e| lines.err("schedule", e))?;
+                        rounds
+                            .iter()
+                            .flat_map(|r| {
+                                r.pairings.iter().map(|p| Fixture {
+                                    round: r.number,
+                                    first: p.first as usize - 1,
+                                    second: p.second as usize - 1,
+                                })
+                            })
+                            .collect()
+                    }
+                    ScheduleJson::Fixtures(list) => {
+                        let mut out = Vec::with_capacity(list.len());
+                        for (i, f) in list.iter().enumerate() {
+                            let p = format!("schedule[{i}]");
+                            if f.round == 0 {
+                                return Err(lines.err(&format!("{p}.round"), "rounds start at 1"));
+                            }
+                            let first = team(&format!("{p}.first"), &f.first)?;
+                            let second = team(&format!("{p}.second"), &f.second)?;
+                            if first == second {
+                                return Err(lines.err(&p, "a team cannot play itself"));
+                            }
+                            out.push(Fixture {
+                                round: f.round,
+                                first,
+                                second,
+                            });
+                        }
+                        out
+                    }
+                })
+            }
+        };
         Ok(Season {
+            schedule,
             event: file.event,
             system,
             criteria,
@@ -341,6 +466,7 @@ impl Season {
             byes: self.byes.clone(),
             penalties: self.penalties.clone(),
             withdrawals: self.withdrawals.clone(),
+            schedule: self.schedule.clone(),
         })
         .map_err(|e| self.standings_error(e))
     }
@@ -398,6 +524,30 @@ impl Season {
                     format!(
                         "team {} withdrew after round {after_round} but plays in round {round}",
                         name(team)
+                    ),
+                )
+            }
+            StandingsError::MeetingRoundUnknown { a, b, after } => self.lines.err(
+                "withdrawals",
+                format!(
+                    "teams {} and {} withdrew (after rounds {} and {}) without meeting; give \"schedule\" (\"berger\" or the list of fixtures) so the rules can tell whether their meeting was due before {} left (a forfeit win for {}) or after (no result)",
+                    name(a),
+                    name(b),
+                    after[0],
+                    after[1],
+                    name(b),
+                    name(b)
+                ),
+            ),
+            StandingsError::NotScheduled { a, b } => {
+                let path =
+                    find(&|m| (m.first == a && m.second == b) || (m.first == b && m.second == a));
+                self.lines.err(
+                    &path,
+                    format!(
+                        "teams {} and {} meet more often than the schedule has them meet",
+                        name(a),
+                        name(b)
                     ),
                 )
             }

@@ -67,14 +67,27 @@ impl Season {
                         WithdrawalEffect::Annulled => "annulled",
                         WithdrawalEffect::ResultsStand => "results_stand",
                     }),
+                    expelled: r.expelled,
                 })
                 .collect(),
             generated_forfeits: table
                 .generated_forfeits
                 .iter()
-                .map(|&(w, x)| ForfeitOut {
-                    winner: self.teams[w].clone(),
-                    withdrawn: self.teams[x].clone(),
+                .map(|f| ForfeitOut {
+                    winner: self.teams[f.winner].clone(),
+                    withdrawn: self.teams[f.withdrawn].clone(),
+                    round: f.round,
+                })
+                .collect(),
+            void_meetings: table
+                .void_meetings
+                .iter()
+                .map(|v| VoidOut {
+                    teams: [
+                        self.teams[v.teams[0]].clone(),
+                        self.teams[v.teams[1]].clone(),
+                    ],
+                    round: v.round,
                 })
                 .collect(),
             board_tables: boards.map(|min| {
@@ -162,12 +175,17 @@ impl Season {
                     r.penalties.0, r.penalties.1
                 ));
             }
+            let left = if r.expelled {
+                "expelled (除名, 18.3)"
+            } else {
+                "withdrew"
+            };
             match r.withdrawal {
                 Some(WithdrawalEffect::Annulled) => {
-                    extra.push("withdrew; results annulled (20.3)".to_string())
+                    extra.push(format!("{left}; results annulled (20.3)"))
                 }
                 Some(WithdrawalEffect::ResultsStand) => {
-                    extra.push("withdrew; results stand".to_string())
+                    extra.push(format!("{left}; results stand"))
                 }
                 None => {}
             }
@@ -184,8 +202,24 @@ impl Season {
         out.push_str(&render_table(&header, &rows, &[1]));
         if !table.generated_forfeits.is_empty() {
             out.push_str("\nForfeits after withdrawals (20.3):\n");
-            for &(w, x) in &table.generated_forfeits {
-                out.push_str(&format!("  {} + : - {}\n", self.teams[w], self.teams[x]));
+            for f in &table.generated_forfeits {
+                out.push_str(&format!(
+                    "  {} + : - {}{}\n",
+                    self.teams[f.winner],
+                    self.teams[f.withdrawn],
+                    f.round.map(|r| format!(" (round {r})")).unwrap_or_default()
+                ));
+            }
+        }
+        if !table.void_meetings.is_empty() {
+            out.push_str("\nNot played, both teams had withdrawn (no result):\n");
+            for v in &table.void_meetings {
+                out.push_str(&format!(
+                    "  {} - {}{}\n",
+                    self.teams[v.teams[0]],
+                    self.teams[v.teams[1]],
+                    v.round.map(|r| format!(" (round {r})")).unwrap_or_default()
+                ));
             }
         }
         if let Some(min) = boards {
@@ -232,6 +266,7 @@ pub(super) struct StandingsOut {
     criteria: Vec<&'static str>,
     rows: Vec<RowOut>,
     generated_forfeits: Vec<ForfeitOut>,
+    void_meetings: Vec<VoidOut>,
     #[serde(skip_serializing_if = "Option::is_none")]
     board_tables: Option<Vec<BoardTableOut>>,
 }
@@ -255,6 +290,8 @@ struct RowOut {
     penalties: PenaltiesOut,
     decided_by: Option<&'static str>,
     withdrawn: Option<&'static str>,
+    /// 18.3 除名 (the effect on results is in `withdrawn`).
+    expelled: bool,
 }
 
 #[derive(Serialize)]
@@ -267,6 +304,14 @@ struct PenaltiesOut {
 struct ForfeitOut {
     winner: String,
     withdrawn: String,
+    /// The round the meeting was due (when the file gives the schedule).
+    round: Option<u32>,
+}
+
+#[derive(Serialize)]
+struct VoidOut {
+    teams: [String; 2],
+    round: Option<u32>,
 }
 
 #[derive(Serialize)]

@@ -5,3 +5,4 @@ mod individual;
 mod lineup;
 mod standings;
 mod swiss;
+mod withdrawals;

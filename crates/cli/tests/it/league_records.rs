@@ -1,0 +1,177 @@
+//! `chuhe league …` for the records an arbiter prints and the rules added with them: two
+//! withdrawn teams, forfeits as the 规程 sets them, 除名, sheets, tables, Elo, knockout rounds.
+
+use super::league_cli::{chuhe, chuhe_stdin, failure, json, stdout};
+
+/// Six teams by the Berger table (team order = draw numbers), one board.
+fn six(extra: &str, matches: &str) -> String {
+    format!(
+        r#"{{"system": "round_robin", "boards": 1, "schedule": "berger", {extra}
+  "teams": ["T1", "T2", "T3", "T4", "T5", "T6"],
+  "matches": [{matches}]}}"#
+    )
+}
+
+/// Rounds 1–3 of the six-team Berger table (1-6 2-5 3-4 / 6-4 5-3 1-2 / 2-6 3-1 4-5), all
+/// won by the first-listed team.
+const R1_3: &str = r#"
+  {"round": 1, "first": "T1", "second": "T6", "boards": [{"games": [{"result": "first"}]}]},
+  {"round": 1, "first": "T2", "second": "T5", "boards": [{"games": [{"result": "first"}]}]},
+  {"round": 1, "first": "T3", "second": "T4", "boards": [{"games": [{"result": "first"}]}]},
+  {"round": 2, "first": "T6", "second": "T4", "boards": [{"games": [{"result": "first"}]}]},
+  {"round": 2, "first": "T5", "second": "T3", "boards": [{"games": [{"result": "first"}]}]},
+  {"round": 2, "first": "T1", "second": "T2", "boards": [{"games": [{"result": "first"}]}]},
+  {"round": 3, "first": "T2", "second": "T6", "boards": [{"games": [{"result": "first"}]}]},
+  {"round": 3, "first": "T3", "second": "T1", "boards": [{"games": [{"result": "first"}]}]},
+  {"round": 3, "first": "T4", "second": "T5", "boards": [{"games": [{"result": "first"}]}]}"#;
+
+#[test]
+fn two_withdrawn_teams_do_not_win_their_meeting() {
+    // T4 and T5 both leave after round 3 (3 of 5 played: results stand). They met in round 3;
+    // T5 and T6 meet in round 4 (6-5): T5 gone, T6 wins. Listed in either order: same table.
+    let forward = six(
+        r#""withdrawals": [{"team": "T4", "after_round": 3}, {"team": "T6", "after_round": 3}],"#,
+        R1_3,
+    );
+    let backward = six(
+        r#""withdrawals": [{"team": "T6", "after_round": 3}, {"team": "T4", "after_round": 3}],"#,
+        R1_3,
+    );
+    let a = json(&stdout(&chuhe_stdin(
+        &["league", "standings", "-", "--format", "json"],
+        &forward,
+    )));
+    let b = json(&stdout(&chuhe_stdin(
+        &["league", "standings", "-", "--format", "json"],
+        &backward,
+    )));
+    assert_eq!(a["rows"], b["rows"]);
+    // T4 and T6 met in round 2 (6-4); their other unplayed meetings go to the teams still in.
+    let forfeits = a["generated_forfeits"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    assert!(
+        forfeits
+            .iter()
+            .all(|f| [&f["winner"], &f["withdrawn"]] != ["T4", "T6"]
+                && [&f["winner"], &f["withdrawn"]] != ["T6", "T4"]),
+        "{forfeits:?}"
+    );
+    assert_eq!(forfeits.len(), 4, "{forfeits:?}");
+    assert!(forfeits.iter().all(|f| f["round"].as_u64() > Some(3)));
+}
+
+#[test]
+fn a_meeting_after_both_left_is_void_and_unknown_rounds_are_refused() {
+    // T1 leaves after round 3, T6 after round 4; they met in round 1. T5 leaves after round 3
+    // too: T5–T1 meet in round 5 (5-1) after both left: void.
+    let file = six(
+        r#""withdrawals": [{"team": "T1", "after_round": 3}, {"team": "T5", "after_round": 3}],"#,
+        R1_3,
+    );
+    let v = json(&stdout(&chuhe_stdin(
+        &["league", "standings", "-", "--format", "json"],
+        &file,
+    )));
+    assert_eq!(
+        v["void_meetings"],
+        json(r#"[{"teams": ["T1", "T5"], "round": 5}]"#)
+    );
+    let t = stdout(&chuhe_stdin(&["league", "standings", "-"], &file));
+    assert!(
+        t.contains("Not played, both teams had withdrawn (no result):\n  T1 - T5 (round 5)"),
+        "{t}"
+    );
+    // Different departures and no schedule: the rules cannot tell, so the file is refused.
+    let file = six(
+        r#""withdrawals": [{"team": "T1", "after_round": 3}, {"team": "T5", "after_round": 4}],"#,
+        R1_3,
+    )
+    .replace(r#""schedule": "berger","#, "");
+    let e = failure(&chuhe_stdin(&["league", "standings", "-"], &file));
+    assert!(
+        e.contains("teams \"T1\" and \"T5\" withdrew (after rounds 3 and 4) without meeting; give \"schedule\""),
+        "{e}"
+    );
+}
+
+#[test]
+fn forfeit_scoring_is_an_event_setting_and_expulsion_is_its_own_penalty() {
+    let season = r#"{"system": "round_robin", "boards": 2, "teams": ["A", "B", "C"], FORFEITS
+      "matches": [
+        {"round": 1, "first": "A", "second": "B", "forfeited_by": "second"},
+        {"round": 2, "first": "C", "second": "A", "boards": [
+          {"games": [{"result": "draw"}]}, {"games": [{"result": "draw"}]}]},
+        {"round": 3, "first": "B", "second": "C", "boards": [
+          {"games": [{"result": "second"}]}, {"games": [{"result": "draw"}]}]}
+      ]}"#;
+    let run = |forfeits: &str| {
+        json(&stdout(&chuhe_stdin(
+            &["league", "standings", "-", "--format", "json"],
+            &season.replace("FORFEITS", forfeits),
+        )))
+    };
+    // Default: the walkover counts every board as won (A: 4 + 2 局分).
+    let v = run("");
+    assert_eq!(v["rows"][0]["team"], "A");
+    assert_eq!(v["rows"][0]["game_points"], 6.0);
+    // The 规程 says a forfeited match counts 0–0 in 局分 (and a forfeited board 1–0): C played
+    // two matches and now ranks above A on 总局分 (C: 2 + 3 = 5, A: 0 + 2 = 2).
+    let v = run(r#""forfeits": {"board": [1, 0], "match_game_points": [0, 0]},"#);
+    let row = |t: &str| {
+        v["rows"]
+            .as_array()
+            .and_then(|r| r.iter().find(|x| x["team"] == t).cloned())
+            .unwrap_or_default()
+    };
+    assert_eq!(row("A")["game_points"], 2.0);
+    assert_eq!(row("C")["game_points"], 5.0);
+    assert_eq!(v["rows"][0]["team"], "C");
+    assert_eq!(v["rows"][1]["decided_by"], "game_points");
+    let e = failure(&chuhe_stdin(
+        &["league", "standings", "-"],
+        &season.replace("FORFEITS", r#""forfeits": {"match_game_points": "half"},"#),
+    ));
+    assert!(
+        e.contains("forfeits.match_game_points (line 1): unknown \"half\""),
+        "{e}"
+    );
+
+    // 除名 (18.3): B expelled after round 1 (1 of 2 played: half, results stand).
+    let expelled = season.replace(
+        "FORFEITS",
+        r#""penalties": [{"team": "B", "kind": "expulsion", "after_round": 1}],"#,
+    );
+    let cut = expelled
+        .split("{\"round\": 3")
+        .next()
+        .map(|h| format!("{}]}}", h.trim_end().trim_end_matches(',')))
+        .unwrap_or_default();
+    let v = json(&stdout(&chuhe_stdin(
+        &["league", "standings", "-", "--format", "json"],
+        &cut,
+    )));
+    let b = v["rows"]
+        .as_array()
+        .and_then(|r| r.iter().find(|x| x["team"] == "B").cloned())
+        .unwrap_or_default();
+    assert_eq!(b["expelled"], true);
+    assert_eq!(b["withdrawn"], "results_stand");
+    assert_eq!(b["penalties"]["disqualifications"], 0);
+    assert_eq!(v["generated_forfeits"][0]["winner"], "C");
+    let t = stdout(&chuhe_stdin(&["league", "standings", "-"], &cut));
+    assert!(t.contains("expelled (除名, 18.3); results stand"), "{t}");
+    let e = failure(&chuhe_stdin(
+        &["league", "standings", "-"],
+        &season.replace(
+            "FORFEITS",
+            r#""penalties": [{"team": "B", "kind": "expulsion"}],"#,
+        ),
+    ));
+    assert!(
+        e.contains("an expulsion (18.3) needs \"after_round\""),
+        "{e}"
+    );
+    let _ = chuhe;
+}
