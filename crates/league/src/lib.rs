@@ -13,6 +13,8 @@
 //! - [`elo`]: Elo ratings with configurable K.
 //! - [`ranking`]: the criteria-chain ranking engine shared by team and individual standings.
 //! - [`sheet`]: score sheets (计分表) as CSV and printable HTML.
+//! - [`report`]: standings, crosstables and board tables as text, CSV and printable HTML.
+//! - [`text`]: label language, CSV/HTML escaping, dates as 年月日.
 
 pub mod chain;
 pub mod colour;
@@ -24,9 +26,11 @@ pub mod lineup;
 pub mod matches;
 pub mod points;
 pub mod ranking;
+pub mod report;
 pub mod sheet;
 pub mod standings;
 pub mod swiss;
+pub mod text;
 
 pub use colour::{Colour, Lot, Side};
 pub use points::Points;

@@ -80,6 +80,25 @@ impl TeamCriterion {
     }
 }
 
+impl TeamCriterion {
+    /// The English name used on printouts.
+    pub fn english(self) -> &'static str {
+        match self {
+            TeamCriterion::MatchPoints => "match points",
+            TeamCriterion::Penalties => "penalties",
+            TeamCriterion::OpponentMatchPoints => "opponents' match points",
+            TeamCriterion::GamePoints => "game points",
+            TeamCriterion::MatchWins => "matches won",
+            TeamCriterion::GameWins => "games won",
+            TeamCriterion::HeadToHead => "head-to-head",
+            TeamCriterion::Fouls => "fouls",
+            TeamCriterion::BlackWins => "wins with Black",
+            TeamCriterion::BlackGames => "games with Black",
+            TeamCriterion::EarlierRounds => "earlier rounds",
+        }
+    }
+}
+
 impl fmt::Display for TeamCriterion {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{} ({})", self.chinese(), self.code())

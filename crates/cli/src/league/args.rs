@@ -115,14 +115,45 @@ pub(super) struct StandingsArgs {
     /// Minimum games on a board to be eligible for its board prize (with --boards).
     #[arg(long, default_value_t = 1, requires = "boards")]
     pub(super) min_board_games: u32,
+    /// Also print the crosstable (text, csv, html): the round-robin grid of 局分 per meeting, or
+    /// a Swiss's opponents round by round.
+    #[arg(long)]
+    pub(super) crosstable: bool,
+    /// Label language of text, csv and html (names are printed as given).
+    #[arg(long, value_enum, default_value_t = LangArg::Zh)]
+    pub(super) lang: LangArg,
+    /// Start the CSV with a UTF-8 byte order mark, so Excel and WPS keep the Chinese intact.
+    #[arg(long)]
+    pub(super) bom: bool,
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
 pub(super) enum OutFormat {
-    /// Machine-readable JSON.
+    /// Machine-readable JSON (the rows; a contract).
     Json,
-    /// An aligned text table.
+    /// Aligned text tables.
     Text,
+    /// CSV: one section per table, each under its title line.
+    Csv,
+    /// A printable HTML page (A4).
+    Html,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub(super) enum LangArg {
+    /// Chinese labels (中文).
+    Zh,
+    /// English labels.
+    En,
+}
+
+impl LangArg {
+    pub(super) fn lang(self) -> chuhe_league::text::Lang {
+        match self {
+            LangArg::Zh => chuhe_league::text::Lang::Zh,
+            LangArg::En => chuhe_league::text::Lang::En,
+        }
+    }
 }
 
 #[derive(Debug, Args)]

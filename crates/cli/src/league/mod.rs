@@ -14,7 +14,6 @@ mod chain;
 mod file;
 mod lines;
 mod pair;
-mod render;
 mod schedule;
 mod season;
 mod sheet;
@@ -51,8 +50,8 @@ pub fn run(args: LeagueArgs) -> Result<ExitCode> {
                     s.push('\n');
                     s
                 }
-                OutFormat::Text => {
-                    season.standings_text(&table, a.boards.then_some(a.min_board_games))
+                OutFormat::Text | OutFormat::Csv | OutFormat::Html => {
+                    season.standings_printout(&table, &a)
                 }
             }
         }

@@ -453,22 +453,26 @@ impl Season {
             system: self.system,
             rules: &self.rules,
             criteria: &self.criteria,
-            matches: self
-                .matches
-                .iter()
-                .map(|m| TeamMatch {
-                    round: m.round,
-                    first: m.first,
-                    second: m.second,
-                    result: m.result.clone(),
-                })
-                .collect(),
+            matches: self.team_matches(),
             byes: self.byes.clone(),
             penalties: self.penalties.clone(),
             withdrawals: self.withdrawals.clone(),
             schedule: self.schedule.clone(),
         })
         .map_err(|e| self.standings_error(e))
+    }
+
+    /// The file's matches as the library sees them.
+    pub(super) fn team_matches(&self) -> Vec<TeamMatch> {
+        self.matches
+            .iter()
+            .map(|m| TeamMatch {
+                round: m.round,
+                first: m.first,
+                second: m.second,
+                result: m.result.clone(),
+            })
+            .collect()
     }
 
     /// A library error, with team names, the offending match's path and its line.

@@ -1,10 +1,12 @@
 //! `chuhe league standings`: the table as text or JSON (the JSON shape is a contract).
 
-use super::render::render_table;
+use super::args::{OutFormat, StandingsArgs};
 use super::season::Season;
 use chuhe_league::individual::{BoardEntry, board_tables};
 use chuhe_league::points::Points;
-use chuhe_league::standings::{Standings, System, TeamCriterion, WithdrawalEffect};
+use chuhe_league::report::{TeamReport, board_table, csv_document, html_document, text_document};
+use chuhe_league::standings::{Standings, System, WithdrawalEffect};
+use chuhe_league::text::BOM;
 use serde::Serialize;
 
 impl Season {
@@ -115,144 +117,47 @@ impl Season {
         }
     }
 
-    pub(super) fn standings_text(&self, table: &Standings, boards: Option<u32>) -> String {
-        let swiss = self.system == System::Swiss;
-        let has_h2h = self.criteria.contains(&TeamCriterion::HeadToHead);
-        let mut out = String::new();
-        let chain: Vec<&str> = self.criteria.iter().map(|c| c.chinese()).collect();
-        if !self.event.is_empty() {
-            out.push_str(&self.event);
-            out.push('\n');
+    /// The standings (and with the flags the crosstable and board tables) as text, CSV or HTML,
+    /// rendered by `chuhe-league`.
+    pub(super) fn standings_printout(&self, table: &Standings, a: &StandingsArgs) -> String {
+        let lang = a.lang.lang();
+        let matches = self.team_matches();
+        let report = TeamReport {
+            event: &self.event,
+            teams: &self.teams,
+            system: self.system,
+            criteria: &self.criteria,
+            ranking_label: &self.criteria_label,
+            standings: table,
+            matches: &matches,
+            byes: &self.byes,
+            lang,
+        };
+        let mut tables = vec![report.standings_table()];
+        if a.crosstable {
+            tables.push(report.crosstable());
         }
-        out.push_str(&format!(
-            "Ranking ({}): {}\n\n",
-            self.criteria_label,
-            chain.join(" > ")
-        ));
-        let mut header = vec!["Rank", "Team", "P", "W", "D", "L", "场分", "局分"];
-        if swiss {
-            header.push("对手分");
-        }
-        header.extend(["胜局", "犯规", "后走胜局", "后走局数"]);
-        if has_h2h {
-            header.push("直胜");
-        }
-        header.push("Decided by");
-        let mut rows: Vec<Vec<String>> = Vec::new();
-        for r in &table.rows {
-            let mut row = vec![
-                r.rank.map_or_else(|| "-".to_string(), |x| x.to_string()),
-                self.teams[r.team].clone(),
-                r.played.to_string(),
-                r.won.to_string(),
-                r.drawn.to_string(),
-                r.lost.to_string(),
-                r.match_points.to_string(),
-                r.game_points.to_string(),
-            ];
-            if swiss {
-                row.push(r.opponent_match_points.to_string());
-            }
-            row.extend([
-                r.game_wins.to_string(),
-                r.fouls.to_string(),
-                r.black_wins.to_string(),
-                r.black_games.to_string(),
-            ]);
-            if has_h2h {
-                row.push(r.head_to_head.map(|p| p.to_string()).unwrap_or_default());
-            }
-            let mut note = match (r.rank, r.decided_by) {
-                (None, _) => String::new(),
-                (Some(_), Some(c)) => c.chinese().to_string(),
-                (Some(_), None) if table.rows.len() > 1 => "tied (并列)".to_string(),
-                _ => String::new(),
-            };
-            let mut extra = Vec::new();
-            if r.penalties != (0, 0) {
-                extra.push(format!(
-                    "penalties: {} disqualification(s), {} warning(s)",
-                    r.penalties.0, r.penalties.1
-                ));
-            }
-            let left = if r.expelled {
-                "expelled (除名, 18.3)"
-            } else {
-                "withdrew"
-            };
-            match r.withdrawal {
-                Some(WithdrawalEffect::Annulled) => {
-                    extra.push(format!("{left}; results annulled (20.3)"))
-                }
-                Some(WithdrawalEffect::ResultsStand) => {
-                    extra.push(format!("{left}; results stand"))
-                }
-                None => {}
-            }
-            if !extra.is_empty() {
-                if !note.is_empty() {
-                    note.push_str("; ");
-                }
-                note.push_str(&extra.join("; "));
-            }
-            row.push(note);
-            rows.push(row);
-        }
-        let header: Vec<String> = header.iter().map(|s| s.to_string()).collect();
-        out.push_str(&render_table(&header, &rows, &[1]));
-        if !table.generated_forfeits.is_empty() {
-            out.push_str("\nForfeits after withdrawals (20.3):\n");
-            for f in &table.generated_forfeits {
-                out.push_str(&format!(
-                    "  {} + : - {}{}\n",
-                    self.teams[f.winner],
-                    self.teams[f.withdrawn],
-                    f.round.map(|r| format!(" (round {r})")).unwrap_or_default()
-                ));
+        if a.boards {
+            for (board, rows) in board_tables(&self.board_entries(), a.min_board_games) {
+                tables.push(board_table(board, &rows, a.min_board_games, lang));
             }
         }
-        if !table.void_meetings.is_empty() {
-            out.push_str("\nNot played, both teams had withdrawn (no result):\n");
-            for v in &table.void_meetings {
-                out.push_str(&format!(
-                    "  {} - {}{}\n",
-                    self.teams[v.teams[0]],
-                    self.teams[v.teams[1]],
-                    v.round.map(|r| format!(" (round {r})")).unwrap_or_default()
-                ));
+        let heading = report.heading();
+        match a.format {
+            OutFormat::Csv => {
+                let csv = csv_document(&heading, &tables);
+                if a.bom { format!("{BOM}{csv}") } else { csv }
             }
-        }
-        if let Some(min) = boards {
-            for (board, rows) in board_tables(&self.board_entries(), min) {
-                out.push_str(&format!("\nBoard {board}\n"));
-                let header: Vec<String> = ["Rank", "Player", "Team", "G", "W", "D", "L", "Pts", ""]
-                    .iter()
-                    .map(|s| s.to_string())
-                    .collect();
-                let body: Vec<Vec<String>> = rows
-                    .iter()
-                    .map(|r| {
-                        vec![
-                            r.rank.to_string(),
-                            r.player.clone(),
-                            r.team.clone(),
-                            r.games.to_string(),
-                            r.wins.to_string(),
-                            r.draws.to_string(),
-                            r.losses.to_string(),
-                            r.points.to_string(),
-                            if r.eligible {
-                                String::new()
-                            } else {
-                                format!("(< {min} games)")
-                            },
-                        ]
-                    })
-                    .collect();
-                out.push_str(&render_table(&header, &body, &[1, 2, 8]));
+            OutFormat::Html => {
+                let title = if self.event.is_empty() {
+                    lang.pick("团体名次", "Team standings").to_string()
+                } else {
+                    self.event.clone()
+                };
+                html_document(&title, &heading[heading.len() - 1..], &tables, lang)
             }
+            OutFormat::Text | OutFormat::Json => text_document(&heading, &tables),
         }
-        out
     }
     // ---------------------------------------------------------------------------------------------
     // output

@@ -195,7 +195,7 @@ fn standings_json_and_text() {
     assert_eq!(v["criteria"][0], "match_points");
     let t = stdout(&chuhe(&["league", "standings", &path]));
     assert!(
-        t.contains("Ranking (2011 14.5): 场分 > 处分 > 总局分"),
+        t.contains("排名办法（2011 14.5）：场分 > 处分 > 总局分"),
         "{t}"
     );
     let b_line = t.lines().find(|l| l.contains(" B ")).unwrap_or_default();

@@ -80,7 +80,7 @@ fn a_meeting_after_both_left_is_void_and_unknown_rounds_are_refused() {
     );
     let t = stdout(&chuhe_stdin(&["league", "standings", "-"], &file));
     assert!(
-        t.contains("Not played, both teams had withdrawn (no result):\n  T1 - T5 (round 5)"),
+        t.contains("双方均已退出，未赛对局不计结果：\n  T1 - T5（第5轮）"),
         "{t}"
     );
     // Different departures and no schedule: the rules cannot tell, so the file is refused.
@@ -161,6 +161,11 @@ fn forfeit_scoring_is_an_event_setting_and_expulsion_is_its_own_penalty() {
     assert_eq!(b["penalties"]["disqualifications"], 0);
     assert_eq!(v["generated_forfeits"][0]["winner"], "C");
     let t = stdout(&chuhe_stdin(&["league", "standings", "-"], &cut));
+    assert!(t.contains("除名（18.3），成绩有效"), "{t}");
+    let t = stdout(&chuhe_stdin(
+        &["league", "standings", "-", "--lang", "en"],
+        &cut,
+    ));
     assert!(t.contains("expelled (除名, 18.3); results stand"), "{t}");
     let e = failure(&chuhe_stdin(
         &["league", "standings", "-"],
@@ -174,4 +179,56 @@ fn forfeit_scoring_is_an_event_setting_and_expulsion_is_its_own_penalty() {
         "{e}"
     );
     let _ = chuhe;
+}
+
+#[test]
+fn standings_as_csv_and_html_with_crosstable_and_boards() {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../league/examples/season.json"
+    );
+    let csv = stdout(&chuhe(&[
+        "league",
+        "standings",
+        path,
+        "--format",
+        "csv",
+        "--crosstable",
+        "--boards",
+        "--bom",
+    ]));
+    assert!(
+        csv.starts_with("\u{feff}2026 城市象棋联赛\r\n排名办法（2011 14.5）："),
+        "{csv}"
+    );
+    assert!(csv.contains("\r\n团体名次\r\n名次,队名,场次,胜,和,负,场分,局分,胜局,犯规,后走胜局,后走局数,直胜,决定名次\r\n"), "{csv}");
+    assert!(
+        csv.contains("\r\n1,成都,2,1,1,0,3,13,5,0,0,2,,总局分\r\n"),
+        "{csv}"
+    );
+    assert!(csv.contains("\r\n循环赛成绩表\r\n名次,队名,1,2,3,4,场分,局分,决定名次\r\n1,成都,×,5:5,+,,3,13,总局分\r\n"), "{csv}");
+    assert!(csv.contains("\r\n第1台\r\n"), "{csv}");
+    let html = stdout(&chuhe(&[
+        "league",
+        "standings",
+        path,
+        "--format",
+        "html",
+        "--crosstable",
+        "--lang",
+        "en",
+    ]));
+    assert!(
+        html.starts_with("<!DOCTYPE html>\n<html lang=\"en\">"),
+        "{html}"
+    );
+    assert!(html.contains("<h1>2026 城市象棋联赛</h1>"));
+    assert!(html.contains("<th>Decided by</th>"));
+    assert!(html.contains("<td>game points</td>"), "{html}");
+    assert!(html.contains("<h2>Crosstable</h2>"));
+    let text = stdout(&chuhe(&["league", "standings", path, "--lang", "en"]));
+    assert!(
+        text.contains("Ranking (2011 14.5): match points > penalties > game points"),
+        "{text}"
+    );
 }
