@@ -160,18 +160,34 @@ impl LangArg {
 pub(super) struct SheetArgs {
     /// Results file (JSON); `-` reads standard input.
     pub(super) file: PathBuf,
-    /// Only the matches of this round.
+    /// Only the matches of this round. A round the file has no matches for, but whose
+    /// fixtures the file's "schedule" gives, prints blank sheets from the schedule.
     #[arg(long)]
     pub(super) round: Option<u32>,
+    /// Only the match on this table (桌次) of the round (with --round).
+    #[arg(long, requires = "round")]
+    pub(super) table: Option<u32>,
     /// Output format.
     #[arg(long, value_enum, default_value_t = SheetFormat::Csv)]
     pub(super) format: SheetFormat,
+    /// Label language of html and form-csv.
+    #[arg(long, value_enum, default_value_t = LangArg::Zh)]
+    pub(super) lang: LangArg,
+    /// Blank sheets: names, boards and colours filled in, no results (matches marked
+    /// "pending" in the file are always blank).
+    #[arg(long)]
+    pub(super) blank: bool,
+    /// Start the data CSV with a UTF-8 byte order mark (form-csv always has one).
+    #[arg(long)]
+    pub(super) bom: bool,
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
 pub(super) enum SheetFormat {
-    /// RFC 4180 CSV, one line per board.
+    /// Data CSV (RFC 4180), one line per board, English column names (a contract).
     Csv,
-    /// A printable HTML page, one sheet per printed page.
+    /// Printable HTML, one A4 page (landscape) per match: the 计分表 form.
     Html,
+    /// The 计分表 form as CSV for Excel/WPS (UTF-8 with BOM), one block per match.
+    FormCsv,
 }

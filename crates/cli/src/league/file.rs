@@ -172,6 +172,9 @@ pub(super) struct MatchJson {
     pub(super) boards: Option<Vec<BoardJson>>,
     #[serde(default)]
     pub(super) forfeited_by: Option<ForfeitJson>,
+    /// Scheduled, not played yet: no results (boards may list the players only).
+    #[serde(default)]
+    pub(super) pending: bool,
 }
 
 #[derive(Deserialize, Clone, Copy)]

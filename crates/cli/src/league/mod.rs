@@ -23,7 +23,8 @@ pub use args::LeagueArgs;
 
 use anyhow::{Result, anyhow, bail};
 use args::{LeagueCommand, OutFormat, SheetFormat};
-use chuhe_league::sheet::{csv_document, html_document};
+use chuhe_league::sheet::{csv_document, form_csv_document, html_document};
+use chuhe_league::text::BOM;
 use season::Season;
 use std::io::{Read, Write};
 use std::path::Path;
@@ -58,19 +59,27 @@ pub fn run(args: LeagueArgs) -> Result<ExitCode> {
         LeagueCommand::Sheet(a) => {
             let text = read_input(&a.file)?;
             let season = Season::parse(&text)?;
-            let sheets = season.sheets(a.round)?;
+            let mut sheets = season.sheets(a.round, a.blank)?;
+            if let Some(t) = a.table {
+                sheets.retain(|s| s.table == Some(t));
+            }
             if sheets.is_empty() {
                 bail!(
-                    "no matches{} in {}",
+                    "no matches{}{} in {}",
                     a.round
                         .map(|r| format!(" in round {r}"))
+                        .unwrap_or_default(),
+                    a.table
+                        .map(|t| format!(" on table {t}"))
                         .unwrap_or_default(),
                     a.file.display()
                 );
             }
             match a.format {
+                SheetFormat::Csv if a.bom => format!("{BOM}{}", csv_document(&sheets)),
                 SheetFormat::Csv => csv_document(&sheets),
-                SheetFormat::Html => html_document(&sheets),
+                SheetFormat::Html => html_document(&sheets, a.lang.lang()),
+                SheetFormat::FormCsv => form_csv_document(&sheets, a.lang.lang()),
             }
         }
     };

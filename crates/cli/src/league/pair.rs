@@ -17,6 +17,14 @@ impl Season {
                 "pair is for a Swiss (\"system\": \"swiss\"); a round robin's rounds come from `chuhe league schedule`"
             );
         }
+        if let Some(m) = self.matches.iter().find(|m| m.result.is_none()) {
+            bail!(
+                "round {} has a pending match ({} - {}): record its result before pairing the next round",
+                m.round,
+                self.teams[m.first],
+                self.teams[m.second]
+            );
+        }
         let last = self
             .matches
             .iter()
@@ -37,7 +45,7 @@ impl Season {
                 .matches
                 .iter()
                 .filter(|m| m.round == r)
-                .map(|m| (m.first, m.second, m.result.match_points))
+                .filter_map(|m| Some((m.first, m.second, m.result.as_ref()?.match_points)))
                 .collect();
             let byes: Vec<usize> = self.byes.iter().filter(|b| b.0 == r).map(|b| b.1).collect();
             if pairings.is_empty() && byes.is_empty() {

@@ -15,6 +15,7 @@ use chuhe_league::standings::{
     Fixture, Penalty, PenaltyKind, Standings, StandingsError, StandingsInput, System,
     TeamCriterion, TeamMatch, Withdrawal, chains, standings,
 };
+use chuhe_league::text::parse_date;
 use std::collections::BTreeMap;
 
 /// A parsed and validated results file.
@@ -43,7 +44,8 @@ pub(super) struct ParsedMatch {
     pub(super) first: usize,
     pub(super) second: usize,
     pub(super) players: Vec<(String, String)>,
-    pub(super) result: MatchResult,
+    /// `None` for a pending match (scheduled, not played).
+    pub(super) result: Option<MatchResult>,
 }
 
 pub(super) fn half_points(lines: &Lines, path: &str, v: f64) -> Result<Points> {
@@ -248,6 +250,56 @@ impl Season {
             if first == second {
                 return Err(lines.err(&p, "a team cannot play itself"));
             }
+            let date = m.date.clone().unwrap_or_default();
+            if !date.is_empty() && parse_date(&date).is_none() {
+                return Err(lines.err(
+                    &format!("{p}.date"),
+                    format!("{date:?} is not a date of the form YYYY-MM-DD"),
+                ));
+            }
+            if m.pending {
+                if m.forfeited_by.is_some() {
+                    return Err(lines.err(
+                        &p,
+                        "a pending match has no result: drop \"forfeited_by\" or \"pending\"",
+                    ));
+                }
+                let mut players = vec![(String::new(), String::new()); file.boards as usize];
+                if let Some(boards) = &m.boards {
+                    if boards.len() as u32 != file.boards {
+                        return Err(lines.err(
+                            &format!("{p}.boards"),
+                            format!(
+                                "{} boards given, the event has {}",
+                                boards.len(),
+                                file.boards
+                            ),
+                        ));
+                    }
+                    for (j, b) in boards.iter().enumerate() {
+                        if b.games.is_some() || b.forfeited_by.is_some() {
+                            return Err(lines.err(
+                                &format!("{p}.boards[{j}]"),
+                                "a pending match has no results: give the players only",
+                            ));
+                        }
+                        players[j] = (
+                            b.first_player.clone().unwrap_or_default(),
+                            b.second_player.clone().unwrap_or_default(),
+                        );
+                    }
+                }
+                matches.push(ParsedMatch {
+                    round: m.round,
+                    table: m.table,
+                    date,
+                    first,
+                    second,
+                    players,
+                    result: None,
+                });
+                continue;
+            }
             let (record, players) = match (&m.boards, m.forfeited_by) {
                 (Some(_), Some(_)) => {
                     return Err(
@@ -257,7 +309,7 @@ impl Season {
                 (None, None) => {
                     return Err(lines.err(
                         &p,
-                        "needs \"boards\" (played) or \"forfeited_by\" (whole-match forfeit)",
+                        "needs \"boards\" (played), \"forfeited_by\" (whole-match forfeit) or \"pending\": true (not played yet)",
                     ));
                 }
                 (None, Some(f)) => (
@@ -300,11 +352,11 @@ impl Season {
             matches.push(ParsedMatch {
                 round: m.round,
                 table: m.table,
-                date: m.date.clone().unwrap_or_default(),
+                date,
                 first,
                 second,
                 players,
-                result,
+                result: Some(result),
             });
         }
         let mut byes = Vec::new();
@@ -466,11 +518,13 @@ impl Season {
     pub(super) fn team_matches(&self) -> Vec<TeamMatch> {
         self.matches
             .iter()
-            .map(|m| TeamMatch {
-                round: m.round,
-                first: m.first,
-                second: m.second,
-                result: m.result.clone(),
+            .filter_map(|m| {
+                Some(TeamMatch {
+                    round: m.round,
+                    first: m.first,
+                    second: m.second,
+                    result: m.result.clone()?,
+                })
             })
             .collect()
     }

@@ -13,7 +13,8 @@ impl Season {
     fn board_entries(&self) -> Vec<BoardEntry> {
         let mut v = Vec::new();
         for m in &self.matches {
-            for (b, (p1, p2)) in m.result.boards.iter().zip(&m.players) {
+            let Some(result) = &m.result else { continue };
+            for (b, (p1, p2)) in result.boards.iter().zip(&m.players) {
                 if p1.is_empty() && p2.is_empty() {
                     continue;
                 }

@@ -232,3 +232,128 @@ fn standings_as_csv_and_html_with_crosstable_and_boards() {
         "{text}"
     );
 }
+
+#[test]
+fn score_sheets_as_arbiters_use_them() {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../league/examples/season.json"
+    );
+    // One match, as printed: the seed's labels, team columns, every game of the chain.
+    let html = stdout(&chuhe(&[
+        "league", "sheet", path, "--round", "1", "--table", "1", "--format", "html",
+    ]));
+    assert_eq!(html.matches("<section class=\"sheet\">").count(), 1);
+    for label in [
+        "象棋比赛计分表",
+        "第 1 轮",
+        "2026 年 11 月 1 日",
+        "桌次：1",
+        "单位：浙江（1、3台执红）",
+        "单位：深圳（2、4台执红）",
+        "<th>犯规次数</th>",
+        "<th>签字</th>",
+        "决出",
+        "<td class=\"stage\">超快棋</td>",
+        "黑（选色）",
+        "和（判胜）",
+        "局分 浙江 7 : 3 深圳",
+        "场分 2 : 0",
+    ] {
+        assert!(html.contains(label), "{label} missing: {html}");
+    }
+    assert!(html.contains("@page { size: A4 landscape;"));
+    let en = stdout(&chuhe(&[
+        "league", "sheet", path, "--round", "1", "--table", "1", "--format", "html", "--lang", "en",
+    ]));
+    assert!(en.contains("Team: 浙江 (Red on board 1, 3)"), "{en}");
+    assert!(!en.contains("签字"));
+    // The form as CSV for Excel/WPS: BOM, Chinese labels, one block per match.
+    let form = stdout(&chuhe(&[
+        "league", "sheet", path, "--round", "2", "--format", "form-csv",
+    ]));
+    assert!(
+        form.starts_with(
+            "\u{feff}象棋比赛计分表\r\n2026 城市象棋联赛,第 2 轮,2026 年 11 月 8 日,桌次：1\r\n"
+        ),
+        "{form}"
+    );
+    assert_eq!(form.matches("象棋比赛计分表").count(), 2);
+    // The data CSV stays as it was; --bom adds the mark.
+    let csv = stdout(&chuhe(&["league", "sheet", path, "--round", "2", "--bom"]));
+    assert!(
+        csv.starts_with("\u{feff}event,round,date,table,board,red_unit"),
+        "{csv}"
+    );
+    // A table that does not exist.
+    let e = failure(&chuhe(&[
+        "league", "sheet", path, "--round", "2", "--table", "9",
+    ]));
+    assert!(e.contains("no matches in round 2 on table 9"), "{e}");
+}
+
+#[test]
+fn blank_sheets_before_a_round_is_played() {
+    // Round 3 pending in the file (players known), round 4 only in the schedule.
+    let file = r#"{"event": "E", "system": "round_robin", "boards": 2, "schedule": "berger",
+      "result_chain": {"preset": "slow-fast-armageddon", "time_controls": ["20+10", "5+3", "4+0"]},
+      "teams": ["A", "B", "C", "D"],
+      "matches": [
+        {"round": 1, "first": "A", "second": "D", "boards": [
+          {"games": [{"result": "first"}]}, {"games": [{"result": "second"}]}]},
+        {"round": 3, "date": "2026-12-06", "first": "B", "second": "D", "pending": true, "boards": [
+          {"first_player": "b1", "second_player": "d1"}, {"first_player": "b2", "second_player": "d2"}]}
+      ]}"#;
+    let html = stdout(&chuhe_stdin(
+        &["league", "sheet", "-", "--round", "3", "--format", "html"],
+        file,
+    ));
+    assert!(html.contains("2026 年 12 月 6 日"));
+    assert!(
+        html.contains("<td rowspan=\"3\" class=\"name\">b1</td>"),
+        "{html}"
+    );
+    assert!(html.contains("局分 B ____ : ____ D"));
+    assert!(!html.contains("class=\"r\">胜"));
+    // The pending match does not count in the standings.
+    let v = json(&stdout(&chuhe_stdin(
+        &["league", "standings", "-", "--format", "json"],
+        file,
+    )));
+    let played: u64 = v["rows"]
+        .as_array()
+        .map(|r| r.iter().filter_map(|x| x["played"].as_u64()).sum())
+        .unwrap_or(0);
+    assert_eq!(played, 2);
+    // Round 2 is in neither: blank sheets from the schedule (4-3, 1-2), no names.
+    let csv = stdout(&chuhe_stdin(
+        &["league", "sheet", "-", "--round", "2"],
+        file,
+    ));
+    let lines: Vec<&str> = csv.lines().collect();
+    assert_eq!(lines.len(), 5, "{csv}");
+    assert_eq!(lines[1], "E,2,,1,1,D,,C,,,,,,,,");
+    assert_eq!(lines[3], "E,2,,2,1,A,,B,,,,,,,,");
+    // A played match printed blank on request.
+    let blank = stdout(&chuhe_stdin(
+        &["league", "sheet", "-", "--round", "1", "--blank"],
+        file,
+    ));
+    assert!(blank.contains("\nE,1,,1,1,A,,D,,,,,,,,"), "{blank}");
+    // Results in a pending match, a bad date: refused with the path and line.
+    let bad = file.replace(
+        r#"{"first_player": "b1", "second_player": "d1"}"#,
+        r#"{"first_player": "b1", "second_player": "d1", "games": [{"result": "first"}]}"#,
+    );
+    let e = failure(&chuhe_stdin(&["league", "sheet", "-"], &bad));
+    assert!(
+        e.contains("matches[1].boards[0] (line 8): a pending match has no results"),
+        "{e}"
+    );
+    let bad = file.replace("2026-12-06", "6.12.2026");
+    let e = failure(&chuhe_stdin(&["league", "sheet", "-"], &bad));
+    assert!(
+        e.contains("matches[1].date (line 7): \"6.12.2026\" is not a date of the form YYYY-MM-DD"),
+        "{e}"
+    );
+}
