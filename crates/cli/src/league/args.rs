@@ -21,6 +21,38 @@ pub(super) enum LeagueCommand {
     Pair(PairArgs),
     /// Print the first round of a seeded knockout bracket (淘汰制).
     Bracket(BracketArgs),
+    /// Rate the players of a results file (Elo): rating list with K, score, expectation, performance.
+    Elo(EloArgs),
+}
+
+#[derive(Debug, Args)]
+pub(super) struct EloArgs {
+    /// Results file (JSON); `-` reads standard input. Players are the boards' player names;
+    /// only games of rated stages count (the slow game of the 象甲 chain).
+    pub(super) file: PathBuf,
+    /// Ratings before the event: CSV lines `name,rating[,games]` (header optional, empty rating
+    /// = unrated). Without it everybody starts unrated.
+    #[arg(long)]
+    pub(super) ratings: Option<PathBuf>,
+    /// K factor: `fide` (40 below 30 games, 20 below 2400, else 10) or one number for everybody.
+    #[arg(long, default_value = "fide")]
+    pub(super) k: String,
+    /// First ratings for unrated players: `performance` (from their games against rated
+    /// players, with --min-games), `none`, or a starting rating such as `1500`.
+    #[arg(long, default_value = "performance")]
+    pub(super) initial: String,
+    /// Games against rated players needed for a first rating by performance.
+    #[arg(long, default_value_t = 5)]
+    pub(super) min_games: u32,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = OutFormat::Text)]
+    pub(super) format: OutFormat,
+    /// Label language of text, csv and html.
+    #[arg(long, value_enum, default_value_t = LangArg::Zh)]
+    pub(super) lang: LangArg,
+    /// Start the CSV with a UTF-8 byte order mark.
+    #[arg(long)]
+    pub(super) bom: bool,
 }
 
 #[derive(Debug, Args)]

@@ -6,11 +6,12 @@
 //! - `lines`: where each JSON value starts, so errors name their line;
 //! - `season`: the file turned into `chuhe-league` values (the parser and its checks);
 //! - `chain`: the `result_chain` and board records;
-//! - `schedule`, `pair`, `standings`, `sheet`: one command each (they print what the
+//! - `schedule`, `pair`, `standings`, `sheet`, `elo`: one command each (they print what the
 //!   `chuhe-league` renderers return; JSON output structs live beside their command).
 
 mod args;
 mod chain;
+mod elo;
 mod file;
 mod lines;
 mod pair;
@@ -55,6 +56,15 @@ pub fn run(args: LeagueArgs) -> Result<ExitCode> {
                     season.standings_printout(&table, &a)
                 }
             }
+        }
+        LeagueCommand::Elo(a) => {
+            let text = read_input(&a.file)?;
+            let season = Season::parse(&text)?;
+            let ratings = match &a.ratings {
+                Some(p) => Some(read_input(p)?),
+                None => None,
+            };
+            season.elo(&a, ratings.as_deref())?
         }
         LeagueCommand::Sheet(a) => {
             let text = read_input(&a.file)?;

@@ -357,3 +357,99 @@ fn blank_sheets_before_a_round_is_played() {
         "{e}"
     );
 }
+
+#[test]
+fn elo_rating_list_from_results() {
+    // The published worked example (Wikipedia, "Elo rating system"): 1613 plays five rated
+    // players, scores 2½, K = 32 → 1601. One board per match, single games.
+    let file = r#"{"event": "Elo", "system": "round_robin", "boards": 1,
+      "teams": ["T", "U1", "U2", "U3", "U4", "U5"],
+      "matches": [
+        {"round": 1, "first": "T", "second": "U1", "boards": [{"first_player": "A", "second_player": "B1", "games": [{"result": "second"}]}]},
+        {"round": 2, "first": "T", "second": "U2", "boards": [{"first_player": "A", "second_player": "B2", "games": [{"result": "draw"}]}]},
+        {"round": 3, "first": "T", "second": "U3", "boards": [{"first_player": "A", "second_player": "B3", "games": [{"result": "first"}]}]},
+        {"round": 4, "first": "T", "second": "U4", "boards": [{"first_player": "A", "second_player": "B4", "games": [{"result": "first"}]}]},
+        {"round": 5, "first": "T", "second": "U5", "boards": [{"first_player": "A", "second_player": "B5", "games": [{"result": "second"}]}]}
+      ]}"#;
+    let ratings = super::league_cli::write_temp(
+        "ratings.csv",
+        "name,rating,games\nA,1613,100\nB1,1609,100\nB2,1477,100\nB3,1388,100\nB4,1586,100\nB5,1720,100\n",
+    );
+    let r = ratings.to_string_lossy().into_owned();
+    let v = json(&stdout(&chuhe_stdin(
+        &[
+            "league",
+            "elo",
+            "-",
+            "--ratings",
+            &r,
+            "--k",
+            "32",
+            "--format",
+            "json",
+        ],
+        file,
+    )));
+    let a = v["rows"]
+        .as_array()
+        .and_then(|rows| rows.iter().find(|x| x["player"] == "A").cloned())
+        .unwrap_or_default();
+    assert_eq!(a["before"], 1613);
+    assert_eq!(a["after"], 1601);
+    assert_eq!(a["score"], 2.5);
+    assert_eq!(a["k"], 32);
+    let text = stdout(&chuhe_stdin(
+        &["league", "elo", "-", "--ratings", &r, "--k", "32"],
+        file,
+    ));
+    assert!(
+        text.contains("名次  姓名  队名  赛前   K  局数  得分  期望得分  表现分  增减  赛后"),
+        "{text}"
+    );
+    assert!(
+        text.contains("A     T     1613  32     5    2½      2.87    1556   -12  1601"),
+        "{text}"
+    );
+    let csv = stdout(&chuhe_stdin(
+        &[
+            "league",
+            "elo",
+            "-",
+            "--ratings",
+            &r,
+            "--k",
+            "32",
+            "--format",
+            "csv",
+            "--lang",
+            "en",
+        ],
+        file,
+    ));
+    assert!(
+        csv.contains("Rank,Player,Team,Before,K,Games,Score,Expected,Performance,Change,After\r\n"),
+        "{csv}"
+    );
+    // Unrated players get a first rating from their performance once they have enough games.
+    let v = json(&stdout(&chuhe_stdin(
+        &["league", "elo", "-", "--format", "json", "--min-games", "5"],
+        file,
+    )));
+    assert!(
+        v["rows"]
+            .as_array()
+            .is_some_and(|r| r.iter().all(|x| x["after"].is_null()))
+    );
+    // Bad options and a bad rating list: typed errors with the line.
+    let e = failure(&chuhe_stdin(&["league", "elo", "-", "--k", "big"], file));
+    assert!(e.contains("--k: \"big\""), "{e}");
+    let bad = super::league_cli::write_temp("bad-ratings.csv", "A,1613\nB1,strong\n");
+    let e = failure(&chuhe_stdin(
+        &["league", "elo", "-", "--ratings", &bad.to_string_lossy()],
+        file,
+    ));
+    assert!(
+        e.contains("--ratings: line 2: rating \"strong\" is not a whole number 0–4000"),
+        "{e}"
+    );
+}
