@@ -3,6 +3,7 @@
 //! - [`points`]: exact scores in half points.
 //! - [`entities`]: league, season, stage, team, player, roster, captain, arbiter.
 //! - [`fixtures`]: Berger round robins (single/double, byes) and seeded knockout brackets.
+//! - [`knockout`]: knockout rounds after the first: ties of one or two matches, tiebreak by the board chain, third place.
 //! - [`swiss`]: team Swiss (积分编排制) with deterministic positional pairing (定位编排).
 //! - [`colour`]: who has Red on which board (13.2–13.5).
 //! - [`lineup`]: lineup systems 12.1–12.5, eligibility, sealed submission.
@@ -22,6 +23,7 @@ pub mod elo;
 pub mod entities;
 pub mod fixtures;
 pub mod individual;
+pub mod knockout;
 pub mod lineup;
 pub mod matches;
 pub mod points;

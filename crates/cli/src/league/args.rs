@@ -21,8 +21,20 @@ pub(super) enum LeagueCommand {
     Pair(PairArgs),
     /// Print the first round of a seeded knockout bracket (淘汰制).
     Bracket(BracketArgs),
+    /// Knockout bracket after the matches played: ties decided, the next round, third place.
+    Knockout(KnockoutArgs),
     /// Rate the players of a results file (Elo): rating list with K, score, expectation, performance.
     Elo(EloArgs),
+}
+
+#[derive(Debug, Args)]
+pub(super) struct KnockoutArgs {
+    /// Results file of a knockout (`"system": "knockout"`); `-` reads standard input. Team
+    /// order = seeds (seed 1 strongest).
+    pub(super) file: PathBuf,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = ScheduleFormat::Json)]
+    pub(super) format: ScheduleFormat,
 }
 
 #[derive(Debug, Args)]

@@ -10,34 +10,29 @@ use chuhe_league::chain::{
 };
 use chuhe_league::colour::{Colour, Side, side_colour};
 
-pub(super) fn parse_chain(lines: &Lines, c: Option<&ChainJson>) -> Result<ResultChain> {
+/// `root` is the field's path (`result_chain`, `tiebreak_chain`), for error messages.
+pub(super) fn parse_chain(lines: &Lines, root: &str, c: Option<&ChainJson>) -> Result<ResultChain> {
     let Some(c) = c else {
-        return Ok(ResultChain::single(time_control(
-            lines,
-            "result_chain",
-            "standard",
-        )?));
+        return Ok(ResultChain::single(time_control(lines, root, "standard")?));
     };
     let basis = match c.count_basis.as_deref() {
         None | Some("first_stage") => CountBasis::FirstStage,
         Some("deciding_game") => CountBasis::DecidingGame,
         Some(other) => {
             return Err(lines.err(
-                "result_chain.count_basis",
+                &format!("{root}.count_basis"),
                 format!("unknown {other:?} (use \"first_stage\" or \"deciding_game\")"),
             ));
         }
     };
     match (&c.preset, &c.stages) {
-        (Some(_), Some(_)) => {
-            Err(lines.err("result_chain", "give \"preset\" or \"stages\", not both"))
-        }
-        (None, None) => Err(lines.err("result_chain", "needs \"preset\" or \"stages\"")),
+        (Some(_), Some(_)) => Err(lines.err(root, "give \"preset\" or \"stages\", not both")),
+        (None, None) => Err(lines.err(root, "needs \"preset\" or \"stages\"")),
         (Some(p), None) => {
             let mut chain = match p.as_str() {
                 "single" => ResultChain::single(time_control(
                     lines,
-                    "result_chain.time_control",
+                    &format!("{root}.time_control"),
                     c.time_control.as_deref().unwrap_or("standard"),
                 )?),
                 "slow-fast-armageddon" => {
@@ -47,19 +42,19 @@ pub(super) fn parse_chain(lines: &Lines, c: Option<&ChainJson>) -> Result<Result
                         .unwrap_or_else(|| vec!["slow".into(), "fast".into(), "armageddon".into()]);
                     if tcs.len() != 3 {
                         return Err(lines.err(
-                            "result_chain.time_controls",
+                            &format!("{root}.time_controls"),
                             "needs 3 time controls: slow, fast, armageddon",
                         ));
                     }
                     ResultChain::slow_fast_armageddon(
-                        time_control(lines, "result_chain.time_controls[0]", &tcs[0])?,
-                        time_control(lines, "result_chain.time_controls[1]", &tcs[1])?,
-                        time_control(lines, "result_chain.time_controls[2]", &tcs[2])?,
+                        time_control(lines, &format!("{root}.time_controls[0]"), &tcs[0])?,
+                        time_control(lines, &format!("{root}.time_controls[1]"), &tcs[1])?,
+                        time_control(lines, &format!("{root}.time_controls[2]"), &tcs[2])?,
                     )
                 }
                 other => {
                     return Err(lines.err(
-                        "result_chain.preset",
+                        &format!("{root}.preset"),
                         format!(
                             "unknown preset {other:?} (use \"single\" or \"slow-fast-armageddon\")"
                         ),
@@ -72,7 +67,7 @@ pub(super) fn parse_chain(lines: &Lines, c: Option<&ChainJson>) -> Result<Result
         (None, Some(stages)) => {
             let mut out = Vec::with_capacity(stages.len());
             for (i, s) in stages.iter().enumerate() {
-                let p = format!("result_chain.stages[{i}]");
+                let p = format!("{root}.stages[{i}]");
                 let colours = match s.colours.as_deref().unwrap_or(if i == 0 {
                     "scheduled"
                 } else {
@@ -122,7 +117,7 @@ pub(super) fn parse_chain(lines: &Lines, c: Option<&ChainJson>) -> Result<Result
                     rated: s.rated.unwrap_or(i == 0),
                 });
             }
-            ResultChain::new(out, basis).map_err(|e| lines.err("result_chain.stages", e))
+            ResultChain::new(out, basis).map_err(|e| lines.err(&format!("{root}.stages"), e))
         }
     }
 }

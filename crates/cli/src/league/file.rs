@@ -33,6 +33,12 @@ pub(super) struct ResultsFile {
     pub(super) schedule: Option<ScheduleJson>,
     #[serde(default)]
     pub(super) forfeits: Option<ForfeitsJson>,
+    /// Knockout: play for third place.
+    #[serde(default)]
+    pub(super) third_place: bool,
+    /// Knockout: the chain of the tiebreak match after level legs (default: the result chain).
+    #[serde(default)]
+    pub(super) tiebreak_chain: Option<ChainJson>,
 }
 
 /// The 规程's forfeit scoring: a forfeited board's points and a forfeited match's 局分.
@@ -75,6 +81,7 @@ pub(super) struct FixtureJson {
 pub(super) enum SystemJson {
     RoundRobin,
     Swiss,
+    Knockout,
 }
 
 #[derive(Deserialize)]
@@ -175,6 +182,12 @@ pub(super) struct MatchJson {
     /// Scheduled, not played yet: no results (boards may list the players only).
     #[serde(default)]
     pub(super) pending: bool,
+    /// Knockout: the tiebreak match of a tie whose legs were level.
+    #[serde(default)]
+    pub(super) tiebreak: bool,
+    /// Knockout: the third-place match.
+    #[serde(default)]
+    pub(super) third_place: bool,
 }
 
 #[derive(Deserialize, Clone, Copy)]

@@ -6,13 +6,14 @@
 //! - `lines`: where each JSON value starts, so errors name their line;
 //! - `season`: the file turned into `chuhe-league` values (the parser and its checks);
 //! - `chain`: the `result_chain` and board records;
-//! - `schedule`, `pair`, `standings`, `sheet`, `elo`: one command each (they print what the
+//! - `schedule`, `pair`, `standings`, `sheet`, `elo`, `knockout`: one command each (they print what the
 //!   `chuhe-league` renderers return; JSON output structs live beside their command).
 
 mod args;
 mod chain;
 mod elo;
 mod file;
+mod knockout;
 mod lines;
 mod pair;
 mod schedule;
@@ -56,6 +57,11 @@ pub fn run(args: LeagueArgs) -> Result<ExitCode> {
                     season.standings_printout(&table, &a)
                 }
             }
+        }
+        LeagueCommand::Knockout(a) => {
+            let text = read_input(&a.file)?;
+            let season = Season::parse(&text)?;
+            season.knockout(&a)?
         }
         LeagueCommand::Elo(a) => {
             let text = read_input(&a.file)?;

@@ -12,7 +12,7 @@ use serde::Serialize;
 impl Season {
     /// Pairs the next Swiss round.
     pub(super) fn pair(&self, a: &PairArgs) -> Result<String> {
-        if self.system != System::Swiss {
+        if self.system != System::Swiss || self.knockout.is_some() {
             bail!(
                 "pair is for a Swiss (\"system\": \"swiss\"); a round robin's rounds come from `chuhe league schedule`"
             );

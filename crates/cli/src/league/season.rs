@@ -4,11 +4,12 @@
 use super::chain::{parse_board, parse_chain};
 use super::file::*;
 use super::lines::{Lines, json_lines};
-use anyhow::{Result, anyhow};
+use anyhow::{Result, anyhow, bail};
 use chuhe_league::chain::GameScoring;
 use chuhe_league::colour::Side;
 use chuhe_league::entities::TimeControlText;
 use chuhe_league::fixtures::{RoundRobinOptions, round_robin};
+use chuhe_league::knockout::KnockoutOptions;
 use chuhe_league::matches::{EventRules, MatchRecord, MatchResult, MatchScoring, evaluate_match};
 use chuhe_league::points::Points;
 use chuhe_league::standings::{
@@ -32,6 +33,8 @@ pub(super) struct Season {
     pub(super) byes: Vec<(u32, usize)>,
     pub(super) penalties: Vec<Penalty>,
     pub(super) withdrawals: Vec<Withdrawal>,
+    /// Knockout options, for a knockout file.
+    pub(super) knockout: Option<KnockoutOptions>,
     /// The round robin's schedule, when the file gives it.
     pub(super) schedule: Option<Vec<Fixture>>,
     pub(super) lines: Lines,
@@ -46,6 +49,10 @@ pub(super) struct ParsedMatch {
     pub(super) players: Vec<(String, String)>,
     /// `None` for a pending match (scheduled, not played).
     pub(super) result: Option<MatchResult>,
+    /// Knockout: a tie's tiebreak match.
+    pub(super) tiebreak: bool,
+    /// Knockout: the third-place match.
+    pub(super) third_place: bool,
 }
 
 pub(super) fn half_points(lines: &Lines, path: &str, v: f64) -> Result<Points> {
@@ -78,12 +85,35 @@ impl Season {
             }
             SystemJson::Swiss => {
                 if file.legs.is_some() {
-                    return Err(lines.err("legs", "only for round robins"));
+                    return Err(lines.err("legs", "only for round robins and knockouts"));
                 }
                 System::Swiss
             }
+            SystemJson::Knockout => {
+                let legs = file.legs.unwrap_or(1);
+                if !(1..=2).contains(&legs) {
+                    return Err(lines.err("legs", "a knockout tie has 1 or 2 matches"));
+                }
+                // Standings do not apply; the knockout command reads `knockout` below.
+                System::RoundRobin { legs }
+            }
         };
+        if file.system != SystemJson::Knockout
+            && (file.third_place || file.tiebreak_chain.is_some())
+        {
+            let field = if file.third_place {
+                "third_place"
+            } else {
+                "tiebreak_chain"
+            };
+            return Err(lines.err(field, "only for knockouts"));
+        }
+        let knockout = (file.system == SystemJson::Knockout).then(|| KnockoutOptions {
+            legs: file.legs.unwrap_or(1),
+            third_place: file.third_place,
+        });
         let (criteria, criteria_label) = match (&file.ranking, file.system) {
+            (_, SystemJson::Knockout) => (vec![], "knockout".to_string()),
             (None, SystemJson::RoundRobin) => {
                 (chains::ROUND_ROBIN_2011.to_vec(), "2011 14.5".to_string())
             }
@@ -202,12 +232,19 @@ impl Season {
                 }
             }
         }
-        let chain = parse_chain(&lines, file.result_chain.as_ref())?;
+        let chain = parse_chain(&lines, "result_chain", file.result_chain.as_ref())?;
         let rules = EventRules {
             boards: file.boards,
             game_scoring,
             chain,
             match_scoring,
+        };
+        let tiebreak_rules = match &file.tiebreak_chain {
+            None => rules.clone(),
+            Some(c) => EventRules {
+                chain: parse_chain(&lines, "tiebreak_chain", Some(c))?,
+                ..rules.clone()
+            },
         };
 
         let mut teams: Vec<String> = Vec::new();
@@ -297,6 +334,8 @@ impl Season {
                     second,
                     players,
                     result: None,
+                    tiebreak: m.tiebreak,
+                    third_place: m.third_place,
                 });
                 continue;
             }
@@ -339,7 +378,12 @@ impl Season {
                     let mut players = Vec::with_capacity(boards.len());
                     for (j, b) in boards.iter().enumerate() {
                         let bp = format!("{p}.boards[{j}]");
-                        recs.push(parse_board(&lines, &bp, &rules.chain, j as u32 + 1, b)?);
+                        let chain = if m.tiebreak {
+                            &tiebreak_rules.chain
+                        } else {
+                            &rules.chain
+                        };
+                        recs.push(parse_board(&lines, &bp, chain, j as u32 + 1, b)?);
                         players.push((
                             b.first_player.clone().unwrap_or_default(),
                             b.second_player.clone().unwrap_or_default(),
@@ -348,7 +392,16 @@ impl Season {
                     (MatchRecord::Played(recs), players)
                 }
             };
-            let result = evaluate_match(&rules, &record).map_err(|e| lines.err(&p, e))?;
+            if (m.tiebreak || m.third_place) && knockout.is_none() {
+                let field = if m.tiebreak {
+                    "tiebreak"
+                } else {
+                    "third_place"
+                };
+                return Err(lines.err(&format!("{p}.{field}"), "only for knockouts"));
+            }
+            let match_rules = if m.tiebreak { &tiebreak_rules } else { &rules };
+            let result = evaluate_match(match_rules, &record).map_err(|e| lines.err(&p, e))?;
             matches.push(ParsedMatch {
                 round: m.round,
                 table: m.table,
@@ -357,6 +410,8 @@ impl Season {
                 second,
                 players,
                 result: Some(result),
+                tiebreak: m.tiebreak,
+                third_place: m.third_place,
             });
         }
         let mut byes = Vec::new();
@@ -483,6 +538,7 @@ impl Season {
             }
         };
         Ok(Season {
+            knockout,
             schedule,
             event: file.event,
             system,
@@ -500,6 +556,9 @@ impl Season {
     }
 
     pub(super) fn standings(&self) -> Result<Standings> {
+        if self.knockout.is_some() {
+            bail!("a knockout has no standings table: use `chuhe league knockout`");
+        }
         standings(StandingsInput {
             team_count: self.teams.len(),
             system: self.system,

@@ -453,3 +453,77 @@ fn elo_rating_list_from_results() {
         "{e}"
     );
 }
+
+const KNOCKOUT: &str = r#"{"event": "杯赛", "system": "knockout", "boards": 2, "legs": 2, "third_place": true,
+ "tiebreak_chain": {"preset": "slow-fast-armageddon", "time_controls": ["15+5", "5+3", "4+0"]},
+ "teams": ["A", "B", "C", "D"],
+ "matches": [
+  {"round": 1, "first": "A", "second": "D", "boards": [{"games": [{"result": "first"}]}, {"games": [{"result": "draw"}]}]},
+  {"round": 1, "first": "D", "second": "A", "boards": [{"games": [{"result": "draw"}]}, {"games": [{"result": "draw"}]}]},
+  {"round": 1, "first": "B", "second": "C", "boards": [{"games": [{"result": "first"}]}, {"games": [{"result": "second"}]}]},
+  {"round": 1, "first": "C", "second": "B", "boards": [{"games": [{"result": "draw"}]}, {"games": [{"result": "draw"}]}]},
+  {"round": 1, "first": "C", "second": "B", "tiebreak": true, "boards": [
+     {"games": [{"result": "draw"}, {"result": "draw"}, {"result": "draw", "first_colour": "red"}]},
+     {"games": [{"result": "first"}]}]}
+ ]}"#;
+
+#[test]
+fn knockout_rounds_after_the_first() {
+    let v = json(&stdout(&chuhe_stdin(
+        &["league", "knockout", "-"],
+        KNOCKOUT,
+    )));
+    // A–D: 3:1 then 2:2, A through on 场分. B–C level after both legs (2:2, 2:2): the tiebreak
+    // match under the chain goes to C 3:2 (board 1's armageddon drawn: Black, B, wins 2–1).
+    assert_eq!(v["rounds"][0]["ties"][0]["winner"], "A");
+    assert_eq!(v["rounds"][0]["ties"][0]["decided_by"], "match_points");
+    assert_eq!(v["rounds"][0]["ties"][1]["winner"], "C");
+    assert_eq!(v["rounds"][0]["ties"][1]["decided_by"], "tiebreak");
+    assert_eq!(
+        v["rounds"][0]["ties"][1]["tiebreak"]["game_points"],
+        json("[3.0, 2.0]")
+    );
+    assert_eq!(
+        v["next_round"],
+        json(r#"{"round": 2, "pairings": [[1, 3]], "names": [["A", "C"]]}"#)
+    );
+    assert_eq!(v["third_place"]["names"], json(r#"["B", "D"]"#));
+    assert_eq!(v["third_place"]["state"], "needs_leg");
+    // The final and the third-place match played: a champion.
+    let done = KNOCKOUT.replace(
+        "\n ]}",
+        r#",
+  {"round": 2, "first": "C", "second": "A", "boards": [{"games": [{"result": "first"}]}, {"games": [{"result": "first"}]}]},
+  {"round": 2, "first": "A", "second": "C", "boards": [{"games": [{"result": "draw"}]}, {"games": [{"result": "draw"}]}]},
+  {"round": 2, "third_place": true, "first": "B", "second": "D", "forfeited_by": "second"}
+ ]}"#,
+    );
+    let t = stdout(&chuhe_stdin(
+        &["league", "knockout", "-", "--format", "table"],
+        &done,
+    ));
+    assert!(t.contains("Champion: C (3)"), "{t}");
+    assert!(
+        t.contains("Third place\n  B (2) - D (4): B 4:0 D  → B (forfeit)"),
+        "{t}"
+    );
+    // Level legs and no tiebreak yet: the tie waits for it; no next round.
+    let level = KNOCKOUT.replace(r#"{"round": 1, "first": "C", "second": "B", "tiebreak": true"#, r#"{"round": 1, "pending": true, "first": "C", "second": "B", "tiebreak": true"#)
+        .replace(r#"{"games": [{"result": "draw"}, {"result": "draw"}, {"result": "draw", "first_colour": "red"}]},
+     {"games": [{"result": "first"}]}"#, r#"{}, {}"#);
+    let v = json(&stdout(&chuhe_stdin(&["league", "knockout", "-"], &level)));
+    assert_eq!(v["rounds"][0]["ties"][1]["state"], "needs_tiebreak");
+    assert_eq!(v["next_round"], serde_json::Value::Null);
+    // 13.5: the second match swaps who moves first; a match the bracket does not have.
+    let same = KNOCKOUT.replace(
+        r#""first": "D", "second": "A""#,
+        r#""first": "A", "second": "D""#,
+    );
+    let e = failure(&chuhe_stdin(&["league", "knockout", "-"], &same));
+    assert!(
+        e.contains("in the second match seed 1 (\"A\") moves first again"),
+        "{e}"
+    );
+    let e = failure(&chuhe_stdin(&["league", "standings", "-"], KNOCKOUT));
+    assert!(e.contains("use `chuhe league knockout`"), "{e}");
+}
