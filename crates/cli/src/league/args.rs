@@ -90,6 +90,23 @@ pub(super) struct PairArgs {
     /// Round 1, the lot: which half moves first on table 1 (colours then alternate by table).
     #[arg(long, value_enum, default_value_t = LotArg::Upper)]
     pub(super) lot: LotArg,
+    /// The organiser's pairing instead of the engine's: tables as draw numbers, first moving
+    /// first, e.g. `2-1,5-3`. Checked (every team once, no rematch, colour limits); logged.
+    #[arg(long = "override", value_name = "TABLES")]
+    pub(super) r#override: Option<String>,
+    /// With --override: the draw number given the bye.
+    #[arg(long, requires = "override")]
+    pub(super) bye: Option<String>,
+    /// With --override: why (required; printed in the log line).
+    #[arg(long, requires = "override")]
+    pub(super) reason: Option<String>,
+    /// With --override: who decided.
+    #[arg(long, requires = "override", default_value = "organiser")]
+    pub(super) by: String,
+    /// With --override: accept a rematch, a colour-limit breach or a second bye knowingly (it
+    /// is logged); without it such an override is refused.
+    #[arg(long, requires = "override")]
+    pub(super) allow_problems: bool,
     /// Output format.
     #[arg(long, value_enum, default_value_t = ScheduleFormat::Json)]
     pub(super) format: ScheduleFormat,

@@ -39,7 +39,17 @@ pub fn run(args: LeagueArgs) -> Result<ExitCode> {
         LeagueCommand::Pair(a) => {
             let text = read_input(&a.file)?;
             let season = Season::parse(&text)?;
-            season.pair(&a)?
+            let outcome = season.pair(&a)?;
+            if let Some(log) = &outcome.log {
+                eprintln!("override: {log}");
+            }
+            if let Some(error) = outcome.error {
+                let mut stdout = std::io::stdout().lock();
+                stdout.write_all(outcome.out.as_bytes())?;
+                stdout.flush()?;
+                bail!("{error}");
+            }
+            outcome.out
         }
         LeagueCommand::Standings(a) => {
             let text = read_input(&a.file)?;

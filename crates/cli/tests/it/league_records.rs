@@ -527,3 +527,126 @@ fn knockout_rounds_after_the_first() {
     let e = failure(&chuhe_stdin(&["league", "standings", "-"], KNOCKOUT));
     assert!(e.contains("use `chuhe league knockout`"), "{e}");
 }
+
+#[test]
+fn swiss_override_is_checked_and_logged_and_no_pairing_offers_options() {
+    use super::league_cli::SWISS;
+    // The engine pairs round 2 as B-A, E-C, bye D; the organiser wants A-E, B-C (B and C met
+    // in round 1: refused), then A-E, C-B with the bye to D and a reason: accepted and logged.
+    let e = failure(&chuhe_stdin(
+        &[
+            "league",
+            "pair",
+            "-",
+            "--override",
+            "1-5,3-2",
+            "--bye",
+            "4",
+            "--reason",
+            "travel",
+        ],
+        SWISS,
+    ));
+    assert!(
+        e.contains("--override breaks the pairing rules: C and B have met already"),
+        "{e}"
+    );
+    let e = failure(&chuhe_stdin(
+        &[
+            "league",
+            "pair",
+            "-",
+            "--override",
+            "1-5,1-2",
+            "--bye",
+            "4",
+            "--reason",
+            "x",
+        ],
+        SWISS,
+    ));
+    assert!(
+        e.contains(
+            "not a pairing of round 2: A appears twice; C is neither paired nor given the bye"
+        ),
+        "{e}"
+    );
+    let e = failure(&chuhe_stdin(
+        &["league", "pair", "-", "--override", "1-4,2-5", "--bye", "3"],
+        SWISS,
+    ));
+    assert!(e.contains("--override needs --reason"), "{e}");
+    // A met D in round 1: a rematch too.
+    let e = failure(&chuhe_stdin(
+        &[
+            "league",
+            "pair",
+            "-",
+            "--override",
+            "1-4,2-5",
+            "--bye",
+            "3",
+            "--reason",
+            "x",
+        ],
+        SWISS,
+    ));
+    assert!(e.contains("A and D have met already"), "{e}");
+    let o = chuhe_stdin(
+        &[
+            "league",
+            "pair",
+            "-",
+            "--override",
+            "5-1,2-4",
+            "--bye",
+            "3",
+            "--reason",
+            "B travels",
+            "--by",
+            "裁判长",
+        ],
+        SWISS,
+    );
+    let v = json(&stdout(&o));
+    assert_eq!(v["pairings"], json("[[5,1],[2,4]]"));
+    assert_eq!(v["bye_name"], "C");
+    assert_eq!(v["override"]["by"], "裁判长");
+    assert_eq!(v["override"]["computed"], json("[[2,1],[5,3]]"));
+    let log = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        log.contains("override: round 2 override by 裁判长: E-A, B-D, bye C (engine: B-A, E-C, bye D); accepted: nothing; reason: B travels"),
+        "{log}"
+    );
+    // Two teams that met: no pairing; the least-bad options are printed, then the error.
+    let two = r#"{"system": "swiss", "boards": 1, "teams": ["A", "B"],
+      "matches": [{"round": 1, "first": "A", "second": "B", "boards": [{"games": [{"result": "draw"}]}]}]}"#;
+    let o = chuhe_stdin(&["league", "pair", "-"], two);
+    assert_eq!(o.status.code(), Some(2));
+    let v = json(&String::from_utf8_lossy(&o.stdout));
+    assert_eq!(v["pairings"], serde_json::Value::Null);
+    assert_eq!(v["options"][0]["problems"][0]["code"], "rematch");
+    assert_eq!(v["options"][0]["override"], "2-1");
+    let e = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        e.contains("round 2 cannot be paired without a rematch"),
+        "{e}"
+    );
+    // The organiser takes it knowingly.
+    let o = chuhe_stdin(
+        &[
+            "league",
+            "pair",
+            "-",
+            "--override",
+            "2-1",
+            "--allow-problems",
+            "--reason",
+            "last round",
+        ],
+        two,
+    );
+    let v = json(&stdout(&o));
+    assert_eq!(v["override"]["computed"], serde_json::Value::Null);
+    assert_eq!(v["override"]["accepted"][0]["code"], "rematch");
+}
