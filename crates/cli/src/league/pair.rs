@@ -210,14 +210,7 @@ impl Season {
                                 .map(|&(x, y)| [x as u32 + 1, y as u32 + 1])
                                 .collect()
                         }),
-                        accepted: r
-                            .problems
-                            .iter()
-                            .map(|p| ProblemOut {
-                                code: p.code(),
-                                message: p.describe(&self.teams),
-                            })
-                            .collect(),
+                        accepted: r.problems.iter().map(|p| self.problem_out(p)).collect(),
                         log: r.log_line(&self.teams),
                     }),
                 };
@@ -246,6 +239,13 @@ impl Season {
                 s
             }
         })
+    }
+
+    fn problem_out(&self, p: &PairingProblem) -> ProblemOut {
+        ProblemOut {
+            code: p.code(),
+            message: p.describe(&self.teams),
+        }
     }
 
     fn no_pairing_out(
@@ -282,14 +282,7 @@ impl Season {
                                 .map(|&(x, y)| [self.teams[x].clone(), self.teams[y].clone()])
                                 .collect(),
                             bye: o.pairing.bye.map(|b| b as u32 + 1),
-                            problems: o
-                                .problems
-                                .iter()
-                                .map(|p| ProblemOut {
-                                    code: p.code(),
-                                    message: p.describe(&self.teams),
-                                })
-                                .collect(),
+                            problems: o.problems.iter().map(|p| self.problem_out(p)).collect(),
                             cost: o.cost,
                             r#override: flat(&o.pairing),
                         })

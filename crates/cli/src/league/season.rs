@@ -279,18 +279,23 @@ impl Season {
                 .copied()
                 .ok_or_else(|| lines.err(path, format!("unknown team {name:?}")))
         };
+        // A meeting at `p`: its round checked, its two teams resolved and distinct.
+        let meeting = |p: &str, round: u32, first: &str, second: &str| -> Result<(usize, usize)> {
+            if !(1..=MAX_ROUND).contains(&round) {
+                return Err(lines.err(&format!("{p}.round"), ROUND_RANGE));
+            }
+            let a = team(&format!("{p}.first"), first)?;
+            let b = team(&format!("{p}.second"), second)?;
+            if a == b {
+                return Err(lines.err(p, "a team cannot play itself"));
+            }
+            Ok((a, b))
+        };
 
         let mut matches = Vec::with_capacity(file.matches.len());
         for (i, m) in file.matches.iter().enumerate() {
             let p = format!("matches[{i}]");
-            if !(1..=MAX_ROUND).contains(&m.round) {
-                return Err(lines.err(&format!("{p}.round"), ROUND_RANGE));
-            }
-            let first = team(&format!("{p}.first"), &m.first)?;
-            let second = team(&format!("{p}.second"), &m.second)?;
-            if first == second {
-                return Err(lines.err(&p, "a team cannot play itself"));
-            }
+            let (first, second) = meeting(&p, m.round, &m.first, &m.second)?;
             let date = m.date.clone().unwrap_or_default();
             if !date.is_empty() && parse_date(&date).is_none() {
                 return Err(lines.err(
@@ -531,14 +536,7 @@ impl Season {
                         let mut out = Vec::with_capacity(list.len());
                         for (i, f) in list.iter().enumerate() {
                             let p = format!("schedule[{i}]");
-                            if !(1..=MAX_ROUND).contains(&f.round) {
-                                return Err(lines.err(&format!("{p}.round"), ROUND_RANGE));
-                            }
-                            let first = team(&format!("{p}.first"), &f.first)?;
-                            let second = team(&format!("{p}.second"), &f.second)?;
-                            if first == second {
-                                return Err(lines.err(&p, "a team cannot play itself"));
-                            }
+                            let (first, second) = meeting(&p, f.round, &f.first, &f.second)?;
                             out.push(Fixture {
                                 round: f.round,
                                 first,
