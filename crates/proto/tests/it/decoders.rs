@@ -14,40 +14,42 @@ use chuhe_proto::{DecodeError, decode_json, decode_proto, encode_json, encode_pr
 use proptest::prelude::*;
 use serde_json::Value;
 
-/// Decodes `bytes` as protobuf `M`; what decodes must encode and decode to itself.
-fn proto_as<M>(bytes: &[u8]) -> Result<(), TestCaseError>
-where
-    M: prost::Message + Default + PartialEq + std::fmt::Debug,
-{
-    match decode_proto::<M>(bytes) {
-        Ok(m) => {
-            let again = decode_proto::<M>(&encode_proto(&m)).unwrap();
-            prop_assert_eq!(again, m);
-        }
-        Err(e) => {
-            prop_assert!(matches!(e, DecodeError::Proto(_)));
-            prop_assert!(!e.to_string().is_empty());
-        }
+/// What a decoder answered: a message that encodes and decodes back to itself (`again`), or
+/// a refusal of the decoder's own kind (`own`) with a sentence.
+fn check<M: PartialEq + std::fmt::Debug>(
+    decoded: Result<M, DecodeError>,
+    again: impl Fn(&M) -> Result<M, DecodeError>,
+    own: fn(&DecodeError) -> bool,
+) -> Result<(), TestCaseError> {
+    match decoded {
+        Ok(m) => prop_assert_eq!(again(&m).unwrap(), m),
+        Err(e) => prop_assert!(own(&e) && !e.to_string().is_empty(), "{e:?}"),
     }
     Ok(())
 }
 
-/// Decodes `text` as canonical JSON `M`; what decodes must encode and decode to itself.
+/// Decodes `bytes` as protobuf `M`.
+fn proto_as<M>(bytes: &[u8]) -> Result<(), TestCaseError>
+where
+    M: prost::Message + Default + PartialEq + std::fmt::Debug,
+{
+    check(
+        decode_proto::<M>(bytes),
+        |m| decode_proto::<M>(&encode_proto(m)),
+        |e| matches!(e, DecodeError::Proto(_)),
+    )
+}
+
+/// Decodes `text` as canonical JSON `M`.
 fn json_as<M>(text: &str) -> Result<(), TestCaseError>
 where
     M: serde::Serialize + serde::de::DeserializeOwned + PartialEq + std::fmt::Debug,
 {
-    match decode_json::<M>(text) {
-        Ok(m) => {
-            let again = decode_json::<M>(&encode_json(&m)).unwrap();
-            prop_assert_eq!(again, m);
-        }
-        Err(e) => {
-            prop_assert!(matches!(e, DecodeError::Json(_)));
-            prop_assert!(!e.to_string().is_empty());
-        }
-    }
-    Ok(())
+    check(
+        decode_json::<M>(text),
+        |m| decode_json::<M>(&encode_json(m)),
+        |e| matches!(e, DecodeError::Json(_)),
+    )
 }
 
 fn proto_all(bytes: &[u8]) -> Result<(), TestCaseError> {
