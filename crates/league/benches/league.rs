@@ -121,6 +121,7 @@ fn standings_16_double(c: &mut Criterion) {
                 byes: vec![],
                 penalties: vec![],
                 withdrawals: vec![],
+                schedule: None,
             })
             .unwrap_or_else(|e| panic!("{e}"));
             assert_eq!(s.rows.len(), 16);

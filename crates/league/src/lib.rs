@@ -3,6 +3,7 @@
 //! - [`points`]: exact scores in half points.
 //! - [`entities`]: league, season, stage, team, player, roster, captain, arbiter.
 //! - [`fixtures`]: Berger round robins (single/double, byes) and seeded knockout brackets.
+//! - [`knockout`]: knockout rounds after the first: ties of one or two matches, tiebreak by the board chain, third place.
 //! - [`swiss`]: team Swiss (积分编排制) with deterministic positional pairing (定位编排).
 //! - [`colour`]: who has Red on which board (13.2–13.5).
 //! - [`lineup`]: lineup systems 12.1–12.5, eligibility, sealed submission.
@@ -13,6 +14,8 @@
 //! - [`elo`]: Elo ratings with configurable K.
 //! - [`ranking`]: the criteria-chain ranking engine shared by team and individual standings.
 //! - [`sheet`]: score sheets (计分表) as CSV and printable HTML.
+//! - [`report`]: standings, crosstables and board tables as text, CSV and printable HTML.
+//! - [`text`]: label language, CSV/HTML escaping, dates as 年月日.
 
 pub mod chain;
 pub mod colour;
@@ -20,13 +23,16 @@ pub mod elo;
 pub mod entities;
 pub mod fixtures;
 pub mod individual;
+pub mod knockout;
 pub mod lineup;
 pub mod matches;
 pub mod points;
 pub mod ranking;
+pub mod report;
 pub mod sheet;
 pub mod standings;
 pub mod swiss;
+pub mod text;
 
 pub use colour::{Colour, Lot, Side};
 pub use points::Points;

@@ -1,6 +1,7 @@
 //! A team match: 局分 (the sum of board points) decides it; 场分 win 2, draw 1, loss 0 (2011 13.2).
 //! Forfeits (21.4): a board forfeit is `+`/`-`; a whole-match forfeit scores 场分 2–0 and every
-//! board as a forfeit win by default; a double forfeit loses for both.
+//! board as a forfeit win by default; a double forfeit loses for both. The points of a forfeited
+//! board and the 局分 of a forfeited match are event settings ([`MatchScoring`]).
 
 use crate::chain::{
     BoardError, BoardRecord, BoardResult, GameScoring, ResultChain, evaluate_board,
@@ -23,6 +24,15 @@ pub struct MatchScoring {
     pub forfeit_loss: Points,
     /// Each side of a double forfeit.
     pub double_forfeit: Points,
+    /// Board points `[winner, loser]` of a forfeited board (21.4 `+`/`-`); `None`: the game
+    /// scoring's win and loss, as if the game had been played and lost. Each side of a
+    /// double-forfeited board gets the loser's points. An event setting of the 规程.
+    pub forfeit_board: Option<[Points; 2]>,
+    /// 局分 `[winner, loser]` of a whole-match forfeit; `None`: every board counts as a
+    /// forfeited board. The 规程 may let a forfeited match count differently from a played one in
+    /// 局分 (2011 13.3), e.g. `[0, 0]` so that a walkover never outweighs a played match on
+    /// 总局分.
+    pub forfeit_match_game_points: Option<[Points; 2]>,
 }
 
 impl Default for MatchScoring {
@@ -35,6 +45,8 @@ impl Default for MatchScoring {
             forfeit_win: Points::whole(2),
             forfeit_loss: Points::ZERO,
             double_forfeit: Points::ZERO,
+            forfeit_board: None,
+            forfeit_match_game_points: None,
         }
     }
 }
@@ -148,8 +160,40 @@ pub fn evaluate_match(rules: &EventRules, record: &MatchRecord) -> Result<MatchR
             (boards, mp, winner, [false, false])
         }
     };
+    let boards: Vec<BoardResult> = match ms.forfeit_board {
+        None => boards,
+        Some([w, l]) => boards
+            .into_iter()
+            .map(|mut b| {
+                match b.forfeit {
+                    [true, true] => b.points = [l, l],
+                    [true, false] => b.points = [l, w],
+                    [false, true] => b.points = [w, l],
+                    [false, false] => {}
+                }
+                b
+            })
+            .collect(),
+    };
+    let game_points = match (record, ms.forfeit_match_game_points) {
+        (MatchRecord::Forfeit { forfeited_by }, Some([w, l])) => {
+            let mut gp = [w, w];
+            gp[forfeited_by.index()] = l;
+            gp
+        }
+        _ => sum_points(&boards),
+    };
+    // A played match's winner is decided on the (possibly re-scored) 局分.
+    let (match_points, winner) = match record {
+        MatchRecord::Played(_) => match game_points[0].cmp(&game_points[1]) {
+            std::cmp::Ordering::Greater => ([ms.win, ms.loss], Some(Side::First)),
+            std::cmp::Ordering::Less => ([ms.loss, ms.win], Some(Side::Second)),
+            std::cmp::Ordering::Equal => ([ms.draw, ms.draw], None),
+        },
+        _ => (match_points, winner),
+    };
     Ok(MatchResult {
-        game_points: sum_points(&boards),
+        game_points,
         match_points,
         winner,
         boards,
@@ -224,6 +268,58 @@ mod tests {
         assert_eq!(r.match_points, [Points::ZERO, Points::ZERO]);
         assert_eq!(r.winner, None);
         let _ = Colour::Red;
+    }
+
+    #[test]
+    fn forfeit_points_are_event_settings() {
+        let mut r = rules();
+        r.match_scoring.forfeit_board = Some([Points::whole(1), Points::ZERO]);
+        r.match_scoring.forfeit_match_game_points = Some([Points::ZERO, Points::ZERO]);
+        // A forfeited board counts 1–0 here, so the board's forfeit no longer outweighs a win.
+        let rec = MatchRecord::Played(vec![
+            BoardRecord::Forfeit {
+                forfeited_by: Side::First,
+            },
+            played([GameResult::FirstWins; 4]).boards()[1].clone(),
+            BoardRecord::DoubleForfeit,
+            played([GameResult::Draw; 4]).boards()[3].clone(),
+        ]);
+        let m = evaluate_match(&r, &rec).unwrap();
+        assert_eq!(m.boards[0].points, [Points::ZERO, Points::whole(1)]);
+        assert_eq!(m.boards[2].points, [Points::ZERO, Points::ZERO]);
+        // 0+2+0+1 against 1+0+0+1: the first team wins 3–2 on 局分.
+        assert_eq!(m.game_points, [Points::whole(3), Points::whole(2)]);
+        assert_eq!(m.winner, Some(Side::First));
+        // A whole-match forfeit: 场分 2–0, 局分 as set (0–0), boards still marked.
+        let f = evaluate_match(
+            &r,
+            &MatchRecord::Forfeit {
+                forfeited_by: Side::Second,
+            },
+        )
+        .unwrap();
+        assert_eq!(f.match_points, [Points::whole(2), Points::ZERO]);
+        assert_eq!(f.game_points, [Points::ZERO, Points::ZERO]);
+        assert!(f.boards.iter().all(|b| b.forfeit == [false, true]));
+        r.match_scoring.forfeit_match_game_points = Some([Points::whole(5), Points::whole(1)]);
+        let f = evaluate_match(
+            &r,
+            &MatchRecord::Forfeit {
+                forfeited_by: Side::First,
+            },
+        )
+        .unwrap();
+        assert_eq!(f.game_points, [Points::whole(1), Points::whole(5)]);
+        assert_eq!(f.winner, Some(Side::Second));
+    }
+
+    impl MatchRecord {
+        fn boards(&self) -> &[BoardRecord] {
+            match self {
+                MatchRecord::Played(b) => b,
+                _ => &[],
+            }
+        }
     }
 
     #[test]

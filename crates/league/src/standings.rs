@@ -80,6 +80,25 @@ impl TeamCriterion {
     }
 }
 
+impl TeamCriterion {
+    /// The English name used on printouts.
+    pub fn english(self) -> &'static str {
+        match self {
+            TeamCriterion::MatchPoints => "match points",
+            TeamCriterion::Penalties => "penalties",
+            TeamCriterion::OpponentMatchPoints => "opponents' match points",
+            TeamCriterion::GamePoints => "game points",
+            TeamCriterion::MatchWins => "matches won",
+            TeamCriterion::GameWins => "games won",
+            TeamCriterion::HeadToHead => "head-to-head",
+            TeamCriterion::Fouls => "fouls",
+            TeamCriterion::BlackWins => "wins with Black",
+            TeamCriterion::BlackGames => "games with Black",
+            TeamCriterion::EarlierRounds => "earlier rounds",
+        }
+    }
+}
+
 impl fmt::Display for TeamCriterion {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{} ({})", self.chinese(), self.code())
@@ -202,13 +221,16 @@ pub struct Penalty {
     pub kind: PenaltyKind,
 }
 
-/// A team leaving the event (20.3/20.4) after `after_round`.
+/// A team leaving the event (20.3/20.4) after `after_round`: of its own accord, or expelled by
+/// the organisers (18.3 除名: "对除名者,按退出处理", treated as a withdrawal).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Withdrawal {
     /// The team.
     pub team: TeamIdx,
     /// Its last round; it plays nothing later.
     pub after_round: u32,
+    /// 18.3 除名: expelled rather than withdrawn (the same effect on results, shown apart).
+    pub expelled: bool,
 }
 
 /// What a team's withdrawal did to its results.
@@ -242,6 +264,9 @@ pub struct StandingsInput<'a> {
     pub penalties: Vec<Penalty>,
     /// Withdrawals.
     pub withdrawals: Vec<Withdrawal>,
+    /// The schedule (round robin), when known: says when each unplayed meeting of a withdrawn
+    /// team was due. Needed only when two teams withdrew in different rounds without meeting.
+    pub schedule: Option<Vec<Fixture>>,
 }
 
 /// Why standings cannot be computed.
@@ -299,6 +324,34 @@ pub enum StandingsError {
         /// The offending round.
         round: u32,
     },
+    /// A team is listed as withdrawing twice.
+    #[error("team {team} withdraws twice")]
+    WithdrawsTwice {
+        /// Team.
+        team: TeamIdx,
+    },
+    /// Two teams left in different rounds without meeting, and no schedule says when their
+    /// meeting was due (before the later departure: a forfeit win for the later; after: void).
+    #[error(
+        "teams {a} and {b} withdrew (after rounds {} and {}) without meeting; the schedule is needed to tell whether their meeting was due before the second withdrawal",
+        after[0], after[1]
+    )]
+    MeetingRoundUnknown {
+        /// The team that left first.
+        a: TeamIdx,
+        /// The team that left later.
+        b: TeamIdx,
+        /// Their last rounds `[a, b]`.
+        after: [u32; 2],
+    },
+    /// Two teams met more often than the schedule has them meet.
+    #[error("teams {a} and {b} met more often than the schedule has them meet")]
+    NotScheduled {
+        /// One team.
+        a: TeamIdx,
+        /// The other.
+        b: TeamIdx,
+    },
     /// A generated forfeit could not be scored.
     #[error(transparent)]
     Match(#[from] MatchError),
@@ -341,6 +394,8 @@ pub struct TeamRow {
     pub head_to_head: Option<Points>,
     /// Withdrawal, if any.
     pub withdrawal: Option<WithdrawalEffect>,
+    /// 18.3 除名: the team was expelled (its `withdrawal` says what happened to its results).
+    pub expelled: bool,
 }
 
 /// The computed table.
@@ -348,8 +403,42 @@ pub struct TeamRow {
 pub struct Standings {
     /// Rows, best first; annulled teams last, unranked.
     pub rows: Vec<TeamRow>,
-    /// Forfeits created by 20.3 for the remaining matches of withdrawn teams `(winner, withdrawn)`.
-    pub generated_forfeits: Vec<(TeamIdx, TeamIdx)>,
+    /// Forfeits created by 20.3 for the remaining matches of withdrawn teams.
+    pub generated_forfeits: Vec<GeneratedForfeit>,
+    /// Meetings that were due when both teams had already withdrawn: awarded to nobody.
+    pub void_meetings: Vec<VoidMeeting>,
+}
+
+/// A meeting a withdrawn team did not play, scored as a whole-match forfeit win for the
+/// opponent that was still in the event (20.3).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct GeneratedForfeit {
+    /// The team awarded the win.
+    pub winner: TeamIdx,
+    /// The withdrawn team.
+    pub withdrawn: TeamIdx,
+    /// The round the meeting was due, when the schedule was given.
+    pub round: Option<u32>,
+}
+
+/// A meeting due after both its teams had withdrawn (or when they left together): no result.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct VoidMeeting {
+    /// The two teams, lower index first.
+    pub teams: [TeamIdx; 2],
+    /// The round the meeting was due, when the schedule was given.
+    pub round: Option<u32>,
+}
+
+/// A scheduled meeting: the round it is due and its two teams.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Fixture {
+    /// Round (1-based).
+    pub round: u32,
+    /// First-listed team.
+    pub first: TeamIdx,
+    /// Second-listed team.
+    pub second: TeamIdx,
 }
 
 #[derive(Default, Clone)]
@@ -431,7 +520,11 @@ pub fn standings(input: StandingsInput<'_>) -> Result<Standings, StandingsError>
     let mut matches: Vec<TeamMatch> = input.matches.clone();
     let mut effect: BTreeMap<TeamIdx, WithdrawalEffect> = BTreeMap::new();
     let mut generated = Vec::new();
-    for w in &input.withdrawals {
+    let mut void = Vec::new();
+    for (i, w) in input.withdrawals.iter().enumerate() {
+        if input.withdrawals[..i].iter().any(|x| x.team == w.team) {
+            return Err(StandingsError::WithdrawsTwice { team: w.team });
+        }
         if let Some(m) = matches
             .iter()
             .find(|m| (m.first == w.team || m.second == w.team) && m.round > w.after_round)
@@ -466,46 +559,14 @@ pub fn standings(input: StandingsInput<'_>) -> Result<Standings, StandingsError>
             && effect.get(&m.second) != Some(&WithdrawalEffect::Annulled)
     });
     if let System::RoundRobin { legs } = input.system {
-        for (&w, &e) in &effect {
-            if e != WithdrawalEffect::ResultsStand {
-                continue;
-            }
-            for o in 0..n {
-                if o == w || effect.get(&o) == Some(&WithdrawalEffect::Annulled) {
-                    continue;
-                }
-                // A meeting between two teams that both withdrew with results standing is
-                // forfeited once, by the one that left first.
-                if let Some(&oe) = effect.get(&o) {
-                    if oe == WithdrawalEffect::ResultsStand {
-                        let w_after = after_round(&input.withdrawals, w);
-                        let o_after = after_round(&input.withdrawals, o);
-                        if (o_after, o) < (w_after, w) {
-                            continue;
-                        }
-                    }
-                }
-                let met = matches
-                    .iter()
-                    .filter(|m| (m.first == w && m.second == o) || (m.first == o && m.second == w))
-                    .count() as u32;
-                for _ in met..legs {
-                    let result = evaluate_match(
-                        input.rules,
-                        &MatchRecord::Forfeit {
-                            forfeited_by: Side::Second,
-                        },
-                    )?;
-                    matches.push(TeamMatch {
-                        round: u32::MAX,
-                        first: o,
-                        second: w,
-                        result,
-                    });
-                    generated.push((o, w));
-                }
-            }
-        }
+        remaining_meetings(
+            &input,
+            legs,
+            &effect,
+            &mut matches,
+            &mut generated,
+            &mut void,
+        )?;
     }
 
     // Accumulate.
@@ -704,6 +765,7 @@ pub fn standings(input: StandingsInput<'_>) -> Result<Standings, StandingsError>
             penalties: pen[t],
             head_to_head: h2h_value.get(&t).copied(),
             withdrawal: effect.get(&t).copied(),
+            expelled: input.withdrawals.iter().any(|w| w.team == t && w.expelled),
         }
     };
     let mut rows: Vec<TeamRow> = ranked
@@ -720,11 +782,109 @@ pub fn standings(input: StandingsInput<'_>) -> Result<Standings, StandingsError>
     Ok(Standings {
         rows,
         generated_forfeits: generated,
+        void_meetings: void,
     })
 }
 
-fn after_round(ws: &[Withdrawal], t: TeamIdx) -> u32 {
-    ws.iter()
-        .find(|w| w.team == t)
-        .map_or(u32::MAX, |w| w.after_round)
+/// 20.3: the meetings a withdrawn team (results standing) did not play become forfeit wins for
+/// the opponent that was still in the event when the meeting was due; a meeting due when both
+/// teams were gone is awarded to nobody. Decided pair by pair, by the teams' departures and the
+/// schedule alone, so the outcome never depends on the order of the input.
+fn remaining_meetings(
+    input: &StandingsInput<'_>,
+    legs: u32,
+    effect: &BTreeMap<TeamIdx, WithdrawalEffect>,
+    matches: &mut Vec<TeamMatch>,
+    generated: &mut Vec<GeneratedForfeit>,
+    void: &mut Vec<VoidMeeting>,
+) -> Result<(), StandingsError> {
+    let n = input.team_count;
+    // The round after which a team is gone (`u32::MAX`: never).
+    let gone_after = |t: TeamIdx| {
+        input
+            .withdrawals
+            .iter()
+            .find(|w| w.team == t)
+            .map_or(u32::MAX, |w| w.after_round)
+    };
+    let stands = |t: TeamIdx| effect.get(&t) == Some(&WithdrawalEffect::ResultsStand);
+    let annulled = |t: TeamIdx| effect.get(&t) == Some(&WithdrawalEffect::Annulled);
+    let forfeit = evaluate_match(
+        input.rules,
+        &MatchRecord::Forfeit {
+            forfeited_by: Side::Second,
+        },
+    )?;
+    for x in 0..n {
+        for y in x + 1..n {
+            if annulled(x) || annulled(y) || !(stands(x) || stands(y)) {
+                continue;
+            }
+            let met = matches
+                .iter()
+                .filter(|m| (m.first == x && m.second == y) || (m.first == y && m.second == x))
+                .count();
+            // The rounds the unplayed meetings were due (`None`: no schedule given).
+            let due: Vec<Option<u32>> = match &input.schedule {
+                Some(fixtures) => {
+                    let mut rounds: Vec<u32> = fixtures
+                        .iter()
+                        .filter(|f| {
+                            (f.first == x && f.second == y) || (f.first == y && f.second == x)
+                        })
+                        .map(|f| f.round)
+                        .collect();
+                    if met > rounds.len() {
+                        return Err(StandingsError::NotScheduled { a: x, b: y });
+                    }
+                    rounds.sort_unstable();
+                    rounds[met..].iter().map(|&r| Some(r)).collect()
+                }
+                None => vec![None; (legs as usize).saturating_sub(met)],
+            };
+            let (dx, dy) = (gone_after(x), gone_after(y));
+            for round in due {
+                // The team that left later (or never) wins if it was still in when the meeting was
+                // due: a meeting due before the first departure was never played, so it falls due
+                // at that departure.
+                let (earlier, later) = if dx < dy { (x, y) } else { (y, x) };
+                let (d_earlier, d_later) = (dx.min(dy), dx.max(dy));
+                let winner = if dx == dy {
+                    None
+                } else if d_later == u32::MAX {
+                    Some(later)
+                } else {
+                    let Some(r) = round else {
+                        return Err(StandingsError::MeetingRoundUnknown {
+                            a: earlier,
+                            b: later,
+                            after: [d_earlier, d_later],
+                        });
+                    };
+                    (d_later >= r.max(d_earlier.saturating_add(1))).then_some(later)
+                };
+                match winner {
+                    Some(w) => {
+                        let loser = if w == x { y } else { x };
+                        matches.push(TeamMatch {
+                            round: u32::MAX,
+                            first: w,
+                            second: loser,
+                            result: forfeit.clone(),
+                        });
+                        generated.push(GeneratedForfeit {
+                            winner: w,
+                            withdrawn: loser,
+                            round,
+                        });
+                    }
+                    None => void.push(VoidMeeting {
+                        teams: [x, y],
+                        round,
+                    }),
+                }
+            }
+        }
+    }
+    Ok(())
 }

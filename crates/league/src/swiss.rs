@@ -127,7 +127,6 @@ pub fn pair_next_round(
     played: &[SwissRound],
     options: SwissOptions,
 ) -> Result<SwissPairing, SwissError> {
-    let n = teams.len();
     if teams.iter().filter(|t| !t.withdrawn).count() < 2 {
         return Err(SwissError::TooFewTeams);
     }
@@ -137,6 +136,50 @@ pub fn pair_next_round(
             return Err(SwissError::DuplicateSeed(t.seed));
         }
     }
+    let st = states(teams, played)?;
+    let round_no = played.len() + 1;
+    if played.is_empty() {
+        return Ok(first_round(teams, options));
+    }
+    // Placement: 场分 desc, then draw number asc.
+    let order = placement(teams, &st);
+    if order.len() < 2 {
+        return Err(SwissError::TooFewTeams);
+    }
+    let mut budget = SEARCH_LIMIT;
+    if order.len() % 2 == 0 {
+        let pairs = search(&order, &st, &mut budget).ok_or(SwissError::NoPairing(round_no))?;
+        return Ok(SwissPairing {
+            tables: pairs,
+            bye: None,
+        });
+    }
+    // Odd: the lowest-placed team without a bye sits out (then the next lowest, if the rest
+    // cannot be paired).
+    let mut candidates: Vec<TeamIdx> = order
+        .iter()
+        .rev()
+        .copied()
+        .filter(|&t| !st[t].had_bye)
+        .collect();
+    if candidates.is_empty() {
+        candidates = order.iter().rev().copied().collect();
+    }
+    for bye in candidates {
+        let rest: Vec<TeamIdx> = order.iter().copied().filter(|&t| t != bye).collect();
+        if let Some(pairs) = search(&rest, &st, &mut budget) {
+            return Ok(SwissPairing {
+                tables: pairs,
+                bye: Some(bye),
+            });
+        }
+    }
+    Err(SwissError::NoPairing(round_no))
+}
+
+/// Each team's score, colour balance, last colour, opponents and bye from the rounds played.
+fn states(teams: &[SwissTeam], played: &[SwissRound]) -> Result<Vec<State>, SwissError> {
+    let n = teams.len();
     let mut st = vec![State::default(); n];
     for (r, round) in played.iter().enumerate() {
         let mut seen = BTreeSet::new();
@@ -167,50 +210,7 @@ pub fn pair_next_round(
             st[t].had_bye = true;
         }
     }
-    let round_no = played.len() + 1;
-    if played.is_empty() {
-        return Ok(first_round(teams, options));
-    }
-    // Placement: 场分 desc, then draw number asc.
-    let mut order: Vec<TeamIdx> = (0..n).filter(|&t| !teams[t].withdrawn).collect();
-    if order.len() < 2 {
-        return Err(SwissError::TooFewTeams);
-    }
-    order.sort_by(|&a, &b| {
-        st[b]
-            .score
-            .cmp(&st[a].score)
-            .then(teams[a].seed.cmp(&teams[b].seed))
-    });
-    let mut budget = SEARCH_LIMIT;
-    if order.len() % 2 == 0 {
-        let pairs = search(&order, &st, &mut budget).ok_or(SwissError::NoPairing(round_no))?;
-        return Ok(SwissPairing {
-            tables: pairs,
-            bye: None,
-        });
-    }
-    // Odd: the lowest-placed team without a bye sits out (then the next lowest, if the rest
-    // cannot be paired).
-    let mut candidates: Vec<TeamIdx> = order
-        .iter()
-        .rev()
-        .copied()
-        .filter(|&t| !st[t].had_bye)
-        .collect();
-    if candidates.is_empty() {
-        candidates = order.iter().rev().copied().collect();
-    }
-    for bye in candidates {
-        let rest: Vec<TeamIdx> = order.iter().copied().filter(|&t| t != bye).collect();
-        if let Some(pairs) = search(&rest, &st, &mut budget) {
-            return Ok(SwissPairing {
-                tables: pairs,
-                bye: Some(bye),
-            });
-        }
-    }
-    Err(SwissError::NoPairing(round_no))
+    Ok(st)
 }
 
 fn first_round(teams: &[SwissTeam], options: SwissOptions) -> SwissPairing {
@@ -332,6 +332,342 @@ fn rec(
     false
 }
 
+/// What is wrong with a proposed pairing (an organiser's override, or a least-bad option).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum PairingProblem {
+    /// A team index that does not exist.
+    UnknownTeam(TeamIdx),
+    /// A withdrawn team is paired or given the bye.
+    Withdrawn(TeamIdx),
+    /// A team appears more than once.
+    Twice(TeamIdx),
+    /// An active team is neither paired nor given the bye.
+    Missing(TeamIdx),
+    /// A team paired with itself.
+    SelfPairing(TeamIdx),
+    /// The odd team out has no bye, or an even field has one.
+    ByeCount,
+    /// Two teams that have met already.
+    Rematch(TeamIdx, TeamIdx),
+    /// A team's balance of first-moves minus second-moves would leave −2…+2.
+    ColourLimit {
+        /// The team.
+        team: TeamIdx,
+        /// Its balance after the round.
+        balance: i32,
+    },
+    /// A second bye for a team while others have had none.
+    ByeAgain(TeamIdx),
+}
+
+impl PairingProblem {
+    /// Stable machine code.
+    pub fn code(&self) -> &'static str {
+        match self {
+            PairingProblem::UnknownTeam(_) => "unknown_team",
+            PairingProblem::Withdrawn(_) => "withdrawn",
+            PairingProblem::Twice(_) => "twice",
+            PairingProblem::Missing(_) => "missing",
+            PairingProblem::SelfPairing(_) => "self_pairing",
+            PairingProblem::ByeCount => "bye_count",
+            PairingProblem::Rematch(..) => "rematch",
+            PairingProblem::ColourLimit { .. } => "colour_limit",
+            PairingProblem::ByeAgain(_) => "bye_again",
+        }
+    }
+
+    /// A breach of the pairing rules an organiser may accept knowingly (rematch, colour limit,
+    /// second bye), as opposed to a pairing that is not a round at all.
+    pub fn is_rule_breach(&self) -> bool {
+        matches!(
+            self,
+            PairingProblem::Rematch(..)
+                | PairingProblem::ColourLimit { .. }
+                | PairingProblem::ByeAgain(_)
+        )
+    }
+
+    /// A sentence, with team names from `names`.
+    pub fn describe(&self, names: &[String]) -> String {
+        let n = |t: &TeamIdx| names.get(*t).map_or_else(|| format!("#{t}"), Clone::clone);
+        match self {
+            PairingProblem::UnknownTeam(t) => format!("team #{} does not exist", t + 1),
+            PairingProblem::Withdrawn(t) => format!("{} has withdrawn", n(t)),
+            PairingProblem::Twice(t) => format!("{} appears twice", n(t)),
+            PairingProblem::Missing(t) => format!("{} is neither paired nor given the bye", n(t)),
+            PairingProblem::SelfPairing(t) => format!("{} is paired with itself", n(t)),
+            PairingProblem::ByeCount => {
+                "the bye must go to exactly one team when the number of teams is odd, and to none when it is even".to_string()
+            }
+            PairingProblem::Rematch(a, b) => format!("{} and {} have met already", n(a), n(b)),
+            PairingProblem::ColourLimit { team, balance } => format!(
+                "{} would have {balance:+} first-moves over second-moves (limit ±2)",
+                n(team)
+            ),
+            PairingProblem::ByeAgain(t) => format!("{} would have a second bye", n(t)),
+        }
+    }
+}
+
+/// Checks a proposed pairing of the next round against the rounds played: every problem, none
+/// for a valid pairing (a team list with a problem of [`PairingProblem::is_rule_breach`] only
+/// is a pairing an organiser may still choose knowingly).
+pub fn check_pairing(
+    teams: &[SwissTeam],
+    played: &[SwissRound],
+    proposed: &SwissPairing,
+) -> Result<Vec<PairingProblem>, SwissError> {
+    let st = states(teams, played)?;
+    let n = teams.len();
+    let mut problems = Vec::new();
+    let mut seen = vec![false; n];
+    let mut see = |t: TeamIdx, problems: &mut Vec<PairingProblem>| {
+        if t >= n {
+            problems.push(PairingProblem::UnknownTeam(t));
+            return false;
+        }
+        if teams[t].withdrawn {
+            problems.push(PairingProblem::Withdrawn(t));
+        }
+        if std::mem::replace(&mut seen[t], true) {
+            problems.push(PairingProblem::Twice(t));
+            return false;
+        }
+        true
+    };
+    for &(a, b) in &proposed.tables {
+        if a == b {
+            problems.push(PairingProblem::SelfPairing(a));
+            continue;
+        }
+        let (ka, kb) = (see(a, &mut problems), see(b, &mut problems));
+        if !(ka && kb) {
+            continue;
+        }
+        if st[a].met.contains(&b) {
+            problems.push(PairingProblem::Rematch(a, b));
+        }
+        for (t, d) in [(a, st[a].diff + 1), (b, st[b].diff - 1)] {
+            if !(-2..=2).contains(&d) {
+                problems.push(PairingProblem::ColourLimit {
+                    team: t,
+                    balance: d,
+                });
+            }
+        }
+    }
+    if let Some(b) = proposed.bye {
+        if see(b, &mut problems) && st[b].had_bye {
+            let others_without = (0..n).any(|t| !teams[t].withdrawn && t != b && !st[t].had_bye);
+            if others_without {
+                problems.push(PairingProblem::ByeAgain(b));
+            }
+        }
+    }
+    let active = (0..n).filter(|&t| !teams[t].withdrawn).count();
+    if (active % 2 == 1) != proposed.bye.is_some() {
+        problems.push(PairingProblem::ByeCount);
+    }
+    for (t, team) in teams.iter().enumerate() {
+        if !team.withdrawn && !seen[t] {
+            problems.push(PairingProblem::Missing(t));
+        }
+    }
+    Ok(problems)
+}
+
+/// A pairing offered to the organiser when no valid one exists, with what it breaks.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PairingOption {
+    /// The pairing (colours allocated as usual, within the limits where possible).
+    pub pairing: SwissPairing,
+    /// What it breaks (rematches, colour limits, a second bye).
+    pub problems: Vec<PairingProblem>,
+    /// Its badness: 1000 per rematch, 100 per step beyond the colour limits, 500 for a second
+    /// bye, plus the placement distance of each table (teams placed far apart).
+    pub cost: u64,
+}
+
+/// The least-bad pairings of the next round, best first (at most `max` of them): for the
+/// organiser when [`pair_next_round`] finds no pairing without a rematch within the colour
+/// limits. Deterministic; the search is bounded.
+pub fn least_bad_pairings(
+    teams: &[SwissTeam],
+    played: &[SwissRound],
+    max: usize,
+) -> Result<Vec<PairingOption>, SwissError> {
+    let st = states(teams, played)?;
+    let order = placement(teams, &st);
+    if order.len() < 2 {
+        return Err(SwissError::TooFewTeams);
+    }
+    let byes: Vec<Option<TeamIdx>> = if order.len() % 2 == 1 {
+        order.iter().rev().map(|&t| Some(t)).collect()
+    } else {
+        vec![None]
+    };
+    let mut best: Vec<Scored> = Vec::new();
+    let mut budget = SEARCH_LIMIT;
+    let others_without_bye = |b: TeamIdx| order.iter().any(|&t| t != b && !st[t].had_bye);
+    for bye in byes {
+        let rest: Vec<TeamIdx> = order.iter().copied().filter(|&t| Some(t) != bye).collect();
+        let base = match bye {
+            Some(b) if st[b].had_bye && others_without_bye(b) => 500,
+            _ => 0,
+        };
+        let mut used = vec![false; rest.len()];
+        let mut cur = Vec::new();
+        bad_rec(
+            &rest,
+            &st,
+            &mut used,
+            &mut cur,
+            base,
+            bye,
+            max,
+            &mut best,
+            &mut budget,
+        );
+    }
+    Ok(best
+        .into_iter()
+        .map(|(cost, tables, bye)| {
+            let pairing = SwissPairing { tables, bye };
+            let problems = check_pairing(teams, played, &pairing).unwrap_or_default();
+            PairingOption {
+                pairing,
+                problems,
+                cost,
+            }
+        })
+        .collect())
+}
+
+/// A complete candidate: its cost, tables and bye.
+type Scored = (u64, Vec<(TeamIdx, TeamIdx)>, Option<TeamIdx>);
+
+fn pair_cost(order: &[TeamIdx], i: usize, j: usize, st: &[State]) -> (u64, (TeamIdx, TeamIdx)) {
+    let (t, u) = (order[i], order[j]);
+    let (first, second) = allocate(t, u, st);
+    let mut cost = (j - i - 1) as u64;
+    if st[t].met.contains(&u) {
+        cost += 1000;
+    }
+    for d in [st[first].diff + 1, st[second].diff - 1] {
+        cost += 100 * u64::from((d.unsigned_abs()).saturating_sub(2));
+    }
+    (cost, (first, second))
+}
+
+#[allow(clippy::too_many_arguments)]
+fn bad_rec(
+    order: &[TeamIdx],
+    st: &[State],
+    used: &mut [bool],
+    cur: &mut Vec<(TeamIdx, TeamIdx)>,
+    cost: u64,
+    bye: Option<TeamIdx>,
+    max: usize,
+    best: &mut Vec<Scored>,
+    budget: &mut u64,
+) {
+    if best.len() >= max && best.last().is_some_and(|b| cost >= b.0) {
+        return;
+    }
+    let Some(i) = used.iter().position(|u| !u) else {
+        let entry = (cost, cur.clone(), bye);
+        let at = best.partition_point(|b| b.0 <= cost);
+        best.insert(at, entry);
+        best.truncate(max);
+        return;
+    };
+    if *budget == 0 {
+        return;
+    }
+    *budget -= 1;
+    used[i] = true;
+    for j in i + 1..order.len() {
+        if used[j] {
+            continue;
+        }
+        let (c, pair) = pair_cost(order, i, j, st);
+        used[j] = true;
+        cur.push(pair);
+        bad_rec(order, st, used, cur, cost + c, bye, max, best, budget);
+        cur.pop();
+        used[j] = false;
+    }
+    used[i] = false;
+}
+
+/// Placement (定位): active teams by 场分, then draw number.
+fn placement(teams: &[SwissTeam], st: &[State]) -> Vec<TeamIdx> {
+    let mut order: Vec<TeamIdx> = (0..teams.len()).filter(|&t| !teams[t].withdrawn).collect();
+    order.sort_by(|&a, &b| {
+        st[b]
+            .score
+            .cmp(&st[a].score)
+            .then(teams[a].seed.cmp(&teams[b].seed))
+    });
+    order
+}
+
+/// An organiser's override of a round's pairing, for the event's log: what the engine paired
+/// (or that it found nothing), what was chosen, what that breaks, who and why.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PairingOverride {
+    /// Round (1-based).
+    pub round: usize,
+    /// The engine's pairing, `None` when it found no valid one.
+    pub computed: Option<SwissPairing>,
+    /// The pairing chosen.
+    pub chosen: SwissPairing,
+    /// What the chosen pairing breaks (accepted knowingly).
+    pub problems: Vec<PairingProblem>,
+    /// Who decided.
+    pub by: String,
+    /// Why.
+    pub reason: String,
+}
+
+impl PairingOverride {
+    /// One log line: `round 5 override by 裁判长: B-A, E-C, bye D (engine: A-B, C-E, bye D); accepted: …; reason: …`.
+    pub fn log_line(&self, names: &[String]) -> String {
+        let n = |t: TeamIdx| names.get(t).map_or_else(|| format!("#{t}"), Clone::clone);
+        let show = |p: &SwissPairing| {
+            let mut v: Vec<String> = p
+                .tables
+                .iter()
+                .map(|&(a, b)| format!("{}-{}", n(a), n(b)))
+                .collect();
+            if let Some(b) = p.bye {
+                v.push(format!("bye {}", n(b)));
+            }
+            v.join(", ")
+        };
+        let computed = match &self.computed {
+            Some(c) => show(c),
+            None => "no valid pairing".to_string(),
+        };
+        let accepted = if self.problems.is_empty() {
+            "nothing".to_string()
+        } else {
+            self.problems
+                .iter()
+                .map(|p| p.describe(names))
+                .collect::<Vec<_>>()
+                .join("; ")
+        };
+        format!(
+            "round {} override by {}: {} (engine: {computed}); accepted: {accepted}; reason: {}",
+            self.round,
+            self.by,
+            show(&self.chosen),
+            self.reason
+        )
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -438,5 +774,108 @@ mod tests {
             pair_next_round(&t, &played, SwissOptions::default()),
             Err(SwissError::NoPairing(2))
         );
+    }
+
+    #[test]
+    fn overrides_are_checked_and_least_bad_options_offered() -> Result<(), SwissError> {
+        let t = teams(&["a", "b", "c", "d"]);
+        let w = Points::whole(2);
+        let z = Points::ZERO;
+        // Three rounds: everybody has met everybody.
+        let played = vec![
+            SwissRound {
+                pairings: vec![(0, 1, [w, z]), (2, 3, [w, z])],
+                bye: None,
+            },
+            SwissRound {
+                pairings: vec![(3, 0, [z, w]), (1, 2, [w, z])],
+                bye: None,
+            },
+            SwissRound {
+                pairings: vec![(0, 2, [w, z]), (3, 1, [w, z])],
+                bye: None,
+            },
+        ];
+        assert_eq!(
+            pair_next_round(&t, &played, SwissOptions::default()),
+            Err(SwissError::NoPairing(4))
+        );
+        let options = least_bad_pairings(&t, &played, 3)?;
+        assert_eq!(options.len(), 3);
+        assert!(options.windows(2).all(|w| w[0].cost <= w[1].cost));
+        for o in &options {
+            // Two rematches each (everybody met), nothing structural.
+            assert_eq!(
+                o.problems.iter().filter(|p| p.code() == "rematch").count(),
+                2
+            );
+            assert!(o.problems.iter().all(PairingProblem::is_rule_breach));
+        }
+        // The best option pairs by placement: a (6) with b (2)… a-b or a-c first.
+        let best = &options[0].pairing;
+        assert_eq!(best.tables.len(), 2);
+        // An organiser's choice: checked, every problem named.
+        let proposed = SwissPairing {
+            tables: vec![(0, 0), (1, 2), (9, 3)],
+            bye: Some(3),
+        };
+        let problems = check_pairing(&t, &played, &proposed)?;
+        let codes: Vec<&str> = problems.iter().map(PairingProblem::code).collect();
+        assert!(codes.contains(&"self_pairing"));
+        assert!(codes.contains(&"unknown_team"));
+        assert!(codes.contains(&"rematch"));
+        assert!(codes.contains(&"twice"));
+        assert!(codes.contains(&"bye_count"));
+        assert!(codes.contains(&"missing"));
+        let names: Vec<String> = ["A", "B", "C", "D"].iter().map(|s| s.to_string()).collect();
+        assert_eq!(
+            PairingProblem::Rematch(1, 2).describe(&names),
+            "B and C have met already"
+        );
+        // A valid override after round 1: nothing to report; the log line says it all.
+        let r1 = &played[..1];
+        let ok = SwissPairing {
+            tables: vec![(1, 2), (3, 0)],
+            bye: None,
+        };
+        assert_eq!(check_pairing(&t, r1, &ok)?, vec![]);
+        let log = PairingOverride {
+            round: 2,
+            computed: Some(pair_next_round(&t, r1, SwissOptions::default())?),
+            chosen: ok,
+            problems: vec![],
+            by: "裁判长".into(),
+            reason: "travel".into(),
+        }
+        .log_line(&names);
+        assert!(
+            log.starts_with("round 2 override by 裁判长: B-C, D-A (engine: "),
+            "{log}"
+        );
+        assert!(log.ends_with("accepted: nothing; reason: travel"), "{log}");
+        // Colour limits: a team at +2 moving first again.
+        let lopsided = vec![
+            SwissRound {
+                pairings: vec![(0, 1, [w, z]), (2, 3, [w, z])],
+                bye: None,
+            },
+            SwissRound {
+                pairings: vec![(0, 3, [w, z]), (2, 1, [w, z])],
+                bye: None,
+            },
+        ];
+        let p = check_pairing(
+            &t,
+            &lopsided,
+            &SwissPairing {
+                tables: vec![(0, 2), (1, 3)],
+                bye: None,
+            },
+        )?;
+        assert!(p.contains(&PairingProblem::ColourLimit {
+            team: 0,
+            balance: 3
+        }));
+        Ok(())
     }
 }

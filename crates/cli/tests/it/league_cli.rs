@@ -4,7 +4,7 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::process::{Command, Output, Stdio};
 
-fn chuhe(args: &[&str]) -> Output {
+pub(crate) fn chuhe(args: &[&str]) -> Output {
     match Command::new(env!("CARGO_BIN_EXE_chuhe"))
         .args(args)
         .output()
@@ -14,7 +14,7 @@ fn chuhe(args: &[&str]) -> Output {
     }
 }
 
-fn chuhe_stdin(args: &[&str], input: &str) -> Output {
+pub(crate) fn chuhe_stdin(args: &[&str], input: &str) -> Output {
     let mut child = match Command::new(env!("CARGO_BIN_EXE_chuhe"))
         .args(args)
         .stdin(Stdio::piped())
@@ -36,7 +36,7 @@ fn chuhe_stdin(args: &[&str], input: &str) -> Output {
     }
 }
 
-fn stdout(o: &Output) -> String {
+pub(crate) fn stdout(o: &Output) -> String {
     assert!(
         o.status.success(),
         "exit {:?}, stderr: {}",
@@ -46,7 +46,7 @@ fn stdout(o: &Output) -> String {
     String::from_utf8_lossy(&o.stdout).into_owned()
 }
 
-fn failure(o: &Output) -> String {
+pub(crate) fn failure(o: &Output) -> String {
     assert!(
         !o.status.success(),
         "expected failure, got: {}",
@@ -56,7 +56,7 @@ fn failure(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
 }
 
-fn write_temp(name: &str, text: &str) -> PathBuf {
+pub(crate) fn write_temp(name: &str, text: &str) -> PathBuf {
     let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("league_cli");
     if let Err(e) = std::fs::create_dir_all(&dir) {
         panic!("creating {}: {e}", dir.display());
@@ -68,7 +68,7 @@ fn write_temp(name: &str, text: &str) -> PathBuf {
     p
 }
 
-fn json(s: &str) -> serde_json::Value {
+pub(crate) fn json(s: &str) -> serde_json::Value {
     match serde_json::from_str(s) {
         Ok(v) => v,
         Err(e) => panic!("not JSON ({e}): {s}"),
@@ -151,7 +151,7 @@ fn schedule_errors() {
     assert!(e.contains("at most 1000"), "{e}");
 }
 
-const SEASON: &str = r#"{
+pub(crate) const SEASON: &str = r#"{
   "event": "Test league",
   "system": "round_robin",
   "boards": 2,
@@ -195,7 +195,7 @@ fn standings_json_and_text() {
     assert_eq!(v["criteria"][0], "match_points");
     let t = stdout(&chuhe(&["league", "standings", &path]));
     assert!(
-        t.contains("Ranking (2011 14.5): 场分 > 处分 > 总局分"),
+        t.contains("排名办法（2011 14.5）：场分 > 处分 > 总局分"),
         "{t}"
     );
     let b_line = t.lines().find(|l| l.contains(" B ")).unwrap_or_default();
@@ -360,7 +360,7 @@ fn the_readme_example_season_works() {
     );
 }
 
-const SWISS: &str = r#"{"system": "swiss", "boards": 2,
+pub(crate) const SWISS: &str = r#"{"system": "swiss", "boards": 2,
   "teams": [{"name": "A", "unit": "X"}, {"name": "B", "unit": "X"}, "C", "D", "E"],
   "matches": [
     {"round": 1, "first": "A", "second": "D", "boards": [{"games": [{"result": "first"}]}, {"games": [{"result": "draw"}]}]},

@@ -2,5 +2,6 @@
 
 mod admin_cli;
 mod league_cli;
+mod league_records;
 mod rules_cli;
 mod rulings_cli;

@@ -3,5 +3,7 @@
 mod berger;
 mod individual;
 mod lineup;
+mod report;
 mod standings;
 mod swiss;
+mod withdrawals;

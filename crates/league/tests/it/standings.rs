@@ -98,6 +98,7 @@ fn run(
         byes: vec![],
         penalties,
         withdrawals,
+        schedule: None,
     })
     .unwrap()
 }
@@ -488,6 +489,7 @@ fn withdrawal_before_half_annuls_all_results_20_3() {
         vec![Withdrawal {
             team: D,
             after_round: 1,
+            expelled: false,
         }],
         System::RoundRobin { legs: 1 },
     );
@@ -513,10 +515,18 @@ fn withdrawal_after_half_keeps_results_and_forfeits_the_rest_20_3() {
         vec![Withdrawal {
             team: D,
             after_round: 2,
+            expelled: false,
         }],
         System::RoundRobin { legs: 1 },
     );
-    assert_eq!(s.generated_forfeits, vec![(B, D)]);
+    assert_eq!(
+        s.generated_forfeits,
+        vec![GeneratedForfeit {
+            winner: B,
+            withdrawn: D,
+            round: None
+        }]
+    );
     let a = row(&s, A);
     assert_eq!(a.match_points, Points::whole(2 + 1 + 1));
     let b = row(&s, B);
@@ -538,6 +548,7 @@ fn swiss_withdrawal_keeps_results_20_4() {
         vec![Withdrawal {
             team: D,
             after_round: 1,
+            expelled: false,
         }],
         System::Swiss,
     );
@@ -559,6 +570,7 @@ fn input_errors_are_typed() {
             byes: vec![],
             penalties: vec![],
             withdrawals: ws,
+            schedule: None,
         })
     };
     assert!(matches!(
@@ -588,7 +600,8 @@ fn input_errors_are_typed() {
             four_team_rr(&r, 3),
             vec![Withdrawal {
                 team: D,
-                after_round: 1
+                after_round: 1,
+                expelled: false,
             }]
         ),
         Err(StandingsError::AfterWithdrawal { team: D, .. })
@@ -608,6 +621,7 @@ fn swiss_chain_uses_opponent_points_and_earlier_rounds() {
             byes,
             penalties: vec![],
             withdrawals: vec![],
+            schedule: None,
         })
         .unwrap()
     };
