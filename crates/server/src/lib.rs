@@ -24,6 +24,7 @@ pub mod error;
 pub mod game;
 pub mod handle;
 pub mod http;
+pub mod league;
 pub mod live;
 pub mod load;
 pub mod metrics;

@@ -12,7 +12,7 @@ use chuhe_league::entities::{Player, Roster, TimeControlText};
 use chuhe_league::lineup::{EligibilityRule, LineupRules, LineupSystem, MissingLineupPolicy};
 use chuhe_league::matches::{EventRules, MatchScoring};
 use chuhe_league::points::Points;
-use chuhe_league::standings::TeamCriterion;
+use chuhe_league::standings::{TeamCriterion, chains};
 use serde::{Deserialize, Serialize};
 
 use super::datetime::{parse_duration, parse_instant};
@@ -312,7 +312,10 @@ impl EventSpec {
         let system = match self.system.as_str() {
             "round_robin" => {
                 if self.rounds.is_some() {
-                    return Err(bad("rounds", "only for a Swiss (a round robin has its own)"));
+                    return Err(bad(
+                        "rounds",
+                        "only for a Swiss (a round robin has its own)",
+                    ));
                 }
                 let legs = self.legs.unwrap_or(2);
                 if !(1..=2).contains(&legs) {
@@ -321,9 +324,14 @@ impl EventSpec {
                 System::RoundRobin { legs }
             }
             "swiss" => {
-                let rounds = self.rounds.ok_or_else(|| bad("rounds", "a Swiss needs its number of rounds"))?;
+                let rounds = self
+                    .rounds
+                    .ok_or_else(|| bad("rounds", "a Swiss needs its number of rounds"))?;
                 if rounds == 0 || rounds as usize >= teams {
-                    return Err(bad("rounds", format!("must be 1 to {} for {teams} teams", teams - 1)));
+                    return Err(bad(
+                        "rounds",
+                        format!("must be 1 to {} for {teams} teams", teams - 1),
+                    ));
                 }
                 System::Swiss { rounds }
             }
@@ -362,20 +370,22 @@ impl EventSpec {
             },
         };
         let criteria = match (&self.ranking, system) {
-            (None, System::Swiss { .. }) => TeamCriterion::SWISS_2011.to_vec(),
-            (None, _) => TeamCriterion::ROUND_ROBIN_2011.to_vec(),
+            (None, System::Swiss { .. }) => chains::SWISS_2011.to_vec(),
+            (None, _) => chains::ROUND_ROBIN_2011.to_vec(),
             (Some(RankingSpec::Preset(p)), s) => match (p.as_str(), s) {
-                ("2011", System::Swiss { .. }) => TeamCriterion::SWISS_2011.to_vec(),
+                ("2011", System::Swiss { .. }) => chains::SWISS_2011.to_vec(),
                 ("2011-game-points", System::Swiss { .. }) => {
-                    TeamCriterion::SWISS_2011_GAME_POINTS.to_vec()
+                    chains::SWISS_2011_GAME_POINTS.to_vec()
                 }
-                ("1999", System::Swiss { .. }) => TeamCriterion::SWISS_1999.to_vec(),
-                ("2011", _) => TeamCriterion::ROUND_ROBIN_2011.to_vec(),
-                ("1999", _) => TeamCriterion::ROUND_ROBIN_1999.to_vec(),
+                ("1999", System::Swiss { .. }) => chains::SWISS_1999.to_vec(),
+                ("2011", _) => chains::ROUND_ROBIN_2011.to_vec(),
+                ("1999", _) => chains::ROUND_ROBIN_1999.to_vec(),
                 (other, _) => {
                     return Err(bad(
                         "ranking",
-                        format!("unknown preset {other:?} for this system (2011, 1999, 2011-game-points for a Swiss, or a list of criteria)"),
+                        format!(
+                            "unknown preset {other:?} for this system (2011, 1999, 2011-game-points for a Swiss, or a list of criteria)"
+                        ),
                     ));
                 }
             },
@@ -386,8 +396,9 @@ impl EventSpec {
                 list.iter()
                     .enumerate()
                     .map(|(i, c)| {
-                        TeamCriterion::from_code(c)
-                            .ok_or_else(|| bad(format!("ranking[{i}]"), format!("unknown criterion {c:?}")))
+                        TeamCriterion::from_code(c).ok_or_else(|| {
+                            bad(format!("ranking[{i}]"), format!("unknown criterion {c:?}"))
+                        })
                     })
                     .collect::<Result<_, _>>()?
             }
@@ -409,12 +420,25 @@ impl EventSpec {
             let f = format!("lineup.eligibility[{i}]");
             let [from, to] = e.boards.unwrap_or([1, self.boards]);
             if from == 0 || from > to || to > self.boards {
-                return Err(bad(format!("{f}.boards"), format!("must be within 1..={}", self.boards)));
+                return Err(bad(
+                    format!("{f}.boards"),
+                    format!("must be within 1..={}", self.boards),
+                ));
             }
             let tag = e.tag.clone();
             eligibility.push(match (e.at_least, e.at_most, e.every) {
-                (Some(count), None, false) => EligibilityRule::AtLeast { tag, count, from, to },
-                (None, Some(count), false) => EligibilityRule::AtMost { tag, count, from, to },
+                (Some(count), None, false) => EligibilityRule::AtLeast {
+                    tag,
+                    count,
+                    from,
+                    to,
+                },
+                (None, Some(count), false) => EligibilityRule::AtMost {
+                    tag,
+                    count,
+                    from,
+                    to,
+                },
                 (None, None, true) => EligibilityRule::Every { tag, from, to },
                 _ => return Err(bad(f, "give exactly one of at_least, at_most, every")),
             });
@@ -437,12 +461,19 @@ impl EventSpec {
                 return Err(bad(format!("{f}.name"), "must be 1 to 100 characters"));
             }
             if !names.insert(t.name.as_str()) {
-                return Err(bad(format!("{f}.name"), format!("team {:?} is listed twice", t.name)));
+                return Err(bad(
+                    format!("{f}.name"),
+                    format!("team {:?} is listed twice", t.name),
+                ));
             }
             if t.players.len() < self.boards as usize {
                 return Err(bad(
                     format!("{f}.players"),
-                    format!("{} players registered for {} boards", t.players.len(), self.boards),
+                    format!(
+                        "{} players registered for {} boards",
+                        t.players.len(),
+                        self.boards
+                    ),
                 ));
             }
             let players = t
@@ -452,7 +483,10 @@ impl EventSpec {
                 .map(|(k, p)| {
                     let n = p.name().trim();
                     if n.is_empty() || n.chars().count() > 100 {
-                        return Err(bad(format!("{f}.players[{k}]"), "a name of 1 to 100 characters"));
+                        return Err(bad(
+                            format!("{f}.players[{k}]"),
+                            "a name of 1 to 100 characters",
+                        ));
                     }
                     let mut player = Player::new(n);
                     if let PlayerSpec::Full { tags, rating, .. } = p {
@@ -464,22 +498,35 @@ impl EventSpec {
                     Ok(player)
                 })
                 .collect::<Result<Vec<_>, _>>()?;
-            rosters.push(Roster::new(players).map_err(|e| bad(format!("{f}.players"), e.to_string()))?);
+            rosters.push(
+                Roster::new(players).map_err(|e| bad(format!("{f}.players"), e.to_string()))?,
+            );
             for (k, c) in t.captains.iter().enumerate() {
                 if c.trim().is_empty() || c.chars().count() > 100 {
-                    return Err(bad(format!("{f}.captains[{k}]"), "a name of 1 to 100 characters"));
+                    return Err(bad(
+                        format!("{f}.captains[{k}]"),
+                        "a name of 1 to 100 characters",
+                    ));
                 }
             }
         }
         for (k, a) in self.arbiters.iter().enumerate() {
             if a.trim().is_empty() || a.chars().count() > 100 {
-                return Err(bad(format!("arbiters[{k}]"), "a name of 1 to 100 characters"));
+                return Err(bad(
+                    format!("arbiters[{k}]"),
+                    "a name of 1 to 100 characters",
+                ));
             }
         }
         let choice_default = match self.armageddon.default.as_deref() {
             None | Some("black") => Colour::Black,
             Some("red") => Colour::Red,
-            Some(other) => return Err(bad("armageddon.default", format!("{other:?}: red or black"))),
+            Some(other) => {
+                return Err(bad(
+                    "armageddon.default",
+                    format!("{other:?}: red or black"),
+                ));
+            }
         };
         Ok(Rules {
             system,
@@ -499,11 +546,19 @@ impl EventSpec {
             missing,
             lateness_ms: duration("lateness", &self.lateness, 15 * 60_000)?,
             delay: self.broadcast_delay,
-            choose_within_ms: duration("armageddon.choose_within", &self.armageddon.choose_within, 120_000)?,
+            choose_within_ms: duration(
+                "armageddon.choose_within",
+                &self.armageddon.choose_within,
+                120_000,
+            )?,
             choice_default,
             break_ms: duration("break_between_games", &self.break_between_games, 300_000)?,
             open_before_ms: duration("games_open_before", &self.games_open_before, 300_000)?,
-            deadline_before_ms: duration("lineup.deadline_before", &self.lineup.deadline_before, 12 * 3_600_000)?,
+            deadline_before_ms: duration(
+                "lineup.deadline_before",
+                &self.lineup.deadline_before,
+                12 * 3_600_000,
+            )?,
             rosters,
         })
     }
@@ -523,7 +578,9 @@ impl EventSpec {
             }
         };
         let mut chain = match (&c.preset, &c.stages) {
-            (Some(_), Some(_)) => return Err(bad("result_chain", "give preset or stages, not both")),
+            (Some(_), Some(_)) => {
+                return Err(bad("result_chain", "give preset or stages, not both"));
+            }
             (None, None) => return Err(bad("result_chain", "needs preset or stages")),
             (Some(p), None) => match p.as_str() {
                 "single" => ResultChain::single(tc(
@@ -555,18 +612,22 @@ impl EventSpec {
                 let mut out = Vec::with_capacity(stages.len());
                 for (i, s) in stages.iter().enumerate() {
                     let f = format!("result_chain.stages[{i}]");
-                    let colours = match s
-                        .colours
-                        .as_deref()
-                        .unwrap_or(if i == 0 { "scheduled" } else { "swapped" })
-                    {
+                    let colours = match s.colours.as_deref().unwrap_or(if i == 0 {
+                        "scheduled"
+                    } else {
+                        "swapped"
+                    }) {
                         "scheduled" => StageColours::AsScheduled,
                         "swapped" => StageColours::SwappedFromPrevious,
-                        "chosen_by_previous_black" => StageColours::ChosenBy(Chooser::PreviousBlack),
+                        "chosen_by_previous_black" => {
+                            StageColours::ChosenBy(Chooser::PreviousBlack)
+                        }
                         "chosen_by_previous_red" => StageColours::ChosenBy(Chooser::PreviousRed),
                         "chosen_by_first" => StageColours::ChosenBy(Chooser::FirstTeam),
                         "chosen_by_second" => StageColours::ChosenBy(Chooser::SecondTeam),
-                        other => return Err(bad(format!("{f}.colours"), format!("unknown {other:?}"))),
+                        other => {
+                            return Err(bad(format!("{f}.colours"), format!("unknown {other:?}")));
+                        }
                     };
                     let on_draw = match s.on_draw.as_deref().unwrap_or("draw") {
                         "draw" => DrawRule::Draw,
@@ -595,7 +656,8 @@ impl EventSpec {
                         rated: i == 0,
                     });
                 }
-                ResultChain::new(out, basis).map_err(|e| bad("result_chain.stages", e.to_string()))?
+                ResultChain::new(out, basis)
+                    .map_err(|e| bad("result_chain.stages", e.to_string()))?
             }
         };
         chain.count_basis = basis;
@@ -608,7 +670,10 @@ impl EventSpec {
         let s = &self.schedule;
         let starts: Vec<u64> = if !s.rounds_at.is_empty() {
             if s.first_round.is_some() || s.every.is_some() {
-                return Err(bad("schedule", "give rounds_at, or first_round and every, not both"));
+                return Err(bad(
+                    "schedule",
+                    "give rounds_at, or first_round and every, not both",
+                ));
             }
             if (s.rounds_at.len() as u32) < rounds {
                 return Err(bad(
@@ -619,14 +684,18 @@ impl EventSpec {
             s.rounds_at
                 .iter()
                 .enumerate()
-                .map(|(i, t)| parse_instant(t).map_err(|e| bad(format!("schedule.rounds_at[{i}]"), e.to_string())))
+                .map(|(i, t)| {
+                    parse_instant(t)
+                        .map_err(|e| bad(format!("schedule.rounds_at[{i}]"), e.to_string()))
+                })
                 .collect::<Result<_, _>>()?
         } else {
             let first = s
                 .first_round
                 .as_deref()
                 .ok_or_else(|| bad("schedule", "needs rounds_at, or first_round and every"))?;
-            let first = parse_instant(first).map_err(|e| bad("schedule.first_round", e.to_string()))?;
+            let first =
+                parse_instant(first).map_err(|e| bad("schedule.first_round", e.to_string()))?;
             let every = s
                 .every
                 .as_deref()
@@ -635,7 +704,9 @@ impl EventSpec {
             if every == 0 {
                 return Err(bad("schedule.every", "must be more than 0"));
             }
-            (0..rounds.max(1)).map(|r| first + u64::from(r) * every).collect()
+            (0..rounds.max(1))
+                .map(|r| first + u64::from(r) * every)
+                .collect()
         };
         for (i, w) in starts.windows(2).enumerate() {
             if w[1] <= w[0] {
@@ -648,11 +719,15 @@ impl EventSpec {
         let mut out = Vec::with_capacity(starts.len());
         for (i, start) in starts.iter().enumerate() {
             let deadline = match s.deadlines.get(i) {
-                Some(t) => parse_instant(t).map_err(|e| bad(format!("schedule.deadlines[{i}]"), e.to_string()))?,
+                Some(t) => parse_instant(t)
+                    .map_err(|e| bad(format!("schedule.deadlines[{i}]"), e.to_string()))?,
                 None => start.saturating_sub(rules.deadline_before_ms),
             };
             if deadline > *start {
-                return Err(bad(format!("schedule.deadlines[{i}]"), "the lineup deadline is after the round's start"));
+                return Err(bad(
+                    format!("schedule.deadlines[{i}]"),
+                    "the lineup deadline is after the round's start",
+                ));
             }
             out.push((*start, deadline));
         }
@@ -692,7 +767,8 @@ mod tests {
         assert_eq!(times[1].0 - times[0].0, 86_400_000);
         assert_eq!(times[0].0 - times[0].1, 12 * 3_600_000);
         // Serialises back to what it read.
-        let again: EventSpec = serde_json::from_str(&serde_json::to_string(&spec).unwrap()).unwrap();
+        let again: EventSpec =
+            serde_json::from_str(&serde_json::to_string(&spec).unwrap()).unwrap();
         assert_eq!(again, spec);
     }
 
@@ -704,11 +780,23 @@ mod tests {
             (serde_json::json!({"legs": 3}), "legs"),
             (serde_json::json!({"game_scoring": "5-0"}), "game_scoring"),
             (serde_json::json!({"ranking": ["nonsense"]}), "ranking[0]"),
-            (serde_json::json!({"result_chain": {"preset": "single", "time_control": "ninety"}}), "result_chain.time_control"),
+            (
+                serde_json::json!({"result_chain": {"preset": "single", "time_control": "ninety"}}),
+                "result_chain.time_control",
+            ),
             (serde_json::json!({"lateness": "soon"}), "lateness"),
-            (serde_json::json!({"lineup": {"missing": "shrug"}}), "lineup.missing"),
-            (serde_json::json!({"teams": [{"name": "A", "players": ["x"]}, {"name": "B", "players": ["y", "z"]}]}), "teams[0].players"),
-            (serde_json::json!({"teams": [{"name": "A", "players": ["x", "y"]}, {"name": "A", "players": ["y", "z"]}]}), "teams[1].name"),
+            (
+                serde_json::json!({"lineup": {"missing": "shrug"}}),
+                "lineup.missing",
+            ),
+            (
+                serde_json::json!({"teams": [{"name": "A", "players": ["x"]}, {"name": "B", "players": ["y", "z"]}]}),
+                "teams[0].players",
+            ),
+            (
+                serde_json::json!({"teams": [{"name": "A", "players": ["x", "y"]}, {"name": "A", "players": ["y", "z"]}]}),
+                "teams[1].name",
+            ),
         ];
         for (patch, field) in cases {
             let mut v = serde_json::to_value(sample()).unwrap();
@@ -725,6 +813,9 @@ mod tests {
             ..ScheduleSpec::default()
         };
         let r = s.rules().unwrap();
-        assert_eq!(s.round_times(&r, 2).unwrap_err().field, "schedule.rounds_at");
+        assert_eq!(
+            s.round_times(&r, 2).unwrap_err().field,
+            "schedule.rounds_at"
+        );
     }
 }
