@@ -124,38 +124,22 @@ pub fn rate_event(
     games: &[RatedGame],
     rule: &KRule,
 ) -> Result<Vec<Option<RatingChange>>, EloError> {
-    let mut sum = vec![0f64; players.len()];
-    let mut count = vec![0u32; players.len()];
-    for (i, g) in games.iter().enumerate() {
-        for p in [g.red, g.black] {
-            if p >= players.len() {
-                return Err(EloError::NoSuchPlayer { game: i, player: p });
-            }
-        }
-        if g.red_halves > 2 {
-            return Err(EloError::BadScore(i));
-        }
-        let (Some(r), Some(b)) = (players[g.red].rating, players[g.black].rating) else {
-            continue;
-        };
-        let s = f64::from(g.red_halves) / 2.0;
-        let e = expected_score(f64::from(r), f64::from(b));
-        sum[g.red] += s - e;
-        sum[g.black] += (1.0 - s) - (1.0 - e);
-        count[g.red] += 1;
-        count[g.black] += 1;
-    }
-    Ok(players
+    let rows = rating_list(
+        players,
+        games,
+        &EloOptions {
+            k: rule.clone(),
+            initial: InitialRating::Unrated,
+        },
+    )?;
+    Ok(rows
         .iter()
-        .enumerate()
-        .map(|(i, p)| {
-            let rating = p.rating?;
-            let change = f64::from(rule.k(rating, p.games)) * sum[i];
+        .map(|r| {
             Some(RatingChange {
-                before: rating,
-                change,
-                after: rating + change.round() as i32,
-                games: count[i],
+                before: r.before?,
+                change: r.change,
+                after: r.after?,
+                games: r.rated_games,
             })
         })
         .collect())

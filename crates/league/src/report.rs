@@ -7,7 +7,7 @@ use crate::colour::Side;
 use crate::entities::TeamIdx;
 use crate::individual::BoardPrizeRow;
 use crate::points::Points;
-use crate::standings::{Standings, System, TeamCriterion, TeamMatch, WithdrawalEffect};
+use crate::standings::{Standings, System, TeamCriterion, TeamMatch, TeamRow, WithdrawalEffect};
 use crate::text::{Lang, csv_line, html_escape, text_cell, width};
 use std::collections::BTreeMap;
 use std::fmt::Write;
@@ -464,16 +464,50 @@ impl TeamReport<'_> {
                 cells.entry((a, b)).or_default().push((round, "/".into()));
             }
         }
+        let columns: Vec<String> = (1..=order.len()).map(|i| i.to_string()).collect();
+        self.result_grid(
+            l.pick("循环赛成绩表", "Crosstable"),
+            columns,
+            |r, k| {
+                let o = order[k];
+                if o == r.team {
+                    "×".to_string()
+                } else {
+                    let mut v = cells.get(&(r.team, o)).cloned().unwrap_or_default();
+                    v.sort();
+                    v.into_iter().map(|(_, c)| c).collect::<Vec<_>>().join(" ")
+                }
+            },
+            l.pick(
+                "格内为局分（本队:对方），+/- 弃权胜/负，/ 双方均已退出。",
+                "Cells: game points (own:opponent); +/- forfeit won/lost; / both teams had withdrawn.",
+            ),
+        )
+    }
+
+    /// A crosstable: rank, team, one column per opponent or round, then 场分 (对手分 for a
+    /// Swiss), 局分 and the deciding criterion.
+    fn result_grid(
+        &self,
+        title: &str,
+        columns: Vec<String>,
+        cell: impl Fn(&TeamRow, usize) -> String,
+        note: &str,
+    ) -> Table {
+        let l = self.lang;
+        let swiss = self.system == System::Swiss;
+        let n = columns.len();
         let mut header = vec![
             l.pick("名次", "Rank").to_string(),
             l.pick("队名", "Team").to_string(),
         ];
-        header.extend((1..=order.len()).map(|i| i.to_string()));
-        header.extend([
-            l.pick("场分", "MP").to_string(),
-            l.pick("局分", "GP").to_string(),
-            l.pick("决定名次", "Decided by").to_string(),
-        ]);
+        header.extend(columns);
+        header.push(l.pick("场分", "MP").to_string());
+        if swiss {
+            header.push(l.pick("对手分", "OMP").to_string());
+        }
+        header.push(l.pick("局分", "GP").to_string());
+        header.push(l.pick("决定名次", "Decided by").to_string());
         let rows = self
             .standings
             .rows
@@ -483,16 +517,11 @@ impl TeamReport<'_> {
                     r.rank.map_or_else(|| "-".to_string(), |x| x.to_string()),
                     self.name(r.team).to_string(),
                 ];
-                for &o in &order {
-                    row.push(if o == r.team {
-                        "×".to_string()
-                    } else {
-                        let mut v = cells.get(&(r.team, o)).cloned().unwrap_or_default();
-                        v.sort();
-                        v.into_iter().map(|(_, c)| c).collect::<Vec<_>>().join(" ")
-                    });
-                }
+                row.extend((0..n).map(|k| cell(r, k)));
                 row.push(r.match_points.to_string());
+                if swiss {
+                    row.push(r.opponent_match_points.to_string());
+                }
                 row.push(r.game_points.to_string());
                 row.push(
                     r.decided_by
@@ -502,20 +531,14 @@ impl TeamReport<'_> {
                 row
             })
             .collect();
-        let n = header.len();
+        let points = (2 + n..header.len() - 1).collect();
         Table {
-            title: l.pick("循环赛成绩表", "Crosstable").to_string(),
+            title: title.to_string(),
             header,
             rows,
             left: vec![1],
-            points: vec![n - 3, n - 2],
-            notes: vec![
-                l.pick(
-                    "格内为局分（本队:对方），+/- 弃权胜/负，/ 双方均已退出。",
-                    "Cells: game points (own:opponent); +/- forfeit won/lost; / both teams had withdrawn.",
-                )
-                .to_string(),
-            ],
+            points,
+            notes: vec![note.to_string()],
         }
     }
 
@@ -567,60 +590,26 @@ impl TeamReport<'_> {
         for &(round, t) in self.byes {
             cells.insert((t, round), l.pick("轮空", "bye").to_string());
         }
-        let mut header = vec![
-            l.pick("名次", "Rank").to_string(),
-            l.pick("队名", "Team").to_string(),
-        ];
-        header.extend((1..=last).map(|r| match l {
-            Lang::Zh => format!("第{r}轮"),
-            Lang::En => format!("R{r}"),
-        }));
-        header.extend([
-            l.pick("场分", "MP").to_string(),
-            l.pick("对手分", "OMP").to_string(),
-            l.pick("局分", "GP").to_string(),
-            l.pick("决定名次", "Decided by").to_string(),
-        ]);
-        let rows = self
-            .standings
-            .rows
-            .iter()
-            .map(|r| {
-                let mut row = vec![
-                    r.rank.map_or_else(|| "-".to_string(), |x| x.to_string()),
-                    self.name(r.team).to_string(),
-                ];
-                row.extend(
-                    (1..=last).map(|k| cells.get(&(r.team, k)).cloned().unwrap_or_default()),
-                );
-                row.push(r.match_points.to_string());
-                row.push(r.opponent_match_points.to_string());
-                row.push(r.game_points.to_string());
-                row.push(
-                    r.decided_by
-                        .map(|c| criterion_label(c, l).to_string())
-                        .unwrap_or_default(),
-                );
-                row
+        let columns: Vec<String> = (1..=last)
+            .map(|r| match l {
+                Lang::Zh => format!("第{r}轮"),
+                Lang::En => format!("R{r}"),
             })
             .collect();
-        let n = header.len();
-        Table {
-            title: l
-                .pick("积分编排制成绩表", "Crosstable by round")
-                .to_string(),
-            header,
-            rows,
-            left: vec![1],
-            points: vec![n - 4, n - 3, n - 2],
-            notes: vec![
-                l.pick(
-                    "格内为对手名次、先/后走及局分（本队:对方）。",
-                    "Cells: opponent's rank, f(irst)/s(econd) to move, game points (own:opponent).",
-                )
-                .to_string(),
-            ],
-        }
+        self.result_grid(
+            l.pick("积分编排制成绩表", "Crosstable by round"),
+            columns,
+            |r, k| {
+                cells
+                    .get(&(r.team, k as u32 + 1))
+                    .cloned()
+                    .unwrap_or_default()
+            },
+            l.pick(
+                "格内为对手名次、先/后走及局分（本队:对方）。",
+                "Cells: opponent's rank, f(irst)/s(econd) to move, game points (own:opponent).",
+            ),
+        )
     }
 }
 

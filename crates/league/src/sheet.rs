@@ -539,14 +539,7 @@ impl ScoreSheet {
         );
         h.push_str("<tr>");
         for _ in Side::BOTH {
-            for label in [
-                l.pick("执色", "Colour"),
-                l.pick("姓名", "Name"),
-                l.pick("结果", "Result"),
-                l.pick("得分", "Points"),
-                l.pick("犯规次数", "Fouls"),
-                l.pick("签字", "Signature"),
-            ] {
+            for label in team_labels(l) {
                 let _ = write!(h, "<th>{label}</th>");
             }
         }
@@ -705,16 +698,7 @@ impl ScoreSheet {
             header.push(l.pick("局别", "Game").to_string());
         }
         for _ in Side::BOTH {
-            for label in [
-                l.pick("执色", "Colour"),
-                l.pick("姓名", "Name"),
-                l.pick("结果", "Result"),
-                l.pick("得分", "Points"),
-                l.pick("犯规次数", "Fouls"),
-                l.pick("签字", "Signature"),
-            ] {
-                header.push(label.to_string());
-            }
+            header.extend(team_labels(l).iter().map(|s| s.to_string()));
         }
         header.push(l.pick("决出", "Decided by").to_string());
         out.push_str(&csv_line(&header));
@@ -796,6 +780,18 @@ impl ScoreSheet {
             String::new(),
         ]));
     }
+}
+
+/// The column labels of a team's block, as on the seed's form (plus 执色 and 结果).
+fn team_labels(l: Lang) -> [&'static str; 6] {
+    [
+        l.pick("执色", "Colour"),
+        l.pick("姓名", "Name"),
+        l.pick("结果", "Result"),
+        l.pick("得分", "Points"),
+        l.pick("犯规次数", "Fouls"),
+        l.pick("签字", "Signature"),
+    ]
 }
 
 fn check(header: &SheetHeader<'_>, players: usize, boards: usize) -> Result<(), SheetError> {

@@ -662,6 +662,14 @@ pub fn standings(input: StandingsInput<'_>) -> Result<Standings, StandingsError>
         .max()
         .unwrap_or(0);
 
+    let played_rounds: Vec<u32> = acc
+        .iter()
+        .flat_map(|a| a.per_round.keys().copied())
+        .filter(|&r| r < last_round)
+        .collect::<std::collections::BTreeSet<u32>>()
+        .into_iter()
+        .collect();
+
     // Head-to-head mini-league among the teams of a group (all meetings).
     let h2h = |group: &[usize], t: usize| -> Option<Points> {
         // Only meaningful when every pair of the group has met.
@@ -706,10 +714,13 @@ pub fn standings(input: StandingsInput<'_>) -> Result<Standings, StandingsError>
             TeamCriterion::BlackWins => vec![i64::from(a.black_wins)],
             TeamCriterion::BlackGames => vec![i64::from(a.black_games)],
             TeamCriterion::EarlierRounds => {
-                let mut cum = Vec::new();
+                // The running score after each earlier round, latest first. Rounds in which
+                // nobody scored add the same entry for every team, so only the rounds played
+                // count (round numbers can be sparse).
+                let mut cum = Vec::with_capacity(played_rounds.len());
                 let mut total = Points::ZERO;
-                for r in 1..last_round {
-                    total += a.per_round.get(&r).copied().unwrap_or_default();
+                for r in &played_rounds {
+                    total += a.per_round.get(r).copied().unwrap_or_default();
                     cum.push(h(total));
                 }
                 cum.reverse();

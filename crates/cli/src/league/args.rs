@@ -3,6 +3,8 @@
 use clap::{Args, Subcommand, ValueEnum};
 use std::path::PathBuf;
 
+/// League tools: schedules, standings, crosstables, score sheets, Swiss pairings, knockout
+/// brackets and Elo rating lists, from results files (JSON; see crates/league/README.md).
 #[derive(Debug, Args)]
 pub struct LeagueArgs {
     #[command(subcommand)]
@@ -251,4 +253,35 @@ pub(super) enum SheetFormat {
     Html,
     /// The 计分表 form as CSV for Excel/WPS (UTF-8 with BOM), one block per match.
     FormCsv,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::LeagueArgs;
+    use clap::{Args, Command};
+
+    /// `chuhe league --help` lists every subcommand with a one-line description, and every
+    /// argument of every subcommand is described.
+    #[test]
+    fn every_subcommand_and_flag_is_described() {
+        let cmd = LeagueArgs::augment_args(Command::new("league"));
+        let subs: Vec<&Command> = cmd.get_subcommands().collect();
+        assert!(subs.len() >= 7);
+        for sub in subs {
+            let about = sub.get_about().map(|a| a.to_string()).unwrap_or_default();
+            assert!(!about.is_empty(), "{} has no description", sub.get_name());
+            assert!(!about.contains('\n'), "{}: one line", sub.get_name());
+            for arg in sub.get_arguments() {
+                if arg.get_id() == "help" {
+                    continue;
+                }
+                assert!(
+                    arg.get_help().is_some_and(|h| !h.to_string().is_empty()),
+                    "{} {} has no description",
+                    sub.get_name(),
+                    arg.get_id()
+                );
+            }
+        }
+    }
 }

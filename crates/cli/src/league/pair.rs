@@ -42,7 +42,7 @@ impl Season {
             },
         )?
         .match_points[0];
-        let mut rounds = Vec::with_capacity(last as usize);
+        let mut rounds = Vec::new();
         for r in 1..=last {
             let pairings: Vec<_> = self
                 .matches
@@ -210,14 +210,7 @@ impl Season {
                                 .map(|&(x, y)| [x as u32 + 1, y as u32 + 1])
                                 .collect()
                         }),
-                        accepted: r
-                            .problems
-                            .iter()
-                            .map(|p| ProblemOut {
-                                code: p.code(),
-                                message: p.describe(&self.teams),
-                            })
-                            .collect(),
+                        accepted: r.problems.iter().map(|p| self.problem_out(p)).collect(),
                         log: r.log_line(&self.teams),
                     }),
                 };
@@ -246,6 +239,13 @@ impl Season {
                 s
             }
         })
+    }
+
+    fn problem_out(&self, p: &PairingProblem) -> ProblemOut {
+        ProblemOut {
+            code: p.code(),
+            message: p.describe(&self.teams),
+        }
     }
 
     fn no_pairing_out(
@@ -282,14 +282,7 @@ impl Season {
                                 .map(|&(x, y)| [self.teams[x].clone(), self.teams[y].clone()])
                                 .collect(),
                             bye: o.pairing.bye.map(|b| b as u32 + 1),
-                            problems: o
-                                .problems
-                                .iter()
-                                .map(|p| ProblemOut {
-                                    code: p.code(),
-                                    message: p.describe(&self.teams),
-                                })
-                                .collect(),
+                            problems: o.problems.iter().map(|p| self.problem_out(p)).collect(),
                             cost: o.cost,
                             r#override: flat(&o.pairing),
                         })
@@ -390,4 +383,44 @@ struct OptionOut {
     cost: u64,
     /// The `--override` argument that chooses this option.
     r#override: String,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// The --override and --bye texts: a pairing or a typed error, never a panic.
+        #[test]
+        fn override_text_never_panics(spec in ".{0,40}", bye in proptest::option::of(".{0,6}")) {
+            let season = Season::parse(include_str!("../../../league/examples/season.json"));
+            prop_assert!(season.is_ok());
+            if let Ok(s) = season {
+                if let Ok(p) = s.parse_override(&spec, bye.as_deref()) {
+                    prop_assert!(p.tables.iter().all(|&(a, b)| a < s.teams.len() && b < s.teams.len()));
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn override_text() {
+        let Ok(s) = Season::parse(include_str!("../../../league/examples/season.json")) else {
+            panic!("example");
+        };
+        let p = s.parse_override(" 2-1, 4-3 ", Some("1"));
+        assert!(
+            matches!(p, Ok(SwissPairing { ref tables, bye: Some(0) }) if tables == &[(1, 0), (3, 2)])
+        );
+        let e = |spec: &str| {
+            s.parse_override(spec, None)
+                .err()
+                .map(|e| e.to_string())
+                .unwrap_or_default()
+        };
+        assert!(e("2:1").contains("not a table"));
+        assert!(e("2-9").contains("not a draw number 1–4"));
+        assert!(e("").contains("no tables"));
+    }
 }

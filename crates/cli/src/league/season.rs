@@ -55,6 +55,10 @@ pub(super) struct ParsedMatch {
     pub(super) third_place: bool,
 }
 
+/// Rounds are numbered 1 to this (a double round robin of 1,000 teams has 1,998 rounds).
+const MAX_ROUND: u32 = 10_000;
+const ROUND_RANGE: &str = "rounds are numbered from 1 to 10000";
+
 pub(super) fn half_points(lines: &Lines, path: &str, v: f64) -> Result<Points> {
     let h = v * 2.0;
     if !h.is_finite() || h.fract() != 0.0 || h.abs() > 1e6 {
@@ -275,18 +279,23 @@ impl Season {
                 .copied()
                 .ok_or_else(|| lines.err(path, format!("unknown team {name:?}")))
         };
+        // A meeting at `p`: its round checked, its two teams resolved and distinct.
+        let meeting = |p: &str, round: u32, first: &str, second: &str| -> Result<(usize, usize)> {
+            if !(1..=MAX_ROUND).contains(&round) {
+                return Err(lines.err(&format!("{p}.round"), ROUND_RANGE));
+            }
+            let a = team(&format!("{p}.first"), first)?;
+            let b = team(&format!("{p}.second"), second)?;
+            if a == b {
+                return Err(lines.err(p, "a team cannot play itself"));
+            }
+            Ok((a, b))
+        };
 
         let mut matches = Vec::with_capacity(file.matches.len());
         for (i, m) in file.matches.iter().enumerate() {
             let p = format!("matches[{i}]");
-            if m.round == 0 {
-                return Err(lines.err(&format!("{p}.round"), "rounds start at 1"));
-            }
-            let first = team(&format!("{p}.first"), &m.first)?;
-            let second = team(&format!("{p}.second"), &m.second)?;
-            if first == second {
-                return Err(lines.err(&p, "a team cannot play itself"));
-            }
+            let (first, second) = meeting(&p, m.round, &m.first, &m.second)?;
             let date = m.date.clone().unwrap_or_default();
             if !date.is_empty() && parse_date(&date).is_none() {
                 return Err(lines.err(
@@ -423,6 +432,9 @@ impl Season {
                     "byes are only recorded in a Swiss (round-robin byes score nothing)",
                 ));
             }
+            if !(1..=MAX_ROUND).contains(&b.round) {
+                return Err(lines.err(&format!("{p}.round"), ROUND_RANGE));
+            }
             byes.push((b.round, team(&format!("{p}.team"), &b.team)?));
         }
         let mut penalties = Vec::new();
@@ -436,6 +448,9 @@ impl Season {
                 (PenaltyKindJson::Warning, None) => PenaltyKind::Warning,
                 (PenaltyKindJson::Disqualification, None) => PenaltyKind::Disqualification,
                 (PenaltyKindJson::Expulsion, Some(after_round)) => {
+                    if after_round > MAX_ROUND {
+                        return Err(lines.err(&format!("{p}.after_round"), ROUND_RANGE));
+                    }
                     // 18.3: 对除名者,按退出处理 — an expulsion is a withdrawal, shown apart.
                     if withdrawn.insert(t, ()).is_some() {
                         return Err(lines.err(&p, format!("team {:?} is expelled twice", pj.team)));
@@ -470,6 +485,9 @@ impl Season {
                     &p,
                     format!("team {:?} withdraws twice (or is also expelled)", w.team),
                 ));
+            }
+            if w.after_round > MAX_ROUND {
+                return Err(lines.err(&format!("{p}.after_round"), ROUND_RANGE));
             }
             withdrawals.push(Withdrawal {
                 team: t,
@@ -518,14 +536,7 @@ impl Season {
                         let mut out = Vec::with_capacity(list.len());
                         for (i, f) in list.iter().enumerate() {
                             let p = format!("schedule[{i}]");
-                            if f.round == 0 {
-                                return Err(lines.err(&format!("{p}.round"), "rounds start at 1"));
-                            }
-                            let first = team(&format!("{p}.first"), &f.first)?;
-                            let second = team(&format!("{p}.second"), &f.second)?;
-                            if first == second {
-                                return Err(lines.err(&p, "a team cannot play itself"));
-                            }
+                            let (first, second) = meeting(&p, f.round, &f.first, &f.second)?;
                             out.push(Fixture {
                                 round: f.round,
                                 first,
@@ -669,6 +680,77 @@ impl Season {
                 )
             }
             other => anyhow!("{other}"),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    //! The results file is the input every `chuhe league` command reads from a user: any bytes
+    //! give a season or a typed error, never a panic, and whatever parses can be rendered.
+    use super::*;
+    use proptest::prelude::*;
+
+    const EXAMPLE: &str = include_str!("../../../league/examples/season.json");
+
+    /// Runs everything a parsed season feeds: no panic allowed (errors are fine).
+    fn exercise(season: &Season) {
+        if let Ok(table) = season.standings() {
+            let _ = season.standings_json(&table, Some(1));
+        }
+        let _ = season.sheets(None, false);
+        let _ = season.sheets(Some(1), true);
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 300, ..ProptestConfig::default() })]
+
+        #[test]
+        fn arbitrary_bytes_never_panic(bytes in prop::collection::vec(any::<u8>(), 0..600)) {
+            if let Ok(s) = Season::parse(&String::from_utf8_lossy(&bytes)) {
+                exercise(&s);
+            }
+        }
+
+        /// The example with a few bytes replaced, inserted or cut: near-valid files reach every
+        /// check of the parser.
+        #[test]
+        fn mutated_example_never_panics(
+            edits in prop::collection::vec((0usize..EXAMPLE.len(), 0usize..3, prop::sample::select(vec![
+                "0", "1", "9", "-1", "4294967295", "1e9", "0.25", "\"", ",", "{", "}", "[", "]",
+                ":", "null", "true", "\"first\"", "\"both\"", "\"black\"", "\"swiss\"",
+                "\"knockout\"", "\"2011-game-points\"", "\"\"", "\"\\u0000\"", "\"=1+1\"",
+            ])), 1..6),
+        ) {
+            let mut text = EXAMPLE.as_bytes().to_vec();
+            for (at, kind, token) in edits {
+                let at = at.min(text.len());
+                match kind {
+                    0 => {
+                        let end = (at + token.len()).min(text.len());
+                        text.splice(at..end, token.bytes());
+                    }
+                    1 => {
+                        text.splice(at..at, token.bytes());
+                    }
+                    _ => {
+                        let end = (at + 8).min(text.len());
+                        text.drain(at..end);
+                    }
+                }
+            }
+            if let Ok(s) = Season::parse(&String::from_utf8_lossy(&text)) {
+                exercise(&s);
+            }
+        }
+    }
+
+    #[test]
+    fn the_example_parses() {
+        let s = Season::parse(EXAMPLE);
+        assert!(s.is_ok());
+        if let Ok(s) = s {
+            exercise(&s);
         }
     }
 }
