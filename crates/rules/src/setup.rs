@@ -63,6 +63,9 @@ pub enum ParseFenError {
         /// The character.
         found: char,
     },
+    /// The board is not followed by the side to move (it is never guessed).
+    #[error("the side to move is missing: w or b must follow the board")]
+    MissingTurn,
     /// The side-to-move field is not `w`, `r` or `b`.
     #[error("side to move {found:?} is not w, r or b")]
     BadTurn {
@@ -150,8 +153,10 @@ impl Setup {
         self.board[sq.index()]
     }
 
-    /// Reads a FEN. Accepts `w`/`r`/`b` for the side to move, `E`/`H` for elephant/horse, and
-    /// omitted trailing fields (`- - 0 1` are assumed). Leading/trailing whitespace is ignored.
+    /// Reads a FEN. The board and the side to move are required; accepts `w`/`r`/`b` (or
+    /// upper case) for the side to move, `E`/`H` for elephant/horse, and omitted trailing
+    /// fields after the side to move (`- - 0 1` are assumed). Leading/trailing whitespace is
+    /// ignored.
     pub fn from_fen(fen: &str) -> Result<Setup, ParseFenError> {
         let fields: Vec<&str> = fen.split_whitespace().collect();
         let Some(board_field) = fields.first() else {
@@ -187,7 +192,8 @@ impl Setup {
             }
         }
         let turn = match fields.get(1).copied() {
-            None | Some("w" | "r" | "W" | "R") => Color::Red,
+            None => return Err(ParseFenError::MissingTurn),
+            Some("w" | "r" | "W" | "R") => Color::Red,
             Some("b" | "B") => Color::Black,
             Some(other) => {
                 return Err(ParseFenError::BadTurn {

@@ -149,3 +149,35 @@ fn batch_survives_bad_bytes_and_odd_input() {
     }
     assert_eq!(out[4]["chinese"], serde_json::json!(["炮二平五"]));
 }
+
+/// A FEN without the side to move is refused by every command that takes a FEN (it used to be
+/// read as Red to move).
+#[test]
+fn a_fen_without_the_side_to_move_is_refused_everywhere() {
+    let board = "4k4/9/9/9/9/9/9/9/9/R2K5";
+    let input = [
+        format!(r#"{{"fen": "{board}", "moves": []}}"#),
+        format!(r#"{{"fen": "  {board}  ", "moves": ["a0a1"]}}"#),
+        format!(r#"{{"fen": "{board} b", "moves": ["e9e8"]}}"#),
+    ]
+    .join("\n");
+    let out = batch(&input);
+    assert_eq!(out.len(), 3);
+    for v in &out[..2] {
+        assert_eq!(v["error"]["code"], "bad_fen", "{v}");
+        assert_eq!(v["error"]["ply"], 0, "{v}");
+        let message = v["error"]["message"].as_str().unwrap();
+        assert!(message.contains("side to move is missing"), "{message}");
+    }
+    assert_eq!(out[2]["fen"], "9/4k4/9/9/9/9/9/9/9/R2K5 w - - 1 2");
+
+    for args in [
+        vec!["rules", "perft", board, "1"],
+        vec!["rules", "explain", board, "a0a1"],
+    ] {
+        let out = chuhe().args(&args).output().unwrap();
+        assert!(!out.status.success(), "{args:?}");
+        let err = String::from_utf8(out.stderr).unwrap();
+        assert!(err.contains("side to move is missing"), "{args:?}: {err}");
+    }
+}

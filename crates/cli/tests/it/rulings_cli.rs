@@ -191,3 +191,73 @@ fn explain_prints_both_languages() {
     let err = String::from_utf8(out.stderr).unwrap();
     assert!(err.contains("move 1"), "{err}");
 }
+
+/// 29.4, 细则 7: the rook is the only guard of its king's file; "chasing" the horse and the
+/// cannon in turn is idle (taking either lets Black mate by checks), so the cycle is a
+/// repetition draw, not 长捉 with a warning. With a second guard on the file it is 长捉.
+#[test]
+fn a_false_chase_is_idle() {
+    let lp = ["f4f5", "e9e8", "f5f4", "e8e9"].repeat(2);
+    let mut input = String::new();
+    input += &line("4k2r1/9/9/9/1c7/1n3R3/9/9/9/3p1K3 w - - 0 1", &lp, "");
+    input += &line("4k2r1/9/9/9/1c7/1n3R3/9/5C3/9/3p1K3 w - - 0 1", &lp, "");
+    let out = batch(&input);
+    assert_eq!(out[0]["result"], "draw", "{}", out[0]);
+    assert_eq!(out[0]["reason"], "repetition_draw");
+    assert_eq!(out[0]["article"], "24.2");
+    assert!(out[0].get("warning").is_none(), "{}", out[0]);
+    let ruling = &out[0]["ruling"];
+    assert_eq!(ruling["red"]["pattern"], "idle");
+    assert_eq!(ruling["moves"][0]["iccs"], "f4f5");
+    assert_eq!(ruling["moves"][0]["class"], "idle");
+    assert_eq!(ruling["moves"][0]["chased"], serde_json::json!([]));
+
+    assert_eq!(out[1]["result"], "ongoing", "{}", out[1]);
+    assert_eq!(out[1]["warning"]["side"], "red");
+    let ruling = &out[1]["warning"]["ruling"];
+    assert_eq!(ruling["red"]["pattern"], "perpetual_chase");
+    assert_eq!(ruling["moves"][0]["class"], "chase");
+    assert_eq!(ruling["moves"][0]["chased"][0]["square"], "b5");
+}
+
+/// 4.2.4: the FEN's halfmove clock counts towards the natural move limit.
+#[test]
+fn the_fen_halfmove_clock_counts_for_the_move_limit() {
+    let quiet = "4k4/9/9/9/9/9/9/9/9/R2K5";
+    let mut input = String::new();
+    input += &line(&format!("{quiet} w - - 119 60"), &["a0a1"], "");
+    input += &line(&format!("{quiet} w - - 118 60"), &["a0a1"], "");
+    input += &line(&format!("{quiet} w - - 120 61"), &[], "");
+    input += &line(&format!("{quiet} w - - 120 61"), &["a0a1"], "");
+    input += &line(
+        &format!("{quiet} w - - 79 40"),
+        &["a0a1"],
+        ",\"move_limit\":40",
+    );
+    input += &line(
+        &format!("{quiet} w - - 7 4"),
+        &["a0a1"],
+        ",\"move_limit\":4294967295",
+    );
+    input += &line(
+        &format!("{quiet} w - - 4294967295 4"),
+        &["a0a1"],
+        ",\"move_limit\":0",
+    );
+    let out = batch(&input);
+    assert_eq!(out.len(), 7);
+    for i in [0, 2, 4] {
+        assert_eq!(out[i]["result"], "draw", "{i}: {}", out[i]);
+        assert_eq!(out[i]["reason"], "move_limit", "{i}");
+        assert_eq!(out[i]["article"], "4.2.4", "{i}");
+        assert_eq!(out[i]["legal"], serde_json::json!([]), "{i}");
+    }
+    let after = "4k4/9/9/9/9/9/9/9/R8/3K5";
+    assert_eq!(out[0]["fen"], format!("{after} b - - 120 60"));
+    assert_eq!(out[1]["result"], "ongoing");
+    assert_eq!(out[1]["fen"], format!("{after} b - - 119 60"));
+    assert_eq!(out[3]["error"]["code"], "game_over", "{}", out[3]);
+    assert_eq!(out[3]["error"]["ply"], 0);
+    assert_eq!(out[5]["result"], "ongoing", "{}", out[5]);
+    assert_eq!(out[6]["result"], "ongoing", "{}", out[6]);
+}

@@ -86,6 +86,9 @@ impl RawClass {
     }
 }
 
+/// Every victim square: no mask.
+const ALL: u128 = !0;
+
 /// Classifies `mv`, played by `mover` from `before` (which must be the position before the
 /// move; the move must be legal and must not capture — captures never lie inside a cycle, but
 /// they are classified the same way if asked).
@@ -93,38 +96,44 @@ pub(crate) fn classify(before: &Arena, mv: AMove) -> RawClass {
     let mut a = before.clone();
     let mover = side_of(a.get(mv.from));
     let opp = 1 - mover;
-    let (t0_before, t1_before) = threats(&mut a, mover);
-    a.make(mv);
     let mut out = RawClass::default();
+    let u = a.make(mv);
     if a.in_check(opp) {
         out.check = true;
         return out;
     }
-    let (t0_after, t1_after) = threats(&mut a, mover);
+    let (t0_after, t1_after) = threats(&mut a, mover, ALL);
+    let mates_after = mates_by_checks(&mut a, mover, MATE_THREAT_CHECKS);
+    a.unmake(u);
+    // 29.2: only a threat that was not there before the move is new, so only the pieces
+    // threatened after it need a look before it (they stand on the same points: the mover's
+    // piece is the only one that moved).
+    let (t0_before, t1_before) = threats(&mut a, mover, t1_after);
     out.chased = t0_after & !t0_before;
     out.chased_with_pawns = t1_after & !t1_before;
-    if mates_by_checks(&mut a, mover, MATE_THREAT_CHECKS) {
-        let mut b = before.clone();
-        out.mate_threat = !mates_by_checks(&mut b, mover, MATE_THREAT_CHECKS);
-    }
+    out.mate_threat = mates_after && !mates_by_checks(&mut a, mover, MATE_THREAT_CHECKS);
     if out.chased == 0 && !out.mate_threat {
         // 28.3, 29.1: winning a piece by a check first (a fork, a discovered check). Only
         // looked at for otherwise idle moves: a heavier class already decides.
-        let via_after = threats_via_check(&mut a, mover) & !t0_after;
-        if via_after & !t0_before != 0 {
-            let mut b = before.clone();
-            let via_before = threats_via_check(&mut b, mover);
-            let new = via_after & !t0_before & !via_before;
-            out.chased |= new;
-            out.chased_with_pawns |= new;
+        let u = a.make(mv);
+        let via_after = threats_via_check(&mut a, mover, !t0_after);
+        a.unmake(u);
+        if via_after != 0 {
+            let not_before = via_after & !threats(&mut a, mover, via_after).0;
+            if not_before != 0 {
+                let new = not_before & !threats_via_check(&mut a, mover, not_before);
+                out.chased |= new;
+                out.chased_with_pawns |= new;
+            }
         }
     }
     out
 }
 
 /// The pieces `s` would win by giving a check first (it moves again): some checking move
-/// after which every legal reply leaves the piece won (28.3 连续照将, 29.1; one check).
-fn threats_via_check(a: &mut Arena, s: Side) -> u128 {
+/// after which every legal reply leaves the piece won (28.3 连续照将, 29.1; one check). Only
+/// the victims in `mask` are looked at.
+fn threats_via_check(a: &mut Arena, s: Side, mask: u128) -> u128 {
     let opp = 1 - s;
     let mut checks = Vec::with_capacity(8);
     checking_moves(a, s, &mut checks);
@@ -136,14 +145,14 @@ fn threats_via_check(a: &mut Arena, s: Side) -> u128 {
         }
         let u = a.make(c);
         a.legal_moves(opp, &mut replies);
-        let mut common = if replies.is_empty() { 0 } else { !0u128 };
+        let mut common = if replies.is_empty() { 0 } else { mask & !out };
         for &r in &replies {
-            let ur = a.make(r);
-            common &= threats(a, s).0;
-            a.unmake(ur);
             if common == 0 {
                 break;
             }
+            let ur = a.make(r);
+            common &= threats(a, s, common).0;
+            a.unmake(ur);
         }
         a.unmake(u);
         out |= common;
@@ -152,15 +161,16 @@ fn threats_via_check(a: &mut Arena, s: Side) -> u128 {
 }
 
 /// The pieces of `opp` (= not `s`) that `s` threatens to win if it moved next: returns the
-/// victims' squares as masks, first without and then with pawn attacks counted.
-pub(crate) fn threats(a: &mut Arena, s: Side) -> (u128, u128) {
+/// victims' squares as masks, first without and then with pawn attacks counted. Only the
+/// victims on the points of `mask` are looked at.
+pub(crate) fn threats(a: &mut Arena, s: Side, mask: u128) -> (u128, u128) {
     let opp = 1 - s;
     let mut t0 = 0u128;
     let mut t1 = 0u128;
     let mut capturers = Vec::with_capacity(8);
     for v in 0..90u8 {
         let vc = a.get(v);
-        if vc == 0 || side_of(vc) != opp {
+        if vc == 0 || side_of(vc) != opp || mask >> v & 1 == 0 {
             continue;
         }
         let vk = kind_of(vc);
@@ -188,7 +198,7 @@ pub(crate) fn threats(a: &mut Arena, s: Side) -> (u128, u128) {
                 continue;
             }
             if mated_after(a, AMove { from, to: v }, s) {
-                continue; // 29.4, 细则 7.
+                continue; // 29.4, 细则 7: a false chase.
             }
             if ak == PAWN {
                 by_pawn = true;
@@ -263,28 +273,15 @@ fn piece_value_at(c: Code, sq: u8) -> i32 {
     value(kind_of(c), sq, side_of(c))
 }
 
-/// Whether, after `s` plays the capture `mv`, the other side mates at once (29.4, 细则 7).
+/// Whether, after `s` plays the capture `mv`, the other side mates it at once (29.4, 细则 7:
+/// "一旦吃子立即会被对方将死"): with its next move, or by a forced run of checks that starts
+/// with it (连将杀, as in 杀, 28.2), of at most [`MATE_THREAT_CHECKS`] checks. Such a capture
+/// is only a chase in form (a false chase, 假捉), and the move is idle.
 fn mated_after(a: &mut Arena, mv: AMove, s: Side) -> bool {
     let u = a.make(mv);
-    let r = mate_in_one(a, 1 - s);
+    let r = mates_by_checks(a, 1 - s, MATE_THREAT_CHECKS);
     a.unmake(u);
     r
-}
-
-/// Whether `side` (to move) has a move that mates at once.
-pub(crate) fn mate_in_one(a: &mut Arena, side: Side) -> bool {
-    let opp = 1 - side;
-    let mut checks = Vec::with_capacity(16);
-    checking_moves(a, side, &mut checks);
-    for mv in checks {
-        let u = a.make(mv);
-        let mate = !a.has_legal_move(opp);
-        a.unmake(u);
-        if mate {
-            return true;
-        }
-    }
-    false
 }
 
 /// The legal moves of `side` that give check.
@@ -321,15 +318,18 @@ pub(crate) fn mates_by_checks(a: &mut Arena, side: Side, checks: u32) -> bool {
     let mut replies = Vec::with_capacity(16);
     for mv in moves {
         let u = a.make(mv);
-        a.legal_moves(opp, &mut replies);
-        let wins = replies.is_empty()
-            || (checks > 1
-                && replies.clone().into_iter().all(|r| {
-                    let ur = a.make(r);
-                    let w = mates_by_checks(a, side, checks - 1);
-                    a.unmake(ur);
-                    w
-                }));
+        let wins = if checks == 1 {
+            // The last check must mate: no reply at all (stops at the first one found).
+            !a.has_legal_move(opp)
+        } else {
+            a.legal_moves(opp, &mut replies);
+            replies.iter().all(|&r| {
+                let ur = a.make(r);
+                let w = mates_by_checks(a, side, checks - 1);
+                a.unmake(ur);
+                w
+            })
+        };
         a.unmake(u);
         if wins {
             return true;

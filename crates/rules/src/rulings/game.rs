@@ -143,8 +143,10 @@ fn amove(m: Move) -> AMove {
 }
 
 impl Game {
-    /// A game from `start` under `config`. A start that is already over (mate, 困毙, dead
-    /// material) is ended at ply 0.
+    /// A game from `start` under `config`. The start's halfmove clock (plies since the last
+    /// capture, from its FEN) counts towards the natural move limit. A start that is already
+    /// over (mate, 困毙, dead material, or a halfmove clock at or past the move limit) is
+    /// ended at ply 0.
     #[must_use]
     pub fn new(start: Position, config: RulesConfig) -> Game {
         let referee = Referee::new(
@@ -153,6 +155,7 @@ impl Game {
             0,
             config.ruleset,
             config.move_limit,
+            start.halfmoves(),
         );
         let mut g = Game {
             position: start.clone(),
@@ -168,6 +171,8 @@ impl Game {
             g.end = Some(board_end(o.winner, o.reason, 0));
         } else if g.referee.dead_position() {
             g.end = Some(dead_end(0));
+        } else if g.referee.move_limit_reached() {
+            g.end = Some(move_limit_end(0));
         }
         g
     }
@@ -237,7 +242,8 @@ impl Game {
         &self.warnings
     }
 
-    /// Plies counted towards the natural move limit so far.
+    /// Plies counted towards the natural move limit so far (the start's halfmove clock
+    /// included, until the first capture).
     #[must_use]
     pub fn move_limit_count(&self) -> u32 {
         self.referee.counted_plies()
@@ -273,15 +279,7 @@ impl Game {
         };
         let mut played = Played::default();
         match ev {
-            RefEvent::MoveLimit => {
-                played.end = Some(GameEnd {
-                    result: GameResult::Draw,
-                    cause: EndCause::MoveLimit,
-                    article: "4.2.4",
-                    ply,
-                    ruling: None,
-                });
-            }
+            RefEvent::MoveLimit => played.end = Some(move_limit_end(ply)),
             RefEvent::DeadPosition => played.end = Some(dead_end(ply)),
             RefEvent::Ruling(raw) => {
                 let ruling = self.explain(&raw, ply);
@@ -390,6 +388,16 @@ fn board_end(winner: Color, reason: EndReason, ply: u32) -> GameEnd {
         result: GameResult::win_for(winner),
         cause,
         article,
+        ply,
+        ruling: None,
+    }
+}
+
+fn move_limit_end(ply: u32) -> GameEnd {
+    GameEnd {
+        result: GameResult::Draw,
+        cause: EndCause::MoveLimit,
+        article: "4.2.4",
         ply,
         ruling: None,
     }

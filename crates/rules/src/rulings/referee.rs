@@ -87,7 +87,17 @@ pub(crate) struct Referee {
 }
 
 impl Referee {
-    pub fn new(arena: Arena, hash: u64, ply: u32, ruleset: Ruleset, limit: MoveLimit) -> Referee {
+    /// A referee from `arena` (whose key is `hash`) at game ply `ply`; `halfmoves`: the plies
+    /// already counted towards the move limit (a FEN's halfmove clock: the history before it
+    /// is unknown, so every one of them counts and none of them was a check).
+    pub fn new(
+        arena: Arena,
+        hash: u64,
+        ply: u32,
+        ruleset: Ruleset,
+        limit: MoveLimit,
+        halfmoves: u32,
+    ) -> Referee {
         let mut hashes = Vec::with_capacity(SPAN_RESERVE + 1);
         hashes.push(hash);
         Referee {
@@ -99,11 +109,16 @@ impl Referee {
             hashes,
             moves: Vec::with_capacity(SPAN_RESERVE),
             classes: Vec::with_capacity(SPAN_RESERVE),
-            counted: 0,
+            counted: halfmoves,
             checks: [0; 2],
             reply_uncounted: false,
             warning: None,
         }
+    }
+
+    /// Whether the plies counted reach the natural move limit (4.2.4; never when it is off).
+    pub fn move_limit_reached(&self) -> bool {
+        self.limit.moves > 0 && u64::from(self.counted) >= 2 * u64::from(self.limit.moves)
     }
 
     /// Whether the material can never mate (4.2.1; see the crate README for the list).
@@ -152,7 +167,8 @@ impl Referee {
             }
         }
         if counts {
-            self.counted += 1;
+            // Saturating: a FEN's clock may say up to u32::MAX with the limit off.
+            self.counted = self.counted.saturating_add(1);
         }
         let ruling = self.repetition();
         if let Some(RefEvent::Ruling(r)) = &ruling
@@ -160,7 +176,7 @@ impl Referee {
         {
             return ruling; // A repetition that ends the game comes first.
         }
-        if self.limit.moves > 0 && self.counted >= 2 * self.limit.moves {
+        if self.move_limit_reached() {
             return Some(RefEvent::MoveLimit); // Ends the game; a warning would be moot.
         }
         ruling

@@ -83,6 +83,19 @@ fn parse_errors_say_what_and_where() {
         parse_err("rnbakabnr/9/1c5c1/p1p1p1p1p/9/9/P1P1P1P1P/1C5C1/9/RNBAKABNR x"),
         ParseFenError::BadTurn { .. }
     ));
+    // The side to move is never guessed: a board alone is refused.
+    for fen in [
+        "rnbakabnr/9/1c5c1/p1p1p1p1p/9/9/P1P1P1P1P/1C5C1/9/RNBAKABNR",
+        "  4k4/9/9/9/9/9/9/9/9/R2K5  ",
+    ] {
+        let e = parse_err(fen);
+        assert_eq!(e, ParseFenError::MissingTurn, "{fen:?}");
+        assert_eq!(
+            e.to_string(),
+            "the side to move is missing: w or b must follow the board"
+        );
+        assert!(Setup::from_fen(fen).is_err());
+    }
     assert!(matches!(
         parse_err("rnbakabnr/9/1c5c1/p1p1p1p1p/9/9/P1P1P1P1P/1C5C1/9/RNBAKABNR w KQ - 0 1"),
         ParseFenError::BadPlaceholder { field: 3, .. }

@@ -176,3 +176,86 @@ fn replay_rebuilds_rulings() {
     assert_eq!(i, 8);
     assert!(matches!(e, GameError::Illegal(_)));
 }
+
+/// Rook and king against a lone king: no capture, no check in the moves played below.
+const QUIET: &str = "4k4/9/9/9/9/9/9/9/9/R2K5";
+
+fn game_from(fen: &str, moves: u32, check_cap: u32) -> Game {
+    Game::new(
+        Position::from_fen(fen).unwrap(),
+        RulesConfig {
+            ruleset: Ruleset::Cxa,
+            move_limit: MoveLimit { moves, check_cap },
+        },
+    )
+}
+
+#[test]
+fn the_fen_halfmove_clock_counts_towards_the_move_limit() {
+    // 119 plies without a capture before the FEN: the next quiet move is the 120th, a draw
+    // (4.2.4; as Pikafish and Fairy-Stockfish rule).
+    let mut g = game_from(&format!("{QUIET} w - - 119 60"), 60, 10);
+    assert!(g.end().is_none());
+    assert_eq!(g.move_limit_count(), 119);
+    let end = g.play(mv("a0a1")).unwrap().end.unwrap();
+    assert_eq!(
+        (end.result, end.cause, end.article, end.ply),
+        (GameResult::Draw, EndCause::MoveLimit, "4.2.4", 1)
+    );
+
+    // 118: one more ply first.
+    let mut g = game_from(&format!("{QUIET} b - - 118 60"), 60, 10);
+    assert!(g.play(mv("e9e8")).unwrap().end.is_none());
+    assert_eq!(g.move_limit_count(), 119);
+    let end = g.play(mv("a0a1")).unwrap().end.unwrap();
+    assert_eq!((end.cause, end.ply), (EndCause::MoveLimit, 2));
+
+    // A lowered limit counts the same plies.
+    let mut g = game_from(&format!("{QUIET} w - - 79 40"), 40, 10);
+    assert_eq!(g.play(mv("a0a1")).unwrap().end.unwrap().ply, 1);
+
+    // A capture starts the count afresh, whatever the FEN said.
+    let mut g = game_from("4k4/9/9/9/9/9/9/9/r8/R2K5 w - - 119 60", 60, 10);
+    assert!(g.play(mv("a0a1")).unwrap().end.is_none());
+    assert_eq!(g.move_limit_count(), 0);
+}
+
+#[test]
+fn a_fen_at_or_past_the_move_limit_is_drawn_at_ply_0() {
+    for clock in [120, 121, u32::MAX] {
+        let g = game_from(&format!("{QUIET} w - - {clock} 70"), 60, 10);
+        let end = g.end().unwrap();
+        assert_eq!(
+            (end.result, end.cause, end.ply),
+            (GameResult::Draw, EndCause::MoveLimit, 0),
+            "{clock}"
+        );
+    }
+    // A mate on the board comes first (4.1.1), and with the limit off nothing is drawn.
+    let g = game_from("3k5/3R5/3R5/9/9/9/9/9/9/4K4 b - - 120 70", 60, 10);
+    assert_eq!(g.end().unwrap().cause, EndCause::Checkmate);
+    let mut g = game_from(&format!("{QUIET} w - - {} 70", u32::MAX), 0, 10);
+    assert!(g.end().is_none());
+    assert!(g.play(mv("a0a1")).unwrap().end.is_none());
+    assert_eq!(g.move_limit_count(), u32::MAX);
+}
+
+#[test]
+fn plies_before_the_fen_count_and_none_of_them_was_a_check() {
+    // The history before the FEN is unknown: every ply its clock counts is counted, and each
+    // side's checks are counted from the FEN on (its first `check_cap` checks count).
+    let mut g = game_from(&format!("{QUIET} w - - 100 60"), 60, 1);
+    g.play(mv("a0a9")).unwrap(); // Red's first check since the FEN: counts
+    g.play(mv("e9e8")).unwrap();
+    assert_eq!(g.move_limit_count(), 102);
+    g.play(mv("a9a8")).unwrap(); // the second: over the cap, and the reply does not count
+    g.play(mv("e8e7")).unwrap();
+    assert_eq!(g.move_limit_count(), 102);
+}
+
+#[test]
+fn a_huge_move_limit_does_not_overflow() {
+    let mut g = game_from(&format!("{QUIET} w - - 7 70"), u32::MAX, 10);
+    assert!(g.play(mv("a0a1")).unwrap().end.is_none());
+    assert_eq!(g.move_limit_count(), 8);
+}
