@@ -84,7 +84,8 @@ pub fn league_board(key: &str) -> Option<w::LeagueBoard> {
         return None;
     }
     let league_id = parts.next()?.to_string();
-    let mut num = |prefix: char| -> Option<u32> { parts.next()?.strip_prefix(prefix)?.parse().ok() };
+    let mut num =
+        |prefix: char| -> Option<u32> { parts.next()?.strip_prefix(prefix)?.parse().ok() };
     Some(w::LeagueBoard {
         league_id,
         round: num('r')?,

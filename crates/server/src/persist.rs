@@ -487,7 +487,10 @@ impl Persist for MemoryPersist {
 
     fn create_account(&self, name: &str, role: Role) -> BoxFut<'_, Result<Account, PersistError>> {
         let r = self.with(|m| {
-            if m.accounts.values().any(|a| a.name == name && a.role == role) {
+            if m.accounts
+                .values()
+                .any(|a| a.name == name && a.role == role)
+            {
                 return Err(PersistError::conflict(format!(
                     "a {} named {name:?} exists",
                     role.as_str()

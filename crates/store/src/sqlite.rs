@@ -1297,7 +1297,10 @@ mod tests {
                 (g.start_mode.as_str(), g.lateness_limit_ms, g.key),
                 ("now", 0, None)
             );
-            assert_eq!((g.time_control.as_str(), g.ruleset.as_str()), ("90m", "cxa"));
+            assert_eq!(
+                (g.time_control.as_str(), g.ruleset.as_str()),
+                ("90m", "cxa")
+            );
         }
         let keyed = s
             .create_game(crate::NewGame {
@@ -1319,7 +1322,13 @@ mod tests {
             .await
             .unwrap();
         assert_eq!(s.game_by_key("k").await.unwrap(), Some(keyed));
-        assert_eq!(s.list_games(crate::GameFilter::Live, 10).await.unwrap().len(), 3);
+        assert_eq!(
+            s.list_games(crate::GameFilter::Live, 10)
+                .await
+                .unwrap()
+                .len(),
+            3
+        );
         s.close().await;
     }
 

@@ -7,6 +7,9 @@
 //! * [`core`]: the pure state machine (decide, fold, views), tested without IO.
 //! * [`datetime`]: instants and durations as people write them.
 
+pub mod api;
 pub mod core;
 pub mod datetime;
+pub mod runner;
 pub mod spec;
+pub mod ws;

@@ -977,7 +977,14 @@ async fn migrations_run_at_open(url: String) -> TestResult {
     // SQLite has four more (games.last_seq derived from the log; recent events; event keys;
     // key steps in slices), then both have the league's (SQLite 6, PostgreSQL 2).
     let want = if url.starts_with("sqlite:") {
-        vec![(1, true), (2, true), (3, true), (4, true), (5, true), (6, true)]
+        vec![
+            (1, true),
+            (2, true),
+            (3, true),
+            (4, true),
+            (5, true),
+            (6, true),
+        ]
     } else {
         vec![(1, true), (2, true)]
     };

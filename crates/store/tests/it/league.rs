@@ -120,8 +120,16 @@ async fn games_keep_start_mode_and_lateness(url: String) -> TestResult {
     for key in [String::new(), " ".into(), "k\0".into(), "k".repeat(201)] {
         check!(refused(keyed(red, black, &key)).await, "key {key:?}");
     }
-    check!(s.create_game(keyed(red, black, &"k".repeat(200))).await?.key.is_some());
-    check!(matches!(s.game_by_key("a\0").await, Err(StoreError::Invalid(_))));
+    check!(
+        s.create_game(keyed(red, black, &"k".repeat(200)))
+            .await?
+            .key
+            .is_some()
+    );
+    check!(matches!(
+        s.game_by_key("a\0").await,
+        Err(StoreError::Invalid(_))
+    ));
     check!(s.list_games(GameFilter::Live, 10).await?.len() == 3);
     s.close().await;
     Ok(())
@@ -153,7 +161,9 @@ async fn keyed_create_is_idempotent(url: String) -> TestResult {
     check!(matches!(r, Err(StoreError::PrincipalNotFound(_))), "{r:?}");
 
     // Another key is another game; unkeyed games are never the same game.
-    let other = s.create_game(keyed(red, black, "league/7/r3/t2/b1/g1")).await?;
+    let other = s
+        .create_game(keyed(red, black, "league/7/r3/t2/b1/g1"))
+        .await?;
     check!(other.id != g.id);
     let a = s.create_game(new_game(red, black)).await?;
     let b = s.create_game(new_game(red, black)).await?;
@@ -254,7 +264,10 @@ async fn competitions_are_listed_oldest_first(url: String) -> TestResult {
             created_by: Some(ghost),
         })
         .await;
-    check!(matches!(r, Err(StoreError::PrincipalNotFound(id)) if id == ghost), "{r:?}");
+    check!(
+        matches!(r, Err(StoreError::PrincipalNotFound(id)) if id == ghost),
+        "{r:?}"
+    );
     for name in [String::new(), "  ".into(), "a\0".into(), "n".repeat(201)] {
         let r = s
             .create_competition(NewCompetition {
@@ -263,7 +276,10 @@ async fn competitions_are_listed_oldest_first(url: String) -> TestResult {
                 created_by: None,
             })
             .await;
-        check!(matches!(r, Err(StoreError::Invalid(_))), "name {name:?}: {r:?}");
+        check!(
+            matches!(r, Err(StoreError::Invalid(_))),
+            "name {name:?}: {r:?}"
+        );
     }
     check!(s.competitions().await?.len() == 2);
     s.close().await;
@@ -285,8 +301,10 @@ async fn competition_log_appends_gap_free(url: String) -> TestResult {
     check!(s.competition_events(c, 0).await?.is_empty());
     check!(s.append_competition(c, entries(1..=3)).await? == 3);
     check!(s.competition(c).await?.last_seq == 3);
-    let decision = NewCompetitionEvent::new(4, "forfeit", r#"{"board":2}"#, T0 + 99)
-        .by(arbiter.id, Some("absent at the lateness limit (art. 21)".into()));
+    let decision = NewCompetitionEvent::new(4, "forfeit", r#"{"board":2}"#, T0 + 99).by(
+        arbiter.id,
+        Some("absent at the lateness limit (art. 21)".into()),
+    );
     check!(s.append_competition(c, vec![decision.clone()]).await? == 4);
     // Each log counts from 1 on its own.
     check!(s.append_competition(other, entries(1..=1)).await? == 1);
@@ -308,9 +326,15 @@ async fn competition_log_appends_gap_free(url: String) -> TestResult {
 
     let missing = CompetitionId(other.0 + 1000);
     let r = s.competition_events(missing, 0).await;
-    check!(matches!(r, Err(StoreError::CompetitionNotFound(id)) if id == missing), "{r:?}");
+    check!(
+        matches!(r, Err(StoreError::CompetitionNotFound(id)) if id == missing),
+        "{r:?}"
+    );
     let r = s.append_competition(missing, entries(1..=1)).await;
-    check!(matches!(r, Err(StoreError::CompetitionNotFound(id)) if id == missing), "{r:?}");
+    check!(
+        matches!(r, Err(StoreError::CompetitionNotFound(id)) if id == missing),
+        "{r:?}"
+    );
     s.close().await;
     Ok(())
 }
@@ -355,17 +379,37 @@ async fn competition_entries_are_checked(url: String) -> TestResult {
         f(&mut e);
         vec![entry(1), e]
     };
-    check!(invalid(s.append_competition(c, bad(|e| e.kind = String::new())).await));
-    check!(invalid(s.append_competition(c, bad(|e| e.kind = "k".repeat(65))).await));
-    check!(invalid(s.append_competition(c, bad(|e| e.kind = "a\0".into())).await));
-    check!(invalid(s.append_competition(c, bad(|e| e.payload = "{\"a\":\"\0\"}".into())).await));
-    check!(invalid(s.append_competition(c, bad(|e| e.reason = Some("\0".into()))).await));
-    check!(invalid(s.append_competition(c, bad(|e| e.seq = u64::MAX)).await));
+    check!(invalid(
+        s.append_competition(c, bad(|e| e.kind = String::new()))
+            .await
+    ));
+    check!(invalid(
+        s.append_competition(c, bad(|e| e.kind = "k".repeat(65)))
+            .await
+    ));
+    check!(invalid(
+        s.append_competition(c, bad(|e| e.kind = "a\0".into()))
+            .await
+    ));
+    check!(invalid(
+        s.append_competition(c, bad(|e| e.payload = "{\"a\":\"\0\"}".into()))
+            .await
+    ));
+    check!(invalid(
+        s.append_competition(c, bad(|e| e.reason = Some("\0".into())))
+            .await
+    ));
+    check!(invalid(
+        s.append_competition(c, bad(|e| e.seq = u64::MAX)).await
+    ));
     let ghost = PrincipalId(p.0 + 1000);
     let mut by_ghost = entries(1..=2);
     by_ghost[1].actor = Some(ghost);
     let r = s.append_competition(c, by_ghost).await;
-    check!(matches!(r, Err(StoreError::PrincipalNotFound(id)) if id == ghost), "{r:?}");
+    check!(
+        matches!(r, Err(StoreError::PrincipalNotFound(id)) if id == ghost),
+        "{r:?}"
+    );
     check!(s.competition(c).await?.last_seq == 0);
     check!(s.competition_events(c, 0).await?.is_empty());
     // The limits themselves are fine, and any text is kept as given.
@@ -408,7 +452,9 @@ async fn concurrent_competition_appends_take_turns(url: String) -> TestResult {
                                 conflicts += 1;
                                 seq = expected;
                             }
-                            Err(e) => return Err(Box::new(e) as Box<dyn std::error::Error + Send + Sync>),
+                            Err(e) => {
+                                return Err(Box::new(e) as Box<dyn std::error::Error + Send + Sync>);
+                            }
                         }
                     }
                 }
@@ -420,7 +466,9 @@ async fn concurrent_competition_appends_take_turns(url: String) -> TestResult {
         t.await??;
     }
     let log = s.competition_events(c, 0).await?;
-    check!(log.iter().map(|e| e.seq).collect::<Vec<_>>() == (1..=WRITERS * EACH).collect::<Vec<_>>());
+    check!(
+        log.iter().map(|e| e.seq).collect::<Vec<_>>() == (1..=WRITERS * EACH).collect::<Vec<_>>()
+    );
     let mut payloads: Vec<&str> = log.iter().map(|e| e.payload.as_str()).collect();
     payloads.sort_unstable();
     let mut want: Vec<String> = (0..WRITERS)
