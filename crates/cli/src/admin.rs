@@ -127,7 +127,7 @@ pub fn run(args: AdminArgs) -> Result<std::process::ExitCode> {
                     event: event.unwrap_or_default(),
                     round: round.unwrap_or_default(),
                     board: board.unwrap_or_default(),
-                    move_limit_plies: 0,
+                    ..CreateGameRequest::default()
                 };
                 let now = std::time::SystemTime::now()
                     .duration_since(std::time::UNIX_EPOCH)?

@@ -3,7 +3,7 @@
 
 use chuhe_proto::v1::{self as w, CreateGameRequest, GameInfo};
 
-use crate::persist::{Account, GameRow, Persist, PersistError, Role};
+use crate::persist::{Account, NewGame, Persist, PersistError, Role, StoredGame};
 
 /// A refused organiser request.
 #[derive(Debug, thiserror::Error)]
@@ -61,7 +61,7 @@ pub async fn create_game_row(
     p: &dyn Persist,
     req: &CreateGameRequest,
     now_ms: u64,
-) -> Result<(GameRow, Account, Account), AdminError> {
+) -> Result<(StoredGame, Account, Account), AdminError> {
     let id = |s: &str, what: &str| {
         s.trim()
             .parse::<i64>()
@@ -137,26 +137,24 @@ pub async fn create_game_row(
         }
         _ => None,
     };
-    let row = GameRow {
-        id: 0,
-        red: red.id,
-        black: black.id,
+    let row = NewGame {
+        red: chuhe_store::PrincipalId(red.id),
+        black: chuhe_store::PrincipalId(black.id),
         time_control: controls.to_string(),
         ruleset,
         start_fen: pos.to_fen(),
-        delay_plies: delay.plies,
-        delay_ms: delay.seconds as u64 * 1000,
+        broadcast_delay: chuhe_store::BroadcastDelay {
+            moves: delay.plies,
+            millis: u64::from(delay.seconds) * 1000,
+        },
         event: non_empty(&req.event),
         round: non_empty(&req.round),
         board: req.board.trim().parse().ok(),
-        created_at_ms: now_ms,
-        finished: false,
-        start_mode: match start_mode {
-            w::StartMode::Unspecified => w::StartMode::Now as i32,
-            m => m as i32,
-        },
-        scheduled_start_ms,
-        lateness_limit_ms: req.lateness_limit_ms,
+        scheduled_start_ms: scheduled_start_ms.map(|t| t.min(i64::MAX as u64) as i64),
+        created_at_ms: now_ms as i64,
+        start_mode: crate::load::start_mode_text(start_mode).to_string(),
+        lateness_limit_ms: req.lateness_limit_ms.min(i64::MAX as u64) as i64,
+        key: None,
     };
     let row = p.create_game(row).await?;
     Ok((row, red, black))

@@ -563,6 +563,13 @@ impl Conn {
         };
         use client_message::Kind as K;
         let (game_id, body) = match kind {
+            k @ (K::LeagueSubscribe(_)
+            | K::LeagueUnsubscribe(_)
+            | K::LeagueLineup(_)
+            | K::LeagueChooseColour(_)) => {
+                return crate::league::ws::on_message(&self.env, &self.who, &self.out, req, k)
+                    .await;
+            }
             K::Ping(p) => {
                 self.out.send_msg(ServerMessage {
                     kind: Some(server_message::Kind::Pong(w::Pong {

@@ -68,7 +68,7 @@ pub async fn seed(p: &dyn Persist) -> Result<DemoCast, admin::AdminError> {
         black: next(),
         arbiter: next(),
         organizer: next(),
-        game_for_players: row.id,
+        game_for_players: row.id.0,
         bot_pairs: vec![(bots[0], bots[1]), (bots[2], bots[3])],
     })
 }

@@ -31,6 +31,7 @@ pub fn router(env: Env) -> Router {
         .route("/api/v1/players", post(create_player))
         .route("/api/v1/tokens", post(issue_token))
         .route("/api/v1/tokens/revoke", post(revoke_token))
+        .merge(crate::league::api::router())
         .with_state(env)
 }
 

@@ -24,6 +24,7 @@ pub mod error;
 pub mod game;
 pub mod handle;
 pub mod http;
+pub mod league;
 pub mod live;
 pub mod load;
 pub mod metrics;
@@ -130,6 +131,8 @@ pub struct Env {
     pub config: Arc<Config>,
     pub metrics: Arc<metrics::Metrics>,
     pub registry: Arc<registry::Registry>,
+    /// Every league running on this server.
+    pub leagues: Arc<league::runner::Leagues>,
     pub shards: Arc<shard::Shards>,
     pub time: time::TimeBase,
     pub shutdown: watch::Receiver<bool>,
@@ -161,6 +164,7 @@ impl Env {
             config: Arc::new(config),
             metrics: Arc::new(metrics::Metrics::default()),
             registry: Arc::new(registry::Registry::default()),
+            leagues: Arc::new(league::runner::Leagues::default()),
             shards: Arc::new(shards),
             time: time::TimeBase::new(),
             shutdown,
@@ -185,6 +189,7 @@ pub async fn serve(
     let (done_tx, mut done_rx) = mpsc::channel::<()>(1);
     let env = Env::start(deps.persist, deps.config, sd_rx, done_tx);
     recover_all(&env).await;
+    league::runner::start_all(&env).await;
     for (i, (red, black)) in env.config.demo_bots.iter().enumerate() {
         demo::spawn_pair(
             env.clone(),

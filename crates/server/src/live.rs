@@ -246,6 +246,7 @@ impl LiveGame {
         if !was_finished && self.core.is_finished() {
             self.finished_at = Some(Instant::now());
             self.env.metrics.live_games.fetch_sub(1, Ordering::Relaxed);
+            self.tell_league();
         }
         let events = decided
             .events
@@ -573,6 +574,27 @@ impl LiveGame {
         };
         list.retain(|o| o.conn_id != out.conn_id);
         list.push(out.clone());
+    }
+
+    /// A league's game that has just ended tells its league.
+    fn tell_league(&self) {
+        let Some(board) = &self.core.info.league else {
+            return;
+        };
+        let (Ok(league), Some((result, reason))) =
+            (board.league_id.parse::<i64>(), &self.core.result)
+        else {
+            return;
+        };
+        self.env.leagues.game_ended(
+            league,
+            crate::league::runner::GameEnd {
+                game: self.id,
+                result: *result as i32,
+                reason: reason.clone(),
+                fouls: self.core.fouls,
+            },
+        );
     }
 
     /// Logs a game taken up after a restart (or created), once its first events are published.

@@ -10,11 +10,11 @@ use crate::error::ClientError;
 use crate::game::{self, Command, Decided, Event, FoldError, State};
 use crate::handle::GameHandle;
 use crate::live::LiveGame;
-use crate::persist::{Account, GameRow, PersistError};
+use crate::persist::{Account, PersistError, StoredGame};
 
 /// Everything needed to put a game on its shard.
 pub struct GameSeed {
-    pub row: GameRow,
+    pub row: StoredGame,
     pub red: Account,
     pub black: Account,
     /// Plies without a capture that draw (0: the default).
@@ -59,6 +59,42 @@ impl RecoverError {
     }
 }
 
+/// The store's text of a start mode.
+pub fn start_mode_text(m: w::StartMode) -> &'static str {
+    match m {
+        w::StartMode::Scheduled => "scheduled",
+        w::StartMode::PlayersPresent => "players",
+        w::StartMode::Now | w::StartMode::Unspecified => "now",
+    }
+}
+
+/// A start mode from the store's text (anything unknown: at once).
+pub fn start_mode_of(text: &str) -> w::StartMode {
+    match text {
+        "scheduled" => w::StartMode::Scheduled,
+        "players" => w::StartMode::PlayersPresent,
+        _ => w::StartMode::Now,
+    }
+}
+
+/// The league board a game's key names (`league/{id}/r{round}/t{table}/b{board}/g{stage}/…`).
+pub fn league_board(key: &str) -> Option<w::LeagueBoard> {
+    let mut parts = key.split('/');
+    if parts.next()? != "league" {
+        return None;
+    }
+    let league_id = parts.next()?.to_string();
+    let mut num =
+        |prefix: char| -> Option<u32> { parts.next()?.strip_prefix(prefix)?.parse().ok() };
+    Some(w::LeagueBoard {
+        league_id,
+        round: num('r')?,
+        table: num('t')?,
+        board: num('b')?,
+        stage: num('g')?,
+    })
+}
+
 /// The static description of a new game.
 pub fn info_of(seed: &GameSeed) -> Result<GameInfo, ClientError> {
     let row = &seed.row;
@@ -72,10 +108,10 @@ pub fn info_of(seed: &GameSeed) -> Result<GameInfo, ClientError> {
     )
     .map_err(ClientError::InvalidArgument)?;
     Ok(GameInfo {
-        game_id: row.id.to_string(),
-        red_id: row.red.to_string(),
+        game_id: row.id.0.to_string(),
+        red_id: row.red.0.to_string(),
         red_name: seed.red.name.clone(),
-        black_id: row.black.to_string(),
+        black_id: row.black.0.to_string(),
         black_name: seed.black.name.clone(),
         time_control: row.time_control.clone(),
         ruleset: row.ruleset.clone(),
@@ -84,14 +120,15 @@ pub fn info_of(seed: &GameSeed) -> Result<GameInfo, ClientError> {
         round: row.round.clone().unwrap_or_default(),
         board: row.board.map(|b| b.to_string()).unwrap_or_default(),
         delay: Some(w::BroadcastDelay {
-            plies: row.delay_plies,
-            seconds: (row.delay_ms / 1000) as u32,
+            plies: row.broadcast_delay.moves,
+            seconds: (row.broadcast_delay.millis / 1000) as u32,
         }),
         move_limit_plies: seed.move_limit_plies,
-        created_at_ms: row.created_at_ms,
-        start_mode: row.start_mode,
-        scheduled_start_ms: row.scheduled_start_ms.unwrap_or(0),
-        lateness_limit_ms: row.lateness_limit_ms,
+        created_at_ms: row.created_at_ms.max(0) as u64,
+        start_mode: start_mode_of(&row.start_mode) as i32,
+        scheduled_start_ms: row.scheduled_start_ms.unwrap_or(0).max(0) as u64,
+        lateness_limit_ms: row.lateness_limit_ms.max(0) as u64,
+        league: row.key.as_deref().and_then(league_board),
     })
 }
 
@@ -99,7 +136,7 @@ pub fn info_of(seed: &GameSeed) -> Result<GameInfo, ClientError> {
 pub async fn create(env: Env, seed: GameSeed) -> Result<GameHandle, ClientError> {
     let info = info_of(&seed)?;
     let (st, decided) = game::create(&info, env.time.now_ms())?;
-    let mut g = LiveGame::new(env.clone(), seed.row.id, st);
+    let mut g = LiveGame::new(env.clone(), seed.row.id.0, st);
     commit_now(&env, &mut g, decided).await?;
     g.started(None);
     env.shards.adopt(g).await
@@ -108,7 +145,7 @@ pub async fn create(env: Env, seed: GameSeed) -> Result<GameHandle, ClientError>
 /// Recovers a stored game (finished or not) by folding its log; an unfinished one resumes
 /// with its clocks where they were (the outage is charged to nobody).
 pub async fn recover(env: Env, seed: GameSeed) -> Result<GameHandle, RecoverError> {
-    let id = seed.row.id;
+    let id = seed.row.id.0;
     let stored = env.persist.events(id).await?;
     if stored.is_empty() {
         // Created but its first event never committed: create it now.

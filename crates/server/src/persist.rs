@@ -14,10 +14,60 @@ pub type EventLog = Vec<(u64, Vec<u8>)>;
 /// A boxed future (object-safe async trait methods without a macro crate).
 pub type BoxFut<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
-/// Storage failed; the request changed nothing.
+pub use chuhe_store::{
+    Competition, CompetitionEvent, CompetitionId, ErrorKind, Game as StoredGame, NewCompetition,
+    NewCompetitionEvent, NewGame,
+};
+
+/// Storage refused or failed: what kind of failure (the store's own classification), and
+/// whether an append's outcome is unknown (it may have committed: resolve it before answering).
 #[derive(Debug, Clone, thiserror::Error)]
-#[error("store: {0}")]
-pub struct PersistError(pub String);
+#[error("store: {message}")]
+pub struct PersistError {
+    pub kind: ErrorKind,
+    pub message: String,
+    /// An append whose commit may or may not have happened (the connection died during it).
+    pub outcome_unknown: bool,
+}
+
+impl PersistError {
+    fn of(kind: ErrorKind, message: impl Into<String>) -> PersistError {
+        PersistError {
+            kind,
+            message: message.into(),
+            outcome_unknown: false,
+        }
+    }
+
+    /// A failure of the store itself (retrying may work).
+    pub fn unavailable(message: impl Into<String>) -> PersistError {
+        PersistError::of(ErrorKind::Unavailable, message)
+    }
+
+    /// The caller's mistake against stored data (retrying the same cannot work).
+    pub fn conflict(message: impl Into<String>) -> PersistError {
+        PersistError::of(ErrorKind::Conflict, message)
+    }
+
+    pub fn not_found(message: impl Into<String>) -> PersistError {
+        PersistError::of(ErrorKind::NotFound, message)
+    }
+
+    /// Not the store's fault: nothing changed and retrying the same cannot help.
+    pub fn is_client_error(&self) -> bool {
+        !matches!(self.kind, ErrorKind::Unavailable | ErrorKind::Internal)
+    }
+}
+
+impl From<chuhe_store::StoreError> for PersistError {
+    fn from(e: chuhe_store::StoreError) -> PersistError {
+        PersistError {
+            kind: e.kind(),
+            outcome_unknown: e.outcome_unknown(),
+            message: e.to_string(),
+        }
+    }
+}
 
 /// Roles of authenticated principals.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -51,30 +101,6 @@ pub struct Account {
     pub id: i64,
     pub name: String,
     pub role: Role,
-}
-
-/// A new game as stored (its events come separately).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct GameRow {
-    pub id: i64,
-    pub red: i64,
-    pub black: i64,
-    pub time_control: String,
-    pub ruleset: String,
-    pub start_fen: String,
-    pub delay_plies: u32,
-    pub delay_ms: u64,
-    pub event: Option<String>,
-    pub round: Option<String>,
-    pub board: Option<u32>,
-    pub created_at_ms: u64,
-    pub finished: bool,
-    /// When the clocks start: the wire's `StartMode` number (0: at once).
-    pub start_mode: i32,
-    /// START_MODE_SCHEDULED: the instant, Unix ms.
-    pub scheduled_start_ms: Option<u64>,
-    /// Art. 21 lateness limit (0: none).
-    pub lateness_limit_ms: u64,
 }
 
 /// One event to append.
@@ -131,9 +157,37 @@ pub trait Persist: Send + Sync + 'static {
     fn events(&self, game: i64) -> BoxFut<'_, Result<EventLog, PersistError>>;
     /// Ids of every game not finished.
     fn unfinished_games(&self) -> BoxFut<'_, Result<Vec<i64>, PersistError>>;
-    fn game(&self, game: i64) -> BoxFut<'_, Result<Option<GameRow>, PersistError>>;
-    /// Creates a game row (no events yet); returns it with its id.
-    fn create_game(&self, game: GameRow) -> BoxFut<'_, Result<GameRow, PersistError>>;
+    fn game(&self, game: i64) -> BoxFut<'_, Result<Option<StoredGame>, PersistError>>;
+    /// Creates a game row (no events yet); returns it with its id. With a key that is already
+    /// stored, returns that game unchanged (creating is idempotent by key).
+    fn create_game(&self, game: NewGame) -> BoxFut<'_, Result<StoredGame, PersistError>>;
+    /// The game created with `key`, if any.
+    fn game_by_key(&self, key: &str) -> BoxFut<'_, Result<Option<StoredGame>, PersistError>>;
+    /// A principal by name and role (None: no such).
+    fn account_named(
+        &self,
+        name: &str,
+        role: Role,
+    ) -> BoxFut<'_, Result<Option<Account>, PersistError>>;
+    /// A new league (competition) with an empty log.
+    fn create_competition(
+        &self,
+        new: NewCompetition,
+    ) -> BoxFut<'_, Result<Competition, PersistError>>;
+    /// Every competition, oldest first.
+    fn competitions(&self) -> BoxFut<'_, Result<Vec<Competition>, PersistError>>;
+    /// Appends to a competition's log (gap-free, atomic, durable when Ok).
+    fn append_competition(
+        &self,
+        id: i64,
+        events: Vec<NewCompetitionEvent>,
+    ) -> BoxFut<'_, Result<u64, PersistError>>;
+    /// A competition's log after `after_seq`, in order.
+    fn competition_events(
+        &self,
+        id: i64,
+        after_seq: u64,
+    ) -> BoxFut<'_, Result<Vec<CompetitionEvent>, PersistError>>;
     /// The account a bearer token belongs to (None: unknown or revoked).
     fn authenticate(&self, token: &str) -> BoxFut<'_, Result<Option<Account>, PersistError>>;
     fn account(&self, id: i64) -> BoxFut<'_, Result<Option<Account>, PersistError>>;
@@ -184,9 +238,10 @@ impl Default for MemoryPersist {
 
 #[derive(Default)]
 struct Mem {
-    games: HashMap<i64, (GameRow, EventLog)>,
+    games: HashMap<i64, (StoredGame, EventLog)>,
     accounts: HashMap<i64, Account>,
     tokens: HashMap<String, (i64, i64, bool)>,
+    competitions: Vec<(Competition, Vec<CompetitionEvent>)>,
     next_id: i64,
 }
 
@@ -235,22 +290,30 @@ impl Persist for MemoryPersist {
         if self.failing.load(std::sync::atomic::Ordering::SeqCst) {
             return Box::pin(async move {
                 released.await;
-                Err(PersistError("store outage (test)".into()))
+                Err(PersistError::unavailable("store outage (test)"))
             });
         }
         let r = self.with(|m| {
             let Some((row, log)) = m.games.get_mut(&game) else {
-                return Err(PersistError(format!("no game {game}")));
+                return Err(PersistError::not_found(format!("no game {game}")));
             };
             for e in events {
                 let expect = log.len() as u64 + 1;
                 if e.seq != expect {
-                    return Err(PersistError(format!("seq {} but expected {expect}", e.seq)));
+                    return Err(PersistError::conflict(format!(
+                        "seq {} but expected {expect}",
+                        e.seq
+                    )));
                 }
                 log.push((e.seq, e.payload));
             }
-            if finish.is_some() {
-                row.finished = true;
+            row.last_seq = log.len() as u64;
+            if let Some(f) = finish {
+                row.finish = Some(chuhe_store::Finish {
+                    result: f.result,
+                    reason: f.reason,
+                    at_ms: f.at_ms as i64,
+                });
             }
             Ok(())
         });
@@ -269,27 +332,142 @@ impl Persist for MemoryPersist {
         let mut r: Vec<i64> = self.with(|m| {
             m.games
                 .values()
-                .filter(|g| !g.0.finished)
-                .map(|g| g.0.id)
+                .filter(|g| !g.0.is_finished())
+                .map(|g| g.0.id.0)
                 .collect()
         });
         r.sort_unstable();
         Box::pin(async move { Ok(r) })
     }
 
-    fn game(&self, game: i64) -> BoxFut<'_, Result<Option<GameRow>, PersistError>> {
+    fn game(&self, game: i64) -> BoxFut<'_, Result<Option<StoredGame>, PersistError>> {
         let r = self.with(|m| m.games.get(&game).map(|g| g.0.clone()));
         Box::pin(async move { Ok(r) })
     }
 
-    fn create_game(&self, mut game: GameRow) -> BoxFut<'_, Result<GameRow, PersistError>> {
+    fn create_game(&self, game: NewGame) -> BoxFut<'_, Result<StoredGame, PersistError>> {
         let r = self.with(|m| {
+            if let Some(key) = &game.key {
+                if let Some(g) = m.games.values().find(|g| g.0.key.as_ref() == Some(key)) {
+                    return g.0.clone();
+                }
+            }
             m.next_id += 1;
-            game.id = m.next_id;
-            m.games.insert(game.id, (game.clone(), Vec::new()));
-            game
+            let stored = StoredGame {
+                id: chuhe_store::GameId(m.next_id),
+                red: game.red,
+                black: game.black,
+                time_control: game.time_control,
+                ruleset: game.ruleset,
+                start_fen: game.start_fen,
+                broadcast_delay: game.broadcast_delay,
+                event: game.event,
+                round: game.round,
+                board: game.board,
+                scheduled_start_ms: game.scheduled_start_ms,
+                created_at_ms: game.created_at_ms,
+                start_mode: game.start_mode,
+                lateness_limit_ms: game.lateness_limit_ms,
+                key: game.key,
+                last_seq: 0,
+                finish: None,
+            };
+            m.games.insert(m.next_id, (stored.clone(), Vec::new()));
+            stored
         });
         Box::pin(async move { Ok(r) })
+    }
+
+    fn game_by_key(&self, key: &str) -> BoxFut<'_, Result<Option<StoredGame>, PersistError>> {
+        let r = self.with(|m| {
+            m.games
+                .values()
+                .find(|g| g.0.key.as_deref() == Some(key))
+                .map(|g| g.0.clone())
+        });
+        Box::pin(async move { Ok(r) })
+    }
+
+    fn account_named(
+        &self,
+        name: &str,
+        role: Role,
+    ) -> BoxFut<'_, Result<Option<Account>, PersistError>> {
+        let r = self.with(|m| {
+            m.accounts
+                .values()
+                .find(|a| a.name == name && a.role == role)
+                .cloned()
+        });
+        Box::pin(async move { Ok(r) })
+    }
+
+    fn create_competition(
+        &self,
+        new: NewCompetition,
+    ) -> BoxFut<'_, Result<Competition, PersistError>> {
+        let r = self.with(|m| {
+            let c = Competition {
+                id: CompetitionId(m.competitions.len() as i64 + 1),
+                name: new.name,
+                created_at_ms: new.created_at_ms,
+                created_by: new.created_by,
+                last_seq: 0,
+            };
+            m.competitions.push((c.clone(), Vec::new()));
+            c
+        });
+        Box::pin(async move { Ok(r) })
+    }
+
+    fn competitions(&self) -> BoxFut<'_, Result<Vec<Competition>, PersistError>> {
+        let r = self.with(|m| m.competitions.iter().map(|c| c.0.clone()).collect());
+        Box::pin(async move { Ok(r) })
+    }
+
+    fn append_competition(
+        &self,
+        id: i64,
+        events: Vec<NewCompetitionEvent>,
+    ) -> BoxFut<'_, Result<u64, PersistError>> {
+        let r = self.with(|m| {
+            let Some((c, log)) = m.competitions.get_mut((id as usize).wrapping_sub(1)) else {
+                return Err(PersistError::not_found(format!("competition {id}")));
+            };
+            for (i, e) in events.iter().enumerate() {
+                if e.seq != c.last_seq + 1 + i as u64 {
+                    return Err(PersistError::conflict(format!("seq {} out of turn", e.seq)));
+                }
+            }
+            for e in events {
+                c.last_seq = e.seq;
+                log.push(CompetitionEvent {
+                    competition: CompetitionId(id),
+                    seq: e.seq,
+                    kind: e.kind,
+                    payload: e.payload,
+                    at_ms: e.at_ms,
+                    actor: e.actor,
+                    reason: e.reason,
+                });
+            }
+            Ok(c.last_seq)
+        });
+        Box::pin(async move { r })
+    }
+
+    fn competition_events(
+        &self,
+        id: i64,
+        after_seq: u64,
+    ) -> BoxFut<'_, Result<Vec<CompetitionEvent>, PersistError>> {
+        let r = self.with(|m| {
+            m.competitions
+                .get((id as usize).wrapping_sub(1))
+                .map(|(_, log)| log.iter().filter(|e| e.seq > after_seq).cloned().collect())
+                .ok_or_else(|| PersistError::not_found(format!("competition {id}")))
+        });
+        Box::pin(async move { r })
     }
 
     fn authenticate(&self, token: &str) -> BoxFut<'_, Result<Option<Account>, PersistError>> {
@@ -309,6 +487,15 @@ impl Persist for MemoryPersist {
 
     fn create_account(&self, name: &str, role: Role) -> BoxFut<'_, Result<Account, PersistError>> {
         let r = self.with(|m| {
+            if m.accounts
+                .values()
+                .any(|a| a.name == name && a.role == role)
+            {
+                return Err(PersistError::conflict(format!(
+                    "a {} named {name:?} exists",
+                    role.as_str()
+                )));
+            }
             m.next_id += 1;
             let a = Account {
                 id: m.next_id,
@@ -316,9 +503,9 @@ impl Persist for MemoryPersist {
                 role,
             };
             m.accounts.insert(a.id, a.clone());
-            a
+            Ok(a)
         });
-        Box::pin(async move { Ok(r) })
+        Box::pin(async move { r })
     }
 
     fn issue_token(

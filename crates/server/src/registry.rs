@@ -88,13 +88,13 @@ pub async fn load_seed(env: &Env, id: i64) -> Result<GameSeed, ClientError> {
         .ok_or_else(|| ClientError::GameNotFound(id.to_string()))?;
     let red = env
         .persist
-        .account(row.red)
+        .account(row.red.0)
         .await
         .map_err(|_| ClientError::StoreUnavailable)?
         .ok_or(ClientError::StoreUnavailable)?;
     let black = env
         .persist
-        .account(row.black)
+        .account(row.black.0)
         .await
         .map_err(|_| ClientError::StoreUnavailable)?
         .ok_or(ClientError::StoreUnavailable)?;

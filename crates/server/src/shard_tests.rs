@@ -14,7 +14,7 @@ use crate::Env;
 use crate::handle::{GameHandle, ShardCmd};
 use crate::load::{GameSeed, create};
 use crate::outbox::Outbox;
-use crate::persist::{Account, GameRow, MemoryPersist, Persist, Role};
+use crate::persist::{Account, MemoryPersist, NewGame, Persist, Role};
 use crate::request::{Body, Principal, Request};
 use crate::view::View;
 
@@ -45,23 +45,24 @@ async fn table_full(fen: &str, config: crate::Config, delay_plies: u32) -> Table
     let red = persist.create_account("red", Role::Player).await.unwrap();
     let black = persist.create_account("black", Role::Player).await.unwrap();
     let row = persist
-        .create_game(GameRow {
-            id: 0,
-            red: red.id,
-            black: black.id,
+        .create_game(NewGame {
+            red: chuhe_store::PrincipalId(red.id),
+            black: chuhe_store::PrincipalId(black.id),
             time_control: "90m+30s".into(),
             ruleset: "cxa".into(),
             start_fen: fen.into(),
-            delay_plies,
-            delay_ms: 0,
+            broadcast_delay: chuhe_store::BroadcastDelay {
+                moves: delay_plies,
+                millis: 0,
+            },
             event: None,
             round: None,
             board: None,
-            created_at_ms: 0,
-            finished: false,
-            start_mode: 0,
             scheduled_start_ms: None,
+            created_at_ms: 0,
+            start_mode: "now".into(),
             lateness_limit_ms: 0,
+            key: None,
         })
         .await
         .unwrap();

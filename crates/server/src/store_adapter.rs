@@ -4,13 +4,13 @@ use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use chuhe_store::{
-    Append, BroadcastDelay, Finish, GameId, NewEvent, NewGame, NewPrincipal, NewToken, PrincipalId,
-    Store, StoreError, TokenId, generate_token, hash_token,
+    Append, CompetitionId, Finish, GameId, NewEvent, NewPrincipal, NewToken, PrincipalId, Store,
+    StoreError, TokenId, generate_token, hash_token,
 };
 
 use crate::persist::{
-    Account, AppendOp, BoxFut, CommitStats, EventRow, FinishRow, GameRow, Persist, PersistError,
-    Role,
+    Account, AppendOp, BoxFut, CommitStats, Competition, CompetitionEvent, EventRow, FinishRow,
+    NewCompetition, NewCompetitionEvent, NewGame, Persist, PersistError, Role, StoredGame,
 };
 
 /// Adapts any `Store` (usually `chuhe_store::AnyStore`).
@@ -28,7 +28,7 @@ impl<S: Store> StoreAdapter<S> {
 }
 
 fn pe(e: StoreError) -> PersistError {
-    PersistError(e.to_string())
+    e.into()
 }
 
 fn now_ms() -> i64 {
@@ -80,32 +80,6 @@ fn finish_of(f: FinishRow) -> Finish {
         result: f.result,
         reason: f.reason,
         at_ms: f.at_ms as i64,
-    }
-}
-
-fn row(g: chuhe_store::Game) -> GameRow {
-    GameRow {
-        id: g.id.0,
-        red: g.red.0,
-        black: g.black.0,
-        finished: g.is_finished(),
-        time_control: g.time_control,
-        ruleset: g.ruleset,
-        start_fen: g.start_fen,
-        delay_plies: g.broadcast_delay.moves,
-        delay_ms: g.broadcast_delay.millis,
-        event: g.event,
-        round: g.round,
-        board: g.board,
-        created_at_ms: g.created_at_ms.max(0) as u64,
-        // The store keeps the scheduled instant; a game with one starts then.
-        start_mode: if g.scheduled_start_ms.is_some() {
-            chuhe_proto::v1::StartMode::Scheduled as i32
-        } else {
-            chuhe_proto::v1::StartMode::Now as i32
-        },
-        scheduled_start_ms: g.scheduled_start_ms.map(|t| t.max(0) as u64),
-        lateness_limit_ms: 0,
     }
 }
 
@@ -176,45 +150,75 @@ impl<S: Store> Persist for StoreAdapter<S> {
         })
     }
 
-    fn game(&self, game: i64) -> BoxFut<'_, Result<Option<GameRow>, PersistError>> {
+    fn game(&self, game: i64) -> BoxFut<'_, Result<Option<StoredGame>, PersistError>> {
         Box::pin(async move {
             match self.store.game(GameId(game)).await {
-                Ok(g) => Ok(Some(row(g))),
+                Ok(g) => Ok(Some(g)),
                 Err(StoreError::GameNotFound(_)) => Ok(None),
                 Err(e) => Err(pe(e)),
             }
         })
     }
 
-    fn create_game(&self, game: GameRow) -> BoxFut<'_, Result<GameRow, PersistError>> {
+    fn create_game(&self, game: NewGame) -> BoxFut<'_, Result<StoredGame, PersistError>> {
+        Box::pin(async move { self.store.create_game(game).await.map_err(pe) })
+    }
+
+    fn game_by_key(&self, key: &str) -> BoxFut<'_, Result<Option<StoredGame>, PersistError>> {
+        let key = key.to_string();
+        Box::pin(async move { self.store.game_by_key(&key).await.map_err(pe) })
+    }
+
+    fn account_named(
+        &self,
+        name: &str,
+        role: Role,
+    ) -> BoxFut<'_, Result<Option<Account>, PersistError>> {
+        let name = name.to_string();
         Box::pin(async move {
-            // Kept by the game's first event (its description), not yet by the row.
-            let (start_mode, lateness_limit_ms) = (game.start_mode, game.lateness_limit_ms);
-            let g = self
+            let all = self
                 .store
-                .create_game(NewGame {
-                    red: PrincipalId(game.red),
-                    black: PrincipalId(game.black),
-                    time_control: game.time_control,
-                    ruleset: game.ruleset,
-                    start_fen: game.start_fen,
-                    broadcast_delay: BroadcastDelay {
-                        moves: game.delay_plies,
-                        millis: game.delay_ms,
-                    },
-                    event: game.event,
-                    round: game.round,
-                    board: game.board,
-                    scheduled_start_ms: game.scheduled_start_ms.map(|t| t as i64),
-                    created_at_ms: game.created_at_ms as i64,
-                })
+                .list_principals(Some(role_to(role)))
                 .await
                 .map_err(pe)?;
-            Ok(GameRow {
-                start_mode,
-                lateness_limit_ms,
-                ..row(g)
-            })
+            Ok(all.into_iter().find(|p| p.name == name).map(account))
+        })
+    }
+
+    fn create_competition(
+        &self,
+        new: NewCompetition,
+    ) -> BoxFut<'_, Result<Competition, PersistError>> {
+        Box::pin(async move { self.store.create_competition(new).await.map_err(pe) })
+    }
+
+    fn competitions(&self) -> BoxFut<'_, Result<Vec<Competition>, PersistError>> {
+        Box::pin(async move { self.store.competitions().await.map_err(pe) })
+    }
+
+    fn append_competition(
+        &self,
+        id: i64,
+        events: Vec<NewCompetitionEvent>,
+    ) -> BoxFut<'_, Result<u64, PersistError>> {
+        Box::pin(async move {
+            self.store
+                .append_competition(CompetitionId(id), events)
+                .await
+                .map_err(pe)
+        })
+    }
+
+    fn competition_events(
+        &self,
+        id: i64,
+        after_seq: u64,
+    ) -> BoxFut<'_, Result<Vec<CompetitionEvent>, PersistError>> {
+        Box::pin(async move {
+            self.store
+                .competition_events(CompetitionId(id), after_seq)
+                .await
+                .map_err(pe)
         })
     }
 

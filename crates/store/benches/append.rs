@@ -53,6 +53,9 @@ async fn setup(s: &AnyStore, games: usize) -> Result<Vec<GameId>, StoreError> {
                 board: None,
                 scheduled_start_ms: None,
                 created_at_ms: 0,
+                start_mode: "now".into(),
+                lateness_limit_ms: 0,
+                key: None,
             })
             .await?;
         ids.push(game.id);

@@ -12,7 +12,7 @@ use tokio::sync::{mpsc, oneshot};
 use tokio::task::JoinHandle;
 
 use crate::error::{Result, StoreError};
-use crate::types::{Finish, GameId, MAX_KIND_CHARS, NewEvent, check_no_nul, check_opt_no_nul};
+use crate::types::{Finish, GameId, NewEvent, check_kind, check_no_nul, check_opt_no_nul};
 
 /// One append (or finish) waiting in a writer's queue.
 pub(crate) struct Op {
@@ -76,13 +76,8 @@ fn check_op(op: &Op, state: Option<GameState>) -> Result<GameState> {
         if ev.seq > i64::MAX as u64 {
             return Err(StoreError::Invalid(format!("seq {} is too large", ev.seq)));
         }
-        if ev.kind.is_empty() || ev.kind.chars().count() > MAX_KIND_CHARS {
-            return Err(StoreError::Invalid(format!(
-                "event kind must be 1 to {MAX_KIND_CHARS} characters"
-            )));
-        }
         // One NUL would fail the whole batch on PostgreSQL: refuse it here, on both backends.
-        check_no_nul("event kind", &ev.kind)?;
+        check_kind(&ev.kind)?;
         check_opt_no_nul("event reason", ev.reason.as_deref())?;
     }
     if let Some(f) = &op.finish {

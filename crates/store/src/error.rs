@@ -1,6 +1,6 @@
 //! The store's typed errors.
 
-use crate::types::{GameId, PrincipalId, Role, TokenId};
+use crate::types::{CompetitionId, GameId, PrincipalId, Role, TokenId};
 
 /// Everything that can go wrong in the store, sorted into kinds by [`StoreError::kind`]: the
 /// caller's mistakes (which leave the store unchanged) and failures of the database or store.
@@ -16,6 +16,8 @@ pub enum StoreError {
     GameNotFound(GameId),
     #[error("token {0} not found")]
     TokenNotFound(TokenId),
+    #[error("competition {0} not found")]
+    CompetitionNotFound(CompetitionId),
     #[error("a {role} named {name:?} already exists")]
     NameTaken { role: Role, name: String },
     #[error("principal {principal} is a {actual}, not a {expected}")]
@@ -37,6 +39,15 @@ pub enum StoreError {
     #[error("game {game}: event seq {got} refused, expected {expected}")]
     SeqMismatch {
         game: GameId,
+        expected: u64,
+        got: u64,
+    },
+    /// The entries appended to a competition's log do not continue it: `got` is the offending
+    /// seq, `expected` the one that would have been accepted (`got < expected`: already used;
+    /// `got > expected`: a gap). Nothing of that append was stored.
+    #[error("competition {competition}: entry seq {got} refused, expected {expected}")]
+    CompetitionSeqMismatch {
+        competition: CompetitionId,
         expected: u64,
         got: u64,
     },
@@ -88,7 +99,7 @@ pub enum ErrorKind {
     /// Bad input: a blank or too long text, an empty append, a role that may not hold a token
     /// or play (400).
     Invalid,
-    /// A principal, game or token that does not exist (404).
+    /// A principal, game, token or competition that does not exist (404).
     NotFound,
     /// The input conflicts with what is stored: a name or token hash already taken, a seq
     /// already used or out of turn, a finished game, other events at a seq being resolved
@@ -112,10 +123,12 @@ impl StoreError {
             | StoreError::RoleNotGrantable { .. } => ErrorKind::Invalid,
             StoreError::PrincipalNotFound(_)
             | StoreError::GameNotFound(_)
-            | StoreError::TokenNotFound(_) => ErrorKind::NotFound,
+            | StoreError::TokenNotFound(_)
+            | StoreError::CompetitionNotFound(_) => ErrorKind::NotFound,
             StoreError::NameTaken { .. }
             | StoreError::DuplicateToken
             | StoreError::SeqMismatch { .. }
+            | StoreError::CompetitionSeqMismatch { .. }
             | StoreError::GameFinished(_)
             | StoreError::AppendConflict { .. } => ErrorKind::Conflict,
             StoreError::Database(_)

@@ -1,8 +1,9 @@
 //! # chuhe-store
 //!
 //! Durable storage for the chuhe server: principals (players, arbiters, organisers), hashed
-//! bearer tokens, games, each game's gap-free event log, and an administrative audit log — on
-//! embedded SQLite or on PostgreSQL, behind one [`Store`] trait.
+//! bearer tokens, games, each game's gap-free event log, an administrative audit log, and the
+//! append-only logs of competitions (league seasons) — on embedded SQLite or on PostgreSQL,
+//! behind one [`Store`] trait.
 //!
 //! * Open with [`open`] from a URL (`sqlite://chuhe.db`, `postgres://…`); migrations run first.
 //! * Appends ([`Store::append`], [`Store::finish`]) go through group commit: writer tasks batch
@@ -50,9 +51,10 @@ pub use batch::StoreStats;
 pub use error::{ErrorKind, Result, StoreError};
 pub use token::{GeneratedToken, generate_token, hash_token};
 pub use types::{
-    AuditEntry, AuditId, Authenticated, BroadcastDelay, Finish, Game, GameFilter, GameId,
-    GameRecord, Millis, NewAudit, NewEvent, NewGame, NewPrincipal, NewToken, Principal,
-    PrincipalId, Resolution, Role, StoredEvent, TokenHash, TokenId, TokenInfo,
+    AuditEntry, AuditId, Authenticated, BroadcastDelay, Competition, CompetitionEvent,
+    CompetitionId, Finish, Game, GameFilter, GameId, GameRecord, Millis, NewAudit, NewCompetition,
+    NewCompetitionEvent, NewEvent, NewGame, NewPrincipal, NewToken, Principal, PrincipalId,
+    Resolution, Role, StoredEvent, TokenHash, TokenId, TokenInfo,
 };
 
 pub use postgres::PgStore;
@@ -222,10 +224,18 @@ pub trait Store: Send + Sync + 'static {
     // ---- games ------------------------------------------------------------------------------
 
     /// Creates a game between two different players; its log is empty (`last_seq` 0).
+    ///
+    /// With a [`key`](NewGame::key) that a stored game already has, it creates nothing and
+    /// returns that game as it is (no error; nothing of `new` is compared with it, so a caller
+    /// that reuses keys for other games should compare). Concurrent creates with one key, from
+    /// any node, store one game and all return it.
     fn create_game(&self, new: NewGame) -> impl Future<Output = Result<Game>> + Send;
 
     /// One game ([`StoreError::GameNotFound`]).
     fn game(&self, id: GameId) -> impl Future<Output = Result<Game>> + Send;
+
+    /// The game created with this [`key`](NewGame::key), if any.
+    fn game_by_key(&self, key: &str) -> impl Future<Output = Result<Option<Game>>> + Send;
 
     /// Live games oldest first, or finished games most recent first.
     fn list_games(
@@ -315,6 +325,48 @@ pub trait Store: Send + Sync + 'static {
 
     /// The latest audit entries, newest first.
     fn audit_log(&self, limit: u32) -> impl Future<Output = Result<Vec<AuditEntry>>> + Send;
+
+    // ---- competitions (league seasons) and their logs ----------------------------------------
+
+    /// Creates a competition with an empty log (`last_seq` 0). A `created_by` that is no
+    /// principal gives [`StoreError::PrincipalNotFound`].
+    fn create_competition(
+        &self,
+        new: NewCompetition,
+    ) -> impl Future<Output = Result<Competition>> + Send;
+
+    /// Every competition, oldest first.
+    fn competitions(&self) -> impl Future<Output = Result<Vec<Competition>>> + Send;
+
+    /// One competition ([`StoreError::CompetitionNotFound`]).
+    fn competition(&self, id: CompetitionId) -> impl Future<Output = Result<Competition>> + Send;
+
+    /// Appends entries to a competition's log, atomically (all or none), in a transaction of
+    /// its own (not the games' group commit). The first entry's seq must be the log's
+    /// `last_seq + 1` and the rest must follow one by one, otherwise
+    /// [`StoreError::CompetitionSeqMismatch`] (a seq already used, or a gap; nothing stored).
+    /// Returns the new `last_seq` after `COMMIT` (durable as the README's Durability section
+    /// says). Concurrent appends to one log, from any node, take turns: each is accepted
+    /// exactly when it continues the log as the one before left it.
+    ///
+    /// An error of kind [`ErrorKind::Unavailable`] (the connection lost during `COMMIT`, say)
+    /// leaves the outcome unknown: append the same entries again. `Ok` then means they were
+    /// stored now; a `CompetitionSeqMismatch` whose `expected` is past them means the log
+    /// already holds their seqs (read them back to see whether they are these entries).
+    fn append_competition(
+        &self,
+        id: CompetitionId,
+        events: Vec<NewCompetitionEvent>,
+    ) -> impl Future<Output = Result<u64>> + Send;
+
+    /// The entries of a competition's log with seq > `after_seq`, in seq order (all of them
+    /// from 0). Empty when nothing is newer; [`StoreError::CompetitionNotFound`] for an unknown
+    /// competition.
+    fn competition_events(
+        &self,
+        id: CompetitionId,
+        after_seq: u64,
+    ) -> impl Future<Output = Result<Vec<CompetitionEvent>>> + Send;
 
     // ---- lifecycle --------------------------------------------------------------------------
 
@@ -420,6 +472,9 @@ impl Store for AnyStore {
     async fn game(&self, id: GameId) -> Result<Game> {
         delegate!(self, s => s.game(id))
     }
+    async fn game_by_key(&self, key: &str) -> Result<Option<Game>> {
+        delegate!(self, s => s.game_by_key(key))
+    }
     async fn list_games(&self, filter: GameFilter, limit: u32) -> Result<Vec<Game>> {
         delegate!(self, s => s.list_games(filter, limit))
     }
@@ -454,6 +509,29 @@ impl Store for AnyStore {
     }
     async fn audit_log(&self, limit: u32) -> Result<Vec<AuditEntry>> {
         delegate!(self, s => s.audit_log(limit))
+    }
+    async fn create_competition(&self, new: NewCompetition) -> Result<Competition> {
+        delegate!(self, s => s.create_competition(new))
+    }
+    async fn competitions(&self) -> Result<Vec<Competition>> {
+        delegate!(self, s => s.competitions())
+    }
+    async fn competition(&self, id: CompetitionId) -> Result<Competition> {
+        delegate!(self, s => s.competition(id))
+    }
+    async fn append_competition(
+        &self,
+        id: CompetitionId,
+        events: Vec<NewCompetitionEvent>,
+    ) -> Result<u64> {
+        delegate!(self, s => s.append_competition(id, events))
+    }
+    async fn competition_events(
+        &self,
+        id: CompetitionId,
+        after_seq: u64,
+    ) -> Result<Vec<CompetitionEvent>> {
+        delegate!(self, s => s.competition_events(id, after_seq))
     }
     async fn close(&self) {
         delegate!(self, s => s.close())

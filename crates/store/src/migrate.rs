@@ -38,13 +38,25 @@ pub(crate) const SQLITE: Embedded = &[
         "key steps in slices",
         include_str!("../../../migrations/sqlite/0005_key_steps_in_slices.sql"),
     ),
+    (
+        6,
+        "league",
+        include_str!("../../../migrations/sqlite/0006_league.sql"),
+    ),
 ];
 
-pub(crate) const POSTGRES: Embedded = &[(
-    1,
-    "initial",
-    include_str!("../../../migrations/postgres/0001_initial.sql"),
-)];
+pub(crate) const POSTGRES: Embedded = &[
+    (
+        1,
+        "initial",
+        include_str!("../../../migrations/postgres/0001_initial.sql"),
+    ),
+    (
+        2,
+        "league",
+        include_str!("../../../migrations/postgres/0002_league.sql"),
+    ),
+];
 
 #[derive(Debug)]
 struct Source(Embedded);

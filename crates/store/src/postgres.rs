@@ -403,7 +403,79 @@ impl PgCommitter {
 #[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
     use super::*;
+    use crate::Store;
     use sqlx::Executor;
+
+    /// With `CHUHE_TEST_DATABASE_URL`: a new schema `chuhe_<what>_…` on its server, an admin
+    /// connection to drop it afterwards, its name, and a URL whose connections use it.
+    async fn schema_of_its_own(what: &str) -> Option<(PgConnection, String, String)> {
+        let base = std::env::var("CHUHE_TEST_DATABASE_URL").ok()?;
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.subsec_nanos())
+            .unwrap_or(0);
+        let schema = format!("chuhe_{what}_{}_{nanos}", std::process::id());
+        let mut admin = PgConnection::connect(&base).await.unwrap();
+        admin
+            .execute(format!("CREATE SCHEMA {schema}").as_str())
+            .await
+            .unwrap();
+        let sep = if base.contains('?') { '&' } else { '?' };
+        let url = format!("{base}{sep}options=-c%20search_path%3D{schema}");
+        Some((admin, schema, url))
+    }
+
+    /// Games stored before migration 2 (the league's) read back with the defaults: started
+    /// `now`, no lateness limit, no key, and their NULL keys do not collide. Needs
+    /// `CHUHE_TEST_DATABASE_URL`; works in a schema of its own and drops it.
+    #[tokio::test]
+    async fn games_from_before_migration_2_start_now() {
+        let Some((mut admin, schema, url)) = schema_of_its_own("old").await else {
+            return;
+        };
+        let games = async {
+            let mut c = PgConnection::connect(&url).await?;
+            crate::migrate::migrator(&crate::migrate::POSTGRES[..1])
+                .await
+                .map_err(|e| sqlx::Error::Protocol(e.to_string()))?
+                .run(&mut c)
+                .await?;
+            c.execute(
+                "INSERT INTO principals (id, role, name, created_at_ms) VALUES \
+                 (1, 'player', 'a', 0), (2, 'player', 'b', 0);
+                 INSERT INTO games (id, red_id, black_id, time_control, ruleset, start_fen, \
+                 created_at_ms, last_seq) VALUES (7, 1, 2, '90m', 'cxa', 'startpos', 0, 0), \
+                 (8, 1, 2, '90m', 'cxa', 'startpos', 0, 0)",
+            )
+            .await?;
+            c.close().await?;
+            let s = PgStore::open(&url, &crate::StoreOptions::default())
+                .await
+                .map_err(|e| sqlx::Error::Protocol(e.to_string()))?;
+            let mut games = Vec::new();
+            for id in [7, 8] {
+                games.push(
+                    s.game(GameId(id))
+                        .await
+                        .map_err(|e| sqlx::Error::Protocol(e.to_string()))?,
+                );
+            }
+            s.close().await;
+            Ok::<_, sqlx::Error>(games)
+        }
+        .await;
+        admin
+            .execute(format!("DROP SCHEMA {schema} CASCADE").as_str())
+            .await
+            .unwrap();
+        for g in games.unwrap() {
+            assert_eq!(
+                (g.start_mode.as_str(), g.lateness_limit_ms, g.key),
+                ("now", 0, None)
+            );
+            assert_eq!((g.time_control.as_str(), g.last_seq), ("90m", 0));
+        }
+    }
 
     /// The plans PostgreSQL caches for the writers' statements that touch games (generic
     /// plans, as after five executions), on a games table it has no statistics for, with
@@ -413,21 +485,9 @@ mod tests {
     /// drops it.
     #[tokio::test]
     async fn a_cached_plan_finds_the_games_by_id() {
-        let Ok(base) = std::env::var("CHUHE_TEST_DATABASE_URL") else {
+        let Some((mut admin, schema, url)) = schema_of_its_own("plan").await else {
             return;
         };
-        let nanos = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.subsec_nanos())
-            .unwrap_or(0);
-        let schema = format!("chuhe_plan_{}_{nanos}", std::process::id());
-        let mut admin = PgConnection::connect(&base).await.unwrap();
-        admin
-            .execute(format!("CREATE SCHEMA {schema}").as_str())
-            .await
-            .unwrap();
-        let sep = if base.contains('?') { '&' } else { '?' };
-        let url = format!("{base}{sep}options=-c%20search_path%3D{schema}");
         let plans = async {
             let mut c = PgConnection::connect(&url).await?;
             crate::migrate::migrator(crate::migrate::POSTGRES)

@@ -8,12 +8,13 @@
 use sqlx::{ColumnIndex, Database, Decode, Encode, Executor, IntoArguments, Pool, Row, Type};
 
 use crate::batch::{Op, Writers};
-use crate::types::{check_name, check_no_nul, check_opt_no_nul, to_i64, to_u64};
+use crate::types::{check_kind, check_name, check_no_nul, check_opt_no_nul, to_i64, to_u64};
 use crate::{
-    Append, AuditEntry, AuditId, Authenticated, BroadcastDelay, Finish, Game, GameFilter, GameId,
-    GameRecord, Millis, NewAudit, NewEvent, NewGame, NewPrincipal, NewToken, Principal,
-    PrincipalId, Resolution, Result, Role, Store, StoreError, StoreStats, StoredEvent, TokenHash,
-    TokenId, TokenInfo,
+    Append, AuditEntry, AuditId, Authenticated, BroadcastDelay, Competition, CompetitionEvent,
+    CompetitionId, Finish, Game, GameFilter, GameId, GameRecord, Millis, NewAudit, NewCompetition,
+    NewCompetitionEvent, NewEvent, NewGame, NewPrincipal, NewToken, Principal, PrincipalId,
+    Resolution, Result, Role, Store, StoreError, StoreStats, StoredEvent, TokenHash, TokenId,
+    TokenInfo,
 };
 
 pub(crate) const PRINCIPAL_COLS: &str = "id, role, name, rating, created_at_ms";
@@ -23,7 +24,8 @@ macro_rules! game_cols {
     ($last_seq:literal) => {
         concat!(
             "id, red_id, black_id, time_control, ruleset, start_fen, delay_moves, delay_ms, \
-             event, round, board, scheduled_start_ms, created_at_ms, ",
+             event, round, board, scheduled_start_ms, created_at_ms, start_mode, \
+             lateness_limit_ms, key, ",
             $last_seq,
             " AS last_seq, result, reason, finished_at_ms"
         )
@@ -42,6 +44,9 @@ pub(crate) const GAME_COLS_DERIVED_SEQ: &str = game_cols!(
 );
 pub(crate) const EVENT_COLS: &str = "game_id, seq, kind, payload, at_ms, actor_id, reason";
 pub(crate) const AUDIT_COLS: &str = "id, at_ms, actor_id, action, subject, reason";
+pub(crate) const COMPETITION_COLS: &str = "id, name, created_at_ms, created_by, last_seq";
+pub(crate) const COMPETITION_EVENT_COLS: &str =
+    "competition_id, seq, kind, payload, at_ms, actor_id, reason";
 
 /// Whether a database error is a unique-constraint violation.
 pub(crate) fn is_unique_violation(e: &sqlx::Error) -> bool {
@@ -202,6 +207,11 @@ impl<DB: Database> std::fmt::Debug for SqlStore<DB> {
     }
 }
 
+/// Longest [`NewGame::key`].
+const MAX_GAME_KEY_CHARS: usize = 200;
+/// Longest [`NewCompetition::name`].
+const MAX_COMPETITION_NAME_CHARS: usize = 200;
+
 fn role_of(s: &str) -> Result<Role> {
     Role::parse(s).ok_or_else(|| StoreError::Corrupt(format!("unknown role {s:?}")))
 }
@@ -292,8 +302,35 @@ where
             board,
             scheduled_start_ms: row.try_get("scheduled_start_ms")?,
             created_at_ms: row.try_get("created_at_ms")?,
+            start_mode: row.try_get("start_mode")?,
+            lateness_limit_ms: row.try_get("lateness_limit_ms")?,
+            key: row.try_get("key")?,
             last_seq: to_u64("last_seq", row.try_get("last_seq")?)?,
             finish,
+        })
+    }
+
+    fn competition_from(row: &DB::Row) -> Result<Competition> {
+        let created_by: Option<i64> = row.try_get("created_by")?;
+        Ok(Competition {
+            id: CompetitionId(row.try_get("id")?),
+            name: row.try_get("name")?,
+            created_at_ms: row.try_get("created_at_ms")?,
+            created_by: created_by.map(PrincipalId),
+            last_seq: to_u64("last_seq", row.try_get("last_seq")?)?,
+        })
+    }
+
+    fn competition_event_from(row: &DB::Row) -> Result<CompetitionEvent> {
+        let actor: Option<i64> = row.try_get("actor_id")?;
+        Ok(CompetitionEvent {
+            competition: CompetitionId(row.try_get("competition_id")?),
+            seq: to_u64("seq", row.try_get("seq")?)?,
+            kind: row.try_get("kind")?,
+            payload: row.try_get("payload")?,
+            at_ms: row.try_get("at_ms")?,
+            actor: actor.map(PrincipalId),
+            reason: row.try_get("reason")?,
         })
     }
 
@@ -330,6 +367,25 @@ where
             .await?
             .ok_or(StoreError::PrincipalNotFound(id))?;
         Self::principal_from(&row)
+    }
+
+    async fn fetch_competition(&self, id: CompetitionId) -> Result<Competition> {
+        let sql = format!("SELECT {COMPETITION_COLS} FROM competitions WHERE id = $1");
+        let row = sqlx::query(&sql)
+            .bind(id.0)
+            .fetch_optional(&self.pool)
+            .await?
+            .ok_or(StoreError::CompetitionNotFound(id))?;
+        Self::competition_from(&row)
+    }
+
+    async fn fetch_game_by_key(&self, key: &str) -> Result<Option<Game>> {
+        let sql = format!("SELECT {} FROM games WHERE key = $1", DB::GAME_COLS);
+        let row = sqlx::query(&sql)
+            .bind(key)
+            .fetch_optional(&self.pool)
+            .await?;
+        row.as_ref().map(Self::game_from).transpose()
     }
 
     async fn fetch_game(&self, id: GameId) -> Result<Game> {
@@ -585,6 +641,16 @@ where
         check_text("start FEN", &new.start_fen, 200)?;
         check_opt_no_nul("event", new.event.as_deref())?;
         check_opt_no_nul("round", new.round.as_deref())?;
+        check_text("start mode", &new.start_mode, 64)?;
+        if new.lateness_limit_ms < 0 {
+            return Err(StoreError::Invalid(format!(
+                "lateness limit {} ms is negative",
+                new.lateness_limit_ms
+            )));
+        }
+        if let Some(key) = &new.key {
+            check_text("game key", key, MAX_GAME_KEY_CHARS)?;
+        }
         for side in [new.red, new.black] {
             // Principals are never deleted and never change role, so checking before the
             // insert is race-free.
@@ -597,11 +663,15 @@ where
                 });
             }
         }
+        // A key already stored inserts nothing (and no error: `games_by_key` is the conflict
+        // target). On PostgreSQL an insert of the same key by a transaction still running waits
+        // for it, so the stored game is committed when it is read below.
         let sql = format!(
             "INSERT INTO games (red_id, black_id, time_control, ruleset, start_fen, \
              delay_moves, delay_ms, event, round, board, scheduled_start_ms, \
-             created_at_ms) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) \
-             RETURNING {}",
+             created_at_ms, start_mode, lateness_limit_ms, key) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15) \
+             ON CONFLICT (key) DO NOTHING RETURNING {}",
             DB::GAME_COLS
         );
         let row = sqlx::query(&sql)
@@ -617,9 +687,26 @@ where
             .bind(new.board.map(i64::from))
             .bind(new.scheduled_start_ms)
             .bind(new.created_at_ms)
-            .fetch_one(&self.pool)
+            .bind(new.start_mode.as_str())
+            .bind(new.lateness_limit_ms)
+            .bind(new.key.as_deref())
+            .fetch_optional(&self.pool)
             .await?;
-        Self::game_from(&row)
+        if let Some(row) = row {
+            return Self::game_from(&row);
+        }
+        // Only a key can conflict (the id is generated): the game stored under it, as it is.
+        let key = new.key.as_deref().unwrap_or_default();
+        self.fetch_game_by_key(key).await?.ok_or_else(|| {
+            StoreError::Corrupt(format!(
+                "creating a game with key {key:?} conflicted, but no game has the key"
+            ))
+        })
+    }
+
+    async fn game_by_key(&self, key: &str) -> Result<Option<Game>> {
+        check_no_nul("game key", key)?;
+        self.fetch_game_by_key(key).await
     }
 
     async fn game(&self, id: GameId) -> Result<Game> {
@@ -756,6 +843,142 @@ where
             .fetch_all(&self.pool)
             .await?;
         rows.iter().map(Self::audit_from).collect()
+    }
+
+    async fn create_competition(&self, new: NewCompetition) -> Result<Competition> {
+        check_text("competition name", &new.name, MAX_COMPETITION_NAME_CHARS)?;
+        let sql = format!(
+            "INSERT INTO competitions (name, created_at_ms, created_by) \
+             VALUES ($1, $2, $3) RETURNING {COMPETITION_COLS}"
+        );
+        let row = sqlx::query(&sql)
+            .bind(new.name.as_str())
+            .bind(new.created_at_ms)
+            .bind(new.created_by.map(|p| p.0))
+            .fetch_one(&self.pool)
+            .await
+            .map_err(|e| match new.created_by {
+                // The only foreign key: a creator that is no principal.
+                Some(by) if is_foreign_key_violation(&e) => StoreError::PrincipalNotFound(by),
+                _ => e.into(),
+            })?;
+        Self::competition_from(&row)
+    }
+
+    async fn competitions(&self) -> Result<Vec<Competition>> {
+        let sql = format!("SELECT {COMPETITION_COLS} FROM competitions ORDER BY id");
+        let rows = sqlx::query(&sql).fetch_all(&self.pool).await?;
+        rows.iter().map(Self::competition_from).collect()
+    }
+
+    async fn competition(&self, id: CompetitionId) -> Result<Competition> {
+        self.fetch_competition(id).await
+    }
+
+    async fn append_competition(
+        &self,
+        id: CompetitionId,
+        events: Vec<NewCompetitionEvent>,
+    ) -> Result<u64> {
+        if events.is_empty() {
+            return Err(StoreError::Invalid("append of no entries".into()));
+        }
+        for e in &events {
+            to_i64("seq", e.seq)?;
+            check_kind(&e.kind)?;
+            check_no_nul("entry payload", &e.payload)?;
+            check_opt_no_nul("entry reason", e.reason.as_deref())?;
+        }
+        // Principals are never deleted: checking the actors before the transaction is
+        // race-free, and names the missing one (a foreign-key error would not).
+        let mut actors: Vec<PrincipalId> = events.iter().filter_map(|e| e.actor).collect();
+        actors.sort_unstable();
+        actors.dedup();
+        for actor in actors {
+            self.fetch_principal(actor).await?;
+        }
+        let n = events.len() as u64;
+        let mut tx = self.pool.begin().await?;
+        // The first statement writes the competition's row: PostgreSQL locks it until the
+        // commit, so appends to one log (from any node) take turns and each sees the last seq
+        // the one before it committed; SQLite takes its write lock here, waiting for other
+        // writers under the busy timeout, instead of upgrading a read later (which can fail).
+        let last: i64 = sqlx::query(
+            "UPDATE competitions SET last_seq = last_seq + $2 WHERE id = $1 RETURNING last_seq",
+        )
+        .bind(id.0)
+        .bind(to_i64("entries", n)?)
+        .fetch_optional(&mut *tx)
+        .await?
+        .ok_or(StoreError::CompetitionNotFound(id))?
+        .try_get("last_seq")?;
+        let before = to_u64("last_seq", last)?.checked_sub(n).ok_or_else(|| {
+            StoreError::Corrupt(format!("competition {id}: last_seq {last} below {n}"))
+        })?;
+        for (i, e) in events.iter().enumerate() {
+            let expected = before + 1 + i as u64;
+            if e.seq != expected {
+                tx.rollback().await?;
+                return Err(StoreError::CompetitionSeqMismatch {
+                    competition: id,
+                    expected,
+                    got: e.seq,
+                });
+            }
+        }
+        let sql = format!(
+            "INSERT INTO competition_events ({COMPETITION_EVENT_COLS}) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7)"
+        );
+        for e in &events {
+            sqlx::query(&sql)
+                .bind(id.0)
+                .bind(to_i64("seq", e.seq)?)
+                .bind(e.kind.as_str())
+                .bind(e.payload.as_str())
+                .bind(e.at_ms)
+                .bind(e.actor.map(|a| a.0))
+                .bind(e.reason.as_deref())
+                .execute(&mut *tx)
+                .await?;
+        }
+        tx.commit().await?;
+        Ok(before + n)
+    }
+
+    async fn competition_events(
+        &self,
+        id: CompetitionId,
+        after_seq: u64,
+    ) -> Result<Vec<CompetitionEvent>> {
+        let sql = format!(
+            "SELECT {COMPETITION_EVENT_COLS} FROM competition_events \
+             WHERE competition_id = $1 AND seq > $2 ORDER BY seq"
+        );
+        let rows = sqlx::query(&sql)
+            .bind(id.0)
+            .bind(to_i64("after_seq", after_seq)?)
+            .fetch_all(&self.pool)
+            .await?;
+        if rows.is_empty() {
+            // Tell an unknown competition from a log with nothing new.
+            self.fetch_competition(id).await?;
+            return Ok(Vec::new());
+        }
+        let events = rows
+            .iter()
+            .map(Self::competition_event_from)
+            .collect::<Result<Vec<_>>>()?;
+        // One statement reads a committed prefix of a gap-free log: anything else is damage.
+        for (i, e) in events.iter().enumerate() {
+            if e.seq != after_seq + 1 + i as u64 {
+                return Err(StoreError::Corrupt(format!(
+                    "competition {id}: log has a gap before seq {}",
+                    e.seq
+                )));
+            }
+        }
+        Ok(events)
     }
 
     async fn resolve_append(&self, append: &Append) -> Result<Resolution> {

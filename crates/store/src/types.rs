@@ -35,6 +35,10 @@ id_newtype!(
     /// An entry of the administrative audit log.
     AuditId
 );
+id_newtype!(
+    /// A competition (a league season) and its append-only log.
+    CompetitionId
+);
 
 /// Unix time in milliseconds. The store never reads the clock: callers pass the time in.
 pub type Millis = i64;
@@ -172,6 +176,17 @@ pub struct NewGame {
     pub board: Option<u32>,
     pub scheduled_start_ms: Option<Millis>,
     pub created_at_ms: Millis,
+    /// How the game's clock starts, as the server names it (`now`, `scheduled`, `players`);
+    /// opaque to the store: 1 to 64 characters, not blank. Games stored before the column
+    /// existed read back as `now`.
+    pub start_mode: String,
+    /// How late a player may be before the server forfeits them (art. 21); 0 when the game
+    /// has no limit of its own. Not negative.
+    pub lateness_limit_ms: Millis,
+    /// An idempotency key (e.g. `league/7/r3/t2/b1/g0`), unique among games when present:
+    /// creating a game with a key that is already stored creates nothing and returns the stored
+    /// game as it is. 1 to 200 characters, not blank.
+    pub key: Option<String>,
 }
 
 /// How a game ended.
@@ -199,6 +214,12 @@ pub struct Game {
     pub board: Option<u32>,
     pub scheduled_start_ms: Option<Millis>,
     pub created_at_ms: Millis,
+    /// See [`NewGame::start_mode`] (`now` for games stored before it existed).
+    pub start_mode: String,
+    /// See [`NewGame::lateness_limit_ms`] (0 for games stored before it existed).
+    pub lateness_limit_ms: Millis,
+    /// See [`NewGame::key`].
+    pub key: Option<String>,
     /// Highest stored event seq (0 when no event yet).
     pub last_seq: u64,
     /// `Some` once the game is finished.
@@ -319,8 +340,97 @@ pub struct AuditEntry {
     pub reason: Option<String>,
 }
 
+/// A competition (a league season) to create: the owner of one append-only log.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NewCompetition {
+    /// Display name; 1 to 200 characters, not blank (not unique).
+    pub name: String,
+    pub created_at_ms: Millis,
+    /// Who created it (`None`: the local `chuhe` command or the system).
+    pub created_by: Option<PrincipalId>,
+}
+
+/// A stored competition.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Competition {
+    pub id: CompetitionId,
+    pub name: String,
+    pub created_at_ms: Millis,
+    pub created_by: Option<PrincipalId>,
+    /// Highest seq of its log (0 when the log is empty).
+    pub last_seq: u64,
+}
+
+/// An entry to append to a competition's log: a lineup submission, a result, an arbiter's
+/// decision, ... The store keeps it as given; what it means is the server's.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NewCompetitionEvent {
+    /// The first entry of a log is 1, and each append must continue exactly where it ends.
+    pub seq: u64,
+    /// Short kind name chosen by the server (`lineup`, `result`, `forfeit`, ...); 1 to 64
+    /// characters, not blank.
+    pub kind: String,
+    /// JSON text, opaque to the store (stored and returned byte for byte); no NUL character.
+    pub payload: String,
+    /// When it happened.
+    pub at_ms: Millis,
+    /// Who did it (a captain, an arbiter, an organiser); `None` for the system.
+    pub actor: Option<PrincipalId>,
+    /// Why (an arbiter's reason).
+    pub reason: Option<String>,
+}
+
+impl NewCompetitionEvent {
+    /// An entry with no actor and no reason.
+    pub fn new(
+        seq: u64,
+        kind: impl Into<String>,
+        payload: impl Into<String>,
+        at_ms: Millis,
+    ) -> Self {
+        NewCompetitionEvent {
+            seq,
+            kind: kind.into(),
+            payload: payload.into(),
+            at_ms,
+            actor: None,
+            reason: None,
+        }
+    }
+
+    /// Sets who did it and why.
+    pub fn by(mut self, actor: PrincipalId, reason: Option<String>) -> Self {
+        self.actor = Some(actor);
+        self.reason = reason;
+        self
+    }
+}
+
+/// A stored entry of a competition's log.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CompetitionEvent {
+    pub competition: CompetitionId,
+    pub seq: u64,
+    pub kind: String,
+    pub payload: String,
+    pub at_ms: Millis,
+    pub actor: Option<PrincipalId>,
+    pub reason: Option<String>,
+}
+
 pub(crate) const MAX_NAME_CHARS: usize = 100;
 pub(crate) const MAX_KIND_CHARS: usize = 64;
+
+/// An event kind (of a game's log or a competition's): 1 to [`MAX_KIND_CHARS`] characters, no
+/// NUL.
+pub(crate) fn check_kind(kind: &str) -> Result<(), StoreError> {
+    if kind.is_empty() || kind.chars().count() > MAX_KIND_CHARS {
+        return Err(StoreError::Invalid(format!(
+            "event kind must be 1 to {MAX_KIND_CHARS} characters"
+        )));
+    }
+    check_no_nul("event kind", kind)
+}
 
 /// Refuses a NUL character: PostgreSQL cannot store one in text (it would fail the statement,
 /// and for an append the whole batch), so neither backend takes one.

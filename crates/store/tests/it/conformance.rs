@@ -14,10 +14,12 @@ use chuhe_store::{
 };
 use sqlx::Connection;
 
-type TestResult = Result<(), Box<dyn Error + Send + Sync>>;
-type CaseFn = fn(String) -> Pin<Box<dyn Future<Output = TestResult> + Send>>;
+pub(crate) type TestResult = Result<(), Box<dyn Error + Send + Sync>>;
+/// A case of a suite: given the URL of a database of its own.
+pub(crate) type CaseFn = fn(String) -> Pin<Box<dyn Future<Output = TestResult> + Send>>;
 
 /// Fails the case with a message (instead of panicking, so the database is always dropped).
+#[macro_export]
 macro_rules! check {
     ($cond:expr) => {
         if !$cond {
@@ -31,9 +33,11 @@ macro_rules! check {
     };
 }
 
+/// `CASES`, the cases of a suite, for [`run_on_sqlite`] and [`run_on_postgres`].
+#[macro_export]
 macro_rules! cases {
     ($($name:ident),* $(,)?) => {
-        const CASES: &[(&str, CaseFn)] = &[
+        const CASES: &[(&str, $crate::conformance::CaseFn)] = &[
             $((stringify!($name), |url| Box::pin($name(url)))),*
         ];
     };
@@ -85,7 +89,7 @@ pub(crate) async fn player(s: &AnyStore, name: &str) -> Result<PrincipalId, Stor
     Ok(p.id)
 }
 
-fn new_game(red: PrincipalId, black: PrincipalId) -> NewGame {
+pub(crate) fn new_game(red: PrincipalId, black: PrincipalId) -> NewGame {
     NewGame {
         red,
         black,
@@ -98,6 +102,9 @@ fn new_game(red: PrincipalId, black: PrincipalId) -> NewGame {
         board: None,
         scheduled_start_ms: None,
         created_at_ms: T0,
+        start_mode: "now".into(),
+        lateness_limit_ms: 0,
+        key: None,
     }
 }
 
@@ -968,11 +975,18 @@ async fn migrations_run_at_open(url: String) -> TestResult {
         sqlx::query_as(sql).fetch_all(&mut c).await?
     };
     // SQLite has four more (games.last_seq derived from the log; recent events; event keys;
-    // key steps in slices).
+    // key steps in slices), then both have the league's (SQLite 6, PostgreSQL 2).
     let want = if url.starts_with("sqlite:") {
-        vec![(1, true), (2, true), (3, true), (4, true), (5, true)]
+        vec![
+            (1, true),
+            (2, true),
+            (3, true),
+            (4, true),
+            (5, true),
+            (6, true),
+        ]
     } else {
-        vec![(1, true)]
+        vec![(1, true), (2, true)]
     };
     check!(applied == want, "{applied:?}");
     // Opening again applies nothing new and fails on nothing.
@@ -982,9 +996,13 @@ async fn migrations_run_at_open(url: String) -> TestResult {
 
 // ---- runners -----------------------------------------------------------------------------------
 
-async fn run_all(backend: &str, url_for: impl Fn(&str) -> String) -> Vec<String> {
+async fn run_all(
+    backend: &str,
+    cases: &[(&str, CaseFn)],
+    url_for: impl Fn(&str) -> String,
+) -> Vec<String> {
     let mut failures = Vec::new();
-    for (name, case) in CASES {
+    for (name, case) in cases {
         // Each case in its own task: a panic fails the case, not the runner (so cleanup runs).
         let outcome = tokio::spawn(case(url_for(name))).await;
         match outcome {
@@ -998,9 +1016,19 @@ async fn run_all(backend: &str, url_for: impl Fn(&str) -> String) -> Vec<String>
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sqlite_conformance() -> TestResult {
+    run_on_sqlite(CASES).await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn postgres_conformance() -> TestResult {
+    run_on_postgres("postgres_conformance", CASES).await
+}
+
+/// Runs every case of a suite on SQLite, each on a fresh temp file.
+pub(crate) async fn run_on_sqlite(cases: &[(&str, CaseFn)]) -> TestResult {
     let dir = tempfile::tempdir()?;
     let root = dir.path().to_owned();
-    let failures = run_all("sqlite", |name| {
+    let failures = run_all("sqlite", cases, |name| {
         format!("sqlite://{}", root.join(format!("{name}.db")).display())
     })
     .await;
@@ -1008,28 +1036,30 @@ async fn sqlite_conformance() -> TestResult {
     Ok(())
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn postgres_conformance() -> TestResult {
+/// Runs every case of a suite on PostgreSQL when `CHUHE_TEST_DATABASE_URL` is set (a fresh
+/// database, a schema per case, dropped at the end); otherwise prints one line saying the
+/// test `test` was skipped.
+pub(crate) async fn run_on_postgres(test: &str, cases: &[(&str, CaseFn)]) -> TestResult {
     let Ok(base) = std::env::var("CHUHE_TEST_DATABASE_URL") else {
         // Straight to the process's stderr, past libtest's output capture, so it is seen.
         use std::io::Write as _;
         let _ = writeln!(
             std::io::stderr(),
-            "chuhe-store: postgres_conformance skipped: CHUHE_TEST_DATABASE_URL is not set"
+            "chuhe-store: {test} skipped: CHUHE_TEST_DATABASE_URL is not set"
         );
         return Ok(());
     };
     let (mut admin, db, db_url) = fresh_pg_database(&base).await?;
     // One schema per case, so cases never see each other's rows.
     let mut conn = sqlx::PgConnection::connect(&db_url).await?;
-    for (name, _) in CASES {
+    for (name, _) in cases {
         sqlx::query(&format!("CREATE SCHEMA {name}"))
             .execute(&mut conn)
             .await?;
     }
     conn.close().await?;
     let sep = if db_url.contains('?') { '&' } else { '?' };
-    let failures = run_all("postgres", |name| {
+    let failures = run_all("postgres", cases, |name| {
         format!("{db_url}{sep}options=-c%20search_path%3D{name}")
     })
     .await;

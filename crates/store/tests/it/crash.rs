@@ -60,6 +60,9 @@ fn acknowledged_appends_survive_kill_9() -> TestResult {
                 board: None,
                 scheduled_start_ms: None,
                 created_at_ms: 0,
+                start_mode: "now".into(),
+                lateness_limit_ms: 0,
+                key: None,
             })
             .await?;
         }

@@ -3,5 +3,6 @@
 mod conformance;
 mod contract;
 mod crash;
+mod league;
 mod outage;
 mod wal;

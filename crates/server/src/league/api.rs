@@ -1,0 +1,1010 @@
+//! The league's HTTP API (JSON; bearer tokens): the organizer creates an event from its file,
+//! publishes it, reschedules rounds and issues tokens; captains submit lineups; arbiters
+//! decide; everyone reads fixtures, matches, standings, crosstables and score sheets (HTML and
+//! CSV too). Documented with an example per route in docs/league.md.
+
+// The helpers return the HTTP answer itself as their error, as every handler does.
+#![allow(clippy::result_large_err)]
+
+use std::sync::Arc;
+
+use axum::Router;
+use axum::body::Bytes;
+use axum::extract::{Path, Query, State};
+use axum::http::{HeaderMap, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use chuhe_league::text::Lang;
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use super::core::{
+    BoardKey, ColourName, League, LeagueCommand, Revealed, TeamSide, live_score, match_result,
+    table_standings,
+};
+use super::datetime::{format_instant, parse_instant};
+use super::runner::{self, LeagueHandle, RunError};
+use super::spec::{EventSpec, System};
+use crate::Env;
+use crate::auth::{api_error, authenticate, bearer};
+use crate::persist::Role;
+use crate::request::Principal;
+
+pub fn router() -> Router<Env> {
+    Router::new()
+        .route("/api/v1/leagues", get(list).post(create))
+        .route("/api/v1/leagues/{id}", get(overview))
+        .route("/api/v1/leagues/{id}/publish", post(publish))
+        .route("/api/v1/leagues/{id}/tokens", post(tokens))
+        .route("/api/v1/leagues/{id}/lineups", post(lineup))
+        .route("/api/v1/leagues/{id}/commands", post(command))
+        .route(
+            "/api/v1/leagues/{id}/rounds/{round}/reschedule",
+            post(reschedule),
+        )
+        .route(
+            "/api/v1/leagues/{id}/rounds/{round}/tables/{table}",
+            get(table_view),
+        )
+        .route(
+            "/api/v1/leagues/{id}/rounds/{round}/tables/{table}/sheet",
+            get(sheet),
+        )
+        .route("/api/v1/leagues/{id}/standings", get(standings))
+        .route("/api/v1/leagues/{id}/log", get(log))
+        .route("/api/v1/leagues/{id}/export", get(export))
+}
+
+fn ok(v: Value) -> Response {
+    (StatusCode::OK, axum::Json(v)).into_response()
+}
+
+fn run_err(e: RunError) -> Response {
+    let status = match &e {
+        RunError::League(l) => match l.code() {
+            "permission_denied" => StatusCode::FORBIDDEN,
+            "not_found" => StatusCode::NOT_FOUND,
+            "conflict" | "pairing_refused" => StatusCode::CONFLICT,
+            _ => StatusCode::BAD_REQUEST,
+        },
+        RunError::NotFound(_) => StatusCode::NOT_FOUND,
+        RunError::Store(_) | RunError::ShuttingDown => StatusCode::SERVICE_UNAVAILABLE,
+    };
+    // A refused lineup carries every reason with its code.
+    if let RunError::League(super::core::LeagueError::LineupRefused(reasons)) = &e {
+        let body = json!({
+            "code": e.code(),
+            "message": e.to_string(),
+            "reasons": reasons.iter().map(|(c, m)| json!({"code": c, "message": m})).collect::<Vec<_>>(),
+        });
+        return (status, axum::Json(body)).into_response();
+    }
+    api_error(status, e.code(), &e.to_string())
+}
+
+async fn who(env: &Env, headers: &HeaderMap) -> Result<Principal, Response> {
+    authenticate(env, bearer(headers, None)).await
+}
+
+fn league(env: &Env, id: &str) -> Result<LeagueHandle, Response> {
+    id.parse::<i64>()
+        .ok()
+        .and_then(|id| env.leagues.get(id))
+        .ok_or_else(|| {
+            api_error(
+                StatusCode::NOT_FOUND,
+                "not_found",
+                &format!("no league with id {id:?}"),
+            )
+        })
+}
+
+fn parse_body<T: for<'de> Deserialize<'de>>(b: &Bytes) -> Result<T, Response> {
+    serde_json::from_slice(b).map_err(|e| {
+        api_error(
+            StatusCode::BAD_REQUEST,
+            "malformed_body",
+            &format!("the body is not the expected JSON: {e}"),
+        )
+    })
+}
+
+fn is_official(l: &League, p: &Principal) -> bool {
+    match p.role() {
+        Some(Role::Organizer) => true,
+        Some(Role::Arbiter) => p.id().is_some_and(|id| l.arbiters.contains(&id)),
+        _ => false,
+    }
+}
+
+/// The team whose captain `p` is, if any.
+fn captain_of(l: &League, p: &Principal) -> Option<usize> {
+    let id = p.id()?;
+    l.teams
+        .iter()
+        .position(|t| t.accounts.captains.contains(&id))
+}
+
+async fn create(State(env): State<Env>, headers: HeaderMap, b: Bytes) -> Response {
+    let p = match who(&env, &headers).await {
+        Ok(p) => p,
+        Err(r) => return r,
+    };
+    if p.role() != Some(Role::Organizer) {
+        return api_error(
+            StatusCode::FORBIDDEN,
+            "permission_denied",
+            "this needs an organizer token",
+        );
+    }
+    let spec: EventSpec = match parse_body(&b) {
+        Ok(s) => s,
+        Err(r) => return r,
+    };
+    match runner::create(&env, spec, p.id()).await {
+        Ok(h) => {
+            let l = h.snapshot();
+            (StatusCode::CREATED, axum::Json(summary(&l, None))).into_response()
+        }
+        Err(runner::CreateError::Spec(e)) => {
+            let body = json!({"code": "invalid_event", "message": e.to_string(), "field": e.field});
+            (StatusCode::BAD_REQUEST, axum::Json(body)).into_response()
+        }
+        Err(runner::CreateError::Store(e)) if e.is_client_error() => {
+            api_error(StatusCode::CONFLICT, "conflict", &e.to_string())
+        }
+        Err(runner::CreateError::Store(e)) => api_error(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "store_unavailable",
+            &e.to_string(),
+        ),
+    }
+}
+
+async fn list(State(env): State<Env>) -> Response {
+    let all: Vec<Value> = env
+        .leagues
+        .all()
+        .iter()
+        .map(|h| {
+            let l = h.snapshot();
+            json!({
+                "id": l.id.to_string(),
+                "name": l.spec.name,
+                "system": l.spec.system,
+                "teams": l.teams.len(),
+                "boards": l.rules.event.boards,
+                "published": l.published,
+                "rounds": l.rounds.len(),
+                "completedRounds": l.rounds.iter().filter(|r| r.completed).count(),
+            })
+        })
+        .collect();
+    ok(json!({ "leagues": all }))
+}
+
+fn side_name(s: TeamSide) -> &'static str {
+    match s {
+        TeamSide::First => "first",
+        TeamSide::Second => "second",
+    }
+}
+
+fn colour_name(c: ColourName) -> &'static str {
+    match c {
+        ColourName::Red => "red",
+        ColourName::Black => "black",
+    }
+}
+
+/// A match as `viewer` may see it: the lineups once revealed (a captain also sees its own
+/// sealed one), every board's games and results, the live score.
+fn table_json(l: &League, round: u32, table: u32, viewer: Option<&Principal>) -> Option<Value> {
+    let r = l.round(round)?;
+    let t = l.table(round, table)?;
+    let own = viewer.and_then(|p| captain_of(l, p));
+    let official = viewer.is_some_and(|p| is_official(l, p));
+    let lineups: Vec<Value> = (0..2)
+        .map(|i| match &t.revealed {
+            Some(rev) => match &rev[i] {
+                Revealed::Submitted { players } => {
+                    json!({"revealed": true, "how": "submitted", "players": players})
+                }
+                Revealed::RegisteredOrder { players } => {
+                    json!({"revealed": true, "how": "registered_order", "players": players})
+                }
+                Revealed::Forfeit => json!({"revealed": true, "how": "forfeit", "players": []}),
+            },
+            // Sealed: only the team's own captain (or an official) sees it — and nobody else
+            // learns even whether it was submitted.
+            None if own == Some(t.teams[i]) || official => json!({
+                "revealed": false,
+                "submitted": t.submitted[i].is_some(),
+                "players": t.submitted[i].clone().unwrap_or_default(),
+            }),
+            None => json!({"revealed": false}),
+        })
+        .collect();
+    let boards: Vec<Value> = t
+        .boards
+        .iter()
+        .enumerate()
+        .map(|(bi, b)| {
+            let at = BoardKey { round, table, board: bi as u32 + 1 };
+            let games: Vec<Value> = b
+                .games
+                .iter()
+                .map(|g| {
+                    json!({
+                        "stage": g.stage,
+                        "stageName": l.rules.event.chain.stages().get(g.stage as usize).map(|s| s.name.clone()),
+                        "gameId": g.game.to_string(),
+                        "firstColour": colour_name(g.first_colour),
+                        "redId": g.red.to_string(),
+                        "blackId": g.black.to_string(),
+                        "startsAt": format_instant(g.start_ms),
+                        "result": g.finished.as_ref().map(|f| json!({
+                            "outcome": f.outcome,
+                            "reason": f.reason,
+                            "fouls": f.fouls,
+                        })),
+                    })
+                })
+                .collect();
+            let result = l.board_record(at).and_then(|rec| {
+                chuhe_league::chain::evaluate_board(&l.rules.event.chain, &l.rules.event.game_scoring, at.board, &rec).ok()
+            });
+            json!({
+                "board": at.board,
+                "games": games,
+                "choice": b.choice.as_ref().map(|c| json!({
+                    "stage": c.stage,
+                    "chooser": side_name(c.chooser),
+                    "deadline": format_instant(c.deadline_ms),
+                    "chooserColour": c.chooser_colour.map(colour_name),
+                })),
+                "setByArbiter": b.set.is_some(),
+                "points": result.as_ref().map(|r| [r.points[0].to_decimal(), r.points[1].to_decimal()]),
+                "winner": result.as_ref().and_then(|r| r.winner).map(|s| side_name(TeamSide::of_league(s))),
+            })
+        })
+        .collect();
+    let score = live_score(l, round, table);
+    let m = match_result(l, round, table);
+    Some(json!({
+        "round": round,
+        "table": table,
+        "startsAt": format_instant(r.start_ms),
+        "lineupDeadline": format_instant(r.deadline_ms),
+        "first": {"team": t.teams[0], "name": l.teams[t.teams[0]].name},
+        "second": {"team": t.teams[1], "name": l.teams[t.teams[1]].name},
+        "lineups": lineups,
+        "forfeit": t.forfeit,
+        "boards": boards,
+        "gamePoints": [score[0].to_decimal(), score[1].to_decimal()],
+        "matchPoints": m.as_ref().map(|m| [m.match_points[0].to_decimal(), m.match_points[1].to_decimal()]),
+        "finished": m.is_some(),
+    }))
+}
+
+fn summary(l: &League, viewer: Option<&Principal>) -> Value {
+    let teams: Vec<Value> = l
+        .teams
+        .iter()
+        .enumerate()
+        .map(|(i, t)| {
+            json!({
+                "team": i,
+                "name": t.name,
+                "unit": t.unit,
+                "players": l.spec.teams[i].players.iter().zip(&t.accounts.players).map(|(p, id)| json!({"name": p.name(), "id": id.to_string()})).collect::<Vec<_>>(),
+                "captainIds": t.accounts.captains.iter().map(|c| c.to_string()).collect::<Vec<_>>(),
+                "withdrawn": l.withdrawals.iter().find(|w| w.team == i).map(|w| json!({"afterRound": w.after_round, "expelled": w.expelled})),
+            })
+        })
+        .collect();
+    let rounds: Vec<Value> = l
+        .rounds
+        .iter()
+        .map(|r| {
+            json!({
+                "round": r.number,
+                "startsAt": format_instant(r.start_ms),
+                "lineupDeadline": format_instant(r.deadline_ms),
+                "completed": r.completed,
+                "byes": r.byes,
+                "tables": (1..=r.tables.len() as u32).filter_map(|t| table_json(l, r.number, t, viewer)).collect::<Vec<_>>(),
+            })
+        })
+        .collect();
+    json!({
+        "id": l.id.to_string(),
+        "name": l.spec.name,
+        "system": l.spec.system,
+        "boards": l.rules.event.boards,
+        "chain": l.rules.event.chain.stages().iter().map(|s| json!({"name": s.name, "timeControl": s.time_control.as_str()})).collect::<Vec<_>>(),
+        "published": l.published,
+        "arbiterIds": l.arbiters.iter().map(|a| a.to_string()).collect::<Vec<_>>(),
+        "broadcastDelay": {"plies": l.rules.delay.plies, "seconds": l.rules.delay.seconds},
+        "teams": teams,
+        "rounds": rounds,
+        "publicSeq": l.public_seq,
+    })
+}
+
+async fn overview(State(env): State<Env>, Path(id): Path<String>, headers: HeaderMap) -> Response {
+    let h = match league(&env, &id) {
+        Ok(h) => h,
+        Err(r) => return r,
+    };
+    let p = who(&env, &headers).await.ok();
+    ok(summary(&h.snapshot(), p.as_ref()))
+}
+
+async fn table_view(
+    State(env): State<Env>,
+    Path((id, round, table)): Path<(String, u32, u32)>,
+    headers: HeaderMap,
+) -> Response {
+    let h = match league(&env, &id) {
+        Ok(h) => h,
+        Err(r) => return r,
+    };
+    let p = who(&env, &headers).await.ok();
+    match table_json(&h.snapshot(), round, table, p.as_ref()) {
+        Some(v) => ok(v),
+        None => api_error(
+            StatusCode::NOT_FOUND,
+            "not_found",
+            &format!("no round {round} table {table}"),
+        ),
+    }
+}
+
+/// Runs a league command for the request's principal.
+async fn run(
+    env: &Env,
+    id: &str,
+    headers: &HeaderMap,
+    cmd: LeagueCommand,
+    reason: Option<String>,
+) -> Response {
+    let h = match league(env, id) {
+        Ok(h) => h,
+        Err(r) => return r,
+    };
+    let p = match who(env, headers).await {
+        Ok(p) => p,
+        Err(r) => return r,
+    };
+    if p.account.is_none() {
+        return api_error(
+            StatusCode::UNAUTHORIZED,
+            "unauthenticated",
+            "this needs a token",
+        );
+    }
+    match h.command(cmd, p.actor(), reason).await {
+        // No log seq in the answer: it counts sealed lineups too.
+        Ok(entries) => ok(
+            json!({"ok": true, "entries": entries.iter().filter(|e| e.event.is_public()).count()}),
+        ),
+        Err(e) => run_err(e),
+    }
+}
+
+async fn publish(State(env): State<Env>, Path(id): Path<String>, headers: HeaderMap) -> Response {
+    run(&env, &id, &headers, LeagueCommand::Publish, None).await
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct LineupBody {
+    round: u32,
+    table: u32,
+    team: usize,
+    players: Vec<String>,
+}
+
+async fn lineup(
+    State(env): State<Env>,
+    Path(id): Path<String>,
+    headers: HeaderMap,
+    b: Bytes,
+) -> Response {
+    let body: LineupBody = match parse_body(&b) {
+        Ok(v) => v,
+        Err(r) => return r,
+    };
+    let cmd = LeagueCommand::SubmitLineup {
+        round: body.round,
+        table: body.table,
+        team: body.team,
+        players: body.players,
+    };
+    run(&env, &id, &headers, cmd, None).await
+}
+
+#[derive(Deserialize)]
+struct CommandBody {
+    #[serde(flatten)]
+    command: LeagueCommand,
+    #[serde(default)]
+    reason: Option<String>,
+}
+
+async fn command(
+    State(env): State<Env>,
+    Path(id): Path<String>,
+    headers: HeaderMap,
+    b: Bytes,
+) -> Response {
+    let body: CommandBody = match parse_body(&b) {
+        Ok(v) => v,
+        Err(r) => return r,
+    };
+    // The server's own commands are not for clients.
+    if matches!(
+        body.command,
+        LeagueCommand::GameCreated { .. }
+            | LeagueCommand::GameFinished { .. }
+            | LeagueCommand::Tick
+    ) {
+        return api_error(
+            StatusCode::FORBIDDEN,
+            "permission_denied",
+            "only the server records games and ticks",
+        );
+    }
+    run(&env, &id, &headers, body.command, body.reason).await
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RescheduleBody {
+    start: String,
+    #[serde(default)]
+    lineup_deadline: Option<String>,
+}
+
+async fn reschedule(
+    State(env): State<Env>,
+    Path((id, round)): Path<(String, u32)>,
+    headers: HeaderMap,
+    b: Bytes,
+) -> Response {
+    let body: RescheduleBody = match parse_body(&b) {
+        Ok(v) => v,
+        Err(r) => return r,
+    };
+    let h = match league(&env, &id) {
+        Ok(h) => h,
+        Err(r) => return r,
+    };
+    let start_ms = match parse_instant(&body.start) {
+        Ok(t) => t,
+        Err(e) => return api_error(StatusCode::BAD_REQUEST, "invalid_argument", &e.to_string()),
+    };
+    let deadline_ms = match body.lineup_deadline.as_deref().map(parse_instant) {
+        None => start_ms.saturating_sub(h.snapshot().rules.deadline_before_ms),
+        Some(Ok(t)) => t,
+        Some(Err(e)) => {
+            return api_error(StatusCode::BAD_REQUEST, "invalid_argument", &e.to_string());
+        }
+    };
+    let cmd = LeagueCommand::Reschedule {
+        round,
+        start_ms,
+        deadline_ms,
+    };
+    run(&env, &id, &headers, cmd, None).await
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct TokensBody {
+    /// `captains`, `players`, `arbiters` or `all`.
+    #[serde(default = "all")]
+    r#for: String,
+    /// Only this team's people (0-based index).
+    #[serde(default)]
+    team: Option<usize>,
+}
+
+fn all() -> String {
+    "all".into()
+}
+
+async fn tokens(
+    State(env): State<Env>,
+    Path(id): Path<String>,
+    headers: HeaderMap,
+    b: Bytes,
+) -> Response {
+    let p = match who(&env, &headers).await {
+        Ok(p) => p,
+        Err(r) => return r,
+    };
+    if p.role() != Some(Role::Organizer) {
+        return api_error(
+            StatusCode::FORBIDDEN,
+            "permission_denied",
+            "this needs an organizer token",
+        );
+    }
+    let h = match league(&env, &id) {
+        Ok(h) => h,
+        Err(r) => return r,
+    };
+    let empty = Bytes::from_static(b"{}");
+    let body: TokensBody = match parse_body(if b.is_empty() { &empty } else { &b }) {
+        Ok(v) => v,
+        Err(r) => return r,
+    };
+    let l = h.snapshot();
+    if !["captains", "players", "arbiters", "all"].contains(&body.r#for.as_str()) {
+        return api_error(
+            StatusCode::BAD_REQUEST,
+            "invalid_argument",
+            "for: captains, players, arbiters or all",
+        );
+    }
+    if body.team.is_some_and(|t| t >= l.teams.len()) {
+        return api_error(StatusCode::NOT_FOUND, "not_found", "no such team");
+    }
+    let mut people: Vec<(Option<usize>, &'static str, String, i64)> = Vec::new();
+    for (i, t) in l.teams.iter().enumerate() {
+        if body.team.is_some_and(|x| x != i) {
+            continue;
+        }
+        if matches!(body.r#for.as_str(), "captains" | "all") {
+            for (k, c) in t.accounts.captains.iter().enumerate() {
+                let name = l.spec.teams[i]
+                    .captains
+                    .get(k)
+                    .cloned()
+                    .unwrap_or_else(|| format!("{} 领队", t.name));
+                people.push((Some(i), "captain", name, *c));
+            }
+        }
+        if matches!(body.r#for.as_str(), "players" | "all") {
+            for (pl, id) in l.spec.teams[i].players.iter().zip(&t.accounts.players) {
+                people.push((Some(i), "player", pl.name().to_string(), *id));
+            }
+        }
+    }
+    if matches!(body.r#for.as_str(), "arbiters" | "all") && body.team.is_none() {
+        for (a, id) in l.spec.arbiters.iter().zip(&l.arbiters) {
+            people.push((None, "arbiter", a.clone(), *id));
+        }
+    }
+    let mut out = Vec::with_capacity(people.len());
+    for (team, role, name, principal) in people {
+        let label = Some(format!("league {} {role}", l.id));
+        match env.persist.issue_token(principal, label).await {
+            Ok((token, token_id)) => out.push(json!({
+                "team": team,
+                "role": role,
+                "name": name,
+                "principalId": principal.to_string(),
+                "token": token,
+                "tokenId": token_id.to_string(),
+            })),
+            Err(e) => {
+                return api_error(
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    "store_unavailable",
+                    &e.to_string(),
+                );
+            }
+        }
+    }
+    (StatusCode::CREATED, axum::Json(json!({ "tokens": out }))).into_response()
+}
+
+#[derive(Deserialize)]
+struct FormatQuery {
+    #[serde(default)]
+    format: Option<String>,
+    #[serde(default)]
+    lang: Option<String>,
+}
+
+fn lang_of(q: &FormatQuery) -> Lang {
+    match q.lang.as_deref() {
+        Some("en") => Lang::En,
+        _ => Lang::Zh,
+    }
+}
+
+fn typed(content_type: &'static str, body: String) -> Response {
+    (StatusCode::OK, [(header::CONTENT_TYPE, content_type)], body).into_response()
+}
+
+/// What the standings printouts need beside the standings themselves.
+struct Tables {
+    standings: chuhe_league::standings::Standings,
+    matches: Vec<chuhe_league::standings::TeamMatch>,
+    byes: Vec<(u32, usize)>,
+}
+
+fn tables(l: &League) -> Option<Result<Tables, String>> {
+    let st = table_standings(l)?;
+    Some(st.map(|standings| {
+        let mut matches = Vec::new();
+        let mut byes = Vec::new();
+        for r in &l.rounds {
+            for (k, t) in r.tables.iter().enumerate() {
+                if let Some(result) = match_result(l, r.number, k as u32 + 1) {
+                    matches.push(chuhe_league::standings::TeamMatch {
+                        round: r.number,
+                        first: t.teams[0],
+                        second: t.teams[1],
+                        result,
+                    });
+                }
+            }
+            if matches!(l.rules.system, System::Swiss { .. }) {
+                byes.extend(r.byes.iter().map(|b| (r.number, *b)));
+            }
+        }
+        Tables {
+            standings,
+            matches,
+            byes,
+        }
+    }))
+}
+
+async fn standings(
+    State(env): State<Env>,
+    Path(id): Path<String>,
+    Query(q): Query<FormatQuery>,
+) -> Response {
+    let h = match league(&env, &id) {
+        Ok(h) => h,
+        Err(r) => return r,
+    };
+    let l = h.snapshot();
+    let t = match tables(&l) {
+        None => {
+            return api_error(
+                StatusCode::CONFLICT,
+                "no_standings",
+                "a knockout has a bracket, not standings",
+            );
+        }
+        Some(Err(e)) => {
+            return api_error(StatusCode::INTERNAL_SERVER_ERROR, "standings_failed", &e);
+        }
+        Some(Ok(t)) => t,
+    };
+    let names: Vec<String> = l.teams.iter().map(|t| t.name.clone()).collect();
+    let lang = lang_of(&q);
+    let label = match l.spec.ranking {
+        Some(super::spec::RankingSpec::Preset(ref p)) => p.clone(),
+        Some(super::spec::RankingSpec::Criteria(_)) => "custom".into(),
+        None => "2011".into(),
+    };
+    let report = chuhe_league::report::TeamReport {
+        event: &l.spec.name,
+        teams: &names,
+        system: match l.rules.system {
+            System::Swiss { .. } => chuhe_league::standings::System::Swiss,
+            System::RoundRobin { legs } => chuhe_league::standings::System::RoundRobin { legs },
+            System::Knockout => chuhe_league::standings::System::RoundRobin { legs: 1 },
+        },
+        criteria: &l.rules.criteria,
+        ranking_label: &label,
+        standings: &t.standings,
+        matches: &t.matches,
+        byes: &t.byes,
+        lang,
+    };
+    match q.format.as_deref().unwrap_or("json") {
+        "html" => typed(
+            "text/html; charset=utf-8",
+            chuhe_league::report::html_document(
+                &l.spec.name,
+                &report.heading(),
+                &[report.standings_table(), report.crosstable()],
+                lang,
+            ),
+        ),
+        "csv" => typed(
+            "text/csv; charset=utf-8",
+            format!(
+                "{}{}",
+                chuhe_league::text::BOM,
+                chuhe_league::report::csv_document(
+                    &report.heading(),
+                    &[report.standings_table(), report.crosstable()]
+                )
+            ),
+        ),
+        "text" => typed(
+            "text/plain; charset=utf-8",
+            chuhe_league::report::text_document(
+                &report.heading(),
+                &[report.standings_table(), report.crosstable()],
+            ),
+        ),
+        "json" => {
+            let rows: Vec<Value> = t
+                .standings
+                .rows
+                .iter()
+                .map(|r| {
+                    json!({
+                        "team": r.team,
+                        "name": names[r.team],
+                        "rank": r.rank,
+                        "decidedBy": r.decided_by.map(|c| c.code()),
+                        "played": r.played,
+                        "won": r.won,
+                        "drawn": r.drawn,
+                        "lost": r.lost,
+                        "matchPoints": r.match_points.to_decimal(),
+                        "gamePoints": r.game_points.to_decimal(),
+                        "gameWins": r.game_wins,
+                        "fouls": r.fouls,
+                        "blackWins": r.black_wins,
+                        "blackGames": r.black_games,
+                        "withdrawn": r.withdrawal.is_some(),
+                        "expelled": r.expelled,
+                    })
+                })
+                .collect();
+            ok(json!({
+                "league": l.id.to_string(),
+                "criteria": l.rules.criteria.iter().map(|c| c.code()).collect::<Vec<_>>(),
+                "rows": rows,
+                "completedRounds": l.rounds.iter().filter(|r| r.completed).count(),
+            }))
+        }
+        other => api_error(
+            StatusCode::BAD_REQUEST,
+            "invalid_argument",
+            &format!("format {other:?}: json, html, csv or text"),
+        ),
+    }
+}
+
+async fn sheet(
+    State(env): State<Env>,
+    Path((id, round, table)): Path<(String, u32, u32)>,
+    Query(q): Query<FormatQuery>,
+) -> Response {
+    let h = match league(&env, &id) {
+        Ok(h) => h,
+        Err(r) => return r,
+    };
+    let l = h.snapshot();
+    let (Some(r), Some(t)) = (l.round(round), l.table(round, table)) else {
+        return api_error(
+            StatusCode::NOT_FOUND,
+            "not_found",
+            &format!("no round {round} table {table}"),
+        );
+    };
+    let date = format_instant(r.start_ms)[..10].to_string();
+    let names = [
+        l.teams[t.teams[0]].name.clone(),
+        l.teams[t.teams[1]].name.clone(),
+    ];
+    let header = chuhe_league::sheet::SheetHeader {
+        event: &l.spec.name,
+        round,
+        date: &date,
+        table: Some(table),
+        teams: [&names[0], &names[1]],
+    };
+    // Names appear once the lineups are revealed; before, the sheet is blank of names too.
+    let players: Vec<(String, String)> = (1..=l.rules.event.boards)
+        .map(|b| {
+            let name = |s: TeamSide| l.player_of(t, s, b).map(|p| p.1).unwrap_or_default();
+            (name(TeamSide::First), name(TeamSide::Second))
+        })
+        .collect();
+    let sheet = match match_result(&l, round, table) {
+        Some(result) => {
+            chuhe_league::sheet::ScoreSheet::new(header, &players, &result, &l.rules.event.chain)
+        }
+        None => chuhe_league::sheet::ScoreSheet::blank(
+            header,
+            &players,
+            l.rules.event.boards,
+            &l.rules.event.chain,
+        ),
+    };
+    let sheet = match sheet {
+        Ok(s) => s,
+        Err(e) => {
+            return api_error(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "sheet_failed",
+                &e.to_string(),
+            );
+        }
+    };
+    let lang = lang_of(&q);
+    match q.format.as_deref().unwrap_or("html") {
+        "html" => typed(
+            "text/html; charset=utf-8",
+            chuhe_league::sheet::html_document(&[sheet], lang),
+        ),
+        "csv" => typed(
+            "text/csv; charset=utf-8",
+            format!(
+                "{}{}",
+                chuhe_league::text::BOM,
+                chuhe_league::sheet::form_csv_document(&[sheet], lang)
+            ),
+        ),
+        other => api_error(
+            StatusCode::BAD_REQUEST,
+            "invalid_argument",
+            &format!("format {other:?}: html or csv"),
+        ),
+    }
+}
+
+/// The whole log, for the organizer and the event's arbiters: every entry with who, when, why.
+async fn log(State(env): State<Env>, Path(id): Path<String>, headers: HeaderMap) -> Response {
+    let h = match league(&env, &id) {
+        Ok(h) => h,
+        Err(r) => return r,
+    };
+    let p = match who(&env, &headers).await {
+        Ok(p) => p,
+        Err(r) => return r,
+    };
+    let l = h.snapshot();
+    if !is_official(&l, &p) {
+        return api_error(
+            StatusCode::FORBIDDEN,
+            "permission_denied",
+            "the log is for the organizer and the event's arbiters",
+        );
+    }
+    match env.persist.competition_events(l.id, 0).await {
+        Ok(events) => ok(json!({
+            "entries": events.iter().map(|e| json!({
+                "seq": e.seq,
+                "at": format_instant(e.at_ms.max(0) as u64),
+                "actorId": e.actor.map(|a| a.0.to_string()),
+                "reason": e.reason,
+                "kind": e.kind,
+                "event": serde_json::from_str::<Value>(&e.payload).unwrap_or(Value::Null),
+            })).collect::<Vec<_>>()
+        })),
+        Err(e) => api_error(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "store_unavailable",
+            &e.to_string(),
+        ),
+    }
+}
+
+/// The results so far as a `chuhe league` results file (standings, sheets and pairings
+/// offline; the same rules give the same standings).
+async fn export(State(env): State<Env>, Path(id): Path<String>) -> Response {
+    let h = match league(&env, &id) {
+        Ok(h) => h,
+        Err(r) => return r,
+    };
+    ok(export_json(&h.snapshot()))
+}
+
+pub fn export_json(l: &Arc<League>) -> Value {
+    let pts = |p: chuhe_league::Points| p.as_f64();
+    let gs = &l.rules.event.game_scoring;
+    let names: Vec<String> = l.teams.iter().map(|t| t.name.clone()).collect();
+    let mut matches = Vec::new();
+    let mut fixtures = Vec::new();
+    for r in &l.rounds {
+        for (k, t) in r.tables.iter().enumerate() {
+            let table = k as u32 + 1;
+            fixtures.push(
+                json!({"round": r.number, "first": names[t.teams[0]], "second": names[t.teams[1]]}),
+            );
+            let mut m = json!({"round": r.number, "table": table, "first": names[t.teams[0]], "second": names[t.teams[1]]});
+            let Some(record) = super::core::decide::match_record(l, r.number, table) else {
+                if t.teams
+                    .iter()
+                    .any(|&team| l.withdrawn_before(team, r.number))
+                {
+                    continue;
+                }
+                m["pending"] = json!(true);
+                matches.push(m);
+                continue;
+            };
+            use chuhe_league::chain::{BoardRecord, GameResult};
+            use chuhe_league::matches::MatchRecord;
+            let who = |s: chuhe_league::Side| match s {
+                chuhe_league::Side::First => "first",
+                chuhe_league::Side::Second => "second",
+            };
+            match record {
+                MatchRecord::Forfeit { forfeited_by } => {
+                    m["forfeited_by"] = json!(who(forfeited_by))
+                }
+                MatchRecord::DoubleForfeit => m["forfeited_by"] = json!("both"),
+                MatchRecord::Played(boards) => {
+                    let bs: Vec<Value> = boards
+                        .iter()
+                        .enumerate()
+                        .map(|(bi, b)| {
+                            let players = |s: TeamSide| l.player_of(t, s, bi as u32 + 1).map(|p| p.1);
+                            let mut v = json!({"first_player": players(TeamSide::First), "second_player": players(TeamSide::Second)});
+                            match b {
+                                BoardRecord::Forfeit { forfeited_by } => v["forfeited_by"] = json!(who(*forfeited_by)),
+                                BoardRecord::DoubleForfeit => v["forfeited_by"] = json!("both"),
+                                BoardRecord::Played(games) => {
+                                    v["games"] = json!(games.iter().map(|g| json!({
+                                        "result": match g.result { GameResult::FirstWins => "first", GameResult::SecondWins => "second", GameResult::Draw => "draw" },
+                                        "first_colour": colour_name(ColourName::of_league(g.first_colour)),
+                                        "fouls": g.fouls,
+                                    })).collect::<Vec<_>>());
+                                }
+                            }
+                            v
+                        })
+                        .collect();
+                    m["boards"] = json!(bs);
+                }
+            }
+            matches.push(m);
+        }
+    }
+    let chain: Vec<Value> = l
+        .rules
+        .event
+        .chain
+        .stages()
+        .iter()
+        .enumerate()
+        .map(|(i, s)| {
+            use chuhe_league::chain::{Chooser, DrawRule, StageColours};
+            json!({
+                "name": s.name,
+                "time_control": s.time_control.as_str(),
+                "colours": match s.colours {
+                    StageColours::AsScheduled => "scheduled",
+                    StageColours::SwappedFromPrevious => "swapped",
+                    StageColours::ChosenBy(Chooser::PreviousBlack) => "chosen_by_previous_black",
+                    StageColours::ChosenBy(Chooser::PreviousRed) => "chosen_by_previous_red",
+                    StageColours::ChosenBy(Chooser::FirstTeam) => "chosen_by_first",
+                    StageColours::ChosenBy(Chooser::SecondTeam) => "chosen_by_second",
+                },
+                "on_draw": match s.on_draw {
+                    DrawRule::Draw => "draw",
+                    DrawRule::WinFor(chuhe_league::Colour::Black) => "black_wins",
+                    DrawRule::WinFor(chuhe_league::Colour::Red) => "red_wins",
+                },
+                "points": s.decided_points.map(|(w, lo)| [pts(w), pts(lo)]),
+                "rated": s.rated || i == 0,
+            })
+        })
+        .collect();
+    let mut file = json!({
+        "event": l.spec.name,
+        "system": match l.rules.system { System::RoundRobin { .. } => "round_robin", System::Swiss { .. } => "swiss", System::Knockout => "knockout" },
+        "ranking": l.rules.criteria.iter().map(|c| c.code()).collect::<Vec<_>>(),
+        "boards": l.rules.event.boards,
+        "game_scoring": {"win": pts(gs.win), "loss": pts(gs.loss), "draw_red": pts(gs.draw_red), "draw_black": pts(gs.draw_black)},
+        "result_chain": {"stages": chain, "count_basis": match l.rules.event.chain.count_basis {
+            chuhe_league::chain::CountBasis::FirstStage => "first_stage",
+            chuhe_league::chain::CountBasis::DecidingGame => "deciding_game",
+        }},
+        "teams": l.teams.iter().map(|t| json!({"name": t.name, "unit": t.unit})).collect::<Vec<_>>(),
+        "matches": matches,
+        "withdrawals": l.withdrawals.iter().map(|w| json!({"team": names[w.team], "after_round": w.after_round})).collect::<Vec<_>>(),
+    });
+    if let System::RoundRobin { legs } = l.rules.system {
+        file["legs"] = json!(legs);
+        file["schedule"] = json!(fixtures);
+    }
+    file
+}

@@ -1,0 +1,859 @@
+//! [`decide`]: what a command to a league would change, as log entries, without changing it.
+//! After every command the league also settles what has become due by then (lineups to
+//! reveal, colours to default, choices to ask for, a completed round, the next Swiss or
+//! knockout round). The driver folds the entries once they are committed.
+
+use chuhe_league::chain::StageColours;
+use chuhe_league::lineup::{FinalLineup, LineupRules};
+use chuhe_league::matches::{MatchRecord, evaluate_match};
+use chuhe_league::swiss::{SwissOptions, SwissRound, SwissTeam, pair_next_round};
+use chuhe_proto::v1::Result as WResult;
+use serde::{Deserialize, Serialize};
+
+use super::event::{
+    BoardKey, BoardSetting, ColourName, Entry, ForfeitBy, LeagueEvent, Outcome, Revealed, TeamSide,
+};
+use super::state::League;
+use crate::game::Actor;
+use crate::league::spec::System;
+use crate::persist::Role;
+
+/// What can be asked of a league.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "command", rename_all = "snake_case")]
+pub enum LeagueCommand {
+    /// Organiser: fix the fixtures (a round robin's every round, a Swiss or knockout's first)
+    /// and open lineups.
+    Publish,
+    /// Organiser: move a round that has not started.
+    Reschedule {
+        round: u32,
+        start_ms: u64,
+        deadline_ms: u64,
+    },
+    /// A captain (or the organiser): a lineup in board order, before the deadline.
+    SubmitLineup {
+        round: u32,
+        table: u32,
+        team: usize,
+        players: Vec<String>,
+    },
+    /// The chooser of a chosen stage (the armageddon): its own colour.
+    ChooseColour { at: BoardKey, colour: ColourName },
+    /// The driver set up a chain game.
+    GameCreated {
+        at: BoardKey,
+        stage: u32,
+        game: i64,
+        first_colour: ColourName,
+        red: i64,
+        black: i64,
+        start_ms: u64,
+    },
+    /// The driver saw a league game end: its result in Red/Black terms, its reason code,
+    /// and the fouls of [Red, Black].
+    GameFinished {
+        game: i64,
+        result: i32,
+        reason: String,
+        fouls: [u32; 2],
+    },
+    /// Arbiter: set or correct a board's result.
+    SetBoard { at: BoardKey, setting: BoardSetting },
+    /// Arbiter: a whole match forfeited.
+    ForfeitMatch {
+        round: u32,
+        table: u32,
+        by: ForfeitBy,
+    },
+    /// Arbiter: a team withdraws (or is expelled, 18.3) after a round.
+    Withdraw {
+        team: usize,
+        after_round: u32,
+        #[serde(default)]
+        expelled: bool,
+    },
+    /// Arbiter: a board is played again.
+    ReplayBoard { at: BoardKey },
+    /// Organiser: pair the next Swiss round now (it is otherwise paired when the round before
+    /// completes).
+    PairNextRound,
+    /// The driver's timer: whatever is due.
+    Tick,
+}
+
+/// A refused command; the league is unchanged.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum LeagueError {
+    #[error("{0}")]
+    PermissionDenied(String),
+    #[error("{0} not found")]
+    NotFound(String),
+    #[error("{0}")]
+    Invalid(String),
+    /// The event is not in a state that allows this.
+    #[error("{0}")]
+    Conflict(String),
+    /// Every reason a lineup was refused: (code, sentence).
+    #[error("lineup refused: {}", .0.iter().map(|(_, m)| m.as_str()).collect::<Vec<_>>().join("; "))]
+    LineupRefused(Vec<(String, String)>),
+    /// A Swiss round cannot be paired.
+    #[error("the next round cannot be paired: {0}")]
+    Pairing(String),
+}
+
+impl LeagueError {
+    /// The stable machine code.
+    pub fn code(&self) -> &'static str {
+        match self {
+            LeagueError::PermissionDenied(_) => "permission_denied",
+            LeagueError::NotFound(_) => "not_found",
+            LeagueError::Invalid(_) => "invalid_argument",
+            LeagueError::Conflict(_) => "conflict",
+            LeagueError::LineupRefused(_) => "lineup_refused",
+            LeagueError::Pairing(_) => "pairing_refused",
+        }
+    }
+}
+
+/// Commands are decided on a working copy: each drafted entry is folded into it at once, so
+/// what is drafted next sees it.
+struct Draft {
+    work: League,
+    now: u64,
+    entries: Vec<Entry>,
+    actor: Option<i64>,
+    reason: Option<String>,
+}
+
+impl Draft {
+    fn push(&mut self, event: LeagueEvent) -> Result<(), LeagueError> {
+        let e = Entry {
+            seq: self.work.seq + 1,
+            at_ms: self.now,
+            actor: self.actor,
+            reason: self.reason.clone(),
+            event,
+        };
+        self.work
+            .fold(&e)
+            .map_err(|err| LeagueError::Conflict(err.to_string()))?;
+        self.entries.push(e);
+        Ok(())
+    }
+
+    /// What follows by itself, recorded without an actor.
+    fn push_system(&mut self, event: LeagueEvent) -> Result<(), LeagueError> {
+        let (a, r) = (self.actor.take(), self.reason.take());
+        let out = self.push(event);
+        self.actor = a;
+        self.reason = r;
+        out
+    }
+}
+
+fn is_organizer(a: &Actor) -> bool {
+    a.role == Some(Role::Organizer)
+}
+
+fn is_arbiter(l: &League, a: &Actor) -> bool {
+    is_organizer(a)
+        || (a.role == Some(Role::Arbiter) && a.id.is_some_and(|id| l.arbiters.contains(&id)))
+}
+
+fn need_organizer(a: &Actor) -> Result<(), LeagueError> {
+    is_organizer(a)
+        .then_some(())
+        .ok_or_else(|| LeagueError::PermissionDenied("this needs the organizer".into()))
+}
+
+fn need_arbiter(l: &League, a: &Actor, reason: Option<&str>) -> Result<(), LeagueError> {
+    if !is_arbiter(l, a) {
+        return Err(LeagueError::PermissionDenied(
+            "this needs an arbiter of this event (or the organizer)".into(),
+        ));
+    }
+    if reason.is_none_or(|r| r.trim().is_empty()) {
+        return Err(LeagueError::Invalid(
+            "an arbiter's decision needs a reason".into(),
+        ));
+    }
+    Ok(())
+}
+
+/// What `cmd` by `actor` at `now` would change: the entries to commit (possibly none), or
+/// why it is refused. `reason`: the why of an arbiter's decision (mandatory for those).
+pub fn decide(
+    league: &League,
+    cmd: &LeagueCommand,
+    actor: &Actor,
+    reason: Option<&str>,
+    now: u64,
+) -> Result<Vec<Entry>, LeagueError> {
+    let mut d = Draft {
+        work: league.clone(),
+        now,
+        entries: Vec::new(),
+        actor: actor.id,
+        reason: reason.map(str::to_string),
+    };
+    match cmd {
+        LeagueCommand::Publish => {
+            need_organizer(actor)?;
+            if league.published {
+                return Err(LeagueError::Conflict(
+                    "the event is published already".into(),
+                ));
+            }
+            d.push(LeagueEvent::Published)?;
+            match league.rules.system {
+                System::RoundRobin { legs } => {
+                    let n = league.teams.len() as u32;
+                    let rounds = chuhe_league::fixtures::round_robin(
+                        n,
+                        chuhe_league::fixtures::RoundRobinOptions {
+                            legs,
+                            ..Default::default()
+                        },
+                    )
+                    .map_err(|e| LeagueError::Invalid(e.to_string()))?;
+                    for r in rounds {
+                        let (start_ms, deadline_ms) = round_time(league, r.number)?;
+                        d.push(LeagueEvent::RoundPaired {
+                            round: r.number,
+                            tables: r
+                                .pairings
+                                .iter()
+                                .map(|p| [p.first as usize - 1, p.second as usize - 1])
+                                .collect(),
+                            byes: r.bye.map(|b| b as usize - 1).into_iter().collect(),
+                            start_ms,
+                            deadline_ms,
+                        })?;
+                    }
+                }
+                System::Swiss { .. } => pair_swiss(&mut d)?,
+                System::Knockout => {
+                    let n = league.teams.len() as u32;
+                    let first = chuhe_league::fixtures::knockout_first_round(n)
+                        .map_err(|e| LeagueError::Invalid(e.to_string()))?;
+                    let (start_ms, deadline_ms) = round_time(league, 1)?;
+                    d.push(LeagueEvent::RoundPaired {
+                        round: 1,
+                        tables: first
+                            .iter()
+                            .filter_map(|(a, b)| b.map(|b| [*a as usize - 1, b as usize - 1]))
+                            .collect(),
+                        byes: first
+                            .iter()
+                            .filter(|(_, b)| b.is_none())
+                            .map(|(a, _)| *a as usize - 1)
+                            .collect(),
+                        start_ms,
+                        deadline_ms,
+                    })?;
+                }
+            }
+        }
+        LeagueCommand::Reschedule {
+            round,
+            start_ms,
+            deadline_ms,
+        } => {
+            need_organizer(actor)?;
+            let r = league
+                .round(*round)
+                .ok_or_else(|| LeagueError::NotFound(format!("round {round}")))?;
+            if r.tables
+                .iter()
+                .any(|t| t.boards.iter().any(|b| !b.games.is_empty()))
+            {
+                return Err(LeagueError::Conflict(format!(
+                    "round {round} has started: its games exist"
+                )));
+            }
+            if deadline_ms > start_ms {
+                return Err(LeagueError::Invalid(
+                    "the lineup deadline must not be after the start".into(),
+                ));
+            }
+            if *start_ms <= now {
+                return Err(LeagueError::Invalid(
+                    "the new start is not in the future".into(),
+                ));
+            }
+            d.push(LeagueEvent::RoundRescheduled {
+                round: *round,
+                start_ms: *start_ms,
+                deadline_ms: *deadline_ms,
+            })?;
+        }
+        LeagueCommand::SubmitLineup {
+            round,
+            table,
+            team,
+            players,
+        } => submit_lineup(&mut d, league, actor, *round, *table, *team, players)?,
+        LeagueCommand::ChooseColour { at, colour } => {
+            let b = league
+                .board(*at)
+                .ok_or_else(|| LeagueError::NotFound(at.to_string()))?;
+            let c = b
+                .choice
+                .as_ref()
+                .filter(|c| c.chooser_colour.is_none())
+                .ok_or_else(|| LeagueError::Conflict(format!("no colour to choose on {at}")))?;
+            let table = league
+                .table(at.round, at.table)
+                .ok_or_else(|| LeagueError::NotFound(at.to_string()))?;
+            // The chooser is the player of the chosen side on this board.
+            let chooser = league.player_of(table, c.chooser, at.board).map(|p| p.0);
+            if actor.id.is_none() || chooser != actor.id {
+                return Err(LeagueError::PermissionDenied(format!(
+                    "only the chooser of {at} picks the colour"
+                )));
+            }
+            if now >= c.deadline_ms {
+                return Err(LeagueError::Conflict(
+                    "the time to choose has passed".into(),
+                ));
+            }
+            d.push(LeagueEvent::ColourChosen {
+                at: *at,
+                stage: c.stage,
+                chooser_colour: *colour,
+                by_default: false,
+            })?;
+        }
+        LeagueCommand::GameCreated {
+            at,
+            stage,
+            game,
+            first_colour,
+            red,
+            black,
+            start_ms,
+        } => {
+            if actor.role.is_some() {
+                return Err(LeagueError::PermissionDenied(
+                    "only the server records games".into(),
+                ));
+            }
+            if league.games.contains_key(game) {
+                return Ok(Vec::new());
+            }
+            d.push(LeagueEvent::GameCreated {
+                at: *at,
+                stage: *stage,
+                game: *game,
+                first_colour: *first_colour,
+                red: *red,
+                black: *black,
+                start_ms: *start_ms,
+            })?;
+        }
+        LeagueCommand::GameFinished {
+            game,
+            result,
+            reason,
+            fouls,
+        } => {
+            if actor.role.is_some() {
+                return Err(LeagueError::PermissionDenied(
+                    "only the server records games".into(),
+                ));
+            }
+            let Some((at, stage)) = league.games.get(game).copied() else {
+                return Ok(Vec::new());
+            };
+            let Some(b) = league.board(at) else {
+                return Ok(Vec::new());
+            };
+            // Not (or no longer) the board's game, or recorded already: nothing to do.
+            let Some(g) = b
+                .games
+                .iter()
+                .find(|g| g.game == *game && g.finished.is_none())
+            else {
+                return Ok(Vec::new());
+            };
+            let first_red = g.first_colour == ColourName::Red;
+            let outcome = match (
+                WResult::try_from(*result).unwrap_or(WResult::Unspecified),
+                first_red,
+            ) {
+                (WResult::RedWins, true) | (WResult::BlackWins, false) => Outcome::First,
+                (WResult::RedWins, false) | (WResult::BlackWins, true) => Outcome::Second,
+                (WResult::Draw, _) => Outcome::Draw,
+                (WResult::BothLose, _) => Outcome::BothLose,
+                (WResult::Unspecified, _) => {
+                    return Err(LeagueError::Invalid(format!("game {game} has no result")));
+                }
+            };
+            let [red, black] = *fouls;
+            d.push(LeagueEvent::GameFinished {
+                at,
+                stage,
+                game: *game,
+                outcome,
+                reason: reason.clone(),
+                fouls: if first_red {
+                    [red, black]
+                } else {
+                    [black, red]
+                },
+            })?;
+        }
+        LeagueCommand::SetBoard { at, setting } => {
+            need_arbiter(league, actor, reason)?;
+            league
+                .board(*at)
+                .ok_or_else(|| LeagueError::NotFound(at.to_string()))?;
+            if let BoardSetting::Games { games } = setting {
+                let record = chuhe_league::chain::BoardRecord::Played(
+                    games
+                        .iter()
+                        .map(|g| chuhe_league::chain::PlayedGame {
+                            first_colour: g.first_colour.league(),
+                            result: match g.result {
+                                Outcome::First => chuhe_league::chain::GameResult::FirstWins,
+                                Outcome::Second => chuhe_league::chain::GameResult::SecondWins,
+                                _ => chuhe_league::chain::GameResult::Draw,
+                            },
+                            fouls: g.fouls,
+                        })
+                        .collect(),
+                );
+                chuhe_league::chain::evaluate_board(
+                    &league.rules.event.chain,
+                    &league.rules.event.game_scoring,
+                    at.board,
+                    &record,
+                )
+                .map_err(|e| LeagueError::Invalid(e.to_string()))?;
+            }
+            d.push(LeagueEvent::BoardSet {
+                at: *at,
+                setting: setting.clone(),
+            })?;
+        }
+        LeagueCommand::ForfeitMatch { round, table, by } => {
+            need_arbiter(league, actor, reason)?;
+            league
+                .table(*round, *table)
+                .ok_or_else(|| LeagueError::NotFound(format!("round {round} table {table}")))?;
+            d.push(LeagueEvent::MatchForfeited {
+                round: *round,
+                table: *table,
+                by: *by,
+            })?;
+        }
+        LeagueCommand::Withdraw {
+            team,
+            after_round,
+            expelled,
+        } => {
+            need_arbiter(league, actor, reason)?;
+            if *team >= league.teams.len() {
+                return Err(LeagueError::NotFound(format!("team {team}")));
+            }
+            if league.withdrawals.iter().any(|w| w.team == *team) {
+                return Err(LeagueError::Conflict(
+                    "the team has withdrawn already".into(),
+                ));
+            }
+            d.push(LeagueEvent::Withdrawn {
+                team: *team,
+                after_round: *after_round,
+                expelled: *expelled,
+            })?;
+        }
+        LeagueCommand::ReplayBoard { at } => {
+            need_arbiter(league, actor, reason)?;
+            league
+                .board(*at)
+                .ok_or_else(|| LeagueError::NotFound(at.to_string()))?;
+            d.push(LeagueEvent::BoardReplayed { at: *at })?;
+        }
+        LeagueCommand::PairNextRound => {
+            need_organizer(actor)?;
+            if !matches!(league.rules.system, System::Swiss { .. }) {
+                return Err(LeagueError::Conflict(
+                    "only a Swiss is paired round by round".into(),
+                ));
+            }
+            if league.rounds.last().is_some_and(|r| !r.completed) {
+                return Err(LeagueError::Conflict(
+                    "the current round has matches without a result".into(),
+                ));
+            }
+            pair_swiss(&mut d)?;
+        }
+        LeagueCommand::Tick => {
+            if actor.role.is_some() {
+                return Err(LeagueError::PermissionDenied(
+                    "only the server's timer ticks".into(),
+                ));
+            }
+        }
+    }
+    settle(&mut d)?;
+    Ok(d.entries)
+}
+
+/// The (start, deadline) of round `r`: as scheduled at creation, or, past those, spaced like
+/// the last two.
+fn round_time(league: &League, r: u32) -> Result<(u64, u64), LeagueError> {
+    if let Some(t) = league.planned.get(r as usize - 1) {
+        return Ok(*t);
+    }
+    let n = league.planned.len();
+    let (last, _) = *league
+        .planned
+        .last()
+        .ok_or_else(|| LeagueError::Invalid("no schedule".into()))?;
+    let every = if n >= 2 {
+        league.planned[n - 1].0 - league.planned[n - 2].0
+    } else {
+        86_400_000
+    };
+    let start = last + every * u64::from(r - n as u32);
+    Ok((start, start.saturating_sub(league.rules.deadline_before_ms)))
+}
+
+fn submit_lineup(
+    d: &mut Draft,
+    league: &League,
+    actor: &Actor,
+    round: u32,
+    table: u32,
+    team: usize,
+    players: &[String],
+) -> Result<(), LeagueError> {
+    let t = league
+        .table(round, table)
+        .ok_or_else(|| LeagueError::NotFound(format!("round {round} table {table}")))?;
+    let side = if t.teams[0] == team {
+        TeamSide::First
+    } else if t.teams[1] == team {
+        TeamSide::Second
+    } else {
+        return Err(LeagueError::Invalid(format!(
+            "team {team} does not play round {round} table {table}"
+        )));
+    };
+    let captain = actor
+        .id
+        .is_some_and(|id| league.teams[team].accounts.captains.contains(&id));
+    if !captain && !is_organizer(actor) {
+        return Err(LeagueError::PermissionDenied(
+            "only the team's captain submits its lineup".into(),
+        ));
+    }
+    if t.revealed.is_some() {
+        return Err(LeagueError::LineupRefused(vec![(
+            "deadline_passed".into(),
+            "the lineups have been revealed: no more changes".into(),
+        )]));
+    }
+    let r = league
+        .round(round)
+        .ok_or_else(|| LeagueError::NotFound(format!("round {round}")))?;
+    let rules = LineupRules {
+        deadline: Some((r.deadline_ms / 1000) as i64),
+        ..league.rules.lineup.clone()
+    };
+    let roster = &league.rules.rosters[team];
+    rules
+        .validate(roster, players, (d.now / 1000) as i64)
+        .map_err(|e| {
+            LeagueError::LineupRefused(
+                e.reasons
+                    .iter()
+                    .map(|r| (r.code().to_string(), r.to_string()))
+                    .collect(),
+            )
+        })?;
+    d.push(LeagueEvent::LineupSubmitted {
+        round,
+        table,
+        side,
+        players: players.to_vec(),
+    })?;
+    Ok(())
+}
+
+/// Pairs the next Swiss round from the results so far.
+fn pair_swiss(d: &mut Draft) -> Result<(), LeagueError> {
+    let l = &d.work;
+    let System::Swiss { rounds } = l.rules.system else {
+        return Ok(());
+    };
+    let next = l.rounds.len() as u32 + 1;
+    if next > rounds {
+        return Ok(());
+    }
+    let teams: Vec<SwissTeam> = l
+        .teams
+        .iter()
+        .enumerate()
+        .map(|(i, t)| SwissTeam {
+            seed: i as u32 + 1,
+            unit: t.unit.clone(),
+            withdrawn: l.withdrawn_before(i, next),
+        })
+        .collect();
+    let mut played = Vec::with_capacity(l.rounds.len());
+    for r in &l.rounds {
+        let mut round = SwissRound::default();
+        for (k, t) in r.tables.iter().enumerate() {
+            let mp = super::view::match_result(l, r.number, k as u32 + 1)
+                .map(|m| m.match_points)
+                .unwrap_or_default();
+            round.pairings.push((t.teams[0], t.teams[1], mp));
+        }
+        round.bye = r
+            .byes
+            .first()
+            .map(|b| (*b, l.rules.event.match_scoring.forfeit_win));
+        played.push(round);
+    }
+    let pairing = pair_next_round(&teams, &played, SwissOptions::default())
+        .map_err(|e| LeagueError::Pairing(e.to_string()))?;
+    let (start_ms, deadline_ms) = round_time(l, next)?;
+    d.push_system(LeagueEvent::RoundPaired {
+        round: next,
+        tables: pairing.tables.iter().map(|(a, b)| [*a, *b]).collect(),
+        byes: pairing.bye.into_iter().collect(),
+        start_ms,
+        deadline_ms,
+    })
+}
+
+/// Records what has become due by `d.now`, until nothing more is.
+fn settle(d: &mut Draft) -> Result<(), LeagueError> {
+    for _ in 0..64 {
+        let before = d.entries.len();
+        settle_once(d)?;
+        if d.entries.len() == before {
+            return Ok(());
+        }
+    }
+    Ok(())
+}
+
+fn settle_once(d: &mut Draft) -> Result<(), LeagueError> {
+    if !d.work.published {
+        return Ok(());
+    }
+    let now = d.now;
+    // Lineups: revealed when both are in, or at the deadline (missing ones per the 规程).
+    let mut reveal = Vec::new();
+    for r in &d.work.rounds {
+        for (k, t) in r.tables.iter().enumerate() {
+            let both_in = t.submitted.iter().all(Option::is_some);
+            if t.revealed.is_none() && (both_in || now >= r.deadline_ms) {
+                reveal.push((r.number, k as u32 + 1));
+            }
+        }
+    }
+    for (round, table) in reveal {
+        let l = &d.work;
+        let t = l
+            .table(round, table)
+            .ok_or_else(|| LeagueError::NotFound("table".into()))?;
+        let one = |s: TeamSide| -> Revealed {
+            let team = t.teams[s.index()];
+            match &t.submitted[s.index()] {
+                Some(p) => Revealed::Submitted { players: p.clone() },
+                None => match l.rules.missing {
+                    chuhe_league::lineup::MissingLineupPolicy::Forfeit => Revealed::Forfeit,
+                    chuhe_league::lineup::MissingLineupPolicy::RegisteredOrder => {
+                        match l.rules.lineup.registered_order(&l.rules.rosters[team]) {
+                            Some(lineup) => Revealed::RegisteredOrder {
+                                players: lineup.players().to_vec(),
+                            },
+                            None => Revealed::Forfeit,
+                        }
+                    }
+                },
+            }
+        };
+        let _ = FinalLineup::Forfeit; // the same three outcomes as chuhe-league's FinalLineup
+        let lineups = [one(TeamSide::First), one(TeamSide::Second)];
+        d.push_system(LeagueEvent::LineupsRevealed {
+            round,
+            table,
+            lineups,
+        })?;
+    }
+    // Chain games: a drawn game whose next stage's colour is chosen asks for the choice; an
+    // unanswered choice is defaulted at its deadline.
+    let mut asks = Vec::new();
+    let mut defaults = Vec::new();
+    for r in &d.work.rounds {
+        for (k, t) in r.tables.iter().enumerate() {
+            for (bi, b) in t.boards.iter().enumerate() {
+                let at = BoardKey {
+                    round: r.number,
+                    table: k as u32 + 1,
+                    board: bi as u32 + 1,
+                };
+                if let Some(c) = &b.choice {
+                    if c.chooser_colour.is_none() && now >= c.deadline_ms {
+                        defaults.push((at, c.stage, c.chooser));
+                    }
+                    continue;
+                }
+                if let Some((stage, chooser)) = choice_needed(&d.work, at) {
+                    asks.push((at, stage, chooser));
+                }
+            }
+        }
+    }
+    for (at, stage, chooser) in asks {
+        let deadline_ms = now + d.work.rules.choose_within_ms;
+        d.push_system(LeagueEvent::ChoiceRequested {
+            at,
+            stage,
+            chooser,
+            deadline_ms,
+        })?;
+    }
+    for (at, stage, _) in defaults {
+        let colour = ColourName::of_league(d.work.rules.choice_default);
+        d.push_system(LeagueEvent::ColourChosen {
+            at,
+            stage,
+            chooser_colour: colour,
+            by_default: true,
+        })?;
+    }
+    // A round whose every match has its result is complete; a Swiss pairs the next, a
+    // knockout draws the next from the winners.
+    let complete: Vec<u32> = d
+        .work
+        .rounds
+        .iter()
+        .filter(|r| !r.completed)
+        .filter(|r| {
+            (1..=r.tables.len() as u32).all(|t| {
+                let tb = &r.tables[t as usize - 1];
+                super::view::match_result(&d.work, r.number, t).is_some()
+                    || tb
+                        .teams
+                        .iter()
+                        .any(|&team| d.work.withdrawn_before(team, r.number))
+            })
+        })
+        .map(|r| r.number)
+        .collect();
+    for round in complete {
+        d.push_system(LeagueEvent::RoundCompleted { round })?;
+        if round as usize == d.work.rounds.len() {
+            match d.work.rules.system {
+                System::Swiss { .. } => {
+                    // A round that cannot be paired waits for the organiser (who sees why).
+                    if let Err(e) = pair_swiss(d) {
+                        tracing::warn!(league = d.work.id, error = %e, "next Swiss round not paired");
+                    }
+                }
+                System::Knockout => next_knockout_round(d, round)?,
+                System::RoundRobin { .. } => {}
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The stage a board's next game is chosen for and who chooses, when its previous game
+/// ended without deciding the board and the choice has not been asked for.
+fn choice_needed(l: &League, at: BoardKey) -> Option<(u32, TeamSide)> {
+    let b = l.board(at)?;
+    if b.set.is_some() || b.choice.is_some() {
+        return None;
+    }
+    let last = b.games.last()?;
+    last.finished.as_ref()?;
+    if l.board_record(at).is_some() {
+        return None; // decided
+    }
+    let next = last.stage + 1;
+    let stage = l.rules.event.chain.stages().get(next as usize)?;
+    if !matches!(stage.colours, StageColours::ChosenBy(_)) {
+        return None;
+    }
+    let previous_red = if last.first_colour == ColourName::Red {
+        chuhe_league::Side::First
+    } else {
+        chuhe_league::Side::Second
+    };
+    let chooser = l.rules.event.chain.chooser(next as usize, previous_red)?;
+    Some((next, TeamSide::of_league(chooser)))
+}
+
+fn next_knockout_round(d: &mut Draft, round: u32) -> Result<(), LeagueError> {
+    let l = &d.work;
+    let r = l
+        .round(round)
+        .ok_or_else(|| LeagueError::NotFound("round".into()))?;
+    // Winners in bracket order (tables in order, then byes); a level match waits for the
+    // arbiters (they set a board to decide it).
+    let mut winners = Vec::new();
+    for (k, t) in r.tables.iter().enumerate() {
+        let m = super::view::match_result(l, round, k as u32 + 1);
+        match m.and_then(|m| m.winner) {
+            Some(s) => winners.push(t.teams[TeamSide::of_league(s).index()] as u32 + 1),
+            None => return Ok(()),
+        }
+    }
+    for b in &r.byes {
+        winners.push(*b as u32 + 1);
+    }
+    if winners.len() < 2 {
+        return Ok(());
+    }
+    winners.sort_unstable();
+    let pairs = chuhe_league::fixtures::knockout_next_round(&winners);
+    let (start_ms, deadline_ms) = round_time(l, round + 1)?;
+    d.push_system(LeagueEvent::RoundPaired {
+        round: round + 1,
+        tables: pairs
+            .iter()
+            .filter_map(|(a, b)| b.map(|b| [*a as usize - 1, b as usize - 1]))
+            .collect(),
+        byes: pairs
+            .iter()
+            .filter(|(_, b)| b.is_none())
+            .map(|(a, _)| *a as usize - 1)
+            .collect(),
+        start_ms,
+        deadline_ms,
+    })
+}
+
+/// Whether a match's record is known, as `chuhe-league` reads it.
+pub(crate) fn match_record(l: &League, round: u32, table: u32) -> Option<MatchRecord> {
+    let t = l.table(round, table)?;
+    if let Some(by) = t.forfeit {
+        return Some(match by {
+            ForfeitBy::First => MatchRecord::Forfeit {
+                forfeited_by: chuhe_league::Side::First,
+            },
+            ForfeitBy::Second => MatchRecord::Forfeit {
+                forfeited_by: chuhe_league::Side::Second,
+            },
+            ForfeitBy::Both => MatchRecord::DoubleForfeit,
+        });
+    }
+    let mut boards = Vec::with_capacity(t.boards.len());
+    for b in 1..=t.boards.len() as u32 {
+        boards.push(l.board_record(BoardKey {
+            round,
+            table,
+            board: b,
+        })?);
+    }
+    let record = MatchRecord::Played(boards);
+    evaluate_match(&l.rules.event, &record).ok().map(|_| record)
+}

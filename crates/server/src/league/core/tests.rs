@@ -1,0 +1,860 @@
+//! The league core through `decide` and `fold` only: a season driven by a scripted driver
+//! (games "created" and "finished" by hand), lineups sealed and revealed, the board chain to the
+//! armageddon, arbiter decisions, withdrawals, permissions, and replay equivalence.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use chuhe_proto::v1::Result as WResult;
+
+use super::*;
+use crate::game::Actor;
+use crate::league::spec::EventSpec;
+use crate::persist::Role;
+
+const ORG: Actor = Actor {
+    id: Some(1),
+    role: Some(Role::Organizer),
+};
+const ARB: Actor = Actor {
+    id: Some(50),
+    role: Some(Role::Arbiter),
+};
+const OTHER_ARB: Actor = Actor {
+    id: Some(51),
+    role: Some(Role::Arbiter),
+};
+const SERVER: Actor = Actor::SERVER;
+const HOUR: u64 = 3_600_000;
+const T0: u64 = 1_800_000_000_000;
+
+fn captain(team: usize) -> Actor {
+    Actor {
+        id: Some(900 + team as i64),
+        role: Some(Role::Player),
+    }
+}
+
+fn spec(system: &str, teams: usize, extra: serde_json::Value) -> EventSpec {
+    let mut v = serde_json::json!({
+        "name": "test league",
+        "system": system,
+        "boards": 2,
+        "result_chain": {"preset": "slow-fast-armageddon", "time_controls": ["10m+5s", "3m+2s", "red:2m;black:90s"]},
+        "break_between_games": "1m",
+        "games_open_before": "5m",
+        "teams": (0..teams).map(|t| serde_json::json!({
+            "name": format!("T{t}"),
+            "unit": format!("U{t}"),
+            "players": (0..3).map(|p| format!("p{t}{p}")).collect::<Vec<_>>(),
+        })).collect::<Vec<_>>(),
+        "schedule": {"first_round": T0.to_string(), "every": "1d"},
+    });
+    for (k, val) in extra.as_object().unwrap() {
+        v[k] = val.clone();
+    }
+    serde_json::from_value(v).unwrap()
+}
+
+/// A league with the accounts a server would make: players 100·team + k, captains 900 + team.
+struct Sim {
+    l: League,
+    log: Vec<Entry>,
+    now: u64,
+    next_game: i64,
+}
+
+impl Sim {
+    fn new(spec: EventSpec) -> Sim {
+        let rules = spec.rules().unwrap();
+        let rounds = match rules.system {
+            crate::league::spec::System::RoundRobin { legs } => {
+                (spec.teams.len() as u32 - 1 + spec.teams.len() as u32 % 2) * legs
+            }
+            crate::league::spec::System::Swiss { rounds } => rounds,
+            crate::league::spec::System::Knockout => 3,
+        };
+        let times = spec.round_times(&rules, rounds).unwrap();
+        let teams = (0..spec.teams.len())
+            .map(|t| TeamAccounts {
+                players: (0..3).map(|k| 100 * t as i64 + 100 + k).collect(),
+                captains: vec![900 + t as i64],
+            })
+            .collect();
+        let first = Entry {
+            seq: 1,
+            at_ms: T0 - 72 * HOUR,
+            actor: Some(1),
+            reason: None,
+            event: LeagueEvent::Created {
+                spec: Box::new(spec),
+                teams,
+                arbiters: vec![50],
+                rounds: times,
+            },
+        };
+        let l = League::create(7, &first).unwrap();
+        Sim {
+            l,
+            log: vec![first],
+            now: T0 - 72 * HOUR,
+            next_game: 1000,
+        }
+    }
+
+    fn run(
+        &mut self,
+        cmd: LeagueCommand,
+        who: Actor,
+        reason: Option<&str>,
+    ) -> Result<Vec<LeagueEvent>, LeagueError> {
+        let entries = decide(&self.l, &cmd, &who, reason, self.now)?;
+        for e in &entries {
+            self.l.fold(e).unwrap();
+        }
+        let events = entries.iter().map(|e| e.event.clone()).collect();
+        self.log.extend(entries);
+        Ok(events)
+    }
+
+    fn at(&mut self, now: u64) -> Vec<LeagueEvent> {
+        self.now = now;
+        let mut out = self.run(LeagueCommand::Tick, SERVER, None).unwrap();
+        out.extend(self.create_wanted());
+        out
+    }
+
+    /// Creates every wanted game, as the driver does.
+    fn create_wanted(&mut self) -> Vec<LeagueEvent> {
+        let mut out = Vec::new();
+        for w in wanted_games(&self.l, self.now) {
+            self.next_game += 1;
+            out.extend(
+                self.run(
+                    LeagueCommand::GameCreated {
+                        at: w.at,
+                        stage: w.stage,
+                        game: self.next_game,
+                        first_colour: w.first_colour,
+                        red: w.red.0,
+                        black: w.black.0,
+                        start_ms: w.start_ms,
+                    },
+                    SERVER,
+                    None,
+                )
+                .unwrap(),
+            );
+        }
+        out
+    }
+
+    /// The current game of a board.
+    fn game(&self, at: BoardKey) -> &state::ChainGame {
+        self.l.board(at).unwrap().games.last().unwrap()
+    }
+
+    /// Ends a board's current game: `first` won / lost / drew (in first-team terms).
+    fn end(&mut self, at: BoardKey, outcome: Outcome, reason: &str) -> Vec<LeagueEvent> {
+        let g = self.game(at).clone();
+        let first_red = g.first_colour == ColourName::Red;
+        let result = match (outcome, first_red) {
+            (Outcome::First, true) | (Outcome::Second, false) => WResult::RedWins,
+            (Outcome::First, false) | (Outcome::Second, true) => WResult::BlackWins,
+            (Outcome::Draw, _) => WResult::Draw,
+            (Outcome::BothLose, _) => WResult::BothLose,
+        };
+        self.now += 60_000;
+        let mut out = self
+            .run(
+                LeagueCommand::GameFinished {
+                    game: g.game,
+                    result: result as i32,
+                    reason: reason.into(),
+                    fouls: [0, 0],
+                },
+                SERVER,
+                None,
+            )
+            .unwrap();
+        out.extend(self.create_wanted());
+        out
+    }
+
+    fn submit(
+        &mut self,
+        round: u32,
+        table: u32,
+        team: usize,
+        players: &[&str],
+    ) -> Result<Vec<LeagueEvent>, LeagueError> {
+        self.run(
+            LeagueCommand::SubmitLineup {
+                round,
+                table,
+                team,
+                players: players.iter().map(|s| s.to_string()).collect(),
+            },
+            captain(team),
+            None,
+        )
+    }
+}
+
+fn kinds(events: &[LeagueEvent]) -> Vec<&'static str> {
+    events.iter().map(LeagueEvent::kind).collect()
+}
+
+fn bk(round: u32, table: u32, board: u32) -> BoardKey {
+    BoardKey {
+        round,
+        table,
+        board,
+    }
+}
+
+/// Everything of a league that matters, to compare two.
+fn digest(l: &League) -> String {
+    format!(
+        "{} {} {} {:?} {:?} {:?} {:?} {}",
+        l.seq, l.at_ms, l.published, l.rounds, l.withdrawals, l.games, l.teams, l.public_seq
+    )
+}
+
+#[test]
+fn publishing_a_double_round_robin_pairs_every_round_with_its_times() {
+    let mut s = Sim::new(spec("round_robin", 4, serde_json::json!({})));
+    assert_eq!(
+        s.run(LeagueCommand::Publish, captain(0), None)
+            .unwrap_err()
+            .code(),
+        "permission_denied"
+    );
+    let ev = s.run(LeagueCommand::Publish, ORG, None).unwrap();
+    assert_eq!(kinds(&ev)[0], "published");
+    assert_eq!(s.l.rounds.len(), 6);
+    assert!(s.l.rounds.iter().all(|r| r.tables.len() == 2));
+    assert_eq!(s.l.rounds[1].start_ms - s.l.rounds[0].start_ms, 24 * HOUR);
+    assert_eq!(
+        s.l.rounds[0].start_ms - s.l.rounds[0].deadline_ms,
+        12 * HOUR
+    );
+    // Every pair meets twice, once as first and once as second (13.2 colours swap).
+    let mut meetings = std::collections::BTreeMap::new();
+    for r in &s.l.rounds {
+        for t in &r.tables {
+            *meetings.entry(t.teams).or_insert(0) += 1;
+        }
+    }
+    assert_eq!(meetings.len(), 12);
+    assert!(meetings.values().all(|&n| n == 1));
+    assert_eq!(
+        s.run(LeagueCommand::Publish, ORG, None).unwrap_err().code(),
+        "conflict"
+    );
+    assert_eq!(digest(&League::replay(7, &s.log).unwrap()), digest(&s.l));
+}
+
+#[test]
+fn lineups_are_sealed_until_both_are_in_and_every_refusal_has_its_code() {
+    let mut s = Sim::new(spec("round_robin", 4, serde_json::json!({})));
+    s.run(LeagueCommand::Publish, ORG, None).unwrap();
+    let t = s.l.table(1, 1).unwrap().clone();
+    let [a, b] = t.teams;
+    // Not this team's captain; a team not in this match.
+    let e = s
+        .run(
+            LeagueCommand::SubmitLineup {
+                round: 1,
+                table: 1,
+                team: a,
+                players: vec![format!("p{a}0"), format!("p{a}1")],
+            },
+            captain(b),
+            None,
+        )
+        .unwrap_err();
+    assert_eq!(e.code(), "permission_denied");
+    let other = (0..4).find(|x| *x != a && *x != b).unwrap();
+    assert_eq!(
+        s.submit(1, 1, other, &["x", "y"]).unwrap_err().code(),
+        "invalid_argument"
+    );
+    // Every reason at once: wrong count, a stranger, a duplicate.
+    let name = |t: usize, k: usize| format!("p{t}{k}");
+    let e = s
+        .run(
+            LeagueCommand::SubmitLineup {
+                round: 1,
+                table: 1,
+                team: a,
+                players: vec![name(a, 0), name(a, 0), "stranger".into()],
+            },
+            captain(a),
+            None,
+        )
+        .unwrap_err();
+    let LeagueError::LineupRefused(reasons) = &e else {
+        panic!("{e}")
+    };
+    let codes: Vec<&str> = reasons.iter().map(|(c, _)| c.as_str()).collect();
+    assert!(
+        codes.contains(&"wrong_count")
+            && codes.contains(&"duplicate")
+            && codes.contains(&"not_on_roster"),
+        "{codes:?}"
+    );
+    // 12.2: the registered order may not be reversed.
+    let e = s
+        .run(
+            LeagueCommand::SubmitLineup {
+                round: 1,
+                table: 1,
+                team: a,
+                players: vec![name(a, 2), name(a, 0)],
+            },
+            captain(a),
+            None,
+        )
+        .unwrap_err();
+    assert!(
+        matches!(&e, LeagueError::LineupRefused(r) if r[0].0 == "order"),
+        "{e}"
+    );
+    // A valid lineup is sealed: recorded, not revealed, and not public.
+    let ev = s
+        .run(
+            LeagueCommand::SubmitLineup {
+                round: 1,
+                table: 1,
+                team: a,
+                players: vec![name(a, 1), name(a, 2)],
+            },
+            captain(a),
+            None,
+        )
+        .unwrap();
+    assert_eq!(kinds(&ev), ["lineup_submitted"]);
+    assert!(!ev[0].is_public());
+    assert!(s.l.table(1, 1).unwrap().revealed.is_none());
+    // Replaced before the deadline; then the other side's lineup reveals both together.
+    s.run(
+        LeagueCommand::SubmitLineup {
+            round: 1,
+            table: 1,
+            team: a,
+            players: vec![name(a, 0), name(a, 2)],
+        },
+        captain(a),
+        None,
+    )
+    .unwrap();
+    let ev = s
+        .run(
+            LeagueCommand::SubmitLineup {
+                round: 1,
+                table: 1,
+                team: b,
+                players: vec![name(b, 0), name(b, 1)],
+            },
+            captain(b),
+            None,
+        )
+        .unwrap();
+    assert_eq!(kinds(&ev), ["lineup_submitted", "lineups_revealed"]);
+    let rev = s.l.table(1, 1).unwrap().revealed.clone().unwrap();
+    assert_eq!(
+        rev[0],
+        Revealed::Submitted {
+            players: vec![name(a, 0), name(a, 2)]
+        }
+    );
+    // After the reveal nothing changes.
+    let e = s
+        .run(
+            LeagueCommand::SubmitLineup {
+                round: 1,
+                table: 1,
+                team: b,
+                players: vec![name(b, 1), name(b, 2)],
+            },
+            captain(b),
+            None,
+        )
+        .unwrap_err();
+    assert!(matches!(&e, LeagueError::LineupRefused(r) if r[0].0 == "deadline_passed"));
+    // Table 2: nothing submitted; at the deadline the registered order is used.
+    let deadline = s.l.rounds[0].deadline_ms;
+    let ev = s.at(deadline - 1);
+    assert!(!kinds(&ev).contains(&"lineups_revealed"));
+    let ev = s.at(deadline);
+    assert_eq!(kinds(&ev), ["lineups_revealed"]);
+    let rev = s.l.table(1, 2).unwrap().revealed.clone().unwrap();
+    let t2 = s.l.table(1, 2).unwrap().teams;
+    assert_eq!(
+        rev[0],
+        Revealed::RegisteredOrder {
+            players: vec![name(t2[0], 0), name(t2[0], 1)]
+        }
+    );
+    // Late submissions are refused with the deadline's code.
+    let e = s
+        .submit(2, 1, s.l.table(2, 1).unwrap().teams[0], &[])
+        .unwrap_err();
+    assert!(matches!(e, LeagueError::LineupRefused(_)));
+    assert_eq!(digest(&League::replay(7, &s.log).unwrap()), digest(&s.l));
+}
+
+#[test]
+fn a_missing_lineup_can_be_a_forfeit_instead() {
+    let mut s = Sim::new(spec(
+        "round_robin",
+        4,
+        serde_json::json!({"lineup": {"missing": "forfeit"}}),
+    ));
+    s.run(LeagueCommand::Publish, ORG, None).unwrap();
+    let [a, _] = s.l.table(1, 1).unwrap().teams;
+    s.submit(1, 1, a, &[&format!("p{a}0"), &format!("p{a}1")])
+        .unwrap();
+    s.at(s.l.rounds[0].deadline_ms);
+    let t = s.l.table(1, 1).unwrap();
+    assert_eq!(t.revealed.as_ref().unwrap()[1], Revealed::Forfeit);
+    assert_eq!(t.forfeit, Some(ForfeitBy::Second));
+    let m = match_result(&s.l, 1, 1).unwrap();
+    assert_eq!(m.winner, Some(chuhe_league::Side::First));
+    // No games for a forfeited match.
+    s.at(s.l.rounds[0].start_ms);
+    assert!(
+        s.l.table(1, 1)
+            .unwrap()
+            .boards
+            .iter()
+            .all(|b| b.games.is_empty())
+    );
+}
+
+#[test]
+fn the_board_chain_runs_to_the_armageddon_and_a_drawn_armageddon_is_black_s() {
+    let mut s = Sim::new(spec("round_robin", 4, serde_json::json!({})));
+    s.run(LeagueCommand::Publish, ORG, None).unwrap();
+    let r1 = s.l.rounds[0].clone();
+    // No games before they open; at five minutes before the start, all four boards' first games.
+    let ev = s.at(r1.deadline_ms);
+    assert!(!kinds(&ev).contains(&"game_created"));
+    let ev = s.at(r1.start_ms - 5 * 60_000);
+    assert_eq!(
+        kinds(&ev).iter().filter(|k| **k == "game_created").count(),
+        4
+    );
+    let b1 = bk(1, 1, 1);
+    let g = s.game(b1).clone();
+    // 13.2: the first-listed team has Red on board 1, Black on board 2.
+    assert_eq!(g.first_colour, ColourName::Red);
+    assert_eq!(s.game(bk(1, 1, 2)).first_colour, ColourName::Black);
+    assert_eq!(g.start_ms, r1.start_ms);
+    let t = s.l.table(1, 1).unwrap().clone();
+    assert_eq!(
+        g.red,
+        100 * t.teams[0] as i64 + 100,
+        "board 1 is the registered first player"
+    );
+    // Slow game drawn → the fast game with colours swapped, a break after.
+    s.now = r1.start_ms + 3_600_000;
+    let ev = s.end(b1, Outcome::Draw, "draw_agreed");
+    assert_eq!(kinds(&ev), ["game_finished", "game_created"]);
+    let fast = s.game(b1).clone();
+    assert_eq!((fast.stage, fast.first_colour), (1, ColourName::Black));
+    assert_eq!(fast.start_ms, s.now + 60_000, "a one-minute break");
+    // Fast drawn → the armageddon's chooser (the fast game's Black: the first team) is asked.
+    let ev = s.end(b1, Outcome::Draw, "repetition_draw");
+    assert_eq!(kinds(&ev), ["game_finished", "choice_requested"]);
+    let c = s.l.board(b1).unwrap().choice.clone().unwrap();
+    assert_eq!(c.chooser, TeamSide::First);
+    // Only the chooser chooses.
+    let chooser = Actor {
+        id: Some(fast.black),
+        role: Some(Role::Player),
+    };
+    let not = Actor {
+        id: Some(fast.red),
+        role: Some(Role::Player),
+    };
+    let choose = LeagueCommand::ChooseColour {
+        at: b1,
+        colour: ColourName::Black,
+    };
+    assert_eq!(
+        s.run(choose.clone(), not, None).unwrap_err().code(),
+        "permission_denied"
+    );
+    let ev = s.run(choose, chooser, None).unwrap();
+    assert_eq!(kinds(&ev), ["colour_chosen"]);
+    let ev = s.create_wanted();
+    assert_eq!(kinds(&ev), ["game_created"]);
+    let arm = s.game(b1).clone();
+    assert_eq!((arm.stage, arm.first_colour), (2, ColourName::Black));
+    // A drawn armageddon: the board goes to Black — the first team, 2–1.
+    s.end(b1, Outcome::Draw, "draw_agreed");
+    let rec = s.l.board_record(b1).unwrap();
+    let r = chuhe_league::chain::evaluate_board(
+        &s.l.rules.event.chain,
+        &s.l.rules.event.game_scoring,
+        1,
+        &rec,
+    )
+    .unwrap();
+    assert_eq!(
+        r.points,
+        [
+            chuhe_league::Points::whole(2),
+            chuhe_league::Points::whole(1)
+        ]
+    );
+    assert_eq!(
+        live_score(&s.l, 1, 1),
+        [
+            chuhe_league::Points::whole(2),
+            chuhe_league::Points::whole(1)
+        ]
+    );
+    assert!(
+        wanted_games(&s.l, s.now).iter().all(|w| w.at != b1),
+        "the board is decided"
+    );
+    // Board 2: slow drawn, fast drawn, nobody chooses: the default (Black for the chooser).
+    s.end(bk(1, 1, 2), Outcome::Draw, "draw_agreed");
+    s.end(bk(1, 1, 2), Outcome::Draw, "draw_agreed");
+    let deadline =
+        s.l.board(bk(1, 1, 2))
+            .unwrap()
+            .choice
+            .clone()
+            .unwrap()
+            .deadline_ms;
+    let ev = s.at(deadline);
+    assert_eq!(kinds(&ev), ["colour_chosen", "game_created"]);
+    assert!(matches!(
+        ev[0],
+        LeagueEvent::ColourChosen {
+            by_default: true,
+            chooser_colour: ColourName::Black,
+            ..
+        }
+    ));
+    s.end(bk(1, 1, 2), Outcome::First, "checkmate");
+    let m = match_result(&s.l, 1, 1).unwrap();
+    assert_eq!(
+        m.game_points,
+        [
+            chuhe_league::Points::whole(4),
+            chuhe_league::Points::whole(2)
+        ]
+    );
+    assert_eq!(digest(&League::replay(7, &s.log).unwrap()), digest(&s.l));
+}
+
+/// Plays a whole round: every board's slow game won by the first team unless `outcome` says.
+fn play_round(s: &mut Sim, round: u32, outcome: impl Fn(u32, u32) -> Outcome) {
+    let r = s.l.rounds[round as usize - 1].clone();
+    s.at(r.deadline_ms.max(s.now));
+    s.at(r.start_ms.max(s.now));
+    for t in 1..=r.tables.len() as u32 {
+        if s.l.table(round, t).unwrap().forfeit.is_some() {
+            continue;
+        }
+        for b in 1..=2 {
+            if s.l.board(bk(round, t, b)).unwrap().games.is_empty() {
+                continue;
+            }
+            s.end(bk(round, t, b), outcome(t, b), "checkmate");
+        }
+    }
+}
+
+#[test]
+fn a_season_completes_its_rounds_and_ranks_the_teams() {
+    let mut s = Sim::new(spec("round_robin", 4, serde_json::json!({})));
+    s.run(LeagueCommand::Publish, ORG, None).unwrap();
+    for round in 1..=6 {
+        // Team 0 wins everything; otherwise the first-listed team wins.
+        play_round(&mut s, round, |_, _| Outcome::First);
+        let r = &s.l.rounds[round as usize - 1];
+        assert!(r.completed, "round {round} complete");
+    }
+    let st = table_standings(&s.l).unwrap().unwrap();
+    assert_eq!(st.rows.len(), 4);
+    // Every match decided 4–0 on 局分: 场分 2 per win; 3 wins each over 6 rounds.
+    let total: i32 = st.rows.iter().map(|r| r.match_points.halves()).sum();
+    assert_eq!(total, 12 * 2 * 2);
+    assert_eq!(digest(&League::replay(7, &s.log).unwrap()), digest(&s.l));
+}
+
+#[test]
+fn lateness_forfeits_the_board_and_arbiters_decide_with_a_reason() {
+    let mut s = Sim::new(spec("round_robin", 4, serde_json::json!({})));
+    s.run(LeagueCommand::Publish, ORG, None).unwrap();
+    let r1 = s.l.rounds[0].clone();
+    s.at(r1.deadline_ms);
+    s.at(r1.start_ms);
+    // Board 1: the second team's player never came.
+    s.end(bk(1, 1, 1), Outcome::First, "lateness");
+    assert_eq!(
+        s.l.board_record(bk(1, 1, 1)),
+        Some(chuhe_league::chain::BoardRecord::Forfeit {
+            forfeited_by: chuhe_league::Side::Second
+        })
+    );
+    // Arbiters: only of this event, and only with a reason.
+    let set = LeagueCommand::SetBoard {
+        at: bk(1, 1, 2),
+        setting: BoardSetting::Games {
+            games: vec![SetGame {
+                first_colour: ColourName::Black,
+                result: Outcome::Second,
+                fouls: [0, 0],
+            }],
+        },
+    };
+    assert_eq!(
+        s.run(set.clone(), OTHER_ARB, Some("x")).unwrap_err().code(),
+        "permission_denied"
+    );
+    assert_eq!(
+        s.run(set.clone(), captain(0), Some("x"))
+            .unwrap_err()
+            .code(),
+        "permission_denied"
+    );
+    assert_eq!(
+        s.run(set.clone(), ARB, None).unwrap_err().code(),
+        "invalid_argument"
+    );
+    assert_eq!(
+        s.run(set.clone(), ARB, Some(" ")).unwrap_err().code(),
+        "invalid_argument"
+    );
+    let wrong = LeagueCommand::SetBoard {
+        at: bk(1, 1, 2),
+        setting: BoardSetting::Games {
+            games: vec![SetGame {
+                first_colour: ColourName::Red,
+                result: Outcome::Second,
+                fouls: [0, 0],
+            }],
+        },
+    };
+    assert_eq!(
+        s.run(wrong, ARB, Some("typo")).unwrap_err().code(),
+        "invalid_argument",
+        "board 2's first game is the first team's Black"
+    );
+    let ev = s.run(set, ARB, Some("the game's record was lost")).unwrap();
+    assert_eq!(kinds(&ev), ["board_set"]);
+    let entry = s
+        .log
+        .iter()
+        .rev()
+        .find(|e| e.event.kind() == "board_set")
+        .unwrap();
+    assert_eq!(
+        (entry.actor, entry.reason.as_deref()),
+        (Some(50), Some("the game's record was lost"))
+    );
+    assert_eq!(
+        live_score(&s.l, 1, 1),
+        [
+            chuhe_league::Points::whole(2),
+            chuhe_league::Points::whole(2)
+        ]
+    );
+    // A board played again: its games so far no longer count; a new first game is set up.
+    let ev = s
+        .run(
+            LeagueCommand::ReplayBoard { at: bk(1, 2, 1) },
+            ARB,
+            Some("wrong pieces"),
+        )
+        .unwrap();
+    assert_eq!(kinds(&ev), ["board_replayed"]);
+    let ev = s.create_wanted();
+    assert_eq!(kinds(&ev), ["game_created"]);
+    let w = s.game(bk(1, 2, 1)).clone();
+    assert!(w.start_ms >= s.now);
+    // The old game's result is ignored.
+    let old =
+        s.l.games
+            .keys()
+            .copied()
+            .find(|g| *g != w.game && s.l.games[g].0 == bk(1, 2, 1))
+            .unwrap();
+    let ev = s
+        .run(
+            LeagueCommand::GameFinished {
+                game: old,
+                result: WResult::RedWins as i32,
+                reason: "checkmate".into(),
+                fouls: [0, 0],
+            },
+            SERVER,
+            None,
+        )
+        .unwrap();
+    assert!(ev.is_empty());
+    // A whole match forfeited.
+    let ev = s
+        .run(
+            LeagueCommand::ForfeitMatch {
+                round: 2,
+                table: 1,
+                by: ForfeitBy::Both,
+            },
+            ARB,
+            Some("neither team came"),
+        )
+        .unwrap();
+    assert_eq!(kinds(&ev), ["match_forfeited"]);
+    assert_eq!(match_result(&s.l, 2, 1).unwrap().winner, None);
+    assert_eq!(digest(&League::replay(7, &s.log).unwrap()), digest(&s.l));
+}
+
+#[test]
+fn a_withdrawn_team_plays_no_more_and_the_standings_apply_20_3() {
+    let mut s = Sim::new(spec("round_robin", 4, serde_json::json!({})));
+    s.run(LeagueCommand::Publish, ORG, None).unwrap();
+    for round in 1..=4 {
+        play_round(&mut s, round, |_, _| Outcome::First);
+    }
+    let leaving = s.l.table(5, 1).unwrap().teams[0];
+    let ev = s
+        .run(
+            LeagueCommand::Withdraw {
+                team: leaving,
+                after_round: 4,
+                expelled: false,
+            },
+            ARB,
+            Some("the team left"),
+        )
+        .unwrap();
+    assert_eq!(kinds(&ev), ["withdrawn"]);
+    assert_eq!(
+        s.run(
+            LeagueCommand::Withdraw {
+                team: leaving,
+                after_round: 4,
+                expelled: false
+            },
+            ARB,
+            Some("again")
+        )
+        .unwrap_err()
+        .code(),
+        "conflict"
+    );
+    for round in 5..=6 {
+        play_round(&mut s, round, |_, _| Outcome::First);
+        assert!(s.l.rounds[round as usize - 1].completed);
+        for (k, t) in s.l.rounds[round as usize - 1].tables.iter().enumerate() {
+            if t.teams.contains(&leaving) {
+                assert!(
+                    t.boards.iter().all(|b| b.games.is_empty()),
+                    "no games for the withdrawn team (table {})",
+                    k + 1
+                );
+            }
+        }
+    }
+    let st = table_standings(&s.l).unwrap().unwrap();
+    let row = st.rows.iter().find(|r| r.team == leaving).unwrap();
+    assert!(row.withdrawal.is_some());
+    assert!(
+        !st.generated_forfeits.is_empty(),
+        "its remaining matches are forfeited (20.3)"
+    );
+}
+
+#[test]
+fn a_swiss_pairs_each_round_when_the_one_before_is_complete() {
+    let mut s = Sim::new(spec("swiss", 6, serde_json::json!({"rounds": 3})));
+    s.run(LeagueCommand::Publish, ORG, None).unwrap();
+    assert_eq!(s.l.rounds.len(), 1);
+    assert_eq!(
+        s.run(LeagueCommand::PairNextRound, ORG, None)
+            .unwrap_err()
+            .code(),
+        "conflict"
+    );
+    play_round(&mut s, 1, |_, _| Outcome::First);
+    assert_eq!(s.l.rounds.len(), 2, "round 2 paired on completion");
+    // No rematch.
+    let met: std::collections::BTreeSet<[usize; 2]> = s.l.rounds[0]
+        .tables
+        .iter()
+        .map(|t| {
+            let mut p = t.teams;
+            p.sort();
+            p
+        })
+        .collect();
+    for t in &s.l.rounds[1].tables {
+        let mut p = t.teams;
+        p.sort();
+        assert!(!met.contains(&p));
+    }
+    play_round(&mut s, 2, |_, _| Outcome::Second);
+    play_round(&mut s, 3, |_, _| Outcome::Draw);
+    assert_eq!(s.l.rounds.len(), 3, "no fourth round");
+    assert!(table_standings(&s.l).unwrap().is_ok());
+    assert_eq!(digest(&League::replay(7, &s.log).unwrap()), digest(&s.l));
+}
+
+#[test]
+fn a_knockout_draws_the_next_round_from_the_winners() {
+    let mut s = Sim::new(spec("knockout", 4, serde_json::json!({})));
+    s.run(LeagueCommand::Publish, ORG, None).unwrap();
+    assert_eq!(s.l.rounds[0].tables.len(), 2);
+    play_round(&mut s, 1, |_, _| Outcome::First);
+    assert_eq!(s.l.rounds.len(), 2);
+    assert_eq!(s.l.rounds[1].tables.len(), 1, "the final");
+    assert!(table_standings(&s.l).is_none());
+}
+
+#[test]
+fn the_server_alone_records_games_and_ticks() {
+    let mut s = Sim::new(spec("round_robin", 4, serde_json::json!({})));
+    s.run(LeagueCommand::Publish, ORG, None).unwrap();
+    for who in [ORG, ARB, captain(1)] {
+        assert_eq!(
+            s.run(LeagueCommand::Tick, who, None).unwrap_err().code(),
+            "permission_denied"
+        );
+        let e = s
+            .run(
+                LeagueCommand::GameFinished {
+                    game: 1,
+                    result: 1,
+                    reason: "x".into(),
+                    fouls: [0, 0],
+                },
+                who,
+                None,
+            )
+            .unwrap_err();
+        assert_eq!(e.code(), "permission_denied");
+    }
+    // Unknown games are ignored (another league's, or a casual game).
+    assert!(
+        s.run(
+            LeagueCommand::GameFinished {
+                game: 999_999,
+                result: 1,
+                reason: "x".into(),
+                fouls: [0, 0]
+            },
+            SERVER,
+            None
+        )
+        .unwrap()
+        .is_empty()
+    );
+    assert_eq!(next_due(&s.l, s.now), Some(s.l.rounds[0].deadline_ms));
+}

@@ -1,0 +1,266 @@
+//! What a league's state says: match results and live scores, standings with the criterion
+//! that separated each rank, the games the driver must set up next, the next instant the
+//! driver must look again.
+
+use chuhe_league::matches::{MatchResult, evaluate_match};
+use chuhe_league::standings::{
+    Fixture, Penalty, StandingsInput, System as StandingsSystem, TeamMatch, Withdrawal, standings,
+};
+use chuhe_league::{Points, standings::Standings};
+
+use super::decide::match_record;
+use super::event::{BoardKey, ColourName, TeamSide};
+use super::state::League;
+use crate::league::spec::System;
+
+/// A match's result once every board has one (or it was forfeited).
+pub fn match_result(l: &League, round: u32, table: u32) -> Option<MatchResult> {
+    let record = match_record(l, round, table)?;
+    evaluate_match(&l.rules.event, &record).ok()
+}
+
+/// The live 局分 of a match: the points of the boards decided so far, [first, second].
+pub fn live_score(l: &League, round: u32, table: u32) -> [Points; 2] {
+    if let Some(m) = match_result(l, round, table) {
+        return m.game_points;
+    }
+    let Some(t) = l.table(round, table) else {
+        return [Points::ZERO; 2];
+    };
+    let mut sum = [Points::ZERO; 2];
+    for b in 1..=t.boards.len() as u32 {
+        let at = BoardKey {
+            round,
+            table,
+            board: b,
+        };
+        if let Some(rec) = l.board_record(at) {
+            if let Ok(r) = chuhe_league::chain::evaluate_board(
+                &l.rules.event.chain,
+                &l.rules.event.game_scoring,
+                b,
+                &rec,
+            ) {
+                sum[0] += r.points[0];
+                sum[1] += r.points[1];
+            }
+        }
+    }
+    sum
+}
+
+/// The standings from every match with a result so far (withdrawals and byes applied as the
+/// rules say). A knockout has a bracket, not standings: None.
+pub fn table_standings(l: &League) -> Option<Result<Standings, String>> {
+    let system = match l.rules.system {
+        System::RoundRobin { legs } => StandingsSystem::RoundRobin { legs },
+        System::Swiss { .. } => StandingsSystem::Swiss,
+        System::Knockout => return None,
+    };
+    let mut matches = Vec::new();
+    let mut schedule = Vec::new();
+    let mut byes = Vec::new();
+    for r in &l.rounds {
+        for (k, t) in r.tables.iter().enumerate() {
+            schedule.push(Fixture {
+                round: r.number,
+                first: t.teams[0],
+                second: t.teams[1],
+            });
+            let withdrawn = t
+                .teams
+                .iter()
+                .any(|&team| l.withdrawn_before(team, r.number));
+            if withdrawn {
+                continue;
+            }
+            if let Some(result) = match_result(l, r.number, k as u32 + 1) {
+                matches.push(TeamMatch {
+                    round: r.number,
+                    first: t.teams[0],
+                    second: t.teams[1],
+                    result,
+                });
+            }
+        }
+        if r.completed || r.number as usize <= l.rounds.len() {
+            for b in &r.byes {
+                byes.push((r.number, *b));
+            }
+        }
+    }
+    let withdrawals: Vec<Withdrawal> = l
+        .withdrawals
+        .iter()
+        .map(|w| Withdrawal {
+            team: w.team,
+            after_round: w.after_round,
+            expelled: w.expelled,
+        })
+        .collect();
+    let penalties: Vec<Penalty> = Vec::new();
+    Some(
+        standings(StandingsInput {
+            team_count: l.teams.len(),
+            system,
+            rules: &l.rules.event,
+            criteria: &l.rules.criteria,
+            matches,
+            byes: if matches!(system, StandingsSystem::Swiss) {
+                byes
+            } else {
+                Vec::new()
+            },
+            penalties,
+            withdrawals,
+            schedule: Some(schedule),
+        })
+        .map_err(|e| e.to_string()),
+    )
+}
+
+/// A chain game the driver must set up.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GameWant {
+    pub at: BoardKey,
+    pub stage: u32,
+    pub first_colour: ColourName,
+    pub red: (i64, String),
+    pub black: (i64, String),
+    /// The instant its clocks start (a scheduled start).
+    pub start_ms: u64,
+    pub time_control: String,
+    /// How often the board was ordered replayed (part of its games' keys).
+    pub replays: u32,
+}
+
+impl GameWant {
+    /// The idempotency key of its game in the store: one game per board, stage and replay,
+    /// however often the driver tries (a restart between creating it and recording it).
+    pub fn key(&self, league: i64) -> String {
+        format!(
+            "league/{league}/r{}/t{}/b{}/g{}/p{}",
+            self.at.round, self.at.table, self.at.board, self.stage, self.replays
+        )
+    }
+}
+
+/// Every game that should exist by `now` and does not: a round's first games from
+/// `games_open_before` its start (once the lineups are revealed), and the next game of a
+/// board whose game ended without deciding it (colours known).
+pub fn wanted_games(l: &League, now: u64) -> Vec<GameWant> {
+    let mut out = Vec::new();
+    if !l.published {
+        return out;
+    }
+    for r in &l.rounds {
+        for (k, t) in r.tables.iter().enumerate() {
+            let table = k as u32 + 1;
+            if t.revealed.is_none()
+                || t.forfeit.is_some()
+                || t.teams
+                    .iter()
+                    .any(|&team| l.withdrawn_before(team, r.number))
+            {
+                continue;
+            }
+            for (bi, b) in t.boards.iter().enumerate() {
+                let at = BoardKey {
+                    round: r.number,
+                    table,
+                    board: bi as u32 + 1,
+                };
+                if b.set.is_some() || l.board_record(at).is_some() {
+                    continue;
+                }
+                let (stage, start_ms) = match b.games.last() {
+                    None => {
+                        let start = b
+                            .replayed_at_ms
+                            .map_or(r.start_ms, |t| (t + l.rules.break_ms).max(r.start_ms));
+                        if now + l.rules.open_before_ms < start {
+                            continue;
+                        }
+                        (0, start)
+                    }
+                    Some(last) => {
+                        let Some(f) = &last.finished else { continue };
+                        let next = last.stage + 1;
+                        if next as usize >= l.rules.event.chain.stages().len() {
+                            continue;
+                        }
+                        let mut start = f.at_ms + l.rules.break_ms;
+                        if let Some(c) = b.choice.as_ref().filter(|c| c.stage == next) {
+                            if c.chooser_colour.is_none() {
+                                continue;
+                            }
+                            start = start.max(c.chosen_at_ms);
+                        }
+                        (next, start)
+                    }
+                };
+                let Some(first_colour) = l.stage_colour(at, stage) else {
+                    continue;
+                };
+                let (Some(first), Some(second)) = (
+                    l.player_of(t, TeamSide::First, at.board),
+                    l.player_of(t, TeamSide::Second, at.board),
+                ) else {
+                    continue;
+                };
+                let (red, black) = match first_colour {
+                    ColourName::Red => (first, second),
+                    ColourName::Black => (second, first),
+                };
+                let time_control = l.rules.event.chain.stages()[stage as usize]
+                    .time_control
+                    .as_str()
+                    .to_string();
+                out.push(GameWant {
+                    at,
+                    stage,
+                    first_colour,
+                    red,
+                    black,
+                    start_ms,
+                    time_control,
+                    replays: b.replays,
+                });
+            }
+        }
+    }
+    out
+}
+
+/// The next instant something becomes due (a deadline, a choice's deadline, a round's games
+/// to set up), after `now`.
+pub fn next_due(l: &League, now: u64) -> Option<u64> {
+    if !l.published {
+        return None;
+    }
+    let mut next: Option<u64> = None;
+    let mut at = |t: u64| {
+        if t > now {
+            next = Some(next.map_or(t, |n| n.min(t)));
+        }
+    };
+    for r in &l.rounds {
+        for t in &r.tables {
+            if t.revealed.is_none() {
+                at(r.deadline_ms);
+            }
+            for b in &t.boards {
+                if let Some(c) = b.choice.as_ref().filter(|c| c.chooser_colour.is_none()) {
+                    at(c.deadline_ms);
+                }
+            }
+        }
+        if r.tables
+            .iter()
+            .any(|t| t.boards.iter().any(|b| b.games.is_empty()))
+        {
+            at(r.start_ms.saturating_sub(l.rules.open_before_ms));
+        }
+    }
+    next
+}

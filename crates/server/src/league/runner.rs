@@ -1,0 +1,735 @@
+//! The league driver: one task per league that owns its state, commits the entries the core
+//! decides to the league's log (the store's competition log) before anything else sees them,
+//! sets up the board games the core wants (idempotently, by key), learns of their ends, keeps
+//! the one timer the core asks for, and publishes the league's public stream. Everything it
+//! knows is in the log: a restart (or `kill -9`) replays it and carries on, including what fell
+//! due during the outage.
+
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use chuhe_proto::v1::{self as w, server_message};
+use tokio::sync::{mpsc, oneshot, watch};
+use tokio::time::{Instant, sleep_until};
+use tracing::{Instrument, debug, error, info, info_span, warn};
+
+use super::core::{
+    Entry, League, LeagueCommand, LeagueError, LeagueEvent, TeamAccounts, decide, next_due,
+    wanted_games,
+};
+use super::spec::EventSpec;
+use crate::Env;
+use crate::game::Actor;
+use crate::outbox::{Out, Outbox, SharedFrame};
+use crate::persist::{
+    Account, CompetitionEvent, NewCompetition, NewCompetitionEvent, NewGame, PersistError, Role,
+};
+
+/// Public entries kept for resuming a subscription by seq.
+const REPLAY: usize = 512;
+/// A failed store operation is retried after this.
+const RETRY: Duration = Duration::from_secs(1);
+
+/// Why a league request failed.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum RunError {
+    #[error(transparent)]
+    League(#[from] LeagueError),
+    #[error("the store could not record it; nothing changed, retry")]
+    Store(String),
+    #[error("league {0} not found")]
+    NotFound(i64),
+    #[error("the server is shutting down")]
+    ShuttingDown,
+}
+
+impl RunError {
+    pub fn code(&self) -> &'static str {
+        match self {
+            RunError::League(e) => e.code(),
+            RunError::Store(_) => "store_unavailable",
+            RunError::NotFound(_) => "not_found",
+            RunError::ShuttingDown => "shutting_down",
+        }
+    }
+}
+
+/// A game of a league ended (sent by the game's shard).
+#[derive(Debug, Clone)]
+pub struct GameEnd {
+    pub game: i64,
+    pub result: i32,
+    pub reason: String,
+    /// Fouls of [Red, Black].
+    pub fouls: [u32; 2],
+}
+
+enum Msg {
+    Command {
+        cmd: LeagueCommand,
+        actor: Actor,
+        reason: Option<String>,
+        reply: oneshot::Sender<Result<Vec<Entry>, RunError>>,
+    },
+    GameEnded(GameEnd),
+    Subscribe {
+        out: Outbox,
+        last_seq: u64,
+        req: u32,
+    },
+    Detach(u64),
+}
+
+/// The handle to a running league.
+#[derive(Clone)]
+pub struct LeagueHandle {
+    pub id: i64,
+    tx: mpsc::Sender<Msg>,
+    /// The state as of the last committed entry.
+    pub state: watch::Receiver<Arc<League>>,
+}
+
+impl LeagueHandle {
+    /// Decides and commits a command; the committed entries, or why not.
+    pub async fn command(
+        &self,
+        cmd: LeagueCommand,
+        actor: Actor,
+        reason: Option<String>,
+    ) -> Result<Vec<Entry>, RunError> {
+        let (reply, rx) = oneshot::channel();
+        self.tx
+            .send(Msg::Command {
+                cmd,
+                actor,
+                reason,
+                reply,
+            })
+            .await
+            .map_err(|_| RunError::ShuttingDown)?;
+        rx.await.map_err(|_| RunError::ShuttingDown)?
+    }
+
+    /// The committed state now.
+    pub fn snapshot(&self) -> Arc<League> {
+        self.state.borrow().clone()
+    }
+
+    /// Subscribes a connection to the league's public stream from `last_seq` (0: from a
+    /// snapshot). Answered on the connection.
+    pub fn subscribe(&self, out: Outbox, last_seq: u64, req: u32) -> bool {
+        self.tx
+            .try_send(Msg::Subscribe { out, last_seq, req })
+            .is_ok()
+    }
+
+    pub fn detach(&self, conn: u64) {
+        let _ = self.tx.try_send(Msg::Detach(conn));
+    }
+}
+
+/// Every league of the server, by id.
+#[derive(Default)]
+pub struct Leagues {
+    map: Mutex<crate::IdMap<i64, LeagueHandle>>,
+}
+
+impl Leagues {
+    fn lock(&self) -> std::sync::MutexGuard<'_, crate::IdMap<i64, LeagueHandle>> {
+        match self.map.lock() {
+            Ok(g) => g,
+            Err(p) => p.into_inner(),
+        }
+    }
+
+    pub fn get(&self, id: i64) -> Option<LeagueHandle> {
+        self.lock().get(&id).cloned()
+    }
+
+    pub fn all(&self) -> Vec<LeagueHandle> {
+        let mut v: Vec<LeagueHandle> = self.lock().values().cloned().collect();
+        v.sort_by_key(|h| h.id);
+        v
+    }
+
+    /// A league game ended: its league learns it (a full mailbox is caught up on by the
+    /// league's reconciliation when it next starts).
+    pub fn game_ended(&self, league: i64, end: GameEnd) {
+        if let Some(h) = self.get(league) {
+            if h.tx.try_send(Msg::GameEnded(end)).is_err() {
+                warn!(
+                    league,
+                    "league mailbox full: a game end waits for reconciliation"
+                );
+            }
+        }
+    }
+}
+
+/// Starts every stored league (at server start).
+pub async fn start_all(env: &Env) {
+    let list = match env.persist.competitions().await {
+        Ok(l) => l,
+        Err(e) => {
+            warn!(error = %e, "cannot list leagues");
+            return;
+        }
+    };
+    for c in list {
+        match load(env, c.id.0).await {
+            Ok(league) => {
+                spawn(env, league);
+            }
+            Err(e) => error!(league = c.id.0, error = %e, "league not started"),
+        }
+    }
+}
+
+async fn load(env: &Env, id: i64) -> Result<League, String> {
+    let events = env
+        .persist
+        .competition_events(id, 0)
+        .await
+        .map_err(|e| e.to_string())?;
+    let entries = events.iter().map(entry_of).collect::<Result<Vec<_>, _>>()?;
+    League::replay(id, &entries).map_err(|e| e.to_string())
+}
+
+fn entry_of(e: &CompetitionEvent) -> Result<Entry, String> {
+    let event: LeagueEvent = serde_json::from_str(&e.payload)
+        .map_err(|err| format!("entry {} ({}): {err}", e.seq, e.kind))?;
+    Ok(Entry {
+        seq: e.seq,
+        at_ms: e.at_ms.max(0) as u64,
+        actor: e.actor.map(|a| a.0),
+        reason: e.reason.clone(),
+        event,
+    })
+}
+
+/// An account for a person of the event: the existing one with that name and role, or new.
+async fn account(env: &Env, name: &str, role: Role) -> Result<Account, PersistError> {
+    if let Some(a) = env.persist.account_named(name, role).await? {
+        return Ok(a);
+    }
+    match env.persist.create_account(name, role).await {
+        Ok(a) => Ok(a),
+        // Created by someone else meanwhile.
+        Err(e) if e.kind == crate::persist::ErrorKind::Conflict => env
+            .persist
+            .account_named(name, role)
+            .await?
+            .ok_or_else(|| PersistError::unavailable(format!("account {name:?} vanished"))),
+        Err(e) => Err(e),
+    }
+}
+
+/// Why an event file could not become a league.
+#[derive(Debug, thiserror::Error)]
+pub enum CreateError {
+    #[error(transparent)]
+    Spec(#[from] super::spec::SpecError),
+    #[error(transparent)]
+    Store(#[from] PersistError),
+}
+
+/// Creates a league from an event file: the accounts of its players, captains and arbiters
+/// (existing ones with the same name and role are reused), its log's first entry, its task.
+pub async fn create(
+    env: &Env,
+    spec: EventSpec,
+    by: Option<i64>,
+) -> Result<LeagueHandle, CreateError> {
+    let rules = spec.rules()?;
+    let rounds = match rules.system {
+        super::spec::System::RoundRobin { legs } => {
+            let n = spec.teams.len() as u32;
+            (n - 1 + n % 2) * legs
+        }
+        super::spec::System::Swiss { rounds } => rounds,
+        super::spec::System::Knockout => spec.teams.len().next_power_of_two().trailing_zeros(),
+    };
+    let times = spec.round_times(&rules, rounds)?;
+    let mut teams = Vec::with_capacity(spec.teams.len());
+    for t in &spec.teams {
+        let mut acc = TeamAccounts::default();
+        for p in &t.players {
+            acc.players
+                .push(account(env, p.name(), Role::Player).await?.id);
+        }
+        let captains: Vec<String> = if t.captains.is_empty() {
+            vec![format!("{} 领队", t.name)]
+        } else {
+            t.captains.clone()
+        };
+        for c in &captains {
+            acc.captains.push(account(env, c, Role::Player).await?.id);
+        }
+        teams.push(acc);
+    }
+    let mut arbiters = Vec::new();
+    for a in &spec.arbiters {
+        arbiters.push(account(env, a, Role::Arbiter).await?.id);
+    }
+    let now = env.time.now_ms();
+    let c = env
+        .persist
+        .create_competition(NewCompetition {
+            name: spec.name.clone(),
+            created_at_ms: now as i64,
+            created_by: by.map(chuhe_store::PrincipalId),
+        })
+        .await?;
+    let first = Entry {
+        seq: 1,
+        at_ms: now,
+        actor: by,
+        reason: None,
+        event: LeagueEvent::Created {
+            spec: Box::new(spec),
+            teams,
+            arbiters,
+            rounds: times,
+        },
+    };
+    let league = League::create(c.id.0, &first)
+        .map_err(|e| PersistError::unavailable(format!("the new league does not fold: {e}")))?;
+    env.persist
+        .append_competition(c.id.0, vec![stored(&first)?])
+        .await?;
+    info!(league = c.id.0, "league created");
+    Ok(spawn(env, league))
+}
+
+fn stored(e: &Entry) -> Result<NewCompetitionEvent, PersistError> {
+    Ok(NewCompetitionEvent {
+        seq: e.seq,
+        kind: e.event.kind().to_string(),
+        payload: serde_json::to_string(&e.event)
+            .map_err(|err| PersistError::unavailable(format!("entry {}: {err}", e.seq)))?,
+        at_ms: e.at_ms as i64,
+        actor: e.actor.map(chuhe_store::PrincipalId),
+        reason: e.reason.clone(),
+    })
+}
+
+fn spawn(env: &Env, league: League) -> LeagueHandle {
+    let id = league.id;
+    let (tx, rx) = mpsc::channel(1024);
+    let (state_tx, state_rx) = watch::channel(Arc::new(league.clone()));
+    let handle = LeagueHandle {
+        id,
+        tx,
+        state: state_rx,
+    };
+    env.leagues.lock().insert(id, handle.clone());
+    let runner = Runner {
+        env: env.clone(),
+        league,
+        state: state_tx,
+        ring: VecDeque::new(),
+        subs: Vec::new(),
+        delayed: VecDeque::new(),
+        retry_at: None,
+        reconciled: false,
+    };
+    tokio::spawn(runner.run(rx).instrument(info_span!("league", league = id)));
+    handle
+}
+
+struct Runner {
+    env: Env,
+    league: League,
+    state: watch::Sender<Arc<League>>,
+    /// Recent public frames (for resume by seq).
+    ring: VecDeque<Arc<SharedFrame>>,
+    subs: Vec<Outbox>,
+    /// Public frames held back by the broadcast delay: (release at, frame).
+    delayed: VecDeque<(u64, Arc<SharedFrame>)>,
+    retry_at: Option<Instant>,
+    reconciled: bool,
+}
+
+impl Runner {
+    async fn run(mut self, mut rx: mpsc::Receiver<Msg>) {
+        let _done = self.env.tasks_done.clone();
+        let mut shutdown = self.env.shutdown.clone();
+        // The public stream so far: every public entry of the log is in the ring.
+        self.rebuild_ring().await;
+        loop {
+            if *shutdown.borrow() {
+                break;
+            }
+            if !self.reconciled {
+                self.reconciled = self.reconcile().await;
+            }
+            // What became due while nothing happened (or during an outage), and the games
+            // the league wants set up.
+            self.execute(LeagueCommand::Tick, Actor::SERVER, None)
+                .await
+                .ok();
+            self.ensure_games().await;
+            let now = self.env.time.now_ms();
+            let due = next_due(&self.league, now).map(|t| self.env.time.instant_at(t));
+            let release = self
+                .delayed
+                .front()
+                .map(|(t, _)| self.env.time.instant_at(*t));
+            let wake = [due, release, self.retry_at]
+                .into_iter()
+                .flatten()
+                .min()
+                .unwrap_or_else(|| Instant::now() + Duration::from_secs(3600));
+            tokio::select! {
+                biased;
+                _ = shutdown.changed() => break,
+                msg = rx.recv() => {
+                    let Some(msg) = msg else { break };
+                    self.message(msg).await;
+                    // Everything waiting, before looking at the clock again.
+                    while let Ok(msg) = rx.try_recv() {
+                        self.message(msg).await;
+                    }
+                }
+                _ = sleep_until(wake) => {
+                    self.retry_at = None;
+                    self.release_delayed();
+                }
+            }
+        }
+        debug!(league = self.league.id, "league runner stopped");
+    }
+
+    async fn message(&mut self, msg: Msg) {
+        match msg {
+            Msg::Command {
+                cmd,
+                actor,
+                reason,
+                reply,
+            } => {
+                let r = self.execute(cmd, actor, reason).await;
+                let _ = reply.send(r);
+            }
+            Msg::GameEnded(end) => {
+                let cmd = LeagueCommand::GameFinished {
+                    game: end.game,
+                    result: end.result,
+                    reason: end.reason,
+                    fouls: end.fouls,
+                };
+                if let Err(e) = self.execute(cmd, Actor::SERVER, None).await {
+                    warn!(league = self.league.id, game = end.game, error = %e, "game end not recorded");
+                    self.reconciled = false;
+                    self.retry_at = Some(Instant::now() + RETRY);
+                }
+            }
+            Msg::Subscribe { out, last_seq, req } => self.subscribe(out, last_seq, req),
+            Msg::Detach(conn) => self.subs.retain(|o| o.conn_id != conn),
+        }
+    }
+
+    /// Decides a command, commits its entries, folds and publishes them.
+    async fn execute(
+        &mut self,
+        cmd: LeagueCommand,
+        actor: Actor,
+        reason: Option<String>,
+    ) -> Result<Vec<Entry>, RunError> {
+        let now = self.env.time.now_ms();
+        let entries = decide(&self.league, &cmd, &actor, reason.as_deref(), now)?;
+        self.commit(entries).await
+    }
+
+    async fn commit(&mut self, entries: Vec<Entry>) -> Result<Vec<Entry>, RunError> {
+        if entries.is_empty() {
+            return Ok(entries);
+        }
+        let rows = entries
+            .iter()
+            .map(stored)
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| RunError::Store(e.to_string()))?;
+        if let Err(e) = self
+            .env
+            .persist
+            .append_competition(self.league.id, rows)
+            .await
+        {
+            warn!(league = self.league.id, error = %e, "league commit failed");
+            // It may have committed after all: read the log back before anything else.
+            self.resync().await;
+            return Err(RunError::Store(e.to_string()));
+        }
+        for e in &entries {
+            if let Err(err) = self.league.fold(e) {
+                error!(league = self.league.id, error = %err, "a committed entry did not fold");
+            }
+        }
+        self.publish(&entries);
+        Ok(entries)
+    }
+
+    /// Catches up with the stored log (after a commit whose outcome is unknown).
+    async fn resync(&mut self) {
+        match self
+            .env
+            .persist
+            .competition_events(self.league.id, self.league.seq)
+            .await
+        {
+            Ok(events) => {
+                let mut entries = Vec::new();
+                for ev in &events {
+                    match entry_of(ev) {
+                        Ok(e) => entries.push(e),
+                        Err(err) => {
+                            error!(league = self.league.id, error = %err, "unreadable entry");
+                            return;
+                        }
+                    }
+                }
+                for e in &entries {
+                    if let Err(err) = self.league.fold(e) {
+                        error!(league = self.league.id, error = %err, "stored entry did not fold");
+                        return;
+                    }
+                }
+                self.publish(&entries);
+            }
+            Err(e) => {
+                warn!(league = self.league.id, error = %e, "cannot read the league's log back");
+                self.retry_at = Some(Instant::now() + RETRY);
+            }
+        }
+    }
+
+    /// Makes the state and the public entries visible.
+    fn publish(&mut self, entries: &[Entry]) {
+        self.state.send_replace(Arc::new(self.league.clone()));
+        let delay_ms = u64::from(self.league.rules.delay.seconds) * 1000;
+        // Public seqs: the league's count after these entries, counted back.
+        let public: Vec<&Entry> = entries.iter().filter(|e| e.event.is_public()).collect();
+        let first = self.league.public_seq + 1 - public.len() as u64;
+        for (i, e) in public.into_iter().enumerate() {
+            let frame = Arc::new(frame(self.league.id, first + i as u64, e));
+            if delay_ms == 0 {
+                self.release(frame);
+            } else {
+                self.delayed.push_back((e.at_ms + delay_ms, frame));
+            }
+        }
+        self.release_delayed();
+    }
+
+    fn release_delayed(&mut self) {
+        let now = self.env.time.now_ms();
+        while self.delayed.front().is_some_and(|(t, _)| *t <= now) {
+            if let Some((_, f)) = self.delayed.pop_front() {
+                self.release(f);
+            }
+        }
+    }
+
+    fn release(&mut self, f: Arc<SharedFrame>) {
+        if self.ring.len() >= REPLAY {
+            self.ring.pop_front();
+        }
+        self.ring.push_back(f.clone());
+        self.subs.retain(|o| o.send(Out::Shared(f.clone())));
+    }
+
+    /// The ring from the stored log (at start): every public entry old enough to be public.
+    async fn rebuild_ring(&mut self) {
+        let Ok(events) = self.env.persist.competition_events(self.league.id, 0).await else {
+            return;
+        };
+        let delay_ms = u64::from(self.league.rules.delay.seconds) * 1000;
+        let mut public_seq = 0;
+        for ev in &events {
+            let Ok(e) = entry_of(ev) else { continue };
+            if !e.event.is_public() {
+                continue;
+            }
+            public_seq += 1;
+            let f = Arc::new(frame(self.league.id, public_seq, &e));
+            if delay_ms == 0 {
+                self.release(f);
+            } else {
+                self.delayed.push_back((e.at_ms + delay_ms, f));
+            }
+        }
+        self.release_delayed();
+    }
+
+    fn subscribe(&mut self, out: Outbox, last_seq: u64, req: u32) {
+        let top = self.ring.back().map_or(0, |f| f.seq);
+        let first = self.ring.front().map_or(top + 1, |f| f.seq);
+        out.send_msg(w::ServerMessage {
+            kind: Some(server_message::Kind::Reply(w::Reply {
+                request_id: req,
+                game_id: String::new(),
+                seq: top,
+            })),
+        });
+        let from = if last_seq + 1 >= first { last_seq } else { 0 };
+        for f in self.ring.iter().filter(|f| f.seq > from) {
+            out.send(Out::Shared(f.clone()));
+        }
+        self.subs.retain(|o| o.conn_id != out.conn_id);
+        self.subs.push(out);
+    }
+
+    /// Sets up every game the league wants: stores it by key (idempotent), starts it on its
+    /// shard, records it in the league's log.
+    async fn ensure_games(&mut self) {
+        let now = self.env.time.now_ms();
+        let wants = wanted_games(&self.league, now);
+        if wants.is_empty() {
+            return;
+        }
+        let mut cmds = Vec::with_capacity(wants.len());
+        for want in wants {
+            match self.create_game(&want).await {
+                Ok(game) => cmds.push(LeagueCommand::GameCreated {
+                    at: want.at,
+                    stage: want.stage,
+                    game,
+                    first_colour: want.first_colour,
+                    red: want.red.0,
+                    black: want.black.0,
+                    start_ms: want.start_ms,
+                }),
+                Err(e) => {
+                    warn!(league = self.league.id, at = %want.at, error = %e, "league game not set up; retrying");
+                    self.retry_at = Some(Instant::now() + RETRY);
+                }
+            }
+        }
+        // All of them in one commit: a round of many boards is one transaction.
+        let mut work = self.league.clone();
+        let mut entries = Vec::new();
+        for cmd in cmds {
+            match decide(&work, &cmd, &Actor::SERVER, None, now) {
+                Ok(es) => {
+                    for e in &es {
+                        if work.fold(e).is_err() {
+                            break;
+                        }
+                    }
+                    entries.extend(es);
+                }
+                Err(e) => warn!(league = self.league.id, error = %e, "league game not recorded"),
+            }
+        }
+        if let Err(e) = self.commit(entries).await {
+            warn!(league = self.league.id, error = %e, "league games not recorded; retrying");
+            self.retry_at = Some(Instant::now() + RETRY);
+        }
+    }
+
+    async fn create_game(&self, want: &super::core::GameWant) -> Result<i64, String> {
+        let l = &self.league;
+        let new = NewGame {
+            red: chuhe_store::PrincipalId(want.red.0),
+            black: chuhe_store::PrincipalId(want.black.0),
+            time_control: want.time_control.clone(),
+            ruleset: "cxa".into(),
+            start_fen: chuhe_rules::START_FEN.into(),
+            broadcast_delay: chuhe_store::BroadcastDelay {
+                moves: l.rules.delay.plies,
+                millis: u64::from(l.rules.delay.seconds) * 1000,
+            },
+            event: Some(l.spec.name.clone()),
+            round: Some(want.at.round.to_string()),
+            board: Some(want.at.board),
+            scheduled_start_ms: Some(want.start_ms as i64),
+            created_at_ms: self.env.time.now_ms() as i64,
+            start_mode: "scheduled".into(),
+            lateness_limit_ms: l.rules.lateness_ms as i64,
+            key: Some(want.key(l.id)),
+        };
+        let row = self
+            .env
+            .persist
+            .create_game(new)
+            .await
+            .map_err(|e| e.to_string())?;
+        // Creates its first event if it has none (a fresh game), else takes it up.
+        self.env
+            .registry
+            .get_or_load(&self.env, row.id.0)
+            .await
+            .map_err(|e| e.to_string())?;
+        Ok(row.id.0)
+    }
+
+    /// Learns the end of every game of the league that ended while the league could not hear
+    /// it (a restart, a full mailbox). True when every game could be looked at.
+    async fn reconcile(&mut self) -> bool {
+        let playing: Vec<i64> = self
+            .league
+            .rounds
+            .iter()
+            .flat_map(|r| &r.tables)
+            .flat_map(|t| &t.boards)
+            .flat_map(|b| &b.games)
+            .filter(|g| g.finished.is_none())
+            .map(|g| g.game)
+            .collect();
+        let mut complete = true;
+        for game in playing {
+            let h = match self.env.registry.get_or_load(&self.env, game).await {
+                Ok(h) => h,
+                Err(e) => {
+                    warn!(
+                        league = self.league.id,
+                        game,
+                        code = e.code(),
+                        "league game not loaded"
+                    );
+                    complete = false;
+                    continue;
+                }
+            };
+            let Some(rec) = h.record(false).await else {
+                complete = false;
+                continue;
+            };
+            let v = rec.view;
+            if v.finished {
+                let cmd = LeagueCommand::GameFinished {
+                    game,
+                    result: v.result,
+                    reason: v.end_reason.clone(),
+                    fouls: [v.red_fouls, v.black_fouls],
+                };
+                if self.execute(cmd, Actor::SERVER, None).await.is_err() {
+                    complete = false;
+                }
+            }
+        }
+        if !complete {
+            self.retry_at = Some(Instant::now() + RETRY);
+        }
+        complete
+    }
+}
+
+/// The wire frame of a public entry: its JSON, under the league's public seq.
+fn frame(league: i64, seq: u64, e: &Entry) -> SharedFrame {
+    let json = serde_json::to_string(&e.event).unwrap_or_default();
+    SharedFrame::new(
+        seq,
+        w::ServerMessage {
+            kind: Some(server_message::Kind::League(w::LeagueUpdate {
+                league_id: league.to_string(),
+                seq,
+                at_ms: e.at_ms,
+                kind: e.event.kind().to_string(),
+                json,
+            })),
+        },
+    )
+}

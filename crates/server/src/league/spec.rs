@@ -1,0 +1,821 @@
+//! The declarative event file an organiser writes (JSON, or TOML through the CLI): the 规程's
+//! settings, the teams with their rosters and captains, the arbiters, and the schedule. Its
+//! settings use the same keys and values as `chuhe league`'s results file where the two meet
+//! (`system`, `legs`, `boards`, `game_scoring`, `ranking`, `result_chain`). [`EventSpec::rules`]
+//! checks it and turns it into `chuhe-league` values; every refusal names the field.
+
+use chuhe_league::chain::{
+    Chooser, CountBasis, DrawRule, GameScoring, ResultChain, Stage as ChainStage, StageColours,
+};
+use chuhe_league::colour::Colour;
+use chuhe_league::entities::{Player, Roster, TimeControlText};
+use chuhe_league::lineup::{EligibilityRule, LineupRules, LineupSystem, MissingLineupPolicy};
+use chuhe_league::matches::{EventRules, MatchScoring};
+use chuhe_league::points::Points;
+use chuhe_league::standings::{TeamCriterion, chains};
+use serde::{Deserialize, Serialize};
+
+use super::datetime::{parse_duration, parse_instant};
+
+/// The event file.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct EventSpec {
+    /// Display name, e.g. "2026 全国象棋甲级联赛".
+    pub name: String,
+    /// `round_robin`, `swiss` or `knockout`.
+    pub system: String,
+    /// Round robin: 1 or 2 legs (default 2: 主客场).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub legs: Option<u32>,
+    /// Swiss: the number of rounds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rounds: Option<u32>,
+    /// Boards per match.
+    pub boards: u32,
+    /// `2-1-0` (default), `3-1-0`, `3-0-asymmetric` (2011 13.3: a draw is 1 for Red, 2 for
+    /// Black), `1-0.5-0` (1999), or `{win, loss, draw_red, draw_black}`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub game_scoring: Option<ScoringSpec>,
+    /// `2011` (default), `1999`, `2011-game-points` (Swiss), or a list of criterion codes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ranking: Option<RankingSpec>,
+    /// The board result chain: `{"preset": "single", "time_control": …}`,
+    /// `{"preset": "slow-fast-armageddon", "time_controls": [slow, fast, armageddon]}`, or
+    /// `{"stages": [...]}`. Default: one game at `90m+30s`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub result_chain: Option<ChainSpec>,
+    #[serde(default)]
+    pub lineup: LineupSpec,
+    /// Art. 21: a player absent this long after the start loses the game (default 15m; `0`
+    /// for none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lateness: Option<String>,
+    #[serde(default)]
+    pub broadcast_delay: DelaySpec,
+    #[serde(default)]
+    pub armageddon: ChoiceSpec,
+    /// The pause between two games of a board's chain (default 5m).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub break_between_games: Option<String>,
+    /// How long before a round's start its games are set up, so players can join (default
+    /// 5m; never before the lineups are revealed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub games_open_before: Option<String>,
+    pub teams: Vec<TeamSpec>,
+    /// Arbiters' account names (an account with the arbiter role is made for each new name).
+    #[serde(default)]
+    pub arbiters: Vec<String>,
+    /// Round times: give `rounds_at` (one entry per round), or `first_round` and `every`.
+    pub schedule: ScheduleSpec,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum ScoringSpec {
+    Preset(String),
+    Custom {
+        win: f64,
+        loss: f64,
+        draw_red: f64,
+        draw_black: f64,
+    },
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum RankingSpec {
+    Preset(String),
+    Criteria(Vec<String>),
+}
+
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ChainSpec {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub preset: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub time_control: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub time_controls: Option<Vec<String>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stages: Option<Vec<ChainStageSpec>>,
+    /// `first_stage` (default) or `deciding_game`: which game the win/Black counts read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub count_basis: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ChainStageSpec {
+    pub name: String,
+    pub time_control: String,
+    /// `scheduled` (first stage), `swapped` (default after), `chosen_by_previous_black`,
+    /// `chosen_by_previous_red`, `chosen_by_first`, `chosen_by_second`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub colours: Option<String>,
+    /// `draw` (default), `black_wins`, `red_wins`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub on_draw: Option<String>,
+    /// Board points `[winner, loser]` when the board is decided in this stage.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub points: Option<[f64; 2]>,
+}
+
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LineupSpec {
+    /// `ordered_substitutes` (12.2, default), `fixed_order` (12.1), `free_order` (12.3).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub system: Option<String>,
+    /// Eligibility rules, e.g. `{"at_least": 1, "tag": "W", "boards": [1, 4]}`.
+    #[serde(default)]
+    pub eligibility: Vec<EligibilitySpec>,
+    /// A team that submitted nothing at the deadline: `registered_order` (default) or
+    /// `forfeit`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub missing: Option<String>,
+    /// The deadline's distance before each round's start when the schedule gives none
+    /// (default 12h).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub deadline_before: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct EligibilitySpec {
+    pub tag: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub at_least: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub at_most: Option<u32>,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub every: bool,
+    /// `[first, last]` boards (default: all).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub boards: Option<[u32; 2]>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DelaySpec {
+    #[serde(default)]
+    pub plies: u32,
+    #[serde(default)]
+    pub seconds: u32,
+}
+
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ChoiceSpec {
+    /// How long the chooser has to pick the armageddon colour (default 2m).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub choose_within: Option<String>,
+    /// The colour the chooser gets when it does not choose in time: `black` (default: the
+    /// draw odds) or `red`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub default: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TeamSpec {
+    pub name: String,
+    /// 参赛单位 (Swiss round-1 avoidance).
+    #[serde(default)]
+    pub unit: String,
+    /// The roster in registered order (board order of 12.1/12.2), substitutes last.
+    pub players: Vec<PlayerSpec>,
+    /// Captains' account names (default: one, "<team> 领队").
+    #[serde(default)]
+    pub captains: Vec<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum PlayerSpec {
+    Name(String),
+    Full {
+        name: String,
+        #[serde(default)]
+        tags: Vec<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        rating: Option<i32>,
+    },
+}
+
+impl PlayerSpec {
+    pub fn name(&self) -> &str {
+        match self {
+            PlayerSpec::Name(n) | PlayerSpec::Full { name: n, .. } => n,
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ScheduleSpec {
+    /// Each round's start (RFC 3339 or Unix ms), round 1 first.
+    #[serde(default)]
+    pub rounds_at: Vec<String>,
+    /// Or: round 1's start …
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub first_round: Option<String>,
+    /// … and the time between rounds' starts (e.g. `7d`, or `20m` for an accelerated event).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub every: Option<String>,
+    /// Each round's lineup deadline, when not `lineup.deadline_before` before its start.
+    #[serde(default)]
+    pub deadlines: Vec<String>,
+}
+
+/// A spec refused: the field and why.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{field}: {why}")]
+pub struct SpecError {
+    pub field: String,
+    pub why: String,
+}
+
+fn bad(field: impl Into<String>, why: impl Into<String>) -> SpecError {
+    SpecError {
+        field: field.into(),
+        why: why.into(),
+    }
+}
+
+/// The competition system.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum System {
+    RoundRobin { legs: u32 },
+    Swiss { rounds: u32 },
+    Knockout,
+}
+
+/// Everything the league core decides with, checked.
+#[derive(Debug, Clone)]
+pub struct Rules {
+    pub system: System,
+    pub event: EventRules,
+    pub criteria: Vec<TeamCriterion>,
+    pub lineup: LineupRules,
+    pub missing: MissingLineupPolicy,
+    pub lateness_ms: u64,
+    pub delay: DelaySpec,
+    pub choose_within_ms: u64,
+    /// The chooser's colour when it does not choose.
+    pub choice_default: Colour,
+    pub break_ms: u64,
+    pub open_before_ms: u64,
+    pub deadline_before_ms: u64,
+    pub rosters: Vec<Roster>,
+}
+
+fn half_points(field: &str, v: f64) -> Result<Points, SpecError> {
+    let h = v * 2.0;
+    if !h.is_finite() || h.fract() != 0.0 || h.abs() > 1e6 {
+        return Err(bad(field, format!("{v} is not a whole or half point")));
+    }
+    Ok(Points::from_halves(h as i32))
+}
+
+fn tc(field: &str, s: &str) -> Result<TimeControlText, SpecError> {
+    // The clock must be able to run it, not only the league to name it.
+    s.parse::<chuhe_clock::Controls>()
+        .map_err(|e| bad(field, format!("{s:?}: {e}")))?;
+    TimeControlText::new(s).map_err(|e| bad(field, e.to_string()))
+}
+
+fn duration(field: &str, v: &Option<String>, default_ms: u64) -> Result<u64, SpecError> {
+    match v {
+        None => Ok(default_ms),
+        Some(s) => parse_duration(s).map_err(|e| bad(field, e.to_string())),
+    }
+}
+
+impl EventSpec {
+    /// Checks the file and gives the rules.
+    pub fn rules(&self) -> Result<Rules, SpecError> {
+        if self.name.trim().is_empty() || self.name.chars().count() > 200 {
+            return Err(bad("name", "must be 1 to 200 characters"));
+        }
+        if self.boards == 0 || self.boards > 64 {
+            return Err(bad("boards", "must be 1 to 64"));
+        }
+        let teams = self.teams.len();
+        if teams < 2 {
+            return Err(bad("teams", "at least 2 teams"));
+        }
+        if teams > 200 {
+            return Err(bad("teams", "at most 200 teams"));
+        }
+        let system = match self.system.as_str() {
+            "round_robin" => {
+                if self.rounds.is_some() {
+                    return Err(bad(
+                        "rounds",
+                        "only for a Swiss (a round robin has its own)",
+                    ));
+                }
+                let legs = self.legs.unwrap_or(2);
+                if !(1..=2).contains(&legs) {
+                    return Err(bad("legs", "a round robin has 1 or 2 legs"));
+                }
+                System::RoundRobin { legs }
+            }
+            "swiss" => {
+                let rounds = self
+                    .rounds
+                    .ok_or_else(|| bad("rounds", "a Swiss needs its number of rounds"))?;
+                if rounds == 0 || rounds as usize >= teams {
+                    return Err(bad(
+                        "rounds",
+                        format!("must be 1 to {} for {teams} teams", teams - 1),
+                    ));
+                }
+                System::Swiss { rounds }
+            }
+            "knockout" => System::Knockout,
+            other => {
+                return Err(bad(
+                    "system",
+                    format!("unknown {other:?} (round_robin, swiss, knockout)"),
+                ));
+            }
+        };
+        let game_scoring = match &self.game_scoring {
+            None => GameScoring::TWO_ONE_ZERO,
+            Some(ScoringSpec::Preset(p)) => match p.as_str() {
+                "2-1-0" => GameScoring::TWO_ONE_ZERO,
+                "3-1-0" => GameScoring::THREE_ONE_ZERO,
+                "3-0-asymmetric" => GameScoring::THREE_ZERO_ASYMMETRIC,
+                "1-0.5-0" => GameScoring::ONE_HALF_ZERO,
+                other => {
+                    return Err(bad(
+                        "game_scoring",
+                        format!("unknown preset {other:?} (2-1-0, 3-1-0, 3-0-asymmetric, 1-0.5-0)"),
+                    ));
+                }
+            },
+            Some(ScoringSpec::Custom {
+                win,
+                loss,
+                draw_red,
+                draw_black,
+            }) => GameScoring {
+                win: half_points("game_scoring.win", *win)?,
+                loss: half_points("game_scoring.loss", *loss)?,
+                draw_red: half_points("game_scoring.draw_red", *draw_red)?,
+                draw_black: half_points("game_scoring.draw_black", *draw_black)?,
+            },
+        };
+        let criteria = match (&self.ranking, system) {
+            (None, System::Swiss { .. }) => chains::SWISS_2011.to_vec(),
+            (None, _) => chains::ROUND_ROBIN_2011.to_vec(),
+            (Some(RankingSpec::Preset(p)), s) => match (p.as_str(), s) {
+                ("2011", System::Swiss { .. }) => chains::SWISS_2011.to_vec(),
+                ("2011-game-points", System::Swiss { .. }) => {
+                    chains::SWISS_2011_GAME_POINTS.to_vec()
+                }
+                ("1999", System::Swiss { .. }) => chains::SWISS_1999.to_vec(),
+                ("2011", _) => chains::ROUND_ROBIN_2011.to_vec(),
+                ("1999", _) => chains::ROUND_ROBIN_1999.to_vec(),
+                (other, _) => {
+                    return Err(bad(
+                        "ranking",
+                        format!(
+                            "unknown preset {other:?} for this system (2011, 1999, 2011-game-points for a Swiss, or a list of criteria)"
+                        ),
+                    ));
+                }
+            },
+            (Some(RankingSpec::Criteria(list)), _) => {
+                if list.is_empty() {
+                    return Err(bad("ranking", "needs at least one criterion"));
+                }
+                list.iter()
+                    .enumerate()
+                    .map(|(i, c)| {
+                        TeamCriterion::from_code(c).ok_or_else(|| {
+                            bad(format!("ranking[{i}]"), format!("unknown criterion {c:?}"))
+                        })
+                    })
+                    .collect::<Result<_, _>>()?
+            }
+        };
+        let chain = self.chain()?;
+        let lineup_system = match self.lineup.system.as_deref() {
+            None | Some("ordered_substitutes") => LineupSystem::OrderedSubstitutes,
+            Some("fixed_order") => LineupSystem::FixedOrder,
+            Some("free_order") => LineupSystem::FreeOrder,
+            Some(other) => {
+                return Err(bad(
+                    "lineup.system",
+                    format!("unknown {other:?} (ordered_substitutes, fixed_order, free_order)"),
+                ));
+            }
+        };
+        let mut eligibility = Vec::new();
+        for (i, e) in self.lineup.eligibility.iter().enumerate() {
+            let f = format!("lineup.eligibility[{i}]");
+            let [from, to] = e.boards.unwrap_or([1, self.boards]);
+            if from == 0 || from > to || to > self.boards {
+                return Err(bad(
+                    format!("{f}.boards"),
+                    format!("must be within 1..={}", self.boards),
+                ));
+            }
+            let tag = e.tag.clone();
+            eligibility.push(match (e.at_least, e.at_most, e.every) {
+                (Some(count), None, false) => EligibilityRule::AtLeast {
+                    tag,
+                    count,
+                    from,
+                    to,
+                },
+                (None, Some(count), false) => EligibilityRule::AtMost {
+                    tag,
+                    count,
+                    from,
+                    to,
+                },
+                (None, None, true) => EligibilityRule::Every { tag, from, to },
+                _ => return Err(bad(f, "give exactly one of at_least, at_most, every")),
+            });
+        }
+        let missing = match self.lineup.missing.as_deref() {
+            None | Some("registered_order") => MissingLineupPolicy::RegisteredOrder,
+            Some("forfeit") => MissingLineupPolicy::Forfeit,
+            Some(other) => {
+                return Err(bad(
+                    "lineup.missing",
+                    format!("unknown {other:?} (registered_order, forfeit)"),
+                ));
+            }
+        };
+        let mut rosters = Vec::with_capacity(teams);
+        let mut names = std::collections::BTreeSet::new();
+        for (i, t) in self.teams.iter().enumerate() {
+            let f = format!("teams[{i}]");
+            if t.name.trim().is_empty() || t.name.chars().count() > 100 {
+                return Err(bad(format!("{f}.name"), "must be 1 to 100 characters"));
+            }
+            if !names.insert(t.name.as_str()) {
+                return Err(bad(
+                    format!("{f}.name"),
+                    format!("team {:?} is listed twice", t.name),
+                ));
+            }
+            if t.players.len() < self.boards as usize {
+                return Err(bad(
+                    format!("{f}.players"),
+                    format!(
+                        "{} players registered for {} boards",
+                        t.players.len(),
+                        self.boards
+                    ),
+                ));
+            }
+            let players = t
+                .players
+                .iter()
+                .enumerate()
+                .map(|(k, p)| {
+                    let n = p.name().trim();
+                    if n.is_empty() || n.chars().count() > 100 {
+                        return Err(bad(
+                            format!("{f}.players[{k}]"),
+                            "a name of 1 to 100 characters",
+                        ));
+                    }
+                    let mut player = Player::new(n);
+                    if let PlayerSpec::Full { tags, rating, .. } = p {
+                        for tag in tags {
+                            player = player.tagged(tag.clone());
+                        }
+                        player.rating = *rating;
+                    }
+                    Ok(player)
+                })
+                .collect::<Result<Vec<_>, _>>()?;
+            rosters.push(
+                Roster::new(players).map_err(|e| bad(format!("{f}.players"), e.to_string()))?,
+            );
+            for (k, c) in t.captains.iter().enumerate() {
+                if c.trim().is_empty() || c.chars().count() > 100 {
+                    return Err(bad(
+                        format!("{f}.captains[{k}]"),
+                        "a name of 1 to 100 characters",
+                    ));
+                }
+            }
+        }
+        for (k, a) in self.arbiters.iter().enumerate() {
+            if a.trim().is_empty() || a.chars().count() > 100 {
+                return Err(bad(
+                    format!("arbiters[{k}]"),
+                    "a name of 1 to 100 characters",
+                ));
+            }
+        }
+        let choice_default = match self.armageddon.default.as_deref() {
+            None | Some("black") => Colour::Black,
+            Some("red") => Colour::Red,
+            Some(other) => {
+                return Err(bad(
+                    "armageddon.default",
+                    format!("{other:?}: red or black"),
+                ));
+            }
+        };
+        Ok(Rules {
+            system,
+            event: EventRules {
+                boards: self.boards,
+                game_scoring,
+                chain,
+                match_scoring: MatchScoring::default(),
+            },
+            criteria,
+            lineup: LineupRules {
+                system: lineup_system,
+                boards: self.boards,
+                eligibility,
+                deadline: None,
+            },
+            missing,
+            lateness_ms: duration("lateness", &self.lateness, 15 * 60_000)?,
+            delay: self.broadcast_delay,
+            choose_within_ms: duration(
+                "armageddon.choose_within",
+                &self.armageddon.choose_within,
+                120_000,
+            )?,
+            choice_default,
+            break_ms: duration("break_between_games", &self.break_between_games, 300_000)?,
+            open_before_ms: duration("games_open_before", &self.games_open_before, 300_000)?,
+            deadline_before_ms: duration(
+                "lineup.deadline_before",
+                &self.lineup.deadline_before,
+                12 * 3_600_000,
+            )?,
+            rosters,
+        })
+    }
+
+    fn chain(&self) -> Result<ResultChain, SpecError> {
+        let Some(c) = &self.result_chain else {
+            return Ok(ResultChain::single(tc("result_chain", "90m+30s")?));
+        };
+        let basis = match c.count_basis.as_deref() {
+            None | Some("first_stage") => CountBasis::FirstStage,
+            Some("deciding_game") => CountBasis::DecidingGame,
+            Some(other) => {
+                return Err(bad(
+                    "result_chain.count_basis",
+                    format!("unknown {other:?} (first_stage, deciding_game)"),
+                ));
+            }
+        };
+        let mut chain = match (&c.preset, &c.stages) {
+            (Some(_), Some(_)) => {
+                return Err(bad("result_chain", "give preset or stages, not both"));
+            }
+            (None, None) => return Err(bad("result_chain", "needs preset or stages")),
+            (Some(p), None) => match p.as_str() {
+                "single" => ResultChain::single(tc(
+                    "result_chain.time_control",
+                    c.time_control.as_deref().unwrap_or("90m+30s"),
+                )?),
+                "slow-fast-armageddon" => {
+                    let t = c.time_controls.as_deref().unwrap_or_default();
+                    if t.len() != 3 {
+                        return Err(bad(
+                            "result_chain.time_controls",
+                            "needs 3 time controls: slow, fast, armageddon",
+                        ));
+                    }
+                    ResultChain::slow_fast_armageddon(
+                        tc("result_chain.time_controls[0]", &t[0])?,
+                        tc("result_chain.time_controls[1]", &t[1])?,
+                        tc("result_chain.time_controls[2]", &t[2])?,
+                    )
+                }
+                other => {
+                    return Err(bad(
+                        "result_chain.preset",
+                        format!("unknown {other:?} (single, slow-fast-armageddon)"),
+                    ));
+                }
+            },
+            (None, Some(stages)) => {
+                let mut out = Vec::with_capacity(stages.len());
+                for (i, s) in stages.iter().enumerate() {
+                    let f = format!("result_chain.stages[{i}]");
+                    let colours = match s.colours.as_deref().unwrap_or(if i == 0 {
+                        "scheduled"
+                    } else {
+                        "swapped"
+                    }) {
+                        "scheduled" => StageColours::AsScheduled,
+                        "swapped" => StageColours::SwappedFromPrevious,
+                        "chosen_by_previous_black" => {
+                            StageColours::ChosenBy(Chooser::PreviousBlack)
+                        }
+                        "chosen_by_previous_red" => StageColours::ChosenBy(Chooser::PreviousRed),
+                        "chosen_by_first" => StageColours::ChosenBy(Chooser::FirstTeam),
+                        "chosen_by_second" => StageColours::ChosenBy(Chooser::SecondTeam),
+                        other => {
+                            return Err(bad(format!("{f}.colours"), format!("unknown {other:?}")));
+                        }
+                    };
+                    let on_draw = match s.on_draw.as_deref().unwrap_or("draw") {
+                        "draw" => DrawRule::Draw,
+                        "black_wins" => DrawRule::WinFor(Colour::Black),
+                        "red_wins" => DrawRule::WinFor(Colour::Red),
+                        other => {
+                            return Err(bad(
+                                format!("{f}.on_draw"),
+                                format!("unknown {other:?} (draw, black_wins, red_wins)"),
+                            ));
+                        }
+                    };
+                    let decided_points = match s.points {
+                        None => None,
+                        Some([w, l]) => Some((
+                            half_points(&format!("{f}.points[0]"), w)?,
+                            half_points(&format!("{f}.points[1]"), l)?,
+                        )),
+                    };
+                    out.push(ChainStage {
+                        name: s.name.clone(),
+                        time_control: tc(&format!("{f}.time_control"), &s.time_control)?,
+                        colours,
+                        on_draw,
+                        decided_points,
+                        rated: i == 0,
+                    });
+                }
+                ResultChain::new(out, basis)
+                    .map_err(|e| bad("result_chain.stages", e.to_string()))?
+            }
+        };
+        chain.count_basis = basis;
+        Ok(chain)
+    }
+
+    /// Each round's (start, lineup deadline), Unix ms; `rounds` is the number the system
+    /// plays (a knockout's is known only as it goes: its later rounds follow `every`).
+    pub fn round_times(&self, rules: &Rules, rounds: u32) -> Result<Vec<(u64, u64)>, SpecError> {
+        let s = &self.schedule;
+        let starts: Vec<u64> = if !s.rounds_at.is_empty() {
+            if s.first_round.is_some() || s.every.is_some() {
+                return Err(bad(
+                    "schedule",
+                    "give rounds_at, or first_round and every, not both",
+                ));
+            }
+            if (s.rounds_at.len() as u32) < rounds {
+                return Err(bad(
+                    "schedule.rounds_at",
+                    format!("{} times for {rounds} rounds", s.rounds_at.len()),
+                ));
+            }
+            s.rounds_at
+                .iter()
+                .enumerate()
+                .map(|(i, t)| {
+                    parse_instant(t)
+                        .map_err(|e| bad(format!("schedule.rounds_at[{i}]"), e.to_string()))
+                })
+                .collect::<Result<_, _>>()?
+        } else {
+            let first = s
+                .first_round
+                .as_deref()
+                .ok_or_else(|| bad("schedule", "needs rounds_at, or first_round and every"))?;
+            let first =
+                parse_instant(first).map_err(|e| bad("schedule.first_round", e.to_string()))?;
+            let every = s
+                .every
+                .as_deref()
+                .ok_or_else(|| bad("schedule.every", "needed with first_round"))?;
+            let every = parse_duration(every).map_err(|e| bad("schedule.every", e.to_string()))?;
+            if every == 0 {
+                return Err(bad("schedule.every", "must be more than 0"));
+            }
+            (0..rounds.max(1))
+                .map(|r| first + u64::from(r) * every)
+                .collect()
+        };
+        for (i, w) in starts.windows(2).enumerate() {
+            if w[1] <= w[0] {
+                return Err(bad(
+                    format!("schedule.rounds_at[{}]", i + 1),
+                    "each round starts after the one before",
+                ));
+            }
+        }
+        let mut out = Vec::with_capacity(starts.len());
+        for (i, start) in starts.iter().enumerate() {
+            let deadline = match s.deadlines.get(i) {
+                Some(t) => parse_instant(t)
+                    .map_err(|e| bad(format!("schedule.deadlines[{i}]"), e.to_string()))?,
+                None => start.saturating_sub(rules.deadline_before_ms),
+            };
+            if deadline > *start {
+                return Err(bad(
+                    format!("schedule.deadlines[{i}]"),
+                    "the lineup deadline is after the round's start",
+                ));
+            }
+            out.push((*start, deadline));
+        }
+        Ok(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    pub(crate) fn sample() -> EventSpec {
+        serde_json::from_value(serde_json::json!({
+            "name": "象甲 test",
+            "system": "round_robin",
+            "boards": 2,
+            "result_chain": {"preset": "slow-fast-armageddon", "time_controls": ["10m+5s", "3m+2s", "red:2m;black:90s"]},
+            "teams": [
+                {"name": "A", "players": ["a1", "a2", "a3"]},
+                {"name": "B", "players": ["b1", {"name": "b2", "tags": ["W"]}]},
+            ],
+            "schedule": {"first_round": "2026-12-03T14:00:00+08:00", "every": "1d"}
+        }))
+        .unwrap()
+    }
+
+    #[test]
+    fn a_sample_file_gives_its_rules() {
+        let spec = sample();
+        let r = spec.rules().unwrap();
+        assert_eq!(r.system, System::RoundRobin { legs: 2 });
+        assert_eq!(r.event.chain.stages().len(), 3);
+        assert_eq!(r.lateness_ms, 900_000);
+        assert_eq!(r.choice_default, Colour::Black);
+        let times = spec.round_times(&r, 2).unwrap();
+        assert_eq!(times[1].0 - times[0].0, 86_400_000);
+        assert_eq!(times[0].0 - times[0].1, 12 * 3_600_000);
+        // Serialises back to what it read.
+        let again: EventSpec =
+            serde_json::from_str(&serde_json::to_string(&spec).unwrap()).unwrap();
+        assert_eq!(again, spec);
+    }
+
+    #[test]
+    fn every_mistake_names_its_field() {
+        let cases: Vec<(serde_json::Value, &str)> = vec![
+            (serde_json::json!({"boards": 0}), "boards"),
+            (serde_json::json!({"system": "league"}), "system"),
+            (serde_json::json!({"legs": 3}), "legs"),
+            (serde_json::json!({"game_scoring": "5-0"}), "game_scoring"),
+            (serde_json::json!({"ranking": ["nonsense"]}), "ranking[0]"),
+            (
+                serde_json::json!({"result_chain": {"preset": "single", "time_control": "ninety"}}),
+                "result_chain.time_control",
+            ),
+            (serde_json::json!({"lateness": "soon"}), "lateness"),
+            (
+                serde_json::json!({"lineup": {"missing": "shrug"}}),
+                "lineup.missing",
+            ),
+            (
+                serde_json::json!({"teams": [{"name": "A", "players": ["x"]}, {"name": "B", "players": ["y", "z"]}]}),
+                "teams[0].players",
+            ),
+            (
+                serde_json::json!({"teams": [{"name": "A", "players": ["x", "y"]}, {"name": "A", "players": ["y", "z"]}]}),
+                "teams[1].name",
+            ),
+        ];
+        for (patch, field) in cases {
+            let mut v = serde_json::to_value(sample()).unwrap();
+            for (k, val) in patch.as_object().unwrap() {
+                v[k] = val.clone();
+            }
+            let spec: EventSpec = serde_json::from_value(v).unwrap();
+            let e = spec.rules().unwrap_err();
+            assert_eq!(e.field, field, "{e}");
+        }
+        let mut s = sample();
+        s.schedule = ScheduleSpec {
+            rounds_at: vec!["2026-12-03T14:00Z".into()],
+            ..ScheduleSpec::default()
+        };
+        let r = s.rules().unwrap();
+        assert_eq!(
+            s.round_times(&r, 2).unwrap_err().field,
+            "schedule.rounds_at"
+        );
+    }
+}

@@ -1,0 +1,106 @@
+//! The league's websocket messages: following a league's public stream, a captain's lineup,
+//! the chooser's armageddon colour. Answers go on the connection like every other reply.
+
+use chuhe_proto::v1::{self as w, client_message::Kind, server_message};
+
+use super::core::{BoardKey, ColourName, LeagueCommand};
+use super::runner::{LeagueHandle, RunError};
+use crate::Env;
+use crate::outbox::Outbox;
+use crate::request::Principal;
+
+fn reply(out: &Outbox, req: u32, seq: u64) {
+    out.send_msg(w::ServerMessage {
+        kind: Some(server_message::Kind::Reply(w::Reply {
+            request_id: req,
+            game_id: String::new(),
+            seq,
+        })),
+    });
+}
+
+fn error(out: &Outbox, req: u32, code: &str, message: &str) {
+    out.send_msg(w::ServerMessage {
+        kind: Some(server_message::Kind::Error(w::Error {
+            request_id: req,
+            code: code.to_string(),
+            message: message.to_string(),
+            game_id: String::new(),
+        })),
+    });
+}
+
+fn league(env: &Env, out: &Outbox, req: u32, id: &str) -> Option<LeagueHandle> {
+    let h = id.parse::<i64>().ok().and_then(|id| env.leagues.get(id));
+    if h.is_none() {
+        error(out, req, "not_found", &format!("no league with id {id:?}"));
+    }
+    h
+}
+
+/// Answers one league message of a connection.
+pub async fn on_message(env: &Env, who: &Principal, out: &Outbox, req: u32, kind: Kind) {
+    match kind {
+        Kind::LeagueSubscribe(s) => {
+            if let Some(h) = league(env, out, req, &s.league_id) {
+                if !h.subscribe(out.clone(), s.last_seq, req) {
+                    error(out, req, "busy", "the league is busy; retry");
+                }
+            }
+        }
+        Kind::LeagueUnsubscribe(u) => {
+            if let Some(h) = league(env, out, req, &u.league_id) {
+                h.detach(out.conn_id);
+                reply(out, req, 0);
+            }
+        }
+        Kind::LeagueLineup(l) => {
+            let Some(h) = league(env, out, req, &l.league_id) else {
+                return;
+            };
+            let cmd = LeagueCommand::SubmitLineup {
+                round: l.round,
+                table: l.table,
+                team: l.team as usize,
+                players: l.players,
+            };
+            answer(out, req, h.command(cmd, who.actor(), None).await);
+        }
+        Kind::LeagueChooseColour(c) => {
+            let Some(h) = league(env, out, req, &c.league_id) else {
+                return;
+            };
+            let colour = match w::Side::try_from(c.colour) {
+                Ok(w::Side::Red) => ColourName::Red,
+                Ok(w::Side::Black) => ColourName::Black,
+                _ => {
+                    return error(
+                        out,
+                        req,
+                        "invalid_argument",
+                        "colour must be SIDE_RED or SIDE_BLACK",
+                    );
+                }
+            };
+            let cmd = LeagueCommand::ChooseColour {
+                at: BoardKey {
+                    round: c.round,
+                    table: c.table,
+                    board: c.board,
+                },
+                colour,
+            };
+            answer(out, req, h.command(cmd, who.actor(), None).await);
+        }
+        _ => error(out, req, "unknown_message", "not a league message"),
+    }
+}
+
+fn answer(out: &Outbox, req: u32, r: Result<Vec<super::core::Entry>, RunError>) {
+    match r {
+        // No seq: a league's log counts sealed lineups too, and a captain must not learn from
+        // it whether the other side has submitted.
+        Ok(_) => reply(out, req, 0),
+        Err(e) => error(out, req, e.code(), &e.to_string()),
+    }
+}
