@@ -173,7 +173,8 @@ impl Protocol for ChuheProtocol {
             Some(
                 server_message::Kind::Welcome(_)
                 | server_message::Kind::GameList(_)
-                | server_message::Kind::Pong(_),
+                | server_message::Kind::Pong(_)
+                | server_message::Kind::League(_),
             )
             | None => Event::Ignored,
         };
