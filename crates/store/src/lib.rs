@@ -52,9 +52,9 @@ pub use error::{ErrorKind, Result, StoreError};
 pub use token::{GeneratedToken, generate_token, hash_token};
 pub use types::{
     AuditEntry, AuditId, Authenticated, BroadcastDelay, Competition, CompetitionEvent,
-    CompetitionId, Finish, Game, GameFilter, GameId, GameRecord, Millis, NewAudit,
-    NewCompetition, NewCompetitionEvent, NewEvent, NewGame, NewPrincipal, NewToken, Principal,
-    PrincipalId, Resolution, Role, StoredEvent, TokenHash, TokenId, TokenInfo,
+    CompetitionId, Finish, Game, GameFilter, GameId, GameRecord, Millis, NewAudit, NewCompetition,
+    NewCompetitionEvent, NewEvent, NewGame, NewPrincipal, NewToken, Principal, PrincipalId,
+    Resolution, Role, StoredEvent, TokenHash, TokenId, TokenInfo,
 };
 
 pub use postgres::PgStore;

@@ -11,10 +11,10 @@ use crate::batch::{Op, Writers};
 use crate::types::{check_kind, check_name, check_no_nul, check_opt_no_nul, to_i64, to_u64};
 use crate::{
     Append, AuditEntry, AuditId, Authenticated, BroadcastDelay, Competition, CompetitionEvent,
-    CompetitionId, Finish, Game, GameFilter, GameId, GameRecord, Millis, NewAudit,
-    NewCompetition, NewCompetitionEvent, NewEvent, NewGame, NewPrincipal, NewToken, Principal,
-    PrincipalId, Resolution, Result, Role, Store, StoreError, StoreStats, StoredEvent, TokenHash,
-    TokenId, TokenInfo,
+    CompetitionId, Finish, Game, GameFilter, GameId, GameRecord, Millis, NewAudit, NewCompetition,
+    NewCompetitionEvent, NewEvent, NewGame, NewPrincipal, NewToken, Principal, PrincipalId,
+    Resolution, Result, Role, Store, StoreError, StoreStats, StoredEvent, TokenHash, TokenId,
+    TokenInfo,
 };
 
 pub(crate) const PRINCIPAL_COLS: &str = "id, role, name, rating, created_at_ms";

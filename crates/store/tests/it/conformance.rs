@@ -89,6 +89,24 @@ pub(crate) async fn player(s: &AnyStore, name: &str) -> Result<PrincipalId, Stor
     Ok(p.id)
 }
 
+/// A principal of `role` (no rating).
+pub(crate) async fn principal_of(
+    s: &AnyStore,
+    role: Role,
+    name: &str,
+) -> Result<PrincipalId, StoreError> {
+    let p = s
+        .create_principal(NewPrincipal {
+            role,
+            name: name.into(),
+            rating: None,
+            created_at_ms: T0,
+        })
+        .await?;
+    Ok(p.id)
+}
+
+/// A game between `red` and `black` with a time control, no delay, no event, started `now`.
 pub(crate) fn new_game(red: PrincipalId, black: PrincipalId) -> NewGame {
     NewGame {
         red,
@@ -977,7 +995,14 @@ async fn migrations_run_at_open(url: String) -> TestResult {
     // SQLite has four more (games.last_seq derived from the log; recent events; event keys;
     // key steps in slices), then both have the league's (SQLite 6, PostgreSQL 2).
     let want = if url.starts_with("sqlite:") {
-        vec![(1, true), (2, true), (3, true), (4, true), (5, true), (6, true)]
+        vec![
+            (1, true),
+            (2, true),
+            (3, true),
+            (4, true),
+            (5, true),
+            (6, true),
+        ]
     } else {
         vec![(1, true), (2, true)]
     };
