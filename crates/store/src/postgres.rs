@@ -407,9 +407,18 @@ mod tests {
     use sqlx::Executor;
 
     /// With `CHUHE_TEST_DATABASE_URL`: a new schema `chuhe_<what>_…` on its server, an admin
-    /// connection to drop it afterwards, its name, and a URL whose connections use it.
+    /// connection to drop it afterwards, its name, and a URL whose connections use it. Without
+    /// it, one stderr line says the test was skipped.
     async fn schema_of_its_own(what: &str) -> Option<(PgConnection, String, String)> {
-        let base = std::env::var("CHUHE_TEST_DATABASE_URL").ok()?;
+        let Ok(base) = std::env::var("CHUHE_TEST_DATABASE_URL") else {
+            // Straight to the process's stderr, past libtest's output capture, so it is seen.
+            use std::io::Write as _;
+            let _ = writeln!(
+                std::io::stderr(),
+                "chuhe-store: PostgreSQL unit test ({what}) skipped: CHUHE_TEST_DATABASE_URL is not set"
+            );
+            return None;
+        };
         let nanos = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map(|d| d.subsec_nanos())
@@ -430,7 +439,7 @@ mod tests {
     /// `CHUHE_TEST_DATABASE_URL`; works in a schema of its own and drops it.
     #[tokio::test]
     async fn games_from_before_migration_2_start_now() {
-        let Some((mut admin, schema, url)) = schema_of_its_own("old").await else {
+        let Some((mut admin, schema, url)) = schema_of_its_own("old_games").await else {
             return;
         };
         let games = async {
@@ -485,7 +494,7 @@ mod tests {
     /// drops it.
     #[tokio::test]
     async fn a_cached_plan_finds_the_games_by_id() {
-        let Some((mut admin, schema, url)) = schema_of_its_own("plan").await else {
+        let Some((mut admin, schema, url)) = schema_of_its_own("cached_plans").await else {
             return;
         };
         let plans = async {

@@ -89,6 +89,24 @@ pub(crate) async fn player(s: &AnyStore, name: &str) -> Result<PrincipalId, Stor
     Ok(p.id)
 }
 
+/// A principal of `role` (no rating).
+pub(crate) async fn principal_of(
+    s: &AnyStore,
+    role: Role,
+    name: &str,
+) -> Result<PrincipalId, StoreError> {
+    let p = s
+        .create_principal(NewPrincipal {
+            role,
+            name: name.into(),
+            rating: None,
+            created_at_ms: T0,
+        })
+        .await?;
+    Ok(p.id)
+}
+
+/// A game between `red` and `black` with a time control, no delay, no event, started `now`.
 pub(crate) fn new_game(red: PrincipalId, black: PrincipalId) -> NewGame {
     NewGame {
         red,

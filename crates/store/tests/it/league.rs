@@ -7,10 +7,12 @@ use std::sync::Arc;
 
 use chuhe_store::{
     AnyStore, CompetitionId, ErrorKind, GameFilter, NewCompetition, NewCompetitionEvent, NewGame,
-    NewPrincipal, PrincipalId, Role, Store, StoreError,
+    PrincipalId, Role, Store, StoreError,
 };
 
-use crate::conformance::{T0, TestResult, new_game, open, player, run_on_postgres, run_on_sqlite};
+use crate::conformance::{
+    T0, TestResult, new_game, open, player, principal_of, run_on_postgres, run_on_sqlite,
+};
 use crate::{cases, check};
 
 cases!(
@@ -221,23 +223,16 @@ async fn concurrent_keyed_creates_store_one_game(url: String) -> TestResult {
 async fn competitions_are_listed_oldest_first(url: String) -> TestResult {
     let s = open(&url).await?;
     check!(s.competitions().await?.is_empty());
-    let org = s
-        .create_principal(NewPrincipal {
-            role: Role::Organiser,
-            name: "League office".into(),
-            rating: None,
-            created_at_ms: T0,
-        })
-        .await?;
+    let org = principal_of(&s, Role::Organiser, "League office").await?;
     let a = s
         .create_competition(NewCompetition {
             name: "象甲 2026".into(),
             created_at_ms: T0 + 1,
-            created_by: Some(org.id),
+            created_by: Some(org),
         })
         .await?;
     check!(a.name == "象甲 2026" && a.created_at_ms == T0 + 1);
-    check!(a.created_by == Some(org.id) && a.last_seq == 0);
+    check!(a.created_by == Some(org) && a.last_seq == 0);
     // Names need not be unique; a later one may carry an earlier time: listed by creation.
     let b = s
         .create_competition(NewCompetition {
@@ -256,7 +251,7 @@ async fn competitions_are_listed_oldest_first(url: String) -> TestResult {
         matches!(&r, Err(e @ StoreError::CompetitionNotFound(id)) if *id == missing && e.kind() == ErrorKind::NotFound),
         "{r:?}"
     );
-    let ghost = PrincipalId(org.id.0 + 1000);
+    let ghost = PrincipalId(org.0 + 1000);
     let r = s
         .create_competition(NewCompetition {
             name: "x".into(),
@@ -288,21 +283,14 @@ async fn competitions_are_listed_oldest_first(url: String) -> TestResult {
 
 async fn competition_log_appends_gap_free(url: String) -> TestResult {
     let s = open(&url).await?;
-    let arbiter = s
-        .create_principal(NewPrincipal {
-            role: Role::Arbiter,
-            name: "arb".into(),
-            rating: None,
-            created_at_ms: T0,
-        })
-        .await?;
+    let arbiter = principal_of(&s, Role::Arbiter, "arb").await?;
     let c = season(&s, "象甲 2026").await?;
     let other = season(&s, "乙级 2026").await?;
     check!(s.competition_events(c, 0).await?.is_empty());
     check!(s.append_competition(c, entries(1..=3)).await? == 3);
     check!(s.competition(c).await?.last_seq == 3);
     let decision = NewCompetitionEvent::new(4, "forfeit", r#"{"board":2}"#, T0 + 99).by(
-        arbiter.id,
+        arbiter,
         Some("absent at the lateness limit (art. 21)".into()),
     );
     check!(s.append_competition(c, vec![decision.clone()]).await? == 4);
@@ -318,7 +306,7 @@ async fn competition_log_appends_gap_free(url: String) -> TestResult {
         check!(stored.at_ms == given.at_ms && stored.actor == given.actor);
         check!(stored.reason == given.reason, "{stored:?}");
     }
-    check!(all[3].actor == Some(arbiter.id) && all[0].actor.is_none());
+    check!(all[3].actor == Some(arbiter) && all[0].actor.is_none());
     check!(seqs(&s, c, 2).await? == vec![3, 4]);
     check!(seqs(&s, c, 4).await?.is_empty());
     check!(seqs(&s, c, 100).await?.is_empty());
@@ -436,7 +424,6 @@ async fn concurrent_competition_appends_take_turns(url: String) -> TestResult {
         .map(|w| {
             let s = Arc::clone(&s);
             tokio::spawn(async move {
-                let mut conflicts = 0u64;
                 for i in 0..EACH {
                     let mut seq = s.competition(c).await?.last_seq + 1;
                     loop {
@@ -449,16 +436,13 @@ async fn concurrent_competition_appends_take_turns(url: String) -> TestResult {
                             Err(StoreError::CompetitionSeqMismatch { expected, got, .. })
                                 if got == seq && expected > seq =>
                             {
-                                conflicts += 1;
                                 seq = expected;
                             }
-                            Err(e) => {
-                                return Err(Box::new(e) as Box<dyn std::error::Error + Send + Sync>);
-                            }
+                            Err(e) => return Err(e.into()),
                         }
                     }
                 }
-                Ok::<u64, Box<dyn std::error::Error + Send + Sync>>(conflicts)
+                TestResult::Ok(())
             })
         })
         .collect();
