@@ -9,7 +9,7 @@ use std::collections::{BTreeMap, BTreeSet};
 type Table = Vec<Vec<(u32, u32)>>;
 
 fn published() -> Result<BTreeMap<u32, Table>, String> {
-    let text = include_str!("data/berger_fide.txt");
+    let text = include_str!("../data/berger_fide.txt");
     let mut tables: BTreeMap<u32, Table> = BTreeMap::new();
     let mut current: Option<u32> = None;
     for (i, line) in text.lines().enumerate() {

@@ -6,7 +6,7 @@ use chuhe_rules::rulings::casefile::{Case, Expect, mirror_case, parse_cases};
 use chuhe_rules::rulings::{Game, MoveClass, MoveLimit, RulesConfig, Ruleset};
 use chuhe_rules::{Color, Move, Position};
 
-const CASES: &str = include_str!("data/repetition_cases.txt");
+const CASES: &str = include_str!("../data/repetition_cases.txt");
 
 #[derive(Debug, Default)]
 struct Outcome {
