@@ -38,6 +38,7 @@ mod migrate;
 pub type IdMap<K, V> = std::collections::HashMap<K, V, foldhash::fast::RandomState>;
 
 pub mod postgres;
+pub mod provision;
 pub mod sqlite;
 mod token;
 mod types;

@@ -4,3 +4,4 @@ mod admin_cli;
 mod league_cli;
 mod rules_cli;
 mod rulings_cli;
+mod serve_cli;
