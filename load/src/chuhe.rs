@@ -1,4 +1,4 @@
-//! chuhe's framing layer (`chuhe.v1` over `/ws`, either encoding) and the organiser HTTP API the
+//! chuhe's framing layer (`chuhe.v1` over `/ws`, either encoding) and the organizer HTTP API the
 //! load generator uses to create players, tokens and games before a run.
 //!
 //! Mapping to [`Event`]s:
@@ -183,10 +183,10 @@ impl Protocol for ChuheProtocol {
     }
 }
 
-/// Why the organiser API failed.
+/// Why the organizer API failed.
 #[derive(Debug, thiserror::Error)]
 pub enum ApiError {
-    #[error("cannot reach the organiser API at {addr}: {reason}")]
+    #[error("cannot reach the organizer API at {addr}: {reason}")]
     Connect { addr: SocketAddr, reason: String },
     #[error("{path}: HTTP {status} {code}: {message}")]
     Status {
@@ -199,7 +199,7 @@ pub enum ApiError {
     Body { path: String, reason: String },
 }
 
-/// A keep-alive HTTP/1.1 connection to chuhe's organiser API.
+/// A keep-alive HTTP/1.1 connection to chuhe's organizer API.
 pub struct Organizer {
     addr: SocketAddr,
     token: String,
@@ -207,7 +207,7 @@ pub struct Organizer {
 }
 
 impl Organizer {
-    /// Connects to `addr` (loopback) with an organiser bearer token.
+    /// Connects to `addr` (loopback) with an organizer bearer token.
     pub async fn connect(addr: SocketAddr, token: &str) -> Result<Self, ApiError> {
         let err = |e: &dyn std::fmt::Display| ApiError::Connect {
             addr,

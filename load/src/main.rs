@@ -233,7 +233,7 @@ struct CommonArgs {
     /// PID of the chuhe server, to sample its CPU and memory.
     #[arg(long)]
     chuhe_pid: Option<u32>,
-    /// An organiser token of the chuhe server (players, tokens and games are created with it).
+    /// An organizer token of the chuhe server (players, tokens and games are created with it).
     #[arg(long, env = "CHUHE_LOAD_ORGANIZER_TOKEN", hide_env_values = true)]
     organizer_token: Option<String>,
     /// Encoding of chuhe's protocol: binary protobuf or canonical JSON text frames.
@@ -242,7 +242,7 @@ struct CommonArgs {
     /// Time control of the games created on chuhe (long enough that no flag falls).
     #[arg(long, default_value = "3h")]
     time_control: String,
-    /// Organiser API connections used in parallel to create games before the run.
+    /// Organizer API connections used in parallel to create games before the run.
     #[arg(long, default_value_t = 8)]
     setup_concurrency: usize,
     /// Games to play: one game per line, coordinate moves (h2e2) separated by spaces (see

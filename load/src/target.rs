@@ -86,11 +86,11 @@ pub struct Target {
 /// How games are made on a chuhe server.
 #[derive(Clone, Debug)]
 pub struct ChuheSetup {
-    /// An organiser's bearer token (`chuhe admin` issues one).
+    /// An organizer's bearer token (`chuhe admin` issues one).
     pub organizer_token: String,
     /// Time control of the games, e.g. `3h` (long enough that no flag falls during a run).
     pub time_control: String,
-    /// Organiser API connections used in parallel while creating games.
+    /// Organizer API connections used in parallel while creating games.
     pub setup_concurrency: usize,
 }
 
@@ -124,12 +124,12 @@ impl Target {
     }
 
     /// A chuhe server whose websocket endpoint is `url` (`ws://127.0.0.1:PORT/ws`); games are
-    /// created through its organiser API on the same host and port.
+    /// created through its organizer API on the same host and port.
     pub fn chuhe(url: &str, encoding: Encoding, setup: ChuheSetup) -> Result<Self, TargetError> {
         let addr = loopback_addr(url)?;
         if setup.organizer_token.is_empty() {
             return Err(TargetError::Unsupported(
-                "the chuhe target needs an organiser token to create players and games".into(),
+                "the chuhe target needs an organizer token to create players and games".into(),
             ));
         }
         Ok(Self {
@@ -195,7 +195,7 @@ impl Target {
     }
 
     /// Two players with a token each and a game between them, per game; `setup_concurrency`
-    /// organiser connections share the work.
+    /// organizer connections share the work.
     async fn create_chuhe_games(
         &self,
         setup: &Arc<ChuheSetup>,

@@ -1,7 +1,7 @@
 //! Helpers for the end-to-end tests: a database per test (temp SQLite, or a
 //! fresh PostgreSQL database when `CHUHE_TEST_DATABASE_URL` is set), the real
 //! server on a free port (in-process, or as a child process for kill tests),
-//! an organiser HTTP client and websocket clients in both encodings.
+//! an organizer HTTP client and websocket clients in both encodings.
 //!
 //! Waiting is always for an event, with a generous timeout only as a failure
 //! guard.
@@ -28,15 +28,29 @@ use tokio_tungstenite::tungstenite::http::HeaderValue;
 pub const TIMEOUT: Duration = Duration::from_secs(20);
 
 /// Which database backends to run a test on: SQLite always, PostgreSQL when
-/// `CHUHE_TEST_DATABASE_URL` is set (else one stderr line says it is skipped).
+/// `CHUHE_TEST_DATABASE_URL` is set (else [`say_skipped`] prints one line naming the test).
 pub fn backends() -> Vec<&'static str> {
     let mut v = vec!["sqlite"];
     if std::env::var("CHUHE_TEST_DATABASE_URL").is_ok() {
         v.push("postgres");
     } else {
-        eprintln!("CHUHE_TEST_DATABASE_URL unset: PostgreSQL variant skipped");
+        say_skipped("its PostgreSQL variant", "CHUHE_TEST_DATABASE_URL");
     }
     v
+}
+
+/// Prints `skipped: <test> <what> (<var> is not set)` as one line on the process's stderr.
+/// Written to the stderr handle, not with `eprintln!`: libtest captures the `print!` family
+/// (and shows it only for failed tests) but not the handle, so the line is always seen. The
+/// test is named by its thread, which libtest names after it.
+pub fn say_skipped(what: &str, var: &str) {
+    use std::io::Write as _;
+    let thread = std::thread::current();
+    let test = thread.name().unwrap_or("a test");
+    let _ = writeln!(
+        std::io::stderr(),
+        "skipped: {test} {what} ({var} is not set)"
+    );
 }
 
 /// A database that lives as long as the test.
@@ -242,7 +256,7 @@ impl ChildServer {
     }
 }
 
-/// Minimal HTTP/1.1 client for the organiser API and records.
+/// Minimal HTTP/1.1 client for the organizer API and records.
 pub async fn http(
     addr: std::net::SocketAddr,
     method: &str,
@@ -295,7 +309,7 @@ fn dechunk(mut s: &str) -> String {
     out
 }
 
-/// Creates a game through the organiser API; returns its id.
+/// Creates a game through the organizer API; returns its id.
 pub async fn create_game(
     addr: std::net::SocketAddr,
     cast: &Cast,

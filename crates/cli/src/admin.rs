@@ -1,5 +1,5 @@
 //! `chuhe admin`: players, tokens and casual games, straight on the database
-//! (the organiser HTTP API does the same on a running server). Output: one
+//! (the organizer HTTP API does the same on a running server). Output: one
 //! JSON object per command (proto3 canonical JSON of the API messages).
 
 use anyhow::{Context, Result};
@@ -11,7 +11,8 @@ use crate::serve::{DEFAULT_DATABASE, open_persist};
 
 #[derive(Debug, clap::Args)]
 pub struct AdminArgs {
-    /// Database URL: sqlite://FILE or postgres://….
+    /// Database URL: sqlite://FILE or postgres://… (a missing SQLite file or PostgreSQL
+    /// database is created).
     #[arg(long, env = "CHUHE_DATABASE_URL", default_value = DEFAULT_DATABASE, global = true)]
     pub database_url: String,
     #[command(subcommand)]
@@ -20,37 +21,45 @@ pub struct AdminArgs {
 
 #[derive(Debug, clap::Subcommand)]
 pub enum AdminCommand {
-    /// Create a player (or an arbiter or organizer).
+    /// Create a player (or an arbiter or organizer); prints it as JSON with its id.
     CreatePlayer {
-        /// Display name.
+        /// Display name (1–100 characters, unique per role).
         #[arg(long)]
         name: String,
-        /// player, arbiter or organizer.
+        /// `player`, `arbiter` or `organizer`.
         #[arg(long, default_value = "player")]
         role: String,
     },
-    /// Issue a bearer token for a player (printed once; stored hashed).
+    /// Issue a bearer token for a player, arbiter or organizer (printed once with its id;
+    /// stored hashed). The token has its holder's role.
     IssueToken {
+        /// Id of the player, arbiter or organizer who gets the token.
         #[arg(long)]
         player: i64,
+        /// Free text kept with the token (e.g. "laptop", "league 2026 arbiter").
         #[arg(long)]
         label: Option<String>,
     },
-    /// Revoke a token by its id.
+    /// Revoke a token by its id (the `tokenId` that issue-token printed).
     RevokeToken {
+        /// The token's id.
         #[arg(long)]
         token_id: i64,
     },
     /// Create a casual game. A running server starts it (and its clock) when
     /// a client first names it; the HTTP API starts it at once.
     CreateGame {
+        /// Id of the player with Red (moves first).
         #[arg(long)]
         red: i64,
+        /// Id of the player with Black.
         #[arg(long)]
         black: i64,
-        /// e.g. 15m+10s (Fischer), 30m|60s (byoyomi), 40/90m,30m+30s (stages).
+        /// Time control, e.g. 15m+10s (Fischer), 30m|60s (byoyomi), 40/90m,30m+30s (stages).
         #[arg(long, default_value = "15m+10s")]
         time_control: String,
+        /// Repetition rules: `cxa` (the official rulings, 棋例) or `engine` (what engines do:
+        /// perpetual check or chase of one piece loses, everything else is drawn).
         #[arg(long, default_value = "cxa")]
         ruleset: String,
         /// Spectators see the game this many plies late.
@@ -62,10 +71,13 @@ pub enum AdminCommand {
         /// Starting position (default: the standard one).
         #[arg(long)]
         fen: Option<String>,
+        /// Event name for the game record.
         #[arg(long)]
         event: Option<String>,
+        /// Round for the game record.
         #[arg(long)]
         round: Option<String>,
+        /// Board for the game record.
         #[arg(long)]
         board: Option<String>,
     },

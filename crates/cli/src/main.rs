@@ -15,21 +15,31 @@ mod serve;
 
 /// chuhe (楚河): a server for real-time online Xiangqi and team leagues.
 #[derive(Debug, Parser)]
-#[command(name = "chuhe", version, about)]
+#[command(name = "chuhe", version, about, long_about = LONG_ABOUT)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
 }
 
+const LONG_ABOUT: &str = "chuhe (楚河): a server for real-time online Xiangqi and team leagues.
+
+`chuhe serve --demo` runs the game server with demo players and bots on an SQLite file in the \
+current directory (chuhe.db) and serves a page at http://127.0.0.1:8080/. `chuhe rules` and \
+`chuhe league` are offline tools that read and write JSON, CSV or text. `chuhe <COMMAND> --help` \
+describes each command.";
+
 #[derive(Debug, Subcommand)]
 enum Command {
-    /// Rules tools: perft, batch evaluation of positions and moves.
+    /// Rules tools: perft counts, batch evaluation of positions and moves (JSON Lines), and
+    /// repetition rulings explained.
     Rules(rules::RulesArgs),
-    /// League tools: schedules and standings.
+    /// League tools: round-robin schedules, standings, score sheets, Swiss pairings and
+    /// knockout brackets.
     League(league::LeagueArgs),
-    /// Run the game server (websocket protocol at /ws, organiser API, demo page).
+    /// Run the game server: websockets at /ws, the organizer HTTP API, game records, metrics
+    /// and a live page at /.
     Serve(serve::ServeArgs),
-    /// Administration on the database: players, tokens, casual games.
+    /// Administration straight on the database: players, tokens, casual games.
     Admin(admin::AdminArgs),
 }
 
@@ -44,8 +54,78 @@ fn main() -> std::process::ExitCode {
     match result {
         Ok(code) => code,
         Err(err) => {
-            eprintln!("error: {err:#}");
+            eprintln!("error: {}", error_chain(&err));
             std::process::ExitCode::from(2)
         }
+    }
+}
+
+/// The error and its causes joined by `: `, each text once. Many errors print their source in
+/// their own message as well (sqlx's `error returned from database: …`, the store's
+/// `database error: …`), so anyhow's `{:#}` would repeat the innermost text once per level; a
+/// cause whose text already ends the message so far is left out.
+fn error_chain(err: &anyhow::Error) -> String {
+    let mut out = String::new();
+    for cause in err.chain() {
+        let text = cause.to_string();
+        if text.is_empty() || out.ends_with(&text) {
+            continue;
+        }
+        if !out.is_empty() {
+            out.push_str(": ");
+        }
+        out.push_str(&text);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::error_chain;
+
+    #[derive(Debug)]
+    struct Leaf;
+    impl std::fmt::Display for Leaf {
+        fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str("database \"chuhe\" does not exist")
+        }
+    }
+    impl std::error::Error for Leaf {}
+
+    /// Says its source's text again, as sqlx's and the store's database errors do.
+    #[derive(Debug)]
+    struct Repeats(Box<dyn std::error::Error + Send + Sync>, &'static str);
+    impl std::fmt::Display for Repeats {
+        fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            write!(f, "{}: {}", self.1, self.0)
+        }
+    }
+    impl std::error::Error for Repeats {
+        fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+            Some(self.0.as_ref())
+        }
+    }
+
+    #[test]
+    fn a_chain_that_repeats_its_sources_says_each_text_once() {
+        let inner = Repeats(Box::new(Leaf), "error returned from database");
+        let err = anyhow::Error::new(Repeats(Box::new(inner), "database error"))
+            .context("opening database postgres://127.0.0.1/chuhe");
+        assert_eq!(
+            format!("{err:#}").matches("does not exist").count(),
+            3,
+            "the case this guards against"
+        );
+        assert_eq!(
+            error_chain(&err),
+            "opening database postgres://127.0.0.1/chuhe: database error: \
+             error returned from database: database \"chuhe\" does not exist"
+        );
+    }
+
+    #[test]
+    fn a_chain_of_distinct_texts_keeps_them_all() {
+        let err = anyhow::anyhow!("depth must be at least 1").context("perft");
+        assert_eq!(error_chain(&err), "perft: depth must be at least 1");
     }
 }

@@ -20,7 +20,8 @@ pub struct ServeArgs {
     /// Address to listen on [default: 127.0.0.1:8080].
     #[arg(long, env = "CHUHE_LISTEN")]
     pub listen: Option<SocketAddr>,
-    /// Database URL: sqlite://FILE or postgres://… [default: sqlite://chuhe.db].
+    /// Database URL: sqlite://FILE or postgres://USER@HOST:PORT/NAME [default:
+    /// sqlite://chuhe.db]. A missing SQLite file or PostgreSQL database is created.
     #[arg(long, env = "CHUHE_DATABASE_URL")]
     pub database_url: Option<String>,
     /// Redis URL (used by multi-node deployments; accepted and unused on one node).
@@ -52,9 +53,15 @@ pub struct ServeArgs {
     /// Seed demo accounts (tokens printed) and run random-mover bots in live games.
     #[arg(long, env = "CHUHE_DEMO")]
     pub demo: bool,
-    /// Log filter (tracing env-filter syntax) [default: info].
+    /// Log filter (tracing env-filter syntax, e.g. `warn` or `info,chuhe_server=debug`)
+    /// [default: info]. Logs go to stderr; stdout has only the startup lines (address, demo
+    /// tokens).
     #[arg(long, env = "CHUHE_LOG")]
     pub log: Option<String>,
+    /// Log line format: `text` (coloured only when stderr is a terminal and NO_COLOR is unset)
+    /// or `json` (one JSON object per line, for log collectors) [default: text].
+    #[arg(long, env = "CHUHE_LOG_FORMAT")]
+    pub log_format: Option<String>,
 }
 
 #[derive(Debug, Default, serde::Deserialize)]
@@ -71,6 +78,16 @@ struct FileConfig {
     write_queue: Option<usize>,
     demo: Option<bool>,
     log: Option<String>,
+    log_format: Option<String>,
+}
+
+/// How log lines look (`--log-format`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LogFormat {
+    /// Human-readable lines; ANSI colours only on a terminal.
+    Text,
+    /// One JSON object per line (timestamp, level, target, fields).
+    Json,
 }
 
 /// Which tokio scheduler runs the server.
@@ -116,6 +133,7 @@ pub struct Settings {
     pub config: Config,
     pub demo: bool,
     pub log: String,
+    pub log_format: LogFormat,
 }
 
 pub fn settings(args: &ServeArgs) -> Result<Settings> {
@@ -174,6 +192,17 @@ pub fn settings(args: &ServeArgs) -> Result<Settings> {
         anyhow::ensure!(v >= 8, "write_queue must be at least 8");
         config.write_queue = v;
     }
+    let log_format = match args
+        .log_format
+        .clone()
+        .or(file.log_format)
+        .as_deref()
+        .unwrap_or("text")
+    {
+        "text" => LogFormat::Text,
+        "json" => LogFormat::Json,
+        other => anyhow::bail!("log_format must be text or json, not {other:?}"),
+    };
     let _redis = args.redis_url.clone().or(file.redis_url);
     Ok(Settings {
         listen: args
@@ -195,10 +224,36 @@ pub fn settings(args: &ServeArgs) -> Result<Settings> {
             .clone()
             .or(file.log)
             .unwrap_or_else(|| "info".into()),
+        log_format,
     })
 }
 
+/// Logs to stderr (stdout is the program's output), in `format`, filtered by `filter`. Text
+/// lines carry ANSI colours only when stderr is a terminal and `NO_COLOR` is unset or empty.
+fn init_logging(filter: &str, format: LogFormat) -> Result<()> {
+    use std::io::IsTerminal as _;
+    let filter = tracing_subscriber::EnvFilter::try_new(filter)
+        .with_context(|| format!("invalid log filter {filter:?}"))?;
+    let builder = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr);
+    let installed = match format {
+        LogFormat::Text => {
+            let colour = std::io::stderr().is_terminal()
+                && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());
+            builder.with_ansi(colour).try_init()
+        }
+        LogFormat::Json => builder.json().with_ansi(false).try_init(),
+    };
+    installed.map_err(|e| anyhow::anyhow!("installing the logger: {e}"))
+}
+
+/// Opens the database (creating a missing PostgreSQL database; SQLite creates its file itself)
+/// with its migrations run.
 pub async fn open_persist(url: &str, options: &StoreOptions) -> Result<Arc<dyn Persist>> {
+    chuhe_store::provision::create_postgres_database_if_missing(url)
+        .await
+        .with_context(|| format!("opening database {url}"))?;
     let store = chuhe_store::open(url, options)
         .await
         .with_context(|| format!("opening database {url}"))?;
@@ -207,11 +262,7 @@ pub async fn open_persist(url: &str, options: &StoreOptions) -> Result<Arc<dyn P
 
 pub fn run(args: ServeArgs) -> Result<std::process::ExitCode> {
     let s = settings(&args)?;
-    tracing_subscriber::fmt()
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_new(&s.log).context("invalid log filter")?,
-        )
-        .init();
+    init_logging(&s.log, s.log_format)?;
     let rt = s.scheduler.runtime()?;
     rt.block_on(async move {
         let options = StoreOptions {
@@ -331,6 +382,15 @@ mod tests {
         assert_eq!(settings(&t.a).unwrap().scheduler, Scheduler::Single);
         let t = T::parse_from(["t", "--scheduler", "multi"]);
         assert_eq!(settings(&t.a).unwrap().scheduler, Scheduler::Multi);
+        assert_eq!(
+            settings(&T::parse_from(["t"]).a).unwrap().log_format,
+            LogFormat::Text
+        );
+        let t = T::parse_from(["t", "--log-format", "json"]);
+        assert_eq!(settings(&t.a).unwrap().log_format, LogFormat::Json);
+        let t = T::parse_from(["t", "--log-format", "xml"]);
+        let e = settings(&t.a).unwrap_err().to_string();
+        assert!(e.contains("log_format must be text or json"), "{e}");
         let t = T::parse_from(["t", "--scheduler", "fast"]);
         let e = settings(&t.a).unwrap_err().to_string();
         assert!(e.contains("auto, single or multi"), "{e}");

@@ -39,6 +39,7 @@ mod sql;
 pub type IdMap<K, V> = std::collections::HashMap<K, V, foldhash::fast::RandomState>;
 
 pub mod postgres;
+pub mod provision;
 pub mod sqlite;
 #[cfg(feature = "test-support")]
 pub mod testing;

@@ -1,5 +1,5 @@
 //! Every scenario at a tiny size against a real chuhe server started in-process on 127.0.0.1:0
-//! on a temporary SQLite database, in both encodings, so the chuhe driver never rots. Games are created through the organiser API
+//! on a temporary SQLite database, in both encodings, so the chuhe driver never rots. Games are created through the organizer API
 //! exactly as a benchmark run does. No sleeps wait for anything; every run is capped.
 
 use std::sync::Arc;
@@ -33,7 +33,7 @@ async fn start_server() -> Result<Server, Box<dyn std::error::Error>> {
     let store = chuhe_store::open(&db, &chuhe_store::StoreOptions::default()).await?;
     let persist: Arc<dyn Persist> = Arc::new(StoreAdapter::new(Arc::new(store)));
     let org = persist
-        .create_account("load organiser", Role::Organizer)
+        .create_account("load organizer", Role::Organizer)
         .await?;
     let (organizer_token, _) = persist.issue_token(org.id, None).await?;
     let listener = TcpListener::bind("127.0.0.1:0").await?;
@@ -211,7 +211,7 @@ async fn soak() -> TestResult {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_wrong_organiser_token_is_a_setup_error() -> TestResult {
+async fn a_wrong_organizer_token_is_a_setup_error() -> TestResult {
     let server = start_server().await?;
     let target = Target::chuhe(
         &server.url,

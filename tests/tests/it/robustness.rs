@@ -261,10 +261,10 @@ async fn health_metrics_and_graceful_shutdown() -> Result<()> {
 }
 
 #[tokio::test]
-async fn organiser_api_players_tokens_and_permissions() -> Result<()> {
+async fn organizer_api_players_tokens_and_permissions() -> Result<()> {
     let (db, server, cast) = setup("sqlite", Config::default()).await?;
     let addr = server.addr;
-    // Only organisers may use the API.
+    // Only organizers may use the API.
     let (status, body) = http(
         addr,
         "POST",

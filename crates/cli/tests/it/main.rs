@@ -5,3 +5,4 @@ mod league_cli;
 mod league_records;
 mod rules_cli;
 mod rulings_cli;
+mod serve_cli;

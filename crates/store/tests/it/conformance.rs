@@ -1059,12 +1059,7 @@ pub(crate) async fn run_on_sqlite(cases: &[(&str, CaseFn)]) -> TestResult {
 /// test `test` was skipped.
 pub(crate) async fn run_on_postgres(test: &str, cases: &[(&str, CaseFn)]) -> TestResult {
     let Ok(base) = std::env::var("CHUHE_TEST_DATABASE_URL") else {
-        // Straight to the process's stderr, past libtest's output capture, so it is seen.
-        use std::io::Write as _;
-        let _ = writeln!(
-            std::io::stderr(),
-            "chuhe-store: {test} skipped: CHUHE_TEST_DATABASE_URL is not set"
-        );
+        say_skipped();
         return Ok(());
     };
     let (mut admin, db, db_url) = fresh_pg_database(&base).await?;
@@ -1111,14 +1106,28 @@ async fn fresh_pg_database(
     Ok((admin, db, url))
 }
 
+/// Prints `skipped: <test> (CHUHE_TEST_DATABASE_URL is not set)` as one line, straight to the
+/// process's stderr: libtest captures `eprintln!` (shown only for failed tests) but not the
+/// handle. The test is named by its thread, which libtest names after it.
+fn say_skipped() {
+    use std::io::Write as _;
+    let thread = std::thread::current();
+    let test = thread.name().unwrap_or("a PostgreSQL test");
+    let _ = writeln!(
+        std::io::stderr(),
+        "skipped: {test} (CHUHE_TEST_DATABASE_URL is not set)"
+    );
+}
+
 /// Runs `body` with the URL of a fresh PostgreSQL database and drops the database afterwards,
-/// whatever the outcome; does nothing without `CHUHE_TEST_DATABASE_URL`.
+/// whatever the outcome; without `CHUHE_TEST_DATABASE_URL` it says the test was skipped.
 pub(crate) async fn on_fresh_pg_database<F, Fut>(body: F) -> TestResult
 where
     F: FnOnce(String) -> Fut,
     Fut: Future<Output = TestResult>,
 {
     let Ok(base) = std::env::var("CHUHE_TEST_DATABASE_URL") else {
+        say_skipped();
         return Ok(());
     };
     let (mut admin, db, url) = fresh_pg_database(&base).await?;

@@ -74,6 +74,7 @@ fn acknowledged_appends_survive_kill_9() -> TestResult {
     let mut child = Command::new(exe)
         .args([
             "--exact",
+            // The test's path in this binary (tests/it/main.rs, module crash).
             "crash::acknowledged_appends_survive_kill_9",
             "--nocapture",
             "--test-threads=1",
