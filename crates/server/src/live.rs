@@ -150,6 +150,27 @@ impl LiveGame {
     /// [`LiveGame::conclude`] needs once the commit's outcome is known. The state does not
     /// change until then.
     pub(crate) fn stage(&mut self, mut decided: Decided, is_timer: bool) -> (AppendOp, Staged) {
+        let (op, frames, is_move) = self.encode(&mut decided);
+        (
+            op,
+            Staged {
+                decided,
+                frames,
+                is_move,
+                is_timer,
+            },
+        )
+    }
+
+    /// The append of a staged decision again, byte for byte (the encoding is deterministic):
+    /// to ask the store whether a commit whose outcome was unknown happened.
+    pub(crate) fn append_of(&mut self, staged: &mut Staged) -> AppendOp {
+        self.encode(&mut staged.decided).0
+    }
+
+    /// The stored form of a decision's events: the append, each event's protobuf frame (cut
+    /// from its stored form), and whether it plays a move.
+    fn encode(&mut self, decided: &mut Decided) -> (AppendOp, Vec<Option<Vec<u8>>>, bool) {
         let n = decided.events.len();
         let mut rows = Vec::with_capacity(n);
         let mut frames = Vec::with_capacity(n);
@@ -200,12 +221,8 @@ impl LiveGame {
                 events: rows,
                 finish,
             },
-            Staged {
-                decided,
-                frames,
-                is_move,
-                is_timer,
-            },
+            frames,
+            is_move,
         )
     }
 
@@ -290,7 +307,14 @@ impl LiveGame {
     /// is not encoded twice).
     fn publish_framed(&mut self, events: Vec<Framed>) {
         for (ev, proto) in events {
-            let release_ms = ev.at_ms + self.delay_ms;
+            // The game's description (names, time control, start) is not what the delay
+            // hides: spectators get it at once.
+            let created = matches!(ev.kind, Some(w::game_event::Kind::Created(_)));
+            let release_ms = if created {
+                ev.at_ms
+            } else {
+                ev.at_ms + self.delay_ms
+            };
             let seq = ev.seq;
             let msg = ServerMessage {
                 kind: Some(server_message::Kind::Event(ev)),
@@ -307,7 +331,11 @@ impl LiveGame {
             if self.public.is_some() {
                 self.delayed.push_back(Pending {
                     release_ms,
-                    min_plies: self.live.moves.len() as u32 + self.delay_plies,
+                    min_plies: if created {
+                        0
+                    } else {
+                        self.live.moves.len() as u32 + self.delay_plies
+                    },
                     frame,
                 });
             }

@@ -190,13 +190,34 @@ fn decode(game: i64, seq: u64, payload: &[u8]) -> Result<Event, RecoverError> {
     })
 }
 
-/// Commits a decision of a game not yet on its shard (its first events) and folds them.
+/// Commits a decision of a game not yet on its shard (its first events) and folds them. A
+/// commit whose outcome is unknown is resolved against the store first.
 async fn commit_now(env: &Env, g: &mut LiveGame, decided: Decided) -> Result<(), ClientError> {
-    let (op, staged) = g.stage(decided, false);
+    let (op, mut staged) = g.stage(decided, false);
     let t = tokio::time::Instant::now();
     let r = env.persist.append(op.game, op.events, op.finish).await;
     env.metrics.commit_latency.observe(t.elapsed());
-    let ok = r.is_ok();
+    let ok = match r {
+        Ok(()) => true,
+        Err(e) if e.outcome_unknown => {
+            let op = g.append_of(&mut staged);
+            let mut tries = 0;
+            loop {
+                match env.persist.resolve(op.clone()).await {
+                    Ok(committed) => break committed,
+                    Err(e) if e.is_client_error() || tries >= 20 => {
+                        tracing::error!(game = op.game, error = %e, "first commit unresolved");
+                        break false;
+                    }
+                    Err(_) => {
+                        tries += 1;
+                        tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+                    }
+                }
+            }
+        }
+        Err(_) => false,
+    };
     g.conclude(staged, ok, None);
     if ok {
         Ok(())

@@ -153,6 +153,10 @@ pub trait Persist: Send + Sync + 'static {
             out
         })
     }
+    /// Whether an append whose outcome was unknown (the connection died during its commit)
+    /// committed: Ok(true) it did, Ok(false) it did not and never will; an error leaves the
+    /// outcome unknown (ask again later). Nothing else may be appended to the game first.
+    fn resolve(&self, op: AppendOp) -> BoxFut<'_, Result<bool, PersistError>>;
     /// Every event of a game, in seq order (payloads).
     fn events(&self, game: i64) -> BoxFut<'_, Result<EventLog, PersistError>>;
     /// Ids of every game not finished.
@@ -222,6 +226,11 @@ pub struct MemoryPersist {
     inner: Mutex<Mem>,
     /// While set, every append fails (a store outage) and stores nothing.
     failing: std::sync::atomic::AtomicBool,
+    /// While set, every append commits but is answered as failed with its outcome unknown
+    /// (the connection died during the commit); `Some(false)`: fails, unknown, not committed.
+    ambiguous: Mutex<Option<bool>>,
+    /// Resolutions answered "still unknown" before the truth (a database still down).
+    unresolved: std::sync::atomic::AtomicU32,
     /// While true, appends are not answered (a slow commit); see [`MemoryPersist::hold`].
     held: tokio::sync::watch::Sender<bool>,
 }
@@ -231,6 +240,8 @@ impl Default for MemoryPersist {
         MemoryPersist {
             inner: Mutex::default(),
             failing: std::sync::atomic::AtomicBool::new(false),
+            ambiguous: Mutex::new(None),
+            unresolved: std::sync::atomic::AtomicU32::new(0),
             held: tokio::sync::watch::channel(false).0,
         }
     }
@@ -250,6 +261,17 @@ impl MemoryPersist {
     pub fn set_failing(&self, failing: bool) {
         self.failing
             .store(failing, std::sync::atomic::Ordering::SeqCst);
+    }
+
+    /// Makes every append's outcome unknown to its caller: `Some(true)` commits it anyway,
+    /// `Some(false)` does not; `None` back to normal. The first `unresolved` resolutions of
+    /// each then fail (the store still unreachable).
+    pub fn set_ambiguous(&self, commit: Option<bool>, unresolved: u32) {
+        if let Ok(mut a) = self.ambiguous.lock() {
+            *a = commit;
+        }
+        self.unresolved
+            .store(unresolved, std::sync::atomic::Ordering::SeqCst);
     }
 
     /// Holds every append's answer back (true) until released (false): commits that take
@@ -293,6 +315,16 @@ impl Persist for MemoryPersist {
                 Err(PersistError::unavailable("store outage (test)"))
             });
         }
+        let ambiguous = self.ambiguous.lock().map(|a| *a).unwrap_or(None);
+        if ambiguous == Some(false) {
+            return Box::pin(async move {
+                released.await;
+                Err(PersistError {
+                    outcome_unknown: true,
+                    ..PersistError::unavailable("connection lost during the commit (test)")
+                })
+            });
+        }
         let r = self.with(|m| {
             let Some((row, log)) = m.games.get_mut(&game) else {
                 return Err(PersistError::not_found(format!("no game {game}")));
@@ -315,12 +347,42 @@ impl Persist for MemoryPersist {
                     at_ms: f.at_ms as i64,
                 });
             }
+            if ambiguous == Some(true) {
+                return Err(PersistError {
+                    outcome_unknown: true,
+                    ..PersistError::unavailable("connection lost during the commit (test)")
+                });
+            }
             Ok(())
         });
         Box::pin(async move {
             released.await;
             r
         })
+    }
+
+    fn resolve(&self, op: AppendOp) -> BoxFut<'_, Result<bool, PersistError>> {
+        use std::sync::atomic::Ordering;
+        let still_down = self
+            .unresolved
+            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1))
+            .is_ok();
+        let r = if still_down {
+            Err(PersistError::unavailable("still unreachable (test)"))
+        } else {
+            self.with(|m| {
+                let log = m.games.get(&op.game).map(|g| &g.1);
+                let Some(first) = op.events.first() else {
+                    return Ok(false);
+                };
+                match log.and_then(|l| l.get(first.seq as usize - 1)) {
+                    None => Ok(false),
+                    Some((_, payload)) if *payload == first.payload => Ok(true),
+                    Some(_) => Err(PersistError::conflict("other events at these seqs")),
+                }
+            })
+        };
+        Box::pin(async move { r })
     }
 
     fn events(&self, game: i64) -> BoxFut<'_, Result<EventLog, PersistError>> {

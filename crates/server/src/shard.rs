@@ -103,6 +103,8 @@ const TAKE: usize = 256;
 
 /// A commit in flight: the games in the batch's order, when it was submitted, the answers.
 type Commit = Pin<Box<dyn Future<Output = CommitDone> + Send>>;
+/// A commit whose outcome was unknown, being asked of the store: (game, committed).
+type Resolve = Pin<Box<dyn Future<Output = (i64, bool)> + Send>>;
 struct CommitDone {
     games: Vec<i64>,
     started: Instant,
@@ -142,6 +144,8 @@ struct Shard {
     /// Changes staged this turn, committed together at its end.
     staged: Vec<AppendOp>,
     commits: FuturesUnordered<Commit>,
+    /// Commits whose outcome is unknown, being resolved; their games wait.
+    resolving: FuturesUnordered<Resolve>,
     stopping: bool,
 }
 
@@ -153,6 +157,7 @@ impl Shard {
             timers: BTreeSet::new(),
             staged: Vec::new(),
             commits: FuturesUnordered::new(),
+            resolving: FuturesUnordered::new(),
             stopping: false,
         }
     }
@@ -167,7 +172,7 @@ impl Shard {
         tokio::pin!(shut);
         loop {
             self.flush();
-            if self.stopping && self.commits.is_empty() {
+            if self.stopping && self.commits.is_empty() && self.resolving.is_empty() {
                 break;
             }
             let first = self.timers.first().map(|(t, _)| *t);
@@ -182,6 +187,9 @@ impl Shard {
                 _ = &mut shut, if !self.stopping => self.stopping = true,
                 Some(done) = self.commits.next(), if !self.commits.is_empty() => {
                     self.committed(done);
+                }
+                Some((id, committed)) = self.resolving.next(), if !self.resolving.is_empty() => {
+                    self.settle(id, committed);
                 }
                 // Before new commands: a flag that has fallen is decided before a move that
                 // comes after it.
@@ -323,6 +331,8 @@ impl Shard {
     }
 
     /// A batch's outcome: settle and answer each game's change, then run what waited for it.
+    /// A commit whose outcome is unknown (the database connection died during it) is first
+    /// resolved against the store: its game answers nothing else until the store says.
     fn committed(&mut self, done: CommitDone) {
         self.env
             .metrics
@@ -331,27 +341,67 @@ impl Shard {
         let mut results = done.results.into_iter();
         for id in done.games {
             // A missing answer counts as a failed commit (the store answers every op).
-            let ok = matches!(results.next(), Some(Ok(())));
-            let Some(slot) = self.slots.get_mut(&id) else {
-                continue;
-            };
-            let Some((staged, req)) = slot.inflight.take() else {
-                continue;
-            };
-            slot.game.conclude(staged, ok, req.as_deref());
-            if !self.stopping {
-                while let Some(slot) = self.slots.get_mut(&id) {
-                    if slot.inflight.is_some() {
-                        break;
+            match results.next() {
+                Some(Ok(())) => self.settle(id, true),
+                Some(Err(e)) if e.outcome_unknown => self.resolve(id),
+                _ => self.settle(id, false),
+            }
+        }
+    }
+
+    /// Asks the store whether a game's commit in flight happened, until it can say.
+    fn resolve(&mut self, id: i64) {
+        let Some(slot) = self.slots.get_mut(&id) else {
+            return;
+        };
+        let Some((staged, _)) = slot.inflight.as_mut() else {
+            return;
+        };
+        let op = slot.game.append_of(staged);
+        let persist = self.env.persist.clone();
+        tracing::warn!(
+            game = id,
+            "commit outcome unknown; resolving it against the store"
+        );
+        self.resolving.push(Box::pin(async move {
+            loop {
+                match persist.resolve(op.clone()).await {
+                    Ok(committed) => return (id, committed),
+                    Err(e) if e.is_client_error() => {
+                        // Other events at these seqs: not this commit's.
+                        tracing::error!(game = id, error = %e, "unknown commit resolved to a conflict");
+                        return (id, false);
                     }
-                    let Some(r) = slot.backlog.pop_front() else {
-                        break;
-                    };
-                    self.request(id, r);
+                    Err(e) => {
+                        tracing::debug!(game = id, error = %e, "outcome still unknown; asking again");
+                        tokio::time::sleep(Duration::from_millis(500)).await;
+                    }
                 }
             }
-            self.retime(id);
+        }));
+    }
+
+    /// Settles and answers a game's commit in flight, then runs what waited for it.
+    fn settle(&mut self, id: i64, committed: bool) {
+        let Some(slot) = self.slots.get_mut(&id) else {
+            return;
+        };
+        let Some((staged, req)) = slot.inflight.take() else {
+            return;
+        };
+        slot.game.conclude(staged, committed, req.as_deref());
+        if !self.stopping {
+            while let Some(slot) = self.slots.get_mut(&id) {
+                if slot.inflight.is_some() {
+                    break;
+                }
+                let Some(r) = slot.backlog.pop_front() else {
+                    break;
+                };
+                self.request(id, r);
+            }
         }
+        self.retime(id);
     }
 
     /// Wakes every game whose time has come.

@@ -332,6 +332,16 @@ async fn a_mating_move_whose_commit_fails_leaves_the_game_running() {
 #[tokio::test]
 async fn the_broadcast_delay_holds_after_a_restart() {
     let mut t = table_full(chuhe_rules::START_FEN, crate::Config::default(), 2).await;
+    // The game's description is not delayed: spectators see who plays at once.
+    let public = t.handle.record(true).await.unwrap().view;
+    assert_eq!(
+        (
+            public.info.red_name.as_str(),
+            public.info.black_name.as_str()
+        ),
+        ("red", "black")
+    );
+    assert_eq!(t.handle.summary.lock().unwrap().red_name, "red");
     for (ply, m) in ["h2e2", "h9g7", "h0g2", "i9h9"].iter().enumerate() {
         let red = ply % 2 == 0;
         assert!(t.play(red, ply as u32 + 1, m, false).await.is_ok());
@@ -351,4 +361,36 @@ async fn the_broadcast_delay_holds_after_a_restart() {
     assert_eq!(live.moves.len(), 4);
     let summary = again.summary.lock().unwrap().clone();
     assert_eq!(summary.plies, 2, "the game list shows the delayed count");
+}
+
+/// Issue 21, item 1: the database connection dies during a commit that did commit. The
+/// mover must be acknowledged (not told `store_unavailable`), and the game must go on from
+/// the committed move — before, it stayed a ply behind until a restart.
+#[tokio::test]
+async fn a_commit_whose_outcome_is_unknown_is_resolved_against_the_store() {
+    let mut t = table(chuhe_rules::START_FEN).await;
+    t.persist.set_ambiguous(Some(true), 1);
+    assert_eq!(
+        t.play(true, 1, "h2e2", false).await,
+        Ok(2),
+        "committed: acknowledged"
+    );
+    t.persist.set_ambiguous(None, 0);
+    assert_eq!(
+        t.play(false, 2, "h9g7", false).await,
+        Ok(3),
+        "the next ply follows"
+    );
+    let rec = t.record().await;
+    assert_eq!(rec.moves.len(), 2);
+    // It did not commit: refused, and the same move goes through afterwards.
+    t.persist.set_ambiguous(Some(false), 1);
+    assert_eq!(
+        t.play(true, 3, "h0g2", false).await,
+        Err("store_unavailable".into())
+    );
+    t.persist.set_ambiguous(None, 0);
+    assert_eq!(t.play(true, 3, "h0g2", false).await, Ok(4));
+    let stored = t.persist.events(t.handle.id).await.unwrap();
+    assert_eq!(stored.len(), 4, "created + three moves, none twice");
 }

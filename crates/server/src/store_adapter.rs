@@ -136,6 +136,20 @@ impl<S: Store> Persist for StoreAdapter<S> {
         })
     }
 
+    fn resolve(&self, op: AppendOp) -> BoxFut<'_, Result<bool, PersistError>> {
+        Box::pin(async move {
+            let append = Append {
+                game: GameId(op.game),
+                events: new_events(op.events),
+                finish: op.finish.map(finish_of),
+            };
+            match self.store.resolve_append(&append).await.map_err(pe)? {
+                chuhe_store::Resolution::Committed { .. } => Ok(true),
+                chuhe_store::Resolution::NotCommitted { .. } => Ok(false),
+            }
+        })
+    }
+
     fn events(&self, game: i64) -> BoxFut<'_, Result<crate::persist::EventLog, PersistError>> {
         Box::pin(async move {
             let rec = self.store.load_game(GameId(game)).await.map_err(pe)?;

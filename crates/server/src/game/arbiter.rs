@@ -120,6 +120,9 @@ pub(crate) fn act(
             );
         }
         Action::SetResult(r) => {
+            // A finished game's record is closed (its result is stored with its end); a
+            // league board's result is corrected in its league.
+            ensure_not_finished(st)?;
             let result = WResult::try_from(r.result).unwrap_or(WResult::Unspecified);
             if result == WResult::Unspecified {
                 return Err(ClientError::InvalidArgument("result must be set".into()));
@@ -135,6 +138,7 @@ pub(crate) fn act(
             );
         }
         Action::OverrideRuling(o) => {
+            ensure_not_finished(st)?;
             if !st.rulings.contains(&o.ruling_seq) {
                 return Err(ClientError::InvalidArgument(format!(
                     "event {} is not a ruling",
@@ -142,11 +146,6 @@ pub(crate) fn act(
                 )));
             }
             let result = WResult::try_from(o.result).unwrap_or(WResult::Unspecified);
-            if result == WResult::Unspecified && st.result.is_some() {
-                return Err(ClientError::InvalidArgument(
-                    "a finished game cannot be reopened; set a result instead".into(),
-                ));
-            }
             d.push_by(
                 Kind::RulingOverridden(w::RulingOverridden {
                     ruling_seq: o.ruling_seq,

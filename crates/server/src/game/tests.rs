@@ -607,9 +607,12 @@ fn set_result_and_override_a_ruling() {
         ("arbiter", WResult::BothLose as i32)
     );
     assert_eq!(t.st.result, Some((WResult::BothLose, "arbiter".into())));
-    // A finished game's result may be corrected.
-    t.run(set(WResult::Draw), ARBITER).unwrap();
-    assert_eq!(t.st.result, Some((WResult::Draw, "arbiter".into())));
+    // A finished game's record is closed (the store keeps its result with its end): a
+    // correction is refused, not accepted and then lost.
+    assert_eq!(
+        t.run(set(WResult::Draw), ARBITER).unwrap_err().code(),
+        "game_finished"
+    );
 
     // Overriding: only ruling events; a decided ruling can be turned into another result.
     let mut t = Table::new(PERPETUAL_FEN, "10m+5s");
@@ -642,7 +645,7 @@ fn set_result_and_override_a_ruling() {
         t.run(over(ruling_seq, WResult::Unspecified), ARBITER)
             .unwrap_err()
             .code(),
-        "invalid_argument",
+        "game_finished",
         "a finished game is not reopened"
     );
     assert_eq!(looks(&t.replayed()), looks(&t.st));

@@ -1057,7 +1057,7 @@ pub(crate) async fn run_on_sqlite(cases: &[(&str, CaseFn)]) -> TestResult {
 /// Runs every case of a suite on PostgreSQL when `CHUHE_TEST_DATABASE_URL` is set (a fresh
 /// database, a schema per case, dropped at the end); otherwise prints one line saying the
 /// test `test` was skipped.
-pub(crate) async fn run_on_postgres(test: &str, cases: &[(&str, CaseFn)]) -> TestResult {
+pub(crate) async fn run_on_postgres(_test: &str, cases: &[(&str, CaseFn)]) -> TestResult {
     let Ok(base) = std::env::var("CHUHE_TEST_DATABASE_URL") else {
         say_skipped();
         return Ok(());
