@@ -1,0 +1,163 @@
+// Browser tests: real `chuhe serve`, real headless Chromium, several browser contexts.
+import test, { before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { startServer, launchBrowser, openAs, clickSquare, dragSquare, pieceAt } from '../harness.mjs';
+
+let server;
+let browser;
+
+before(async () => {
+  server = await startServer();
+  browser = await launchBrowser();
+});
+
+after(async () => {
+  await browser?.close();
+  await server?.stop();
+});
+
+const text = (page, id) => page.getByTestId(id).innerText();
+
+// Red mates in two: Ra1-a8, then Ri2-i9 (the king on e9 has nowhere to go).
+const MATE_FEN = '4k4/9/9/2p6/9/9/9/8R/R8/3K5 w - - 0 1';
+
+test('two players play a game to mate: click-click, drag and keyboard moves', async () => {
+  const red = await server.principal('Red Player');
+  const black = await server.principal('Black Player');
+  const id = await server.game({ redId: red.id, blackId: black.id, timeControl: '15m+10s', initialFen: MATE_FEN });
+  const r = await openAs(browser, server, red.token, `/game/${id}`);
+  const b = await openAs(browser, server, black.token, `/game/${id}`, { lang: 'zh-CN' });
+  const spectator = await openAs(browser, server, null, `/game/${id}`);
+
+  // Red: click the rook, see its legal targets, click the target.
+  await r.page.locator('[data-testid=board][role=application]').waitFor();
+  await clickSquare(r.page, 'a1');
+  await r.page.locator('[data-hint="a8"]').waitFor();
+  assert.equal(await r.page.locator('[data-hint="b2"]').count(), 0, 'no hint where the rook cannot go');
+  await clickSquare(r.page, 'a8');
+  await b.page.locator('[data-testid=board] g.piece[data-square="a8"]').waitFor();
+  // Black sees its board flipped: its own side at the bottom, and the move announced.
+  assert.equal(await b.page.locator('.gameview .player').last().getAttribute('data-side'), 'black');
+  await b.page.getByTestId('announce').filter({ hasText: '红方' }).waitFor();
+
+  // Black: drag the pawn one step.
+  await b.page.locator('[data-testid=board][role=application]').waitFor();
+  await dragSquare(b.page, 'c6', 'c5');
+  await r.page.locator('[data-testid=board] g.piece[data-square="c5"]').waitFor();
+  assert.equal(await pieceAt(r.page, 'c5'), 'p');
+
+  // Red: the keyboard — the cursor starts on e0: four right, two up, Enter; seven up, Enter.
+  const board = r.page.locator('[data-testid=board][role=application]');
+  await board.waitFor();
+  await board.focus();
+  for (const k of ['ArrowRight', 'ArrowRight', 'ArrowRight', 'ArrowRight', 'ArrowUp', 'ArrowUp', 'Enter']) await r.page.keyboard.press(k);
+  await r.page.locator('g.piece.selected[data-square="i2"]').waitFor();
+  for (let i = 0; i < 7; i++) await r.page.keyboard.press('ArrowUp');
+  await r.page.keyboard.press('Enter');
+
+  for (const p of [r.page, spectator.page]) {
+    await p.getByTestId('result').filter({ hasText: 'Red wins' }).waitFor();
+    assert.match(await text(p, 'result'), /checkmate/);
+  }
+  await b.page.getByTestId('result').filter({ hasText: '红胜' }).waitFor();
+  assert.match(await text(b.page, 'result'), /将死/);
+  // The check on the mated king, the last move marked, the moves in pairs.
+  assert.equal(await r.page.locator('[data-check="e9"]').count(), 1);
+  assert.equal(await r.page.locator('[data-last]').count(), 2);
+  const rows = await r.page.locator('[data-testid=moves] tr').allInnerTexts();
+  assert.equal(rows.length, 2);
+  assert.match(rows[0], /^1\.\s+车九进七\s+卒3进1$/);
+  assert.match(rows[1], /^2\.\s+车一进七/);
+  // Notation switch: WXF.
+  await r.page.locator('[data-notation=wxf]').click();
+  assert.match((await r.page.locator('[data-testid=moves] tr').first().innerText()), /R9\+7/);
+  for (const x of [r, b, spectator]) await x.ctx.close();
+});
+
+test('a spectator page updates live and catches up after a network drop', async () => {
+  const red = await server.principal('Alice');
+  const black = await server.principal('Bo');
+  const id = await server.game({ redId: red.id, blackId: black.id, timeControl: '15m+10s' });
+  const r = await openAs(browser, server, red.token, `/game/${id}`);
+  const b = await openAs(browser, server, black.token, `/game/${id}`);
+  const s = await openAs(browser, server, null, `/game/${id}`);
+  await s.page.getByTestId('status').filter({ hasText: 'Red to move' }).waitFor();
+
+  // Red types a move in Chinese notation; the spectator's board and list follow.
+  await r.page.getByTestId('move-input').fill('炮二平五');
+  await r.page.getByTestId('move-input').press('Enter');
+  await s.page.locator('[data-testid=board] g.piece[data-square="e2"]').waitFor();
+  assert.equal(await pieceAt(s.page, 'e2'), 'C');
+  await s.page.locator('[data-testid=moves] button[data-ply="1"]').filter({ hasText: '炮二平五' }).waitFor();
+
+  // The spectator's network goes down; Black moves meanwhile; the network comes back.
+  await s.ctx.setOffline(true);
+  await s.page.evaluate(() => globalThis.chuhe.conn.drop());
+  await s.page.getByTestId('conn-state').filter({ hasText: 'reconnecting' }).waitFor();
+  await b.page.getByTestId('move-input').fill('h9g7');
+  await b.page.getByTestId('move-input').press('Enter');
+  await r.page.locator('[data-testid=board] g.piece[data-square="g7"]').waitFor();
+  await s.ctx.setOffline(false);
+  await s.page.locator('[data-testid=moves] button[data-ply="2"]').filter({ hasText: '马8进7' }).waitFor();
+  assert.equal(await s.page.locator('[data-testid=moves] button.mv').count(), 2, 'nothing lost, nothing twice');
+  assert.ok(await s.page.evaluate(() => globalThis.chuhe.conn.connects) >= 2);
+  // Resumed by seq: the missed move came as an event, not as a second snapshot.
+  assert.equal(await s.page.evaluate((gid) => globalThis.chuhe.conn.games.get(gid).model.snapshots, id), 1);
+  assert.equal(await s.page.getByTestId('controls').innerText(), '', 'a spectator gets no player controls');
+  for (const x of [r, b, s]) await x.ctx.close();
+});
+
+test('a flag falls on screen, after the 读秒 periods', async () => {
+  const red = await server.principal('Slow Red');
+  const black = await server.principal('Quick Black');
+  const id = await server.game({ redId: red.id, blackId: black.id, timeControl: '3s|2x2s' });
+  const s = await openAs(browser, server, null, `/game/${id}`, { lang: 'zh-CN' });
+  const clock = s.page.getByTestId('clock-red');
+  await clock.filter({ hasText: '读秒 ×1' }).waitFor();
+  await s.page.getByTestId('result').filter({ hasText: '黑胜' }).waitFor();
+  assert.match(await text(s.page, 'result'), /超时/);
+  assert.match(await clock.innerText(), /0:00\.0/);
+  assert.match(await clock.getAttribute('class'), /\bout\b/);
+  await s.ctx.close();
+});
+
+test('an arbiter pauses a clock and the players see it; the log keeps who and why', async () => {
+  const red = await server.principal('Paused Red');
+  const black = await server.principal('Paused Black');
+  const arb = await server.principal('Chief Arbiter', 'ROLE_ARBITER');
+  const id = await server.game({ redId: red.id, blackId: black.id, timeControl: '10m' });
+  const r = await openAs(browser, server, red.token, `/game/${id}`);
+  const b = await openAs(browser, server, black.token, `/game/${id}`, { lang: 'zh-CN' });
+  const a = await openAs(browser, server, arb.token, `/arbiter/${id}`);
+  await a.page.getByTestId('status').filter({ hasText: 'Red to move' }).waitFor();
+
+  // No reason, no action.
+  await a.page.getByTestId('pause').click();
+  await a.page.getByTestId('arbiter-msg').filter({ hasText: 'reason' }).waitFor();
+  await a.page.getByTestId('reason').fill('Red lost the connection');
+  await a.page.getByTestId('pause').click();
+  await a.page.getByTestId('arbiter-msg').filter({ hasText: 'Done' }).waitFor();
+
+  await r.page.getByTestId('banners').filter({ hasText: 'paused by the arbiter: Red lost the connection' }).waitFor();
+  await b.page.getByTestId('banners').filter({ hasText: '裁判暂停了对局' }).waitFor();
+  await r.page.getByTestId('clock-red').filter({ hasText: 'paused' }).waitFor();
+  const before = await r.page.getByTestId('clock-red').innerText();
+  assert.match(await r.page.getByTestId('clock-red').getAttribute('class'), /\bpaused\b/);
+  assert.doesNotMatch(await r.page.getByTestId('clock-red').getAttribute('class'), /\brunning\b/);
+  assert.equal(await r.page.locator('[data-testid=board][role=application]').count(), 0, 'no moves while paused');
+  await a.page.locator('[data-testid=arbiter-log] tr[data-kind=paused]').filter({ hasText: 'Red lost the connection' }).waitFor();
+
+  // A minute added to Black, then resume: the players see both.
+  await a.page.getByTestId('add-side').selectOption('SIDE_BLACK');
+  await a.page.getByTestId('add-seconds').fill('60');
+  await a.page.getByTestId('add-time').click();
+  await r.page.getByTestId('banners').filter({ hasText: "Black's clock +60 s" }).waitFor();
+  await b.page.getByTestId('clock-black').filter({ hasText: '11:00' }).waitFor();
+  assert.equal(await r.page.getByTestId('clock-red').innerText(), before, 'the paused clock does not tick');
+  await a.page.getByTestId('reason').fill('connection back');
+  await a.page.getByTestId('pause').click();
+  await r.page.getByTestId('banners').filter({ hasText: 'resumed the game: connection back' }).waitFor();
+  await r.page.locator('[data-testid=board][role=application]').waitFor();
+  await a.page.locator('[data-testid=arbiter-log] tr[data-kind=resumed]').waitFor();
+  for (const x of [r, b, a]) await x.ctx.close();
+});
