@@ -25,7 +25,7 @@ try {
   const black = await server.principal('郑惟桐');
   const arb = await server.principal('Chief Arbiter', 'ROLE_ARBITER');
   const id = await server.game({ redId: red.id, blackId: black.id, timeControl: '90m+30s', event: '象甲联赛', round: '3', board: '1' });
-  const other = await server.game({ redId: black.id, blackId: red.id, timeControl: '30m|3x30s', delay: { plies: 2 } });
+  const other = await server.game({ redId: black.id, blackId: red.id, timeControl: '30m|3x30s', event: '象甲联赛', round: '3', board: '2' });
   const r = await openAs(browser, server, red.token, `/game/${id}`);
   const b = await openAs(browser, server, black.token, `/game/${id}`);
   await r.page.getByTestId('status').waitFor();

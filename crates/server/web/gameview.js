@@ -63,7 +63,7 @@ export class GameView {
       this.onUpdate?.(kind, data, model);
       return;
     }
-    if (model.info && !this.controls) this.controls = parseControls(model.info.timeControl);
+    if (model.loaded && !this.controls) this.controls = parseControls(model.info.timeControl);
     this.renderPlayers();
     this.renderBoard();
     this.renderStatus();
@@ -73,7 +73,7 @@ export class GameView {
 
   renderPlayers() {
     const m = this.model;
-    if (!m.info) return;
+    if (!m.loaded) return;
     const me = this.conn.welcome?.principalId;
     const bottomSide = this.flipped ? 'black' : 'red';
     for (const [row, side] of [[this.bottom, bottomSide], [this.top, otherSide(bottomSide)]]) {
@@ -91,7 +91,7 @@ export class GameView {
 
   renderBoard() {
     const m = this.model;
-    if (!m.info) return;
+    if (!m.loaded || !m.fen) return;
     let fen = m.fen;
     let last = m.lastMove;
     if (this.review !== null && this.review >= 0 && this.review < m.moves.length) {
@@ -103,9 +103,10 @@ export class GameView {
 
   renderStatus() {
     const m = this.model;
-    if (!m.info) return;
     let text;
-    if (m.finished) {
+    if (!m.loaded) {
+      text = m.delayed ? t('game.waitingDelay') : t('game.loading');
+    } else if (m.finished) {
       text = t('result.line', { result: resultText(m.result), reason: reasonText(m.endReason) });
     } else if (m.paused) {
       text = t('clock.paused');
@@ -125,7 +126,7 @@ export class GameView {
 
   tick() {
     const m = this.model;
-    if (!m.clock) return;
+    if (!m.clock || !m.loaded) return;
     const running = m.finished || m.paused ? null : ({ SIDE_RED: 'red', SIDE_BLACK: 'black' })[m.clock.running] || null;
     const e = this.elapsed();
     const bottomSide = this.flipped ? 'black' : 'red';

@@ -45,8 +45,12 @@ export class GameModel {
     this.snapshots = 0;
   }
 
+  /**
+   * The game's description is known. (A spectator of a game with a broadcast delay may get a
+   * snapshot before the delay has released even the game's creation: no info yet.)
+   */
   get loaded() {
-    return this.info !== null;
+    return Boolean(this.info && this.info.initialFen);
   }
 
   /** The side that moved first (from the initial FEN). */

@@ -107,6 +107,47 @@ test('a spectator page updates live and catches up after a network drop', async 
   for (const x of [r, b, s]) await x.ctx.close();
 });
 
+test('spectators see the broadcast delay; the players see live', async () => {
+  const red = await server.principal('Delayed Red');
+  const black = await server.principal('Delayed Black');
+  const id = await server.game({ redId: red.id, blackId: black.id, timeControl: '15m+10s', delay: { plies: 1 } });
+  const r = await openAs(browser, server, red.token, `/game/${id}`);
+  const b = await openAs(browser, server, black.token, `/game/${id}`);
+  const s = await openAs(browser, server, null, `/game/${id}`);
+  await s.page.getByTestId('status').filter({ hasText: 'broadcast delay' }).waitFor();
+  await r.page.getByTestId('move-input').fill('h2e2');
+  await r.page.getByTestId('move-input').press('Enter');
+  await b.page.locator('[data-testid=moves] button[data-ply="1"]').waitFor();
+  await b.page.getByTestId('move-input').fill('h9g7');
+  await b.page.getByTestId('move-input').press('Enter');
+  await r.page.locator('[data-testid=moves] button[data-ply="2"]').waitFor();
+  // One ply behind: the spectator has Red's move, not yet Black's.
+  await s.page.locator('[data-testid=moves] button[data-ply="1"]').waitFor();
+  await s.page.getByTestId('delay').filter({ hasText: 'Broadcast delay for spectators: 1 plies' }).waitFor();
+  assert.equal(await s.page.locator('[data-testid=moves] button.mv').count(), 1);
+  assert.equal(await pieceAt(s.page, 'g7'), '');
+  assert.equal(await r.page.getByTestId('delay').innerText(), '', 'players see live, with no delay notice');
+  for (const x of [r, b, s]) await x.ctx.close();
+});
+
+test('the demo opens on a live game, not an idle one', async () => {
+  const demo = await startServer({ args: ['--demo'] });
+  try {
+    const { ctx, page } = await openAs(browser, demo, null, '/');
+    // The featured board is a game with moves (a bot game), updating live.
+    const featured = page.locator('.featured');
+    await featured.locator('[data-last]').first().waitFor();
+    const id = await page.getByTestId('featured-link').getAttribute('href');
+    const plies = async () => page.evaluate((gid) => globalThis.chuhe.conn.games.get(gid).model.moves.length, id.split('/').pop());
+    const before = await plies();
+    assert.ok(before > 0);
+    await page.waitForFunction(([gid, n]) => globalThis.chuhe.conn.games.get(gid).model.moves.length > n, [id.split('/').pop(), before]);
+    await ctx.close();
+  } finally {
+    await demo.stop();
+  }
+});
+
 test('a flag falls on screen, after the 读秒 periods', async () => {
   const red = await server.principal('Slow Red');
   const black = await server.principal('Quick Black');

@@ -54,6 +54,16 @@ test('a snapshot replaces everything; events continue from its seq', () => {
   assert.equal(m.apply(moved(9)), 'gap');
 });
 
+test('a delayed snapshot may come before the game is released: not loaded until created', () => {
+  const m = new GameModel('5');
+  assert.equal(m.apply({ snapshot: { gameId: '5', info: {}, toMove: 'SIDE_RED', clock: {}, delayed: true } }), 'applied');
+  assert.equal(m.loaded, false);
+  assert.equal(m.apply(moved(2)), 'gap');
+  assert.equal(m.apply(created()), 'applied');
+  assert.ok(m.loaded);
+  assert.equal(m.apply(moved(2)), 'applied');
+});
+
 test('moves in pairs, in each notation; Black first in a set-up position', () => {
   const a = { ply: 1, iccs: 'h2e2', chinese: '炮二平五', wxf: 'C2=5' };
   const b = { ply: 2, iccs: 'h9g7', chinese: '马8进7', wxf: 'H8+7' };

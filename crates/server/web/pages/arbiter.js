@@ -49,7 +49,7 @@ export function mount(root, { id }, { conn }) {
   const offList = conn.onGameList((games) => {
     fill(list, games.length ? games.map((g) => h('li', { class: g.gameId === id ? 'sel' : '' },
       h('a', { href: `/arbiter/${g.gameId}`, 'data-game': g.gameId },
-        `#${g.gameId} ${g.redName} – ${g.blackName} · ${t('lobby.plies', { n: g.plies || 0 })}`)))
+        `#${g.gameId} ${g.redName || '?'} – ${g.blackName || '?'} · ${t('lobby.plies', { n: g.plies || 0 })}`)))
       : h('li.none', {}, t('lobby.none')));
   });
   const offState = conn.onState((s) => { if (s === 'open') conn.listGames(); });
@@ -116,7 +116,7 @@ export function mount(root, { id }, { conn }) {
     const sorted = [...rows.values()].sort((a, b) => b.seq - a.seq);
     fill(logBody, sorted.map((e) => h('tr', { class: e.arbiter ? 'by-arbiter' : '', 'data-kind': e.kind },
       h('td', {}, String(e.seq)),
-      h('td', {}, e.atMs ? new Date(e.atMs).toLocaleTimeString() : ''),
+      h('td.time', {}, e.atMs ? new Date(e.atMs).toLocaleTimeString([], { hour12: false }) : ''),
       h('td', {}, logText(e)),
       h('td', {}, e.arbiter?.arbiterId || ''),
       h('td', {}, e.arbiter?.reason || ''))));

@@ -117,7 +117,7 @@ export function mount(root, { id }, { conn }) {
 
   function mySide() {
     const me = conn.welcome?.principalId;
-    if (!me || !model.info) return null;
+    if (!me || !model.loaded) return null;
     if (model.info.redId === me) return 'red';
     if (model.info.blackId === me) return 'black';
     return null;
@@ -185,7 +185,7 @@ export function mount(root, { id }, { conn }) {
 
   function renderMeta() {
     const i = model.info;
-    if (!i) return;
+    if (!model.loaded) return;
     const bits = [t('game.vs', { red: i.redName, black: i.blackName }), i.timeControl];
     if (i.event) bits.push([i.event, i.round, i.board].filter(Boolean).join(' · '));
     meta.textContent = bits.join(' · ');
@@ -210,6 +210,7 @@ export function mount(root, { id }, { conn }) {
 
   function renderControls() {
     const side = mySide();
+    typedForm.hidden = !side || model.finished;
     if (!side || model.finished) {
       fill(controls);
       return;
@@ -236,7 +237,7 @@ export function mount(root, { id }, { conn }) {
   }
 
   function renderMoves() {
-    if (!model.info) return;
+    if (!model.loaded) return;
     const pairs = movePairs(model.moves, model.firstSide);
     if (!pairs.length) {
       fill(moves, h('p.none', {}, t('game.nomoves')));
@@ -271,7 +272,7 @@ export function mount(root, { id }, { conn }) {
       else showError(data);
       return;
     }
-    if (flipped === null && m.info) {
+    if (flipped === null && m.loaded) {
       flipped = mySide() === 'black';
       view.setFlipped(flipped);
     }

@@ -43,13 +43,14 @@ export function mount(root, _params, { conn }) {
     fill(list, games.length ? games.map((g) => h('li', {},
       h('a', { href: `/game/${g.gameId}`, 'data-game': g.gameId },
         h('span.gid', {}, `#${g.gameId}`), ' ',
-        h('span.red', {}, g.redName), ' – ', h('span.black', {}, g.blackName),
-        h('span.meta', {}, ` ${g.timeControl} · ${t('lobby.plies', { n: g.plies || 0 })}`))))
+        h('span.red', {}, g.redName || '?'), ' – ', h('span.black', {}, g.blackName || '?'),
+        h('span.meta', {}, ` ${g.timeControl || ''} · ${t('lobby.plies', { n: g.plies || 0 })}`))))
       : h('li.none', {}, t('lobby.none')));
-    // Feature the liveliest game once; keep it while it lasts (then pick the next).
-    const stillThere = games.some((g) => g.gameId === shownId && !g.finished);
-    if (stillThere && view && !view.model.finished) return;
+    // Feature the liveliest game; keep it while it lasts and moves (an idle one gives way to
+    // one with moves, a finished one to the next).
+    const shown = games.find((g) => g.gameId === shownId && !g.finished);
     const best = liveliest(games);
+    if (shown && view && !view.model.finished && ((shown.plies || 0) > 0 || !(best?.plies > 0))) return;
     if (!best || best.gameId === shownId) return;
     view?.destroy();
     shownId = best.gameId;
