@@ -112,6 +112,11 @@ export class Connection {
     this.open();
   }
 
+  /** Who this connection is (the last `welcome`'s principal id; kept while reconnecting). */
+  get principalId() {
+    return this.lastWelcome?.principalId || null;
+  }
+
   /** Server time now, in Unix ms (local clock corrected by the measured offset). */
   serverNow() {
     return Date.now() + this.offsetMs;
@@ -217,6 +222,7 @@ export class Connection {
     const now = Date.now();
     if (msg.welcome) {
       this.welcome = msg.welcome;
+      this.lastWelcome = msg.welcome;
       this.offsetMs = Number(msg.welcome.serverTimeMs || now) - now;
       this.backoffMs = 500;
       this.setState('open');

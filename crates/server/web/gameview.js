@@ -74,7 +74,7 @@ export class GameView {
   renderPlayers() {
     const m = this.model;
     if (!m.loaded) return;
-    const me = this.conn.welcome?.principalId;
+    const me = this.conn.principalId;
     const bottomSide = this.flipped ? 'black' : 'red';
     for (const [row, side] of [[this.bottom, bottomSide], [this.top, otherSide(bottomSide)]]) {
       const name = side === 'red' ? m.info.redName : m.info.blackName;

@@ -148,6 +148,44 @@ test('the demo opens on a live game, not an idle one', async () => {
   }
 });
 
+test('a move made while the network is down is played once it is back', async () => {
+  const red = await server.principal('Offline Red');
+  const black = await server.principal('Online Black');
+  const id = await server.game({ redId: red.id, blackId: black.id, timeControl: '15m+10s' });
+  const r = await openAs(browser, server, red.token, `/game/${id}`);
+  const b = await openAs(browser, server, black.token, `/game/${id}`);
+  await r.page.locator('[data-testid=board][role=application]').waitFor();
+  await r.ctx.setOffline(true);
+  await r.page.evaluate(() => globalThis.chuhe.conn.drop());
+  await r.page.getByTestId('conn-state').filter({ hasText: 'reconnecting' }).waitFor();
+  await clickSquare(r.page, 'b2');
+  await clickSquare(r.page, 'e2');
+  await r.ctx.setOffline(false);
+  await b.page.locator('[data-testid=moves] button[data-ply="1"]').filter({ hasText: '炮八平五' }).waitFor();
+  await r.page.locator('[data-testid=moves] button[data-ply="1"]').waitFor();
+  assert.equal(await r.page.getByTestId('error').innerText(), '');
+  assert.equal(await b.page.locator('[data-testid=moves] button.mv').count(), 1);
+  for (const x of [r, b]) await x.ctx.close();
+});
+
+test('sign-in refuses an unknown token in words, and remembers a good one', async () => {
+  const ctx = await browser.newContext();
+  const page = await ctx.newPage();
+  await page.goto(`${server.base}/signin`);
+  await page.getByTestId('token').fill('chuhe_not_a_real_token');
+  await page.getByTestId('token').press('Enter');
+  await page.getByTestId('signin-msg').filter({ hasText: 'unknown or has been revoked' }).waitFor();
+  const p = await server.principal('Remembered');
+  await page.getByTestId('token').fill(p.token);
+  await page.getByTestId('token').press('Enter');
+  await page.waitForURL(`${server.base}/`);
+  await page.getByTestId('who').filter({ hasText: 'Remembered' }).waitFor();
+  await page.reload();
+  await page.getByTestId('who').filter({ hasText: 'Remembered' }).waitFor();
+  assert.equal(await page.evaluate(() => globalThis.chuhe.conn.token !== null), true);
+  await ctx.close();
+});
+
 test('a flag falls on screen, after the 读秒 periods', async () => {
   const red = await server.principal('Slow Red');
   const black = await server.principal('Quick Black');

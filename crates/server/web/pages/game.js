@@ -116,7 +116,7 @@ export function mount(root, { id }, { conn }) {
       typedForm, say.el)));
 
   function mySide() {
-    const me = conn.welcome?.principalId;
+    const me = conn.principalId;
     if (!me || !model.loaded) return null;
     if (model.info.redId === me) return 'red';
     if (model.info.blackId === me) return 'black';
