@@ -186,6 +186,92 @@ test('sign-in refuses an unknown token in words, and remembers a good one', asyn
   await ctx.close();
 });
 
+/** Plays `moves` from the pages of the side to move, starting at ply `from`. */
+async function playFrom(pages, gameId, moves, from = 1) {
+  for (let i = 0; i < moves.length; i++) {
+    const page = pages[(from + i - 1) % 2];
+    await page.evaluate(([gid, ply, mv]) => globalThis.chuhe.conn.move(gid, ply, mv), [gameId, from + i, moves[i]]);
+  }
+}
+
+test('a perpetual check loses, with the ruling in words', async () => {
+  const red = await server.principal('Checking Red');
+  const black = await server.principal('Shuffling Black');
+  const id = await server.game({ redId: red.id, blackId: black.id, timeControl: '15m+10s', initialFen: '3k5/9/9/9/9/9/9/9/9/R3K4 w - - 0 1' });
+  const r = await openAs(browser, server, red.token, `/game/${id}`);
+  const b = await openAs(browser, server, black.token, `/game/${id}`, { lang: 'zh-CN' });
+  await r.page.locator('[data-testid=board][role=application]').waitFor();
+  await b.page.getByTestId('status').waitFor();
+  await playFrom([r.page, b.page], id, ['a0a9', 'd9d8', 'a9a8', 'd8d9', 'a8a9', 'd9d8', 'a9a8', 'd8d9', 'a8a9']);
+  await r.page.getByTestId('result').filter({ hasText: 'Black wins' }).waitFor();
+  assert.match(await r.page.getByTestId('result').innerText(), /perpetual check/);
+  assert.match(await r.page.getByTestId('result').innerText(), /长将/, "the server's explanation");
+  await b.page.getByTestId('result').filter({ hasText: '黑胜' }).waitFor();
+  assert.match(await b.page.getByTestId('result').innerText(), /长将/);
+  for (const x of [r, b]) await x.ctx.close();
+});
+
+test('an arbiter records a foul and sets a result; the players see both in words', async () => {
+  const red = await server.principal('Foul Red');
+  const black = await server.principal('Foul Black');
+  const arb = await server.principal('Board Arbiter', 'ROLE_ARBITER');
+  const id = await server.game({ redId: red.id, blackId: black.id, timeControl: '15m+10s' });
+  const r = await openAs(browser, server, red.token, `/game/${id}`);
+  const a = await openAs(browser, server, arb.token, `/arbiter/${id}`);
+  await a.page.getByTestId('status').waitFor();
+  await a.page.getByTestId('reason').fill('phone rang');
+  await a.page.getByTestId('foul-side').selectOption('SIDE_RED');
+  await a.page.getByTestId('record-foul').click();
+  await r.page.getByTestId('banners').filter({ hasText: 'Foul by Red (1 of 3)' }).waitFor();
+  await r.page.locator('.player[data-side=red] .fouls').filter({ hasText: '1' }).waitFor();
+  await a.page.getByTestId('reason').fill('agreed at the board');
+  await a.page.getByTestId('set-result').selectOption('RESULT_DRAW');
+  await a.page.getByTestId('set-result-go').click();
+  await r.page.getByTestId('result').filter({ hasText: 'Draw' }).waitFor();
+  assert.match(await r.page.getByTestId('result').innerText(), /arbiter's decision/);
+  await a.page.locator('[data-testid=arbiter-log] tr[data-kind=ended]').filter({ hasText: 'agreed at the board' }).waitFor();
+  assert.equal(await r.page.getByTestId('controls').innerText(), '', 'no player controls after the end');
+  for (const x of [r, a]) await x.ctx.close();
+});
+
+test("the client's HTTP routes answer with their codes", async () => {
+  const red = await server.principal('Route Red');
+  const black = await server.principal('Route Black');
+  const arb = await server.principal('Route Arbiter', 'ROLE_ARBITER');
+  const id = await server.game({ redId: red.id, blackId: black.id });
+  const get = async (path, token) => {
+    const res = await fetch(server.base + path, { headers: token ? { Authorization: `Bearer ${token}` } : {} });
+    const type = res.headers.get('content-type') || '';
+    return { status: res.status, type, body: type.includes('json') ? await res.json() : await res.text() };
+  };
+  let x = await get('/api/v1/me', red.token);
+  assert.deepEqual([x.status, x.body.displayName, x.body.role], [200, 'Route Red', 'ROLE_PLAYER']);
+  x = await get('/api/v1/me');
+  assert.deepEqual([x.status, x.body.code], [401, 'unauthenticated']);
+  x = await get('/api/v1/me', 'chuhe_nope');
+  assert.deepEqual([x.status, x.body.code], [401, 'unauthenticated']);
+  x = await get(`/api/v1/legal?fen=${encodeURIComponent('rnbakabnr/9/1c5c1/p1p1p1p1p/9/9/P1P1P1P1P/1C5C1/9/RNBAKABNR w - - 0 1')}`);
+  assert.deepEqual([x.status, x.body.moves.length, x.body.toMove], [200, 44, 'SIDE_RED']);
+  x = await get('/api/v1/legal?fen=xyz');
+  assert.deepEqual([x.status, x.body.code], [400, 'invalid_argument']);
+  x = await get(`/api/v1/games/${id}/events`, red.token);
+  assert.deepEqual([x.status, x.body.code], [403, 'permission_denied']);
+  x = await get(`/api/v1/games/${id}/events`);
+  assert.equal(x.status, 403);
+  x = await get('/api/v1/games/999999/events', arb.token);
+  assert.deepEqual([x.status, x.body.code], [404, 'game_not_found']);
+  x = await get(`/api/v1/games/${id}/events`, arb.token);
+  assert.equal(x.status, 200);
+  assert.equal(x.body.events[0].seq, '1');
+  assert.ok(x.body.events[0].created);
+  x = await get(`/game/${id}`);
+  assert.deepEqual([x.status, x.type.startsWith('text/html'), x.body.includes('/assets/app.js')], [200, true, true]);
+  x = await get('/assets/pages/game.js');
+  assert.deepEqual([x.status, x.type.startsWith('text/javascript')], [200, true]);
+  x = await get('/assets/nope.js');
+  assert.equal(x.status, 404);
+});
+
 test('a flag falls on screen, after the 读秒 periods', async () => {
   const red = await server.principal('Slow Red');
   const black = await server.principal('Quick Black');
