@@ -9,17 +9,10 @@
 // resent move without playing it twice (docs/protocol.md, "move").
 
 import { GameModel } from './model.js';
+import { storage as store } from './i18n.js';
 
 const TOKEN = 'chuhe.token';
 const WHO = 'chuhe.who';
-
-function store() {
-  try {
-    return globalThis.localStorage || null;
-  } catch {
-    return null;
-  }
-}
 
 /** The signed-in principal: `{ token, id, name, role }` or null (a spectator). */
 export function session() {

@@ -111,28 +111,18 @@ export function showSide(side, elapsedMs, running, control, moves) {
   const byo = control && lastStage && control.stages[stage].moves === null ? control.byo : null;
   const used = running ? Math.max(0, elapsedMs) : 0;
   let ms = remaining - used;
-  if (ms <= 0 && byo && byo.ms > 0) {
+  if (ms <= 0 && byo && byo.ms > 0 && (inByoyomi || periodsLeft > 0)) {
+    // Past the reading's time: main time runs into the first period; in 读秒 the current
+    // period is used up. Each full period run past after that is used up too.
     const over = -ms;
-    if (inByoyomi) {
-      // The current period is used up: the next ones follow.
-      const gone = 1 + Math.floor(over / byo.ms);
-      if (gone >= periodsLeft) {
-        ms = 0;
-        periodsLeft = 0;
-      } else {
-        periodsLeft -= gone;
-        ms = byo.ms - (over % byo.ms);
-      }
-    } else if (periodsLeft > 0) {
-      const n = Math.floor(over / byo.ms);
-      inByoyomi = true;
-      if (n >= periodsLeft) {
-        ms = 0;
-        periodsLeft = 0;
-      } else {
-        periodsLeft -= n;
-        ms = byo.ms - (over % byo.ms);
-      }
+    const gone = (inByoyomi ? 1 : 0) + Math.floor(over / byo.ms);
+    inByoyomi = true;
+    if (gone >= periodsLeft) {
+      ms = 0;
+      periodsLeft = 0;
+    } else {
+      periodsLeft -= gone;
+      ms = byo.ms - (over % byo.ms);
     }
   }
   ms = Math.max(0, ms);

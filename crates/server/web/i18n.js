@@ -347,7 +347,8 @@ const ZH = {
 export const LANGS = { en: EN, 'zh-CN': ZH };
 const KEY = 'chuhe.lang';
 
-function storage() {
+/** localStorage, or null where it is unavailable (private mode, Node). */
+export function storage() {
   try {
     return globalThis.localStorage || null;
   } catch {

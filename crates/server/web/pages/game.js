@@ -5,7 +5,7 @@
 // words with the server's explanation, and announced to screen readers.
 
 import { h, fill, announcer, confirmButton } from '../dom.js';
-import { t, sideName, resultText, reasonText, errorText } from '../i18n.js';
+import { t, sideName, resultText, reasonText, errorText, storage } from '../i18n.js';
 import { legalMoves } from '../api.js';
 import { GameView } from '../gameview.js';
 import { legalMap } from '../board.js';
@@ -20,12 +20,8 @@ export function match(path) {
 const NOTATION_KEY = 'chuhe.notation';
 
 function savedNotation() {
-  try {
-    const n = localStorage.getItem(NOTATION_KEY);
-    return NOTATIONS.includes(n) ? n : 'chinese';
-  } catch {
-    return 'chinese';
-  }
+  const n = storage()?.getItem(NOTATION_KEY);
+  return NOTATIONS.includes(n) ? n : 'chinese';
 }
 
 /** Words for a log entry (a banner or a line of the arbiter's log). */
@@ -82,7 +78,7 @@ export function mount(root, { id }, { conn }) {
       type: 'button', role: 'radio', 'data-notation': n, 'aria-checked': String(n === notation),
       onclick: () => {
         notation = n;
-        try { localStorage.setItem(NOTATION_KEY, n); } catch { /* private mode */ }
+        storage()?.setItem(NOTATION_KEY, n);
         for (const b of noteSel.querySelectorAll('button')) b.setAttribute('aria-checked', String(b.dataset.notation === n));
         renderMoves();
       },
