@@ -62,7 +62,7 @@ export async function startServer({ args = [] } = {}) {
     async principal(name, role = 'ROLE_PLAYER') {
       const p = await this.api('POST', '/api/v1/players', { displayName: name, role });
       const t = await this.api('POST', '/api/v1/tokens', { playerId: p.id, label: 'browser test' });
-      return { id: p.id, name, token: t.token };
+      return { id: p.id, name, token: t.token, tokenId: t.tokenId };
     },
     /** Creates (and so starts) a game; returns its id. */
     async game(req) {

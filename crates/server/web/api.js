@@ -150,14 +150,31 @@ export class Connection {
     };
     ws.onclose = () => {
       if (this.ws !== ws) return;
+      const welcomed = this.welcome !== null;
       this.ws = null;
       this.welcome = null;
       clearInterval(this.pinger);
       this.failPending();
-      if (!this.closed) {
-        this.setState('reconnecting');
-        this.scheduleReconnect();
+      if (this.closed) return;
+      this.setState('reconnecting');
+      if (!welcomed && this.token) {
+        // Refused before the welcome: the browser does not say why, so ask whether the token
+        // still works. A revoked one is forgotten and the page goes on as a spectator.
+        const token = this.token;
+        whoAmI(token).then(() => this.scheduleReconnect(), (e) => {
+          if (e.code === 'unauthenticated' && this.token === token) {
+            clearSession();
+            this.token = null;
+            this.lastWelcome = null;
+            this.setState('badtoken');
+            this.scheduleReconnect(0);
+          } else {
+            this.scheduleReconnect();
+          }
+        });
+        return;
       }
+      this.scheduleReconnect();
     };
   }
 

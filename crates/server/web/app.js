@@ -17,6 +17,7 @@ function header(conn) {
   const who = session();
   const state = h('span.conn', { 'data-testid': 'conn-state', role: 'status' });
   conn.onState((s, c) => {
+    if (s === 'open' && state.dataset.state === 'badtoken') return; // keep the explanation
     state.dataset.state = s;
     state.textContent = s === 'goodbye' ? t('conn.goodbye', { message: c.stateDetail?.message || '' }) : t(`conn.${s}`);
   });

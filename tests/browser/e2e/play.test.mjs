@@ -272,6 +272,21 @@ test("the client's HTTP routes answer with their codes", async () => {
   assert.equal(x.status, 404);
 });
 
+test('a revoked token is forgotten: the page says so and goes on as a spectator', async () => {
+  const red = await server.principal('Revoked Red');
+  const black = await server.principal('Other Black');
+  const id = await server.game({ redId: red.id, blackId: black.id });
+  const r = await openAs(browser, server, red.token, `/game/${id}`);
+  await r.page.locator('[data-testid=board][role=application]').waitFor();
+  await server.api('POST', '/api/v1/tokens/revoke', { tokenId: red.tokenId });
+  await r.page.reload();
+  await r.page.getByTestId('conn-state').filter({ hasText: 'refused' }).waitFor();
+  await r.page.getByTestId('status').filter({ hasText: 'Red to move' }).waitFor();
+  assert.equal(await r.page.evaluate(() => localStorage.getItem('chuhe.token')), null);
+  assert.equal(await r.page.locator('[data-testid=board][role=application]').count(), 0);
+  await r.ctx.close();
+});
+
 test('a flag falls on screen, after the 读秒 periods', async () => {
   const red = await server.principal('Slow Red');
   const black = await server.principal('Quick Black');
