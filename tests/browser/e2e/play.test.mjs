@@ -287,6 +287,28 @@ test('a revoked token is forgotten: the page says so and goes on as a spectator'
   await r.ctx.close();
 });
 
+test('a draw offered after a move and accepted; a resignation needs a confirmation', async () => {
+  const red = await server.principal('Drawing Red');
+  const black = await server.principal('Drawing Black');
+  const id = await server.game({ redId: red.id, blackId: black.id });
+  const r = await openAs(browser, server, red.token, `/game/${id}`);
+  const b = await openAs(browser, server, black.token, `/game/${id}`);
+  await r.page.locator('[data-testid=board][role=application]').waitFor();
+  await clickSquare(r.page, 'h2');
+  await clickSquare(r.page, 'e2');
+  await r.page.getByTestId('offer-draw').click();
+  await r.page.getByTestId('controls').filter({ hasText: 'waiting for the answer' }).waitFor();
+  await b.page.getByTestId('accept-draw').click();
+  for (const p of [r.page, b.page]) await p.getByTestId('result').filter({ hasText: 'Draw — draw agreed' }).waitFor();
+
+  const id2 = await server.game({ redId: red.id, blackId: black.id });
+  await b.page.goto(`${server.base}/game/${id2}`);
+  await b.page.getByTestId('resign').click();
+  await b.page.getByTestId('resign-confirm').click();
+  await b.page.getByTestId('result').filter({ hasText: 'Red wins — resignation' }).waitFor();
+  for (const x of [r, b]) await x.ctx.close();
+});
+
 test('a flag falls on screen, after the 读秒 periods', async () => {
   const red = await server.principal('Slow Red');
   const black = await server.principal('Quick Black');
