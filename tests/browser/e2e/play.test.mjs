@@ -208,7 +208,30 @@ test('a perpetual check loses, with the ruling in words', async () => {
   assert.match(await r.page.getByTestId('result').innerText(), /长将/, "the server's explanation");
   await b.page.getByTestId('result').filter({ hasText: '黑胜' }).waitFor();
   assert.match(await b.page.getByTestId('result').innerText(), /长将/);
+
   for (const x of [r, b]) await x.ctx.close();
+});
+
+
+test('a player asks for a ruling; the arbiter overrides it (its seq from the log) with a result', async () => {
+  const red = await server.principal('Asking Red');
+  const black = await server.principal('Asking Black');
+  const arb = await server.principal('Ruling Arbiter', 'ROLE_ARBITER');
+  const id = await server.game({ redId: red.id, blackId: black.id });
+  const r = await openAs(browser, server, red.token, `/game/${id}`);
+  const a = await openAs(browser, server, arb.token, `/arbiter/${id}`);
+  await r.page.getByTestId('request-ruling').click();
+  await r.page.getByTestId('banners').filter({ hasText: 'nothing to rule on' }).waitFor();
+  await a.page.locator('[data-testid=arbiter-log] tr[data-kind=ruling]').waitFor();
+  const rulingSeq = await a.page.locator('[data-testid=arbiter-log] tr[data-kind=ruling] td').first().innerText();
+  assert.equal(await a.page.getByTestId('ruling-seq').inputValue(), rulingSeq);
+  await a.page.getByTestId('reason').fill('both players agreed the position is drawn');
+  await a.page.getByTestId('override-result').selectOption('RESULT_DRAW');
+  await a.page.getByTestId('override').click();
+  await r.page.getByTestId('result').filter({ hasText: "Draw — arbiter's decision" }).waitFor();
+  await r.page.getByTestId('banners').filter({ hasText: `overrode the ruling of event ${rulingSeq}: both players agreed` }).waitFor();
+  await a.page.locator('[data-testid=arbiter-log] tr[data-kind=rulingOverridden]').waitFor();
+  for (const x of [r, a]) await x.ctx.close();
 });
 
 test('an arbiter records a foul and sets a result; the players see both in words', async () => {
