@@ -1,10 +1,10 @@
-//! HTTP routes: health, metrics, game records, the organiser API and the demo page.
+//! HTTP routes: health, metrics, game records, the organiser API; the browser client (`web`).
 
 use axum::Router;
 use axum::body::Bytes;
 use axum::extract::{Path, Query, State};
 use axum::http::{HeaderMap, StatusCode, header};
-use axum::response::{Html, IntoResponse, Response};
+use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use chuhe_proto::v1::{
     CreateGameRequest, CreateGameResponse, CreatePlayerRequest, GameList, IssueTokenRequest,
@@ -21,7 +21,7 @@ use crate::record::{self, Notation};
 
 pub fn router(env: Env) -> Router {
     Router::new()
-        .route("/", get(page))
+        .merge(crate::web::router())
         .route("/ws", get(conn::ws_handler))
         .route("/healthz", get(healthz))
         .route("/metrics", get(metrics))
@@ -51,10 +51,6 @@ fn admin_err(e: AdminError) -> Response {
         AdminError::Store(_) => StatusCode::SERVICE_UNAVAILABLE,
     };
     api_error(status, e.code(), &e.to_string())
-}
-
-async fn page() -> Html<&'static str> {
-    Html(include_str!("page.html"))
 }
 
 async fn healthz(State(env): State<Env>) -> Response {

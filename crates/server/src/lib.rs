@@ -41,6 +41,7 @@ pub mod snapshot;
 pub mod store_adapter;
 pub mod time;
 pub mod view;
+pub mod web;
 
 pub use error::ClientError;
 

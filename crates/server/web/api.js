@@ -1,0 +1,343 @@
+// The client's link to the server: the session (token kept in localStorage), the HTTP API, and
+// one websocket connection (`chuhe.v1.json`) shared by everything on the page.
+//
+// `Connection` keeps a `GameModel` per subscribed game. It reconnects by itself after a drop
+// (backoff 0.5 s doubling to 8 s, or the server's `reconnectAfterMs`) and resubscribes every
+// game with the last seq it applied, so the server sends exactly the events missed; an event
+// that skips a seq makes it resubscribe the same way. A move whose answer was lost with the
+// connection is sent again with the same ply after reconnecting: the server acknowledges a
+// resent move without playing it twice (docs/protocol.md, "move").
+
+import { GameModel } from './model.js';
+import { storage as store } from './i18n.js';
+
+const TOKEN = 'chuhe.token';
+const WHO = 'chuhe.who';
+
+/** The signed-in principal: `{ token, id, name, role }` or null (a spectator). */
+export function session() {
+  const s = store();
+  const token = s?.getItem(TOKEN);
+  if (!token) return null;
+  try {
+    return { token, ...JSON.parse(s.getItem(WHO) || '{}') };
+  } catch {
+    return { token };
+  }
+}
+
+export function saveSession(token, who) {
+  store()?.setItem(TOKEN, token);
+  store()?.setItem(WHO, JSON.stringify({ id: who.id, name: who.displayName, role: who.role }));
+}
+
+export function clearSession() {
+  store()?.removeItem(TOKEN);
+  store()?.removeItem(WHO);
+}
+
+/** An HTTP error answer: `status`, the stable `code` and the server's `message`. */
+export class ApiError extends Error {
+  constructor(status, code, message) {
+    super(message);
+    this.status = status;
+    this.code = code;
+  }
+}
+
+/** GET/POST JSON; throws `ApiError` with the server's code on a non-2xx answer. */
+export async function http(path, { method = 'GET', body, token } = {}) {
+  const headers = {};
+  const tok = token === undefined ? session()?.token : token;
+  if (tok) headers.Authorization = `Bearer ${tok}`;
+  if (body !== undefined) headers['Content-Type'] = 'application/json';
+  let res;
+  try {
+    res = await fetch(path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+  } catch (e) {
+    throw new ApiError(0, 'disconnected', String(e?.message || e));
+  }
+  const text = await res.text();
+  let json = null;
+  try {
+    json = text ? JSON.parse(text) : null;
+  } catch {
+    json = null;
+  }
+  if (!res.ok) throw new ApiError(res.status, json?.code || 'http_error', json?.message || text || res.statusText);
+  return json;
+}
+
+/** Who a token belongs to (`Player`), or throws (`unauthenticated` when unknown or revoked). */
+export function whoAmI(token) {
+  return http('/api/v1/me', { token });
+}
+
+/** The legal moves of a position (`LegalMoves`). */
+export function legalMoves(fen) {
+  return http(`/api/v1/legal?fen=${encodeURIComponent(fen)}`, { token: null });
+}
+
+/** A game's full event log (arbiters and organisers). */
+export function gameEvents(gameId) {
+  return http(`/api/v1/games/${encodeURIComponent(gameId)}/events`);
+}
+
+export class Connection {
+  constructor({ token = session()?.token, url } = {}) {
+    this.token = token || null;
+    const proto = globalThis.location?.protocol === 'https:' ? 'wss' : 'ws';
+    this.url = url || `${proto}://${globalThis.location?.host}/ws`;
+    this.ws = null;
+    this.state = 'connecting';
+    this.welcome = null;
+    this.nextId = 1;
+    this.pending = new Map(); // requestId → { resolve, reject, msg, retry }
+    this.games = new Map(); // gameId → { model, listeners: Set }
+    this.stateListeners = new Set();
+    this.listListeners = new Set();
+    this.offsetMs = 0; // server time − local time
+    this.backoffMs = 500;
+    this.closed = false;
+    this.timer = null;
+    this.pinger = null;
+    this.connects = 0;
+    this.open();
+  }
+
+  /** Who this connection is (the last `welcome`'s principal id; kept while reconnecting). */
+  get principalId() {
+    return this.lastWelcome?.principalId || null;
+  }
+
+  /** Server time now, in Unix ms (local clock corrected by the measured offset). */
+  serverNow() {
+    return Date.now() + this.offsetMs;
+  }
+
+  onState(fn) {
+    this.stateListeners.add(fn);
+    fn(this.state, this);
+    return () => this.stateListeners.delete(fn);
+  }
+
+  setState(s, detail) {
+    this.state = s;
+    this.stateDetail = detail;
+    for (const fn of this.stateListeners) fn(s, this);
+  }
+
+  open() {
+    if (this.closed) return;
+    const url = this.token ? `${this.url}?token=${encodeURIComponent(this.token)}` : this.url;
+    let ws;
+    try {
+      ws = new WebSocket(url, 'chuhe.v1.json');
+    } catch {
+      this.scheduleReconnect();
+      return;
+    }
+    this.ws = ws;
+    this.connects += 1;
+    ws.onmessage = (ev) => {
+      let msg;
+      try {
+        msg = JSON.parse(ev.data);
+      } catch {
+        return;
+      }
+      this.receive(msg);
+    };
+    ws.onclose = () => {
+      if (this.ws !== ws) return;
+      const welcomed = this.welcome !== null;
+      this.ws = null;
+      this.welcome = null;
+      clearInterval(this.pinger);
+      this.failPending();
+      if (this.closed) return;
+      this.setState('reconnecting');
+      if (!welcomed && this.token) {
+        // Refused before the welcome: the browser does not say why, so ask whether the token
+        // still works. A revoked one is forgotten and the page goes on as a spectator.
+        const token = this.token;
+        whoAmI(token).then(() => this.scheduleReconnect(), (e) => {
+          if (e.code === 'unauthenticated' && this.token === token) {
+            clearSession();
+            this.token = null;
+            this.lastWelcome = null;
+            this.setState('badtoken');
+            this.scheduleReconnect(0);
+          } else {
+            this.scheduleReconnect();
+          }
+        });
+        return;
+      }
+      this.scheduleReconnect();
+    };
+  }
+
+  scheduleReconnect(afterMs) {
+    clearTimeout(this.timer);
+    const wait = afterMs ?? this.backoffMs;
+    this.backoffMs = Math.min(8000, this.backoffMs * 2);
+    this.timer = setTimeout(() => this.open(), wait);
+  }
+
+  /** Drops the socket as a network failure would (the tests use it); it reconnects. */
+  drop() {
+    this.ws?.close();
+  }
+
+  close() {
+    this.closed = true;
+    clearTimeout(this.timer);
+    clearInterval(this.pinger);
+    this.ws?.close();
+  }
+
+  failPending() {
+    for (const [id, p] of this.pending) {
+      if (p.retry) continue; // moves are sent again after reconnecting
+      this.pending.delete(id);
+      p.reject({ code: 'disconnected', message: 'the connection was lost' });
+    }
+  }
+
+  rawSend(msg) {
+    if (!this.ws || this.ws.readyState !== 1) return false;
+    this.ws.send(JSON.stringify(msg));
+    return true;
+  }
+
+  /**
+   * Sends a client message and resolves with the `Reply` (rejects with the `Error`:
+   * `{ code, message }`). `retry`: resend after a reconnect instead of failing (moves only).
+   */
+  request(msg, { retry = false } = {}) {
+    const requestId = this.nextId++;
+    const full = { requestId, ...msg };
+    return new Promise((resolve, reject) => {
+      if (!this.welcome && !retry) {
+        reject({ code: 'disconnected', message: 'not connected' });
+        return;
+      }
+      this.pending.set(requestId, { resolve, reject, msg: full, retry });
+      if (this.welcome) this.rawSend(full);
+    });
+  }
+
+  receive(msg) {
+    const now = Date.now();
+    if (msg.welcome) {
+      this.welcome = msg.welcome;
+      this.lastWelcome = msg.welcome;
+      this.offsetMs = Number(msg.welcome.serverTimeMs || now) - now;
+      this.backoffMs = 500;
+      this.setState('open');
+      for (const [gameId, g] of this.games) this.sendSubscribe(gameId, g.model.seq);
+      for (const p of this.pending.values()) this.rawSend(p.msg);
+      clearInterval(this.pinger);
+      this.pinger = setInterval(() => this.rawSend({ ping: { clientTimeMs: String(Date.now()) } }), 15000);
+      this.rawSend({ ping: { clientTimeMs: String(now) } });
+      return;
+    }
+    if (msg.pong) {
+      const sent = Number(msg.pong.clientTimeMs || 0);
+      const server = Number(msg.pong.serverTimeMs || 0);
+      if (sent && server && now >= sent) this.offsetMs = server - (sent + now) / 2;
+      return;
+    }
+    if (msg.reply || msg.error) {
+      const r = msg.reply || msg.error;
+      const p = this.pending.get(r.requestId);
+      if (p) {
+        this.pending.delete(r.requestId);
+        if (msg.reply) p.resolve(msg.reply);
+        else p.reject(msg.error);
+      } else if (msg.error && msg.error.gameId) {
+        this.notify(msg.error.gameId, 'error', msg.error);
+      }
+      return;
+    }
+    if (msg.gameList) {
+      for (const fn of this.listListeners) fn(msg.gameList.games || []);
+      return;
+    }
+    if (msg.goodbye) {
+      this.setState('goodbye', msg.goodbye);
+      const after = Number(msg.goodbye.reconnectAfterMs || 0);
+      if (after > 0) this.scheduleReconnect(after);
+      return;
+    }
+    const gameId = msg.snapshot?.gameId || msg.event?.gameId;
+    const g = gameId && this.games.get(String(gameId));
+    if (!g) return;
+    const what = g.model.apply(msg, now);
+    if (what === 'gap') {
+      this.sendSubscribe(gameId, g.model.seq);
+      return;
+    }
+    if (what === 'applied') this.notify(gameId, msg.snapshot ? 'snapshot' : 'event', msg.snapshot || msg.event);
+  }
+
+  notify(gameId, kind, data) {
+    const g = this.games.get(String(gameId));
+    if (!g) return;
+    for (const fn of g.listeners) fn(kind, data, g.model);
+  }
+
+  sendSubscribe(gameId, lastSeq) {
+    this.rawSend({ requestId: this.nextId++, subscribe: { gameId: String(gameId), lastSeq: String(lastSeq || 0) } });
+  }
+
+  /**
+   * Watches (or plays) a game: `fn(kind, data, model)` is called with 'snapshot', 'event' or
+   * 'error' as they come. Several watchers of one game share its model and subscription.
+   * Returns `{ model, stop }`.
+   */
+  watch(gameId, fn) {
+    const id = String(gameId);
+    let g = this.games.get(id);
+    if (!g) {
+      g = { model: new GameModel(id), listeners: new Set() };
+      this.games.set(id, g);
+      if (this.welcome) this.sendSubscribe(id, 0);
+    }
+    g.listeners.add(fn);
+    if (g.model.loaded) fn('snapshot', null, g.model);
+    return {
+      model: g.model,
+      stop: () => {
+        g.listeners.delete(fn);
+        if (g.listeners.size === 0) {
+          this.games.delete(id);
+          if (this.welcome) this.rawSend({ requestId: this.nextId++, unsubscribe: { gameId: id } });
+        }
+      },
+    };
+  }
+
+  /** Asks for the live game list; `fn(games)` gets every list that arrives. */
+  onGameList(fn) {
+    this.listListeners.add(fn);
+    return () => this.listListeners.delete(fn);
+  }
+
+  listGames() {
+    return this.request({ listGames: {} }).catch(() => {});
+  }
+
+  /** Plays a move (ICCS, Chinese or WXF) as ply `ply`; resent after a reconnect if needed. */
+  move(gameId, ply, move, { offerDraw = false, thinkMs } = {}) {
+    const m = { gameId: String(gameId), ply, move };
+    if (offerDraw) m.offerDraw = true;
+    if (thinkMs) m.thinkMs = Math.max(0, Math.min(4294967295, Math.round(thinkMs)));
+    return this.request({ move: m }, { retry: true });
+  }
+
+  arbiter(gameId, reason, action) {
+    return this.request({ arbiter: { gameId: String(gameId), reason, ...action } });
+  }
+}

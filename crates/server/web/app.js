@@ -1,0 +1,63 @@
+// The browser client's entry: the header (navigation, sign-in state, language) and a router
+// that mounts the page module matching the path. Pages are `{ match(path) → params | null,
+// mount(root, params, ctx) → unmount }`; a new page (a team match, a captain's lineup) is a
+// module in pages/ added to PAGES here and its path to `PAGES` in crates/server/src/web.rs.
+
+import { h, fill } from './dom.js';
+import { t, lang, setLang } from './i18n.js';
+import { Connection, session, clearSession } from './api.js';
+import * as lobby from './pages/lobby.js';
+import * as game from './pages/game.js';
+import * as signin from './pages/signin.js';
+import * as arbiter from './pages/arbiter.js';
+
+const PAGES = [game, arbiter, signin, lobby];
+
+function header(conn) {
+  const who = session();
+  const state = h('span.conn', { 'data-testid': 'conn-state', role: 'status' });
+  conn.onState((s, c) => {
+    if (s === 'open' && state.dataset.state === 'badtoken') return; // keep the explanation
+    state.dataset.state = s;
+    state.textContent = s === 'goodbye' ? t('conn.goodbye', { message: c.stateDetail?.message || '' }) : t(`conn.${s}`);
+  });
+  const isArbiter = who && (who.role === 'ROLE_ARBITER' || who.role === 'ROLE_ORGANIZER');
+  const langBtn = h('button.link', {
+    type: 'button', 'aria-label': t('nav.lang.label'), 'data-testid': 'lang',
+    onclick: () => {
+      setLang(lang() === 'en' ? 'zh-CN' : 'en');
+      location.reload();
+    },
+  }, t('nav.lang'));
+  const signBit = who
+    ? h('span.who', {}, h('span', { 'data-testid': 'who' }, who.name || '?'), ' ',
+      h('button.link', { type: 'button', onclick: () => { clearSession(); location.reload(); } }, t('nav.signout')))
+    : h('a', { href: '/signin' }, t('nav.signin'));
+  return h('nav.top', { 'aria-label': 'chuhe' },
+    h('a.brand', { href: '/' }, t('app.title')),
+    h('a', { href: '/' }, t('nav.games')),
+    isArbiter ? h('a', { href: '/arbiter' }, t('nav.arbiter')) : null,
+    h('span.spacer'),
+    state, signBit, langBtn);
+}
+
+function start() {
+  document.documentElement.lang = lang();
+  const conn = new Connection();
+  // The tests (and curious users) reach the connection from the console.
+  globalThis.chuhe = { conn };
+  fill(document.getElementById('top'), header(conn));
+  const root = document.getElementById('main');
+  const path = location.pathname;
+  for (const page of PAGES) {
+    const params = page.match(path);
+    if (params) {
+      root.replaceChildren();
+      page.mount(root, params, { conn });
+      return;
+    }
+  }
+  fill(root, h('p', {}, '404'));
+}
+
+start();

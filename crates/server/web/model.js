@@ -1,0 +1,205 @@
+// One game as a client sees it, built from a snapshot and the events after it. Pure: no DOM, no
+// network, no clock; importable from Node for the unit tests.
+//
+// `apply(msg)` takes a `snapshot` or an `event` (the JSON of `chuhe.v1.json`) and answers what
+// happened: 'applied', 'duplicate' (an event already seen, e.g. replayed after a reconnect),
+// or 'gap' (events are missing: resubscribe with `seq`, the last one applied).
+
+import { parseFen } from './fen.js';
+
+export const SIDES = { SIDE_RED: 'red', SIDE_BLACK: 'black' };
+
+/** 'red', 'black' or null for a wire side. */
+export function sideOf(wire) {
+  return SIDES[wire] || null;
+}
+
+export function otherSide(side) {
+  return side === 'red' ? 'black' : 'red';
+}
+
+export class GameModel {
+  constructor(gameId) {
+    this.gameId = String(gameId);
+    this.seq = 0;
+    this.info = null;
+    this.moves = [];
+    this.fen = '';
+    this.toMove = 'red';
+    this.clock = null;
+    // When the clock reading was taken: server time (ms) and, for the delayed view, the local
+    // time it arrived (set by the caller through `stamp`).
+    this.clockAtMs = 0;
+    this.clockLocalMs = 0;
+    this.result = 'RESULT_UNSPECIFIED';
+    this.endReason = '';
+    this.endExplanation = '';
+    this.drawOffer = null;
+    this.fouls = { red: 0, black: 0 };
+    this.rulings = [];
+    this.delayed = false;
+    this.finished = false;
+    this.paused = false;
+    // Everything that happened, newest last: { seq, atMs, kind, side, text, arbiter, … }.
+    this.log = [];
+    this.snapshots = 0;
+  }
+
+  /**
+   * The game's description is known. (A spectator of a game with a broadcast delay may get a
+   * snapshot before the delay has released even the game's creation: no info yet.)
+   */
+  get loaded() {
+    return Boolean(this.info && this.info.initialFen);
+  }
+
+  /** The side that moved first (from the initial FEN). */
+  get firstSide() {
+    try {
+      return parseFen(this.info?.initialFen).toMove;
+    } catch {
+      return 'red';
+    }
+  }
+
+  /** Moves `side` has made so far. */
+  movesBy(side) {
+    const n = this.moves.length;
+    const firstCount = Math.ceil(n / 2);
+    return side === this.firstSide ? firstCount : n - firstCount;
+  }
+
+  /** The side that played the move with number `ply` (1-based). */
+  sideOfPly(ply) {
+    return ply % 2 === 1 ? this.firstSide : otherSide(this.firstSide);
+  }
+
+  get lastMove() {
+    return this.moves.length ? this.moves[this.moves.length - 1] : null;
+  }
+
+  setClock(c, atMs, localMs) {
+    if (!c) return;
+    this.clock = c;
+    this.clockAtMs = Number(atMs || 0);
+    this.clockLocalMs = localMs;
+    this.paused = Boolean(c.paused);
+  }
+
+  /** Applies a snapshot or an event; `localMs` is the local time it arrived. */
+  apply(msg, localMs = 0) {
+    if (msg.snapshot) return this.applySnapshot(msg.snapshot, localMs);
+    if (msg.event) return this.applyEvent(msg.event, localMs);
+    return 'ignored';
+  }
+
+  applySnapshot(s, localMs) {
+    this.seq = Number(s.seq || 0);
+    this.info = s.info || {};
+    this.moves = (s.moves || []).slice();
+    this.fen = s.fen || this.info.initialFen || '';
+    this.toMove = sideOf(s.toMove) || this.toMove;
+    this.setClock(s.clock, s.atMs, localMs);
+    this.result = s.result || 'RESULT_UNSPECIFIED';
+    this.endReason = s.endReason || '';
+    this.drawOffer = sideOf(s.drawOffer);
+    this.fouls = { red: s.redFouls || 0, black: s.blackFouls || 0 };
+    this.rulings = (s.rulings || []).slice();
+    this.delayed = Boolean(s.delayed);
+    this.finished = Boolean(s.finished);
+    this.snapshots += 1;
+    return 'applied';
+  }
+
+  applyEvent(e, localMs) {
+    const seq = Number(e.seq || 0);
+    if (seq <= this.seq) return 'duplicate';
+    if (!this.loaded && !e.created) return 'gap';
+    if (this.loaded && seq !== this.seq + 1) return 'gap';
+    this.seq = seq;
+    const at = e.atMs;
+    const entry = { seq, atMs: Number(at || 0), kind: '', side: null, text: '', arbiter: null };
+    if (e.created) {
+      this.info = e.created.info || {};
+      this.fen = this.info.initialFen || '';
+      this.toMove = parseFen(this.fen).toMove;
+      this.setClock(e.created.clock, at, localMs);
+      entry.kind = 'created';
+    } else if (e.move) {
+      const m = e.move.move || {};
+      this.moves.push(m);
+      this.fen = m.fen || this.fen;
+      try {
+        this.toMove = parseFen(this.fen).toMove;
+      } catch {
+        this.toMove = otherSide(sideOf(e.move.side));
+      }
+      this.setClock(e.move.clock, at, localMs);
+      entry.kind = 'move';
+      entry.side = sideOf(e.move.side);
+      entry.move = m;
+    } else if (e.drawOffered) {
+      this.drawOffer = sideOf(e.drawOffered.side);
+      entry.kind = 'drawOffered';
+      entry.side = this.drawOffer;
+    } else if (e.drawDeclined) {
+      this.drawOffer = null;
+      entry.kind = 'drawDeclined';
+      entry.side = sideOf(e.drawDeclined.side);
+      entry.byMoving = Boolean(e.drawDeclined.byMoving);
+    } else if (e.foul) {
+      const side = sideOf(e.foul.side);
+      if (side) this.fouls[side] = e.foul.count || this.fouls[side] + 1;
+      Object.assign(entry, {
+        kind: 'foul', side, code: e.foul.code, text: e.foul.explanation || '',
+        count: e.foul.count || 0, arbiter: e.foul.arbiter || null,
+      });
+    } else if (e.clockAdjusted) {
+      const c = e.clockAdjusted;
+      this.setClock(c.clock, at, localMs);
+      Object.assign(entry, {
+        kind: 'clockAdjusted', side: sideOf(c.side), deltaMs: Number(c.deltaMs || 0),
+        code: c.code, arbiter: c.arbiter || null,
+      });
+    } else if (e.paused) {
+      this.setClock(e.paused.clock, at, localMs);
+      this.paused = true;
+      Object.assign(entry, { kind: 'paused', arbiter: e.paused.arbiter || null });
+    } else if (e.resumed) {
+      this.setClock(e.resumed.clock, at, localMs);
+      this.paused = false;
+      Object.assign(entry, { kind: 'resumed', arbiter: e.resumed.arbiter || null });
+    } else if (e.ruling) {
+      const r = e.ruling.ruling || {};
+      this.rulings.push(r);
+      Object.assign(entry, { kind: 'ruling', side: sideOf(r.side), text: r.explanation || '', ruling: r });
+    } else if (e.ended) {
+      const x = e.ended;
+      this.result = x.result || 'RESULT_UNSPECIFIED';
+      this.endReason = x.reason || '';
+      this.endExplanation = x.explanation || '';
+      this.finished = true;
+      this.drawOffer = null;
+      this.setClock(x.clock, at, localMs);
+      Object.assign(entry, {
+        kind: 'ended', result: this.result, code: this.endReason, text: this.endExplanation,
+        arbiter: x.arbiter || null,
+      });
+    } else if (e.rulingOverridden) {
+      const x = e.rulingOverridden;
+      Object.assign(entry, {
+        kind: 'rulingOverridden', rulingSeq: Number(x.rulingSeq || 0),
+        result: x.result || 'RESULT_UNSPECIFIED', arbiter: x.arbiter || null,
+      });
+    } else if (e.serverRestarted) {
+      this.setClock(e.serverRestarted.clock, at, localMs);
+      Object.assign(entry, {
+        kind: 'serverRestarted', downtimeMs: Number(e.serverRestarted.downtimeMs || 0),
+      });
+    } else {
+      entry.kind = 'unknown';
+    }
+    this.log.push(entry);
+    return 'applied';
+  }
+}
