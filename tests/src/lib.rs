@@ -418,13 +418,25 @@ impl Client {
         Ok(())
     }
 
-    /// The next server message (pings are answered by tungstenite itself).
+    /// The next server message (pings are answered by tungstenite itself), within
+    /// [`TIMEOUT`] (pings alone do not keep it waiting).
     pub async fn recv(&mut self) -> Result<ServerMessage> {
-        loop {
-            if let Some(msg) = self.next_frame().await? {
-                return Ok(msg);
+        self.recv_by(tokio::time::Instant::now() + TIMEOUT).await
+    }
+
+    /// The next server message before `deadline`. Every wait of this client for a message has
+    /// one, so a request the server never answers fails the test instead of hanging it while
+    /// the server's pings keep the connection busy.
+    async fn recv_by(&mut self, deadline: tokio::time::Instant) -> Result<ServerMessage> {
+        tokio::time::timeout_at(deadline, async {
+            loop {
+                if let Some(msg) = self.next_frame().await? {
+                    return Ok(msg);
+                }
             }
-        }
+        })
+        .await
+        .map_err(|_| anyhow!("timed out waiting for a server message (pings only)"))?
     }
 
     /// Reads until the server has sent `n` websocket pings in all (messages meanwhile are kept
@@ -479,8 +491,9 @@ impl Client {
 
     /// Waits for a message matching `f`, returning what `f` extracts.
     pub async fn expect<T>(&mut self, mut f: impl FnMut(&ServerMessage) -> Option<T>) -> Result<T> {
+        let deadline = tokio::time::Instant::now() + TIMEOUT;
         loop {
-            let m = self.recv().await?;
+            let m = self.recv_by(deadline).await?;
             if let Some(t) = f(&m) {
                 return Ok(t);
             }
@@ -489,8 +502,9 @@ impl Client {
 
     /// Waits for the Reply to `req` (Err with the code on an Error).
     pub async fn reply(&mut self, req: u32) -> Result<w::Reply> {
+        let deadline = tokio::time::Instant::now() + TIMEOUT;
         loop {
-            let m = self.recv().await?;
+            let m = self.recv_by(deadline).await?;
             match m.kind {
                 Some(server_message::Kind::Reply(r)) if r.request_id == req => return Ok(r),
                 Some(server_message::Kind::Error(e)) if e.request_id == req => {
@@ -503,8 +517,9 @@ impl Client {
 
     /// Waits for the Error answering `req`; returns its code.
     pub async fn error_code(&mut self, req: u32) -> Result<String> {
+        let deadline = tokio::time::Instant::now() + TIMEOUT;
         loop {
-            let m = self.recv().await?;
+            let m = self.recv_by(deadline).await?;
             match m.kind {
                 Some(server_message::Kind::Error(e)) if e.request_id == req => return Ok(e.code),
                 Some(server_message::Kind::Reply(r)) if r.request_id == req => {
@@ -557,11 +572,12 @@ impl Client {
 
     /// Waits until the server closes the connection; returns the close code.
     pub async fn wait_closed(&mut self) -> Result<u16> {
+        let deadline = tokio::time::Instant::now() + TIMEOUT;
         loop {
             if let Some((c, _)) = &self.closed {
                 return Ok(*c);
             }
-            match self.recv().await {
+            match self.recv_by(deadline).await {
                 Ok(_) => {}
                 Err(e) => {
                     if let Some((c, _)) = &self.closed {

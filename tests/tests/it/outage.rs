@@ -101,8 +101,10 @@ async fn abrupt_database_stops_lose_no_move_and_leave_no_game_behind() -> Result
     }
     // Outages are set off by progress: after every few acknowledged moves, a stop and a start.
     let acked = Arc::new((AtomicU32::new(0), tokio::sync::Notify::new()));
+    let progress: Arc<Vec<AtomicU32>> = Arc::new((0..GAMES).map(|_| AtomicU32::new(0)).collect());
+    let outages_done = Arc::new(AtomicU32::new(0));
     let outages = {
-        let (pg, acked) = (pg.clone(), acked.clone());
+        let (pg, acked, outages_done) = (pg.clone(), acked.clone(), outages_done.clone());
         tokio::spawn(async move {
             let mut done = 0;
             let mut next = 8;
@@ -118,6 +120,7 @@ async fn abrupt_database_stops_lose_no_move_and_leave_no_game_behind() -> Result
                 })
                 .await??;
                 done += 1;
+                outages_done.store(done, Ordering::SeqCst);
                 next = acked.0.load(Ordering::SeqCst) + 8;
             }
             Ok::<_, anyhow::Error>(done)
@@ -126,6 +129,7 @@ async fn abrupt_database_stops_lose_no_move_and_leave_no_game_behind() -> Result
     let mut players = Vec::new();
     for (i, game) in games.iter().enumerate() {
         let (game, cast, addr, acked) = (game.clone(), cast.clone(), server.addr, acked.clone());
+        let progress = progress.clone();
         players.push(tokio::spawn(async move {
             let mut red = Client::connect(addr, Some(&cast.red), Encoding::Proto).await?;
             let mut black = Client::connect(addr, Some(&cast.black), Encoding::Proto).await?;
@@ -143,17 +147,32 @@ async fn abrupt_database_stops_lose_no_move_and_leave_no_game_behind() -> Result
                     );
                 }
                 answers.push(a);
+                progress[i].store(k as u32 + 1, Ordering::SeqCst);
                 acked.0.fetch_add(1, Ordering::SeqCst);
                 acked.1.notify_one();
             }
             Ok::<_, anyhow::Error>((game, moves, answers))
         }));
     }
-    let mut results = Vec::new();
-    for p in players {
-        results.push(p.await??);
-    }
-    let stopped = outages.await??;
+    // Bounded: a game that stops answering fails the test with where every game stood,
+    // instead of hanging CI.
+    let finished = tokio::time::timeout(Duration::from_secs(300), async {
+        let mut results = Vec::new();
+        for p in players {
+            results.push(p.await??);
+        }
+        let stopped = outages.await??;
+        Ok::<_, anyhow::Error>((results, stopped))
+    })
+    .await;
+    let Ok(finished) = finished else {
+        let stood: Vec<u32> = progress.iter().map(|p| p.load(Ordering::SeqCst)).collect();
+        bail!(
+            "not done after 300 s; plies acknowledged per game: {stood:?}, outages: {}",
+            outages_done.load(Ordering::SeqCst)
+        );
+    };
+    let (results, stopped) = finished?;
     assert_eq!(stopped, OUTAGES);
     // Every acknowledged move is in the log, in order, each once; and the server's record
     // agrees with the log.
