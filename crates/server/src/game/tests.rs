@@ -695,6 +695,20 @@ fn a_scheduled_game_starts_its_clocks_at_the_instant_whoever_is_there() {
 }
 
 #[test]
+fn a_game_cannot_start_from_a_decided_position() {
+    // Black to move and checkmated; then Black stalemated (困毙): no move could be played, the
+    // game would only wait for a flag.
+    for (fen, how) in [
+        ("R3k4/R8/9/9/9/9/9/9/9/3K5 b - - 0 1", "checkmated"),
+        ("3k5/4P4/9/9/9/9/9/9/9/5K3 b - - 0 1", "stalemated"),
+    ] {
+        let err = create(&info(fen, "10m", 0), 0).unwrap_err();
+        assert_eq!(err.code(), "invalid_argument", "{fen}");
+        assert!(err.to_string().contains(how), "{fen}: {err}");
+    }
+}
+
+#[test]
 fn a_start_that_fell_during_an_outage_happens_at_the_restart_with_the_clocks_credited() {
     // Scheduled at 60 s with a 30 s lateness limit; created at 1 s; the server is down from
     // then until 120 s (issue 19 item 7). Before the credit, the clocks started at 60 s with
