@@ -4,7 +4,8 @@ use clap::{Args, Subcommand, ValueEnum};
 use std::path::PathBuf;
 
 /// League tools: schedules, standings, crosstables, score sheets, Swiss pairings, knockout
-/// brackets and Elo rating lists, from results files (JSON; see crates/league/README.md).
+/// brackets and Elo rating lists, from results files (JSON; see crates/league/README.md); and
+/// `event`: a league run on a server (docs/league.md).
 #[derive(Debug, Args)]
 pub struct LeagueArgs {
     #[command(subcommand)]
@@ -27,6 +28,9 @@ pub(super) enum LeagueCommand {
     Knockout(KnockoutArgs),
     /// Rate the players of a results file (Elo): rating list with K, score, expectation, performance.
     Elo(EloArgs),
+    /// A running server's league service: create an event from its file (TOML/JSON, rosters
+    /// from CSV), publish, tokens, reschedule, lineups, arbiters' commands, standings, sheets.
+    Event(super::event::EventArgs),
 }
 
 #[derive(Debug, Args)]
