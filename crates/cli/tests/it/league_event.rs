@@ -395,6 +395,19 @@ fn an_organizer_runs_an_event_through_the_cli() {
         sheet.contains(&fr[0]) && sheet.contains("<html"),
         "names once revealed"
     );
+    // For Excel and WPS: one byte order mark, then the form.
+    let sheet = s.ok(
+        None,
+        &[
+            "sheet", id, "--round", "1", "--table", "1", "--format", "csv",
+        ],
+    );
+    assert!(sheet.starts_with('\u{feff}'), "{sheet}");
+    assert!(
+        !sheet[3..].starts_with('\u{feff}'),
+        "two byte order marks: {sheet:?}"
+    );
+    assert!(sheet.contains(&fr[0]), "{sheet}");
     let log = json(&s.ok(a, &["log", id]));
     let set = log["entries"]
         .as_array()
