@@ -561,6 +561,62 @@ mod tests {
         check(&with_roster).unwrap();
     }
 
+    /// Every ```json block of docs/league.md that is an event file (it has "teams" and a
+    /// "schedule" object) passes the checks; every ```csv block merges.
+    #[test]
+    fn the_docs_examples_pass_the_servers_checks() {
+        let doc = std::fs::read_to_string(root().join("docs/league.md")).unwrap();
+        let mut events = 0;
+        let mut rosters = 0;
+        let mut last_event = None;
+        for (lang, block) in fenced(&doc) {
+            match lang {
+                "json" => {
+                    let Ok(v) = serde_json::from_str::<Value>(block) else {
+                        continue;
+                    };
+                    if v.get("teams").is_some() && v["schedule"].is_object() {
+                        let spec: EventSpec = serde_json::from_value(v).unwrap();
+                        check(&spec).unwrap();
+                        last_event = Some(spec);
+                        events += 1;
+                    }
+                }
+                "toml" => {
+                    let spec: EventSpec = toml::from_str(block).unwrap();
+                    check(&spec).unwrap();
+                    events += 1;
+                }
+                "csv" => {
+                    let mut spec = last_event.clone().unwrap();
+                    super::super::roster::merge(&mut spec, block, "docs/league.md").unwrap();
+                    check(&spec).unwrap();
+                    rosters += 1;
+                }
+                _ => {}
+            }
+        }
+        assert!(
+            events >= 1 && rosters >= 1,
+            "{events} event files, {rosters} rosters"
+        );
+    }
+
+    fn fenced(doc: &str) -> Vec<(&str, &str)> {
+        let mut out = Vec::new();
+        let mut rest = doc;
+        while let Some(i) = rest.find("\n```") {
+            let after = &rest[i + 4..];
+            let Some(eol) = after.find('\n') else { break };
+            let lang = after[..eol].trim();
+            let body = &after[eol + 1..];
+            let Some(end) = body.find("\n```") else { break };
+            out.push((lang, &body[..end + 1]));
+            rest = &body[end + 4..];
+        }
+        out
+    }
+
     #[test]
     fn games_parse_for_set_board() {
         assert_eq!(
