@@ -157,12 +157,8 @@ enum ArbiterCommand {
     /// Set or correct a board's result: its games in order (`--game COLOUR:RESULT`), or a
     /// forfeit (`--forfeit first|second|both`).
     SetBoard {
-        #[arg(long)]
-        round: u32,
-        #[arg(long)]
-        table: u32,
-        #[arg(long)]
-        board: u32,
+        #[command(flatten)]
+        at: BoardAt,
         /// A game of the chain: the first-listed team's colour and the result from the first
         /// team's view, e.g. `red:draw`, `black:first`, `red:second:1,0` (fouls first,second).
         #[arg(
@@ -177,12 +173,8 @@ enum ArbiterCommand {
     },
     /// Order a board played again (its games so far no longer count).
     ReplayBoard {
-        #[arg(long)]
-        round: u32,
-        #[arg(long)]
-        table: u32,
-        #[arg(long)]
-        board: u32,
+        #[command(flatten)]
+        at: BoardAt,
     },
     /// A team withdraws (20.3) after a round, or is expelled (18.3 除名).
     Withdraw {
@@ -199,6 +191,23 @@ enum ArbiterCommand {
     PairNextRound,
     /// Any command as the API's JSON, e.g. '{"command":"publish"}'.
     Raw { json: String },
+}
+
+/// A board: `--round R --table T --board B` (all 1-based).
+#[derive(Debug, Args)]
+struct BoardAt {
+    #[arg(long)]
+    round: u32,
+    #[arg(long)]
+    table: u32,
+    #[arg(long)]
+    board: u32,
+}
+
+impl BoardAt {
+    fn json(&self) -> Value {
+        json!({"round": self.round, "table": self.table, "board": self.board})
+    }
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -317,13 +326,7 @@ fn arbiter_body(c: ArbiterCommand) -> Result<Value> {
         ArbiterCommand::ForfeitMatch { round, table, by } => {
             json!({"command": "forfeit_match", "round": round, "table": table, "by": value_name(by)})
         }
-        ArbiterCommand::SetBoard {
-            round,
-            table,
-            board,
-            games,
-            forfeit,
-        } => {
+        ArbiterCommand::SetBoard { at, games, forfeit } => {
             let setting = match (forfeit, games.is_empty()) {
                 (Some(by), _) => json!({"forfeit": {"by": value_name(by)}}),
                 (None, false) => json!({"games": {"games": games
@@ -332,14 +335,10 @@ fn arbiter_body(c: ArbiterCommand) -> Result<Value> {
                     .collect::<Result<Vec<_>>>()?}}),
                 (None, true) => bail!("set-board needs --game (one per game) or --forfeit"),
             };
-            json!({"command": "set_board", "at": {"round": round, "table": table, "board": board}, "setting": setting})
+            json!({"command": "set_board", "at": at.json(), "setting": setting})
         }
-        ArbiterCommand::ReplayBoard {
-            round,
-            table,
-            board,
-        } => {
-            json!({"command": "replay_board", "at": {"round": round, "table": table, "board": board}})
+        ArbiterCommand::ReplayBoard { at } => {
+            json!({"command": "replay_board", "at": at.json()})
         }
         ArbiterCommand::Withdraw {
             team,
@@ -360,6 +359,14 @@ fn arbiter_body(c: ArbiterCommand) -> Result<Value> {
     })
 }
 
+/// `body` with `key` set to `value` when there is one.
+fn with<T: serde::Serialize>(mut body: Value, key: &str, value: Option<T>) -> Value {
+    if let Some(v) = value {
+        body[key] = json!(v);
+    }
+    body
+}
+
 /// What to send: method, path, body.
 fn request_of(c: EventCommand) -> Result<(&'static str, String, Option<Value>)> {
     Ok(match c {
@@ -376,10 +383,7 @@ fn request_of(c: EventCommand) -> Result<(&'static str, String, Option<Value>)> 
             r#for,
             team,
         } => {
-            let mut b = json!({"for": value_name(r#for)});
-            if let Some(t) = team {
-                b["team"] = json!(t);
-            }
+            let b = with(json!({"for": value_name(r#for)}), "team", team);
             ("POST", format!("{}/tokens", id_path(&league)?), Some(b))
         }
         EventCommand::Reschedule {
@@ -388,10 +392,7 @@ fn request_of(c: EventCommand) -> Result<(&'static str, String, Option<Value>)> 
             start,
             lineup_deadline,
         } => {
-            let mut b = json!({"start": start});
-            if let Some(d) = lineup_deadline {
-                b["lineup_deadline"] = json!(d);
-            }
+            let b = with(json!({"start": start}), "lineup_deadline", lineup_deadline);
             (
                 "POST",
                 format!("{}/rounds/{round}/reschedule", id_path(&league)?),
@@ -414,10 +415,7 @@ fn request_of(c: EventCommand) -> Result<(&'static str, String, Option<Value>)> 
             reason,
             command,
         } => {
-            let mut b = arbiter_body(command)?;
-            if let Some(r) = reason {
-                b["reason"] = json!(r);
-            }
+            let b = with(arbiter_body(command)?, "reason", reason);
             ("POST", format!("{}/commands", id_path(&league)?), Some(b))
         }
         EventCommand::Standings {

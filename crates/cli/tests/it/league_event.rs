@@ -307,44 +307,15 @@ fn an_organizer_runs_an_event_through_the_cli() {
     assert_eq!(shown["rounds"][1]["startsAt"], "2099-03-14T02:00:00Z");
     let a = Some(arb.as_str());
     let base = ["command", id, "--reason", "CLI test"];
-    let cmd = |rest: &[&str]| {
+    // Each command's arguments as one line, split at spaces.
+    let cmd = |rest: &str| {
         let mut v = base.to_vec();
-        v.extend(rest);
+        v.extend(rest.split(' '));
         s.ok(a, &v)
     };
-    cmd(&[
-        "set-board",
-        "--round",
-        "1",
-        "--table",
-        "1",
-        "--board",
-        "1",
-        "--game",
-        "red:draw",
-        "--game",
-        "black:first",
-    ]);
-    cmd(&[
-        "set-board",
-        "--round",
-        "1",
-        "--table",
-        "1",
-        "--board",
-        "2",
-        "--forfeit",
-        "second",
-    ]);
-    cmd(&[
-        "forfeit-match",
-        "--round",
-        "1",
-        "--table",
-        "2",
-        "--by",
-        "second",
-    ]);
+    cmd("set-board --round 1 --table 1 --board 1 --game red:draw --game black:first");
+    cmd("set-board --round 1 --table 1 --board 2 --forfeit second");
+    cmd("forfeit-match --round 1 --table 2 --by second");
     let m = json(&s.ok(None, &["match", id, "--round", "1", "--table", "1"]));
     assert_eq!(m["gamePoints"], serde_json::json!(["4", "1"]));
     assert_eq!(m["matchPoints"], serde_json::json!(["2", "0"]));
@@ -416,7 +387,7 @@ fn an_organizer_runs_an_event_through_the_cli() {
         .find(|e| e["kind"] == "board_set")
         .unwrap();
     assert_eq!(set["reason"], "CLI test");
-    cmd(&["withdraw", "--team", "3", "--after-round", "1"]);
+    cmd("withdraw --team 3 --after-round 1");
     let st = json(&s.ok(None, &["standings", id, "--format", "json"]));
     assert!(
         st["rows"]
@@ -507,6 +478,29 @@ fn every_refusal_is_the_servers_code_and_message_on_one_line() {
     assert_eq!(
         s.refused(org, &["command", id, "raw", r#"{"command":"tick"}"#]),
         "error: permission_denied: only the server records games and ticks"
+    );
+    assert_eq!(
+        s.refused(
+            org,
+            &[
+                "command",
+                id,
+                "--reason",
+                "r",
+                "replay-board",
+                "--round",
+                "9",
+                "--table",
+                "1",
+                "--board",
+                "1"
+            ]
+        ),
+        "error: not_found: round 9 table 1 board 1 not found"
+    );
+    assert_eq!(
+        s.refused(org, &["command", id, "pair-next-round"]),
+        "error: conflict: only a Swiss is paired round by round"
     );
     assert!(
         s.refused(None, &["log", id])
