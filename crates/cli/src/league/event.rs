@@ -49,11 +49,18 @@ enum EventCommand {
     List,
     /// A league: settings, teams, rounds with their matches (a captain's token also shows its
     /// own sealed lineups).
-    Show { league: String },
+    Show {
+        /// The league's id, as `list` shows it.
+        league: String,
+    },
     /// Publish: fix the fixtures and open lineups.
-    Publish { league: String },
+    Publish {
+        /// The league's id, as `list` shows it.
+        league: String,
+    },
     /// Issue tokens to the event's captains, players and arbiters (printed once).
     Tokens {
+        /// The league's id, as `list` shows it.
         league: String,
         /// Whose: captains, players, arbiters or all.
         #[arg(long = "for", value_enum, default_value_t = TokensFor::All)]
@@ -64,7 +71,9 @@ enum EventCommand {
     },
     /// Move a round that has not started (times: RFC 3339 or Unix ms).
     Reschedule {
+        /// The league's id, as `list` shows it.
         league: String,
+        /// The round (1-based).
         #[arg(long)]
         round: u32,
         /// The new start, e.g. 2027-03-13T14:00:00+08:00.
@@ -77,9 +86,12 @@ enum EventCommand {
     },
     /// Submit (or replace) a team's lineup for a match, in board order (a captain's token).
     Lineup {
+        /// The league's id, as `list` shows it.
         league: String,
+        /// The round (1-based).
         #[arg(long)]
         round: u32,
+        /// The match: its table in the round (1-based, as `show` lists them).
         #[arg(long)]
         table: u32,
         /// The team (0-based index in the event file).
@@ -91,6 +103,7 @@ enum EventCommand {
     },
     /// An arbiter's (or the organizer's) command; arbiters' decisions need --reason.
     Command {
+        /// The league's id, as `list` shows it.
         league: String,
         /// Why (mandatory for an arbiter's decision; kept in the log with who and when).
         #[arg(long, global = true)]
@@ -100,36 +113,53 @@ enum EventCommand {
     },
     /// Team standings with the criterion that decided each rank, and the crosstable.
     Standings {
+        /// The league's id, as `list` shows it.
         league: String,
+        /// Output format.
         #[arg(long, value_enum, default_value_t = Format::Text)]
         format: Format,
+        /// Label language.
         #[arg(long, value_enum, default_value_t = Lang::Zh)]
         lang: Lang,
     },
     /// A match: lineups (once revealed), every board's games and results, the score.
     Match {
+        /// The league's id, as `list` shows it.
         league: String,
+        /// The round (1-based).
         #[arg(long)]
         round: u32,
+        /// The match: its table in the round (1-based, as `show` lists them).
         #[arg(long)]
         table: u32,
     },
     /// A match's score sheet (计分表), blank of names until the lineups are revealed.
     Sheet {
+        /// The league's id, as `list` shows it.
         league: String,
+        /// The round (1-based).
         #[arg(long)]
         round: u32,
+        /// The match: its table in the round (1-based, as `show` lists them).
         #[arg(long)]
         table: u32,
+        /// Output format.
         #[arg(long, value_enum, default_value_t = SheetFormat::Html)]
         format: SheetFormat,
+        /// Label language.
         #[arg(long, value_enum, default_value_t = Lang::Zh)]
         lang: Lang,
     },
     /// The whole log (organizer and the event's arbiters): every entry with who, when, why.
-    Log { league: String },
+    Log {
+        /// The league's id, as `list` shows it.
+        league: String,
+    },
     /// The results so far as a `chuhe league` results file (standings, sheets, Elo offline).
-    Export { league: String },
+    Export {
+        /// The league's id, as `list` shows it.
+        league: String,
+    },
 }
 
 #[derive(Debug, Args)]
@@ -146,8 +176,10 @@ struct FileArgs {
 enum ArbiterCommand {
     /// Forfeit a whole match (21.4).
     ForfeitMatch {
+        /// The round (1-based).
         #[arg(long)]
         round: u32,
+        /// The match: its table in the round (1-based, as `show` lists them).
         #[arg(long)]
         table: u32,
         /// Who forfeits.
@@ -184,22 +216,29 @@ enum ArbiterCommand {
         /// The last round it played (0: before the first).
         #[arg(long)]
         after_round: u32,
+        /// Expelled (18.3 除名) rather than withdrawn.
         #[arg(long)]
         expelled: bool,
     },
     /// Pair the next Swiss round now (organizer).
     PairNextRound,
     /// Any command as the API's JSON, e.g. '{"command":"publish"}'.
-    Raw { json: String },
+    Raw {
+        /// The body, e.g. '{"command":"withdraw","team":2,"after_round":3}'.
+        json: String,
+    },
 }
 
 /// A board: `--round R --table T --board B` (all 1-based).
 #[derive(Debug, Args)]
 struct BoardAt {
+    /// The round (1-based).
     #[arg(long)]
     round: u32,
+    /// The match: its table in the round (1-based, as `show` lists them).
     #[arg(long)]
     table: u32,
+    /// The board (1-based).
     #[arg(long)]
     board: u32,
 }
