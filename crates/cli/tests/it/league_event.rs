@@ -99,15 +99,27 @@ fn serve(name: &str) -> Served {
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
-    let mut url = None;
-    for line in BufReader::new(child.stdout.take().unwrap()).lines() {
-        let line = line.unwrap();
-        if let Some(rest) = line.strip_prefix("chuhe serving on ") {
-            url = rest.split_whitespace().next().map(str::to_string);
-            break;
+    // Its address line, within a bound: a server that neither starts nor exits fails the test.
+    let stdout = child.stdout.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines() {
+            let Ok(line) = line else { break };
+            if let Some(rest) = line.strip_prefix("chuhe serving on ") {
+                let _ = tx.send(rest.split_whitespace().next().map(str::to_string));
+                break;
+            }
         }
-    }
-    let url = url.expect("the server did not start");
+    });
+    let url = rx
+        .recv_timeout(std::time::Duration::from_secs(20))
+        .ok()
+        .flatten();
+    let Some(url) = url else {
+        let _ = child.kill();
+        let _ = child.wait();
+        panic!("the server did not say where it listens within 20 s");
+    };
     Served {
         child,
         url,
@@ -117,37 +129,33 @@ fn serve(name: &str) -> Served {
 }
 
 impl Served {
-    /// `chuhe league event --server … [--token …] ARGS`.
-    fn event(&self, token: Option<&str>, args: &[&str]) -> (bool, String, String) {
-        let mut all = vec!["league", "event", "--server", &self.url];
+    /// `chuhe league event --server … [--token …] ARGS`, run to its end.
+    fn output(&self, token: Option<&str>, args: &[&str]) -> std::process::Output {
+        let mut all = vec!["league", "event", "--server", &self.url, "--timeout", "20"];
         if let Some(t) = token {
             all.extend(["--token", t]);
         }
         all.extend(args);
-        run(&all)
+        Command::new(exe())
+            .args(&all)
+            .env_remove("CHUHE_SERVER")
+            .env_remove("CHUHE_TOKEN")
+            .output()
+            .unwrap()
     }
 
+    /// Its stdout, after checking that it succeeded and said nothing on stderr.
     fn ok(&self, token: Option<&str>, args: &[&str]) -> String {
-        let (ok, out, err) = self.event(token, args);
-        assert!(ok, "{args:?}: {err}");
+        let out = self.output(token, args);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{args:?}: {err}");
         assert!(err.is_empty(), "{args:?}: stderr {err}");
-        out
+        String::from_utf8_lossy(&out.stdout).to_string()
     }
 
     /// The refusal's one stderr line (the command failed with status 2).
     fn refused(&self, token: Option<&str>, args: &[&str]) -> String {
-        let out = {
-            let mut all = vec!["league", "event", "--server", &self.url];
-            if let Some(t) = token {
-                all.extend(["--token", t]);
-            }
-            all.extend(args);
-            Command::new(exe())
-                .args(&all)
-                .env_remove("CHUHE_TOKEN")
-                .output()
-                .unwrap()
-        };
+        let out = self.output(token, args);
         assert_eq!(out.status.code(), Some(2), "{args:?}");
         assert!(out.stdout.is_empty(), "{args:?}");
         let err = String::from_utf8_lossy(&out.stderr).to_string();
