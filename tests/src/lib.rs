@@ -616,3 +616,74 @@ pub fn snapshot(m: &ServerMessage) -> Option<w::GameSnapshot> {
         _ => None,
     }
 }
+
+// ---- league helpers ----
+
+/// An HTTP request with an optional JSON body; the status and the body parsed as JSON (Null
+/// when it is not JSON).
+pub async fn http_json(
+    addr: std::net::SocketAddr,
+    method: &str,
+    path: &str,
+    token: Option<&str>,
+    body: Option<&serde_json::Value>,
+) -> Result<(u16, serde_json::Value)> {
+    let body = body.map(|b| b.to_string());
+    let (status, text) = http(addr, method, path, token, body.as_deref()).await?;
+    Ok((
+        status,
+        serde_json::from_str(&text).unwrap_or(serde_json::Value::Null),
+    ))
+}
+
+/// A league update's (public seq, kind, the entry as JSON), if `m` is one.
+pub fn league_update(m: &ServerMessage) -> Option<(u64, String, serde_json::Value)> {
+    match &m.kind {
+        Some(server_message::Kind::League(u)) => Some((
+            u.seq,
+            u.kind.clone(),
+            serde_json::from_str(&u.json).unwrap_or(serde_json::Value::Null),
+        )),
+        _ => None,
+    }
+}
+
+impl Client {
+    /// A barrier: sends a Ping and reads until its Pong; returns every other message that came
+    /// before it. Whatever the server queued for this connection before the Ping was read is
+    /// among them (one connection's messages leave in order).
+    pub async fn until_pong(&mut self) -> Result<Vec<ServerMessage>> {
+        let stamp = 0x5eed_u64;
+        self.send(client_message::Kind::Ping(w::Ping {
+            client_time_ms: stamp,
+        }))
+        .await?;
+        let deadline = tokio::time::Instant::now() + TIMEOUT;
+        let mut before = Vec::new();
+        loop {
+            let m = self.recv_by(deadline).await?;
+            match &m.kind {
+                Some(server_message::Kind::Pong(p)) if p.client_time_ms == stamp => {
+                    return Ok(before);
+                }
+                _ => before.push(m),
+            }
+        }
+    }
+
+    /// Follows a league's public stream from `last_seq`; the reply's seq (the stream's latest).
+    pub async fn league_subscribe(&mut self, league: &str, last_seq: u64) -> Result<u64> {
+        let r = self
+            .send(client_message::Kind::LeagueSubscribe(w::LeagueSubscribe {
+                league_id: league.into(),
+                last_seq,
+            }))
+            .await?;
+        Ok(self.reply(r).await?.seq)
+    }
+
+    /// The next league update (seq, kind, entry).
+    pub async fn league_next(&mut self) -> Result<(u64, String, serde_json::Value)> {
+        self.expect(league_update).await
+    }
+}
