@@ -32,7 +32,54 @@ pub fn router(env: Env) -> Router {
         .route("/api/v1/tokens", post(issue_token))
         .route("/api/v1/tokens/revoke", post(revoke_token))
         .merge(crate::league::api::router())
+        .layer(axum::middleware::map_response_with_state(
+            (),
+            |State(()): State<()>, uri: axum::http::Uri, r: Response| json_errors(uri, r),
+        ))
         .with_state(env)
+}
+
+/// Every error answer under `/api/` is the documented JSON `{code, message}`: the refusals
+/// axum's extractors and router produce themselves (an undecodable path segment, a
+/// duplicated or malformed query parameter, an unknown route, a wrong method, a body that is
+/// not JSON) are plain text or empty; they are rewritten here with a code for their status.
+async fn json_errors(uri: axum::http::Uri, r: Response) -> Response {
+    let status = r.status();
+    let is_json = r
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.starts_with("application/json"));
+    if !uri.path().starts_with("/api/")
+        || !(status.is_client_error() || status.is_server_error())
+        || is_json
+    {
+        return r;
+    }
+    let code = match status {
+        StatusCode::BAD_REQUEST | StatusCode::UNPROCESSABLE_ENTITY => "invalid_argument",
+        StatusCode::NOT_FOUND => "not_found",
+        StatusCode::METHOD_NOT_ALLOWED => "method_not_allowed",
+        StatusCode::PAYLOAD_TOO_LARGE => "body_too_large",
+        StatusCode::UNSUPPORTED_MEDIA_TYPE => "unsupported_media_type",
+        StatusCode::UNAUTHORIZED => "unauthenticated",
+        StatusCode::FORBIDDEN => "permission_denied",
+        s if s.is_server_error() => "internal",
+        _ => "invalid_argument",
+    };
+    let text = axum::body::to_bytes(r.into_body(), 4096)
+        .await
+        .map(|b| String::from_utf8_lossy(&b).trim().to_string())
+        .unwrap_or_default();
+    let message = if text.is_empty() {
+        match status {
+            StatusCode::NOT_FOUND => format!("no route {}", uri.path()),
+            s => s.canonical_reason().unwrap_or("refused").to_string(),
+        }
+    } else {
+        text
+    };
+    api_error(status, code, &message)
 }
 
 fn json<M: serde::Serialize>(status: StatusCode, m: &M) -> Response {
@@ -45,12 +92,7 @@ fn json<M: serde::Serialize>(status: StatusCode, m: &M) -> Response {
 }
 
 fn admin_err(e: AdminError) -> Response {
-    let status = match e {
-        AdminError::Invalid(_) => StatusCode::BAD_REQUEST,
-        AdminError::NotFound(_) => StatusCode::NOT_FOUND,
-        AdminError::Store(_) => StatusCode::SERVICE_UNAVAILABLE,
-    };
-    api_error(status, e.code(), &e.to_string())
+    api_error(e.status(), e.code(), &e.to_string())
 }
 
 async fn healthz(State(env): State<Env>) -> Response {

