@@ -274,6 +274,12 @@ pub async fn http(
         body.len()
     );
     s.write_all(req.as_bytes()).await?;
+    read_response(&mut s).await
+}
+
+/// Reads an HTTP/1.1 response to its end (the request said `Connection: close`): the status
+/// and the body (dechunked).
+async fn read_response(s: &mut TcpStream) -> Result<(u16, String)> {
     let mut buf = Vec::new();
     tokio::time::timeout(TIMEOUT, s.read_to_end(&mut buf)).await??;
     let text = String::from_utf8_lossy(&buf).to_string();
@@ -615,4 +621,27 @@ pub fn snapshot(m: &ServerMessage) -> Option<w::GameSnapshot> {
         Some(server_message::Kind::Snapshot(s)) => Some(s.clone()),
         _ => None,
     }
+}
+
+// ---- hardening helpers ----
+
+/// Sends `request` (a whole raw HTTP/1.1 request, which should say `Connection: close`) and
+/// reads the answer: the status and body. For requests [`http`] cannot make (websocket
+/// upgrades, odd headers).
+pub async fn raw_http(addr: std::net::SocketAddr, request: &str) -> Result<(u16, String)> {
+    let mut s = TcpStream::connect(addr).await?;
+    s.write_all(request.as_bytes()).await?;
+    read_response(&mut s).await
+}
+
+/// A complete websocket upgrade request for `/ws` in the JSON encoding, with a bearer token.
+pub fn ws_upgrade_request(token: Option<&str>) -> String {
+    let auth = token
+        .map(|t| format!("Authorization: Bearer {t}\r\n"))
+        .unwrap_or_default();
+    format!(
+        "GET /ws HTTP/1.1\r\nHost: test\r\nConnection: Upgrade, close\r\nUpgrade: websocket\r\n\
+         Sec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\
+         Sec-WebSocket-Protocol: chuhe.v1.json\r\n{auth}\r\n"
+    )
 }

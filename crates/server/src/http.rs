@@ -24,6 +24,7 @@ pub fn router(env: Env) -> Router {
         .merge(crate::web::router())
         .route("/ws", get(conn::ws_handler))
         .route("/healthz", get(healthz))
+        .route("/readyz", get(readyz))
         .route("/metrics", get(metrics))
         .route("/api/v1/games", get(list_games).post(create_game))
         .route("/api/v1/games/{id}", get(game_json))
@@ -100,6 +101,52 @@ async fn healthz(State(env): State<Env>) -> Response {
         return (StatusCode::SERVICE_UNAVAILABLE, "shutting down\n").into_response();
     }
     (StatusCode::OK, "ok\n").into_response()
+}
+
+/// Readiness (as orchestrators probe it): 200 while the store answers and the server is not
+/// shutting down; 503 with the JSON error otherwise. `/healthz` is liveness: 200 while the
+/// process serves at all, whatever the store does.
+async fn readyz(State(env): State<Env>) -> Response {
+    if *env.shutdown.borrow() {
+        return api_error(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "shutting_down",
+            "the server is shutting down",
+        );
+    }
+    match store_deadline(&env, env.persist.ping()).await {
+        Ok(()) => json(
+            StatusCode::OK,
+            &serde_json::json!({"status": "ready", "store": "ok"}),
+        ),
+        Err(e) => {
+            tracing::warn!(error = %e, "not ready: the store does not answer");
+            api_error(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "store_unavailable",
+                &format!("not ready: {e}"),
+            )
+        }
+    }
+}
+
+/// Runs a store request with the configured deadline (`Config::store_timeout`): during an
+/// outage the caller is answered `store_unavailable` at once instead of waiting for the
+/// database's own timeouts.
+fn timed_out(env: &Env) -> crate::persist::PersistError {
+    crate::persist::PersistError::unavailable(format!(
+        "no answer within {} ms",
+        env.config.store_timeout.as_millis()
+    ))
+}
+
+pub(crate) async fn store_deadline<T>(
+    env: &Env,
+    fut: impl std::future::Future<Output = Result<T, crate::persist::PersistError>>,
+) -> Result<T, crate::persist::PersistError> {
+    tokio::time::timeout(env.config.store_timeout, fut)
+        .await
+        .unwrap_or_else(|_| Err(timed_out(env)))
 }
 
 async fn metrics(State(env): State<Env>) -> Response {
@@ -238,7 +285,13 @@ async fn create_player(State(env): State<Env>, headers: HeaderMap, b: Bytes) -> 
             );
         }
     };
-    match admin::create_player(env.persist.as_ref(), &req.display_name, role).await {
+    let made = tokio::time::timeout(
+        env.config.store_timeout,
+        admin::create_player(env.persist.as_ref(), &req.display_name, role),
+    )
+    .await
+    .unwrap_or_else(|_| Err(AdminError::Store(timed_out(&env))));
+    match made {
         Ok(a) => json(
             StatusCode::CREATED,
             &Player {
@@ -267,7 +320,13 @@ async fn issue_token(State(env): State<Env>, headers: HeaderMap, b: Bytes) -> Re
         );
     };
     let label = (!req.label.trim().is_empty()).then(|| req.label.trim().to_string());
-    match admin::issue_token(env.persist.as_ref(), pid, label).await {
+    let issued = tokio::time::timeout(
+        env.config.store_timeout,
+        admin::issue_token(env.persist.as_ref(), pid, label),
+    )
+    .await
+    .unwrap_or_else(|_| Err(AdminError::Store(timed_out(&env))));
+    match issued {
         Ok((token, id)) => json(
             StatusCode::CREATED,
             &IssueTokenResponse {
@@ -294,7 +353,7 @@ async fn revoke_token(State(env): State<Env>, headers: HeaderMap, b: Bytes) -> R
             "tokenId must be an id",
         );
     };
-    match env.persist.revoke_token(id).await {
+    match store_deadline(&env, env.persist.revoke_token(id)).await {
         Ok(true) => StatusCode::NO_CONTENT.into_response(),
         Ok(false) => api_error(
             StatusCode::NOT_FOUND,

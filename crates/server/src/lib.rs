@@ -95,6 +95,10 @@ pub struct Config {
     pub shard_mailbox: usize,
     /// Demo: pairs of bot accounts that play random games forever.
     pub demo_bots: Vec<(i64, i64)>,
+    /// The longest a login (the token check at a websocket upgrade or HTTP request), an
+    /// organizer request or the readiness probe waits for the store before it is answered
+    /// `store_unavailable` (503): during an outage they fail fast instead of hanging.
+    pub store_timeout: Duration,
 }
 
 impl Default for Config {
@@ -115,6 +119,7 @@ impl Default for Config {
             shards: 0,
             shard_mailbox: 65_536,
             demo_bots: Vec::new(),
+            store_timeout: Duration::from_secs(2),
         }
     }
 }

@@ -86,3 +86,58 @@ async fn a_duplicate_player_name_is_409_name_taken() -> Result<()> {
     db.drop_db().await;
     Ok(())
 }
+
+/// Item 8: `/readyz` reflects the store, `/healthz` stays liveness, and while the store does
+/// not answer, a login (a websocket upgrade or record with a token) and the organizer API are
+/// answered 503 `store_unavailable` within the store deadline. Before: no `/readyz` (404), and a
+/// login waited as long as the store (here for ever: the test's 20 s guard failed it).
+#[tokio::test]
+async fn readiness_follows_the_store_and_logins_fail_fast_in_an_outage() -> Result<()> {
+    let persist = std::sync::Arc::new(chuhe_server::persist::MemoryPersist::default());
+    let cast = seed(persist.as_ref()).await?;
+    let config = Config {
+        store_timeout: std::time::Duration::from_millis(200),
+        ..Config::default()
+    };
+    let server = Server::start(persist.clone(), config).await?;
+    let addr = server.addr;
+    let (status, body) = http(addr, "GET", "/readyz", None, None).await?;
+    assert_eq!(status, 200, "{body}");
+    persist.stall(true);
+    let (status, body) = http(addr, "GET", "/readyz", None, None).await?;
+    assert_eq!(status, 503, "{body}");
+    assert_eq!(api_code(status, &body), "store_unavailable");
+    let (status, body) = http(addr, "GET", "/healthz", None, None).await?;
+    assert_eq!(status, 200, "liveness does not depend on the store: {body}");
+    let (status, body) = http(addr, "GET", "/api/v1/games", Some(&cast.organizer), None).await?;
+    assert_eq!(status, 200, "the game list needs no store: {body}");
+    for (method, path, body) in [
+        ("POST", "/api/v1/players", Some(r#"{"displayName":"Late"}"#)),
+        ("GET", "/api/v1/games/1", None),
+    ] {
+        let (status, text) = http(addr, method, path, Some(&cast.organizer), body).await?;
+        assert_eq!(status, 503, "{method} {path}: {text}");
+        assert_eq!(
+            api_code(status, &text),
+            "store_unavailable",
+            "{method} {path}"
+        );
+    }
+    let (status, text) = raw_http(addr, &ws_upgrade_request(Some(&cast.red))).await?;
+    assert_eq!(status, 503, "websocket login: {text}");
+    assert_eq!(api_code(status, &text), "store_unavailable");
+    persist.stall(false);
+    let (status, body) = http(addr, "GET", "/readyz", None, None).await?;
+    assert_eq!(status, 200, "{body}");
+    let (status, body) = http(
+        addr,
+        "POST",
+        "/api/v1/players",
+        Some(&cast.organizer),
+        Some(r#"{"displayName":"Late"}"#),
+    )
+    .await?;
+    assert_eq!(status, 201, "{body}");
+    server.stop().await?;
+    Ok(())
+}
