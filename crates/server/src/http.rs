@@ -149,12 +149,38 @@ pub(crate) async fn store_deadline<T>(
         .unwrap_or_else(|_| Err(timed_out(env)))
 }
 
-async fn metrics(State(env): State<Env>) -> Response {
+/// `/metrics` is for operators: it counts every move at once, so an anonymous reader could
+/// time the moves of a game whose public view is still behind its broadcast delay. It needs
+/// the operator token (`Config::metrics_token`, for a Prometheus scraper) or an organizer's
+/// token, as `Authorization: Bearer …`; anonymous readers get 401, other roles 403.
+async fn metrics(State(env): State<Env>, headers: HeaderMap) -> Response {
+    let token = bearer(&headers, None);
+    let operator = match (&env.config.metrics_token, &token) {
+        (Some(want), Some(got)) => constant_time_eq(want.as_bytes(), got.as_bytes()),
+        _ => false,
+    };
+    if !operator {
+        if token.is_none() {
+            return api_error(
+                StatusCode::UNAUTHORIZED,
+                "unauthenticated",
+                "/metrics needs the operator's metrics token or an organizer token (Authorization: Bearer …)",
+            );
+        }
+        if let Err(r) = organizer(&env, &headers).await {
+            return r;
+        }
+    }
     (
         [(header::CONTENT_TYPE, "text/plain; version=0.0.4")],
         env.metrics.render(env.persist.commit_stats()),
     )
         .into_response()
+}
+
+/// Compares two secrets in time that depends only on their lengths.
+fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }
 
 async fn list_games(State(env): State<Env>) -> Response {

@@ -99,6 +99,9 @@ pub struct Config {
     /// organizer request or the readiness probe waits for the store before it is answered
     /// `store_unavailable` (503): during an outage they fail fast instead of hanging.
     pub store_timeout: Duration,
+    /// The operator's token for `/metrics` (a Prometheus scraper's bearer token); organizer
+    /// tokens are accepted too. `/metrics` refuses anonymous readers either way.
+    pub metrics_token: Option<String>,
 }
 
 impl Default for Config {
@@ -120,6 +123,7 @@ impl Default for Config {
             shard_mailbox: 65_536,
             demo_bots: Vec::new(),
             store_timeout: Duration::from_secs(2),
+            metrics_token: None,
         }
     }
 }

@@ -141,3 +141,38 @@ async fn readiness_follows_the_store_and_logins_fail_fast_in_an_outage() -> Resu
     server.stop().await?;
     Ok(())
 }
+
+/// Item 6: `/metrics` counts every move at once, so it is for operators only: anonymous
+/// readers get 401 and players 403 (before: anyone read it, and `chuhe_moves_total` told the
+/// timing of a game still behind its broadcast delay); the operator token and organizer
+/// tokens read it.
+#[tokio::test]
+async fn metrics_are_for_operators_only() -> Result<()> {
+    let config = Config {
+        metrics_token: Some("scrape-secret".into()),
+        ..Config::default()
+    };
+    let (db, server, cast) = start_seeded("sqlite", config).await?;
+    let game = create_game(server.addr, &cast, "10m", "", r#","delay":{"plies":2}"#).await?;
+    let mut red =
+        chuhe_e2e::Client::connect(server.addr, Some(&cast.red), chuhe_proto::Encoding::Json)
+            .await?;
+    red.play(&game, 1, "h2e2").await?;
+    let (status, body) = http(server.addr, "GET", "/metrics", None, None).await?;
+    assert_eq!(status, 401, "{body}");
+    assert_eq!(api_code(status, &body), "unauthenticated");
+    assert!(!body.contains("chuhe_moves_total"));
+    let (status, body) = http(server.addr, "GET", "/metrics", Some(&cast.red), None).await?;
+    assert_eq!(status, 403, "{body}");
+    assert_eq!(api_code(status, &body), "permission_denied");
+    let (status, body) = http(server.addr, "GET", "/metrics", Some("wrong-secret"), None).await?;
+    assert_eq!(status, 401, "{body}");
+    for token in ["scrape-secret", cast.organizer.as_str()] {
+        let (status, body) = http(server.addr, "GET", "/metrics", Some(token), None).await?;
+        assert_eq!(status, 200, "{body}");
+        assert!(body.contains("chuhe_moves_total 1\n"), "{body}");
+    }
+    server.stop().await?;
+    db.drop_db().await;
+    Ok(())
+}
