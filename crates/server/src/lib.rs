@@ -73,7 +73,8 @@ pub struct Config {
     pub rate_per_sec: u32,
     /// Refused (rate-limited) messages in a row before the close 4029.
     pub flood_limit: u32,
-    /// Per-connection write queue, in frames; overflow closes with 4008.
+    /// Per-connection write queue, in frames, besides room for one resume's replay
+    /// (`replay_events` + its reply); overflow closes with 4008.
     pub write_queue: usize,
     /// Per-game mailbox; a full one answers `busy`.
     pub game_mailbox: usize,
@@ -81,7 +82,8 @@ pub struct Config {
     pub replay_events: usize,
     /// Websocket ping interval (round-trip measurement for lag compensation).
     pub ping_interval: Duration,
-    /// A socket write taking longer than this drops the connection.
+    /// A socket write taking longer than this drops the connection as too slow (`goodbye
+    /// too_slow`, close 4008, counted in `chuhe_dropped_slow_connections_total`).
     pub write_timeout: Duration,
     /// How long a finished game stays loaded.
     pub finished_linger: Duration,

@@ -7,6 +7,8 @@
 
 use anyhow::Result;
 use chuhe_e2e::*;
+use chuhe_proto::Encoding;
+use chuhe_proto::v1::{self as w, client_message, server_message};
 use chuhe_server::Config;
 
 /// `{code, message}` of a JSON error body, or a failure naming the body.
@@ -154,9 +156,7 @@ async fn metrics_are_for_operators_only() -> Result<()> {
     };
     let (db, server, cast) = start_seeded("sqlite", config).await?;
     let game = create_game(server.addr, &cast, "10m", "", r#","delay":{"plies":2}"#).await?;
-    let mut red =
-        chuhe_e2e::Client::connect(server.addr, Some(&cast.red), chuhe_proto::Encoding::Json)
-            .await?;
+    let mut red = Client::connect(server.addr, Some(&cast.red), Encoding::Json).await?;
     red.play(&game, 1, "h2e2").await?;
     let (status, body) = http(server.addr, "GET", "/metrics", None, None).await?;
     assert_eq!(status, 401, "{body}");
@@ -172,6 +172,128 @@ async fn metrics_are_for_operators_only() -> Result<()> {
         assert_eq!(status, 200, "{body}");
         assert!(body.contains("chuhe_moves_total 1\n"), "{body}");
     }
+    server.stop().await?;
+    db.drop_db().await;
+    Ok(())
+}
+
+/// Plays `n` plies of a fixed opening cycle-free line on `game` (red and black alternate).
+async fn play_line(red: &mut Client, black: &mut Client, game: &str, n: usize) -> Result<()> {
+    let line = [
+        "h2e2", "h9g7", "h0g2", "i9h9", "i0h0", "b9c7", "b0c2", "a9b9", "a0b0", "b7b3",
+    ];
+    for (i, m) in line.iter().take(n).enumerate() {
+        let c = if i % 2 == 0 { &mut *red } else { &mut *black };
+        c.play(game, i as u32 + 1, m).await?;
+    }
+    Ok(())
+}
+
+/// Item 3: a client that stops reading while its queue still has room is cut when a write
+/// waits longer than the write timeout — and, like one whose queue overflowed, it is told:
+/// `goodbye too_slow`, close 4008, counted in `chuhe_dropped_slow_connections_total`.
+/// Before: the socket was dropped (a reset for the client), no goodbye, and the counter
+/// stayed 0 (this test failed waiting for it).
+#[tokio::test]
+async fn a_reader_slower_than_the_write_timeout_gets_goodbye_and_4008() -> Result<()> {
+    let config = Config {
+        // The queue never overflows: only the write timeout can catch this client.
+        write_queue: 1_000_000,
+        write_timeout: std::time::Duration::from_millis(300),
+        rate_per_sec: 1_000_000,
+        flood_limit: 1_000_000,
+        ..Config::default()
+    };
+    let (db, server, cast) = start_seeded("sqlite", config).await?;
+    let game = create_game(server.addr, &cast, "10m", "", "").await?;
+    let mut red = Client::connect(server.addr, Some(&cast.red), Encoding::Json).await?;
+    let mut black = Client::connect(server.addr, Some(&cast.black), Encoding::Json).await?;
+    play_line(&mut red, &mut black, &game, 10).await?;
+    let mut slow = Client::connect_small_window(server.addr, None, Encoding::Json, 4096).await?;
+    // Snapshots asked for and not read, until the server's writes to it must wait (its sends
+    // stop being taken once the server no longer reads either).
+    for _ in 0..20_000 {
+        let sub = slow.send(client_message::Kind::Subscribe(w::Subscribe {
+            game_id: game.clone(),
+            last_seq: 0,
+        }));
+        if tokio::time::timeout(std::time::Duration::from_secs(2), sub)
+            .await
+            .is_err()
+        {
+            break;
+        }
+    }
+    wait_metric(
+        server.addr,
+        &cast.organizer,
+        "chuhe_dropped_slow_connections_total",
+        1,
+    )
+    .await?;
+    // Reading now, it finds what was on its way, then the goodbye and the close.
+    assert_eq!(slow.wait_closed().await?, 4008);
+    assert!(slow.seen.iter().any(
+        |m| matches!(&m.kind, Some(server_message::Kind::Goodbye(g)) if g.code == "too_slow")
+    ));
+    red.play(&game, 11, "c3c4").await?;
+    server.stop().await?;
+    db.drop_db().await;
+    Ok(())
+}
+
+/// Item 3: a resume exactly at the replay limit (256 missed events) gets the 256 events and
+/// its reply. Before: the write queue (256 frames) could not hold the replay and the reply,
+/// and the client was closed with 4008 — reconnecting with its last seq, as advised, looped.
+#[tokio::test]
+async fn a_resume_exactly_at_the_replay_limit_gets_the_events() -> Result<()> {
+    let config = Config {
+        rate_per_sec: 100_000,
+        flood_limit: 100_000,
+        ..Config::default()
+    };
+    let limit = config.replay_events as u64;
+    let (db, server, cast) = start_seeded("sqlite", config).await?;
+    let game = create_game(server.addr, &cast, "10m", "", "").await?;
+    let mut fan = Client::connect(server.addr, None, Encoding::Json).await?;
+    fan.subscribe(&game, 0).await?;
+    let seen = fan.expect(snapshot).await?.seq;
+    fan.close().await;
+    let mut arbiter = Client::connect(server.addr, Some(&cast.arbiter), Encoding::Json).await?;
+    let mut last = seen;
+    while last < seen + limit {
+        let req = arbiter
+            .send(client_message::Kind::Arbiter(w::ArbiterCommand {
+                game_id: game.clone(),
+                reason: "test: events for a resume".into(),
+                action: Some(w::arbiter_command::Action::AddTime(w::AddTime {
+                    side: w::Side::Red as i32,
+                    delta_ms: 1000,
+                })),
+            }))
+            .await?;
+        last = arbiter.reply(req).await?.seq;
+    }
+    assert_eq!(last, seen + limit, "one event per AddTime");
+    let mut back = Client::connect(server.addr, None, Encoding::Json).await?;
+    let req = back
+        .send(client_message::Kind::Subscribe(w::Subscribe {
+            game_id: game.clone(),
+            last_seq: seen,
+        }))
+        .await?;
+    back.reply(req).await?;
+    let mut got = Vec::new();
+    while got.len() < limit as usize {
+        let m = back.recv().await?;
+        match m.kind {
+            Some(server_message::Kind::Event(e)) => got.push(e.seq),
+            Some(server_message::Kind::Snapshot(_)) => panic!("a snapshot instead of the events"),
+            _ => {}
+        }
+    }
+    assert_eq!(got, (seen + 1..=seen + limit).collect::<Vec<_>>());
+    assert!(back.closed.is_none());
     server.stop().await?;
     db.drop_db().await;
     Ok(())
