@@ -73,7 +73,8 @@ pub struct Config {
     pub rate_per_sec: u32,
     /// Refused (rate-limited) messages in a row before the close 4029.
     pub flood_limit: u32,
-    /// Per-connection write queue, in frames; overflow closes with 4008.
+    /// Per-connection write queue, in frames, besides room for one resume's replay
+    /// (`replay_events` + its reply); overflow closes with 4008.
     pub write_queue: usize,
     /// Per-game mailbox; a full one answers `busy`.
     pub game_mailbox: usize,
@@ -81,7 +82,8 @@ pub struct Config {
     pub replay_events: usize,
     /// Websocket ping interval (round-trip measurement for lag compensation).
     pub ping_interval: Duration,
-    /// A socket write taking longer than this drops the connection.
+    /// A socket write taking longer than this drops the connection as too slow (`goodbye
+    /// too_slow`, close 4008, counted in `chuhe_dropped_slow_connections_total`).
     pub write_timeout: Duration,
     /// How long a finished game stays loaded.
     pub finished_linger: Duration,
@@ -95,6 +97,13 @@ pub struct Config {
     pub shard_mailbox: usize,
     /// Demo: pairs of bot accounts that play random games forever.
     pub demo_bots: Vec<(i64, i64)>,
+    /// The longest a login (the token check at a websocket upgrade or HTTP request), an
+    /// organizer request or the readiness probe waits for the store before it is answered
+    /// `store_unavailable` (503): during an outage they fail fast instead of hanging.
+    pub store_timeout: Duration,
+    /// The operator's token for `/metrics` (a Prometheus scraper's bearer token); organizer
+    /// tokens are accepted too. `/metrics` refuses anonymous readers either way.
+    pub metrics_token: Option<String>,
 }
 
 impl Default for Config {
@@ -115,6 +124,8 @@ impl Default for Config {
             shards: 0,
             shard_mailbox: 65_536,
             demo_bots: Vec::new(),
+            store_timeout: Duration::from_secs(2),
+            metrics_token: None,
         }
     }
 }

@@ -2,6 +2,7 @@
 
 mod game;
 mod league;
+mod hardening;
 mod outage;
 mod recovery;
 mod robustness;
