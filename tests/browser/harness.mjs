@@ -134,3 +134,43 @@ export async function pieceAt(page, square) {
   const g = page.locator(`[data-testid=board] g.piece[data-square="${square}"]`);
   return (await g.count()) ? g.getAttribute('data-piece') : '';
 }
+
+/**
+ * A published team league (organizer API): two teams of three for two boards, one round robin
+ * leg (so one match), its first round a day away unless `startInMs` says otherwise. Returns
+ * `{ id, tokens }` where `tokens` are the API's (`{ team, role, name, principalId, token }`).
+ */
+export async function league(server, { name = '象甲 browser test', boards = 2, chain = { preset: 'single', time_control: '10m+5s' }, teams } = {}) {
+  const spec = {
+    name,
+    system: 'round_robin',
+    legs: 1,
+    boards,
+    result_chain: chain,
+    teams: teams || [
+      { name: '红队', players: ['红一', '红二', '红三'] },
+      { name: '黑队', players: ['黑一', '黑二', '黑三'] },
+    ],
+    schedule: { first_round: new Date(Date.now() + 86_400_000).toISOString(), every: '1d' },
+  };
+  const created = await server.api('POST', '/api/v1/leagues', spec);
+  await server.api('POST', `/api/v1/leagues/${created.id}/publish`, {});
+  const { tokens } = await server.api('POST', `/api/v1/leagues/${created.id}/tokens`, {});
+  return { id: created.id, tokens };
+}
+
+/** The token entry of `name` (a captain, player or arbiter of a league). */
+export function tokenOf(tokens, role, team, name = null) {
+  const t = tokens.find((x) => x.role === role && x.team === team && (name === null || x.name === name));
+  if (!t) throw new Error(`no ${role} token for team ${team} ${name || ''}`);
+  return t;
+}
+
+/** Starts a league's round now: its lineup deadline passes at once and it starts in `inMs`. */
+export async function startRound(server, leagueId, round = 1, inMs = 1500) {
+  const now = Date.now();
+  await server.api('POST', `/api/v1/leagues/${leagueId}/rounds/${round}/reschedule`, {
+    start: new Date(now + inMs).toISOString(),
+    lineup_deadline: new Date(now).toISOString(),
+  });
+}

@@ -5,7 +5,7 @@
 import { mkdirSync } from 'node:fs';
 import { join, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { startServer, launchBrowser, openAs, clickSquare } from './harness.mjs';
+import { startServer, launchBrowser, openAs, clickSquare, league, tokenOf, startRound } from './harness.mjs';
 
 const OUT = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'docs', 'screenshots');
 mkdirSync(OUT, { recursive: true });
@@ -81,8 +81,83 @@ try {
   await m2.page.getByTestId('result').filter({ hasText: 'Red wins' }).waitFor();
   await m2.page.screenshot({ path: join(OUT, 'game-over.png') });
   void other;
+  await leagueShots();
   console.log(`screenshots written to ${OUT}`);
 } finally {
   await browser.close();
   await server.stop();
+}
+
+/** The league pages: a captain's lineup, a live team match, the event page, on a phone too. */
+async function leagueShots() {
+  const teams = [
+    { name: '北京威凯建设', players: ['蒋川', '王天一', '唐丹', '金波', '刘欢'] },
+    { name: '杭州环境集团', players: ['郑惟桐', '赵鑫鑫', '王宇航', '申鹏', '陈幸琳'] },
+    { name: '上海金外滩', players: ['孙勇征', '谢靖', '赵玮', '万春林', '董嘉琦'] },
+    { name: '广东碧桂园', players: ['许银川', '吕钦', '黄海林', '时凤兰', '陈丽淳'] },
+  ];
+  const l = await league(server, { name: '2026 象甲联赛（演示）', boards: 4, teams,
+    chain: { preset: 'slow-fast-armageddon', time_controls: ['90m+30s', '10m+5s', 'red:5m;black:4m'] } });
+  const captains = [0, 1, 2, 3].map((i) => tokenOf(l.tokens, 'captain', i));
+  // Round 1: table 1 a captain's page with a refusal; then every lineup in and the round live.
+  const cap = await openAs(browser, server, captains[0].token, `/league/${l.id}/lineup`, { lang: 'zh-CN' });
+  await cap.page.locator('[data-testid=roster] li').nth(4).waitFor();
+  await cap.page.getByTestId('up-1').click();
+  await cap.page.getByTestId('submit-lineup').click();
+  await cap.page.locator('[data-testid=refusals] li').first().waitFor();
+  await cap.page.screenshot({ path: join(OUT, 'league-lineup-refused-zh.png'), fullPage: true });
+  await cap.page.getByTestId('up-1').click();
+  await cap.page.locator('[data-testid=roster] li[data-name="刘欢"]').dragTo(cap.page.locator('[data-testid=roster] li[data-name="金波"]'));
+  await cap.page.getByTestId('submit-lineup').click();
+  await cap.page.getByTestId('lineup-confirm').waitFor();
+  await cap.page.screenshot({ path: join(OUT, 'league-lineup-zh.png'), fullPage: true });
+  const overview = await server.api('GET', `/api/v1/leagues/${l.id}`);
+  const r1 = overview.rounds[0];
+  for (const tb of r1.tables) {
+    for (const side of [tb.first, tb.second]) {
+      if (side.team === 0) continue;
+      await server.api('POST', `/api/v1/leagues/${l.id}/lineups`, { round: 1, table: tb.table, team: side.team,
+        players: teams[side.team].players.slice(0, 4) }, captains[side.team].token);
+    }
+  }
+  await startRound(server, l.id);
+  const m = await openAs(browser, server, null, `/league/${l.id}/match/1/1`, { viewport: { width: 1280, height: 1000 } });
+  await m.page.locator('[data-testid=board-4][data-game]:not([data-game=""])').waitFor();
+  // Every game of round 1: a few moves by its players, board 1 of each match decided.
+  const t1 = await server.api('GET', `/api/v1/leagues/${l.id}/rounds/1/tables/1`);
+  const byId = new Map(l.tokens.map((x) => [x.principalId, x]));
+  const pages = [];
+  for (const [bi, b] of t1.boards.entries()) {
+    const g = b.games[0];
+    const red = await openAs(browser, server, byId.get(g.redId).token, `/game/${g.gameId}`);
+    const black = await openAs(browser, server, byId.get(g.blackId).token, `/game/${g.gameId}`);
+    pages.push(red, black);
+    await red.page.locator('[data-testid=board][role=application]').waitFor({ timeout: 20000 });
+    const n = 4 + bi * 3;
+    for (let i = 0; i < n; i++) {
+      await play(i % 2 === 0 ? red.page : black.page, g.gameId, [OPENING[i]], i + 1);
+    }
+    if (bi === 0) await black.page.evaluate((id) => globalThis.chuhe.conn.request({ resign: { gameId: id } }), g.gameId);
+  }
+  await m.page.getByTestId('board-result-1').filter({ hasText: /./ }).waitFor();
+  await m.page.locator('[data-testid=board-4] g.piece[data-square="b2"]').waitFor().catch(() => {});
+  await m.page.screenshot({ path: join(OUT, 'league-match.png'), fullPage: true });
+  const phone = await openAs(browser, server, null, `/league/${l.id}/match/1/1`, { lang: 'zh-CN', viewport: { width: 390, height: 844 } });
+  await phone.page.locator('[data-testid=board-4] .gameview .player').first().waitFor();
+  await phone.page.screenshot({ path: join(OUT, 'league-match-phone-zh.png'), fullPage: true });
+  const lobby = await openAs(browser, server, null, '/');
+  await lobby.page.locator('[data-testid=live-match] [data-testid=board-4] .gameview').waitFor();
+  await lobby.page.screenshot({ path: join(OUT, 'lobby-league.png') });
+  // Table 2 decided by the arbiter's results, so the event page has standings to show.
+  const t2 = await server.api('GET', `/api/v1/leagues/${l.id}/rounds/1/tables/2`);
+  const arb = await openAs(browser, server, server.orgToken, '/arbiter');
+  for (const [bi, b] of t2.boards.entries()) {
+    const result = ['RESULT_RED_WINS', 'RESULT_DRAW', 'RESULT_BLACK_WINS', 'RESULT_RED_WINS'][bi];
+    await arb.page.evaluate(([id, r]) => globalThis.chuhe.conn.arbiter(id, 'screenshot: result from the score sheet', { setResult: { result: r } }), [b.games[0].gameId, result]);
+  }
+  const ev = await openAs(browser, server, null, `/league/${l.id}`);
+  await ev.page.locator('[data-testid=standings] tbody tr').nth(3).waitFor();
+  await ev.page.locator('[data-testid=fixtures] tr[data-state=finished]').first().waitFor();
+  await ev.page.screenshot({ path: join(OUT, 'league-event.png'), fullPage: true });
+  for (const x of [cap, m, phone, lobby, arb, ev, ...pages]) await x.ctx.close();
 }

@@ -17,7 +17,17 @@ use crate::auth::{api_error, authenticate, bearer};
 
 /// The client's URLs; each answers with the page shell, whose modules route on the path.
 /// A new page (a match page, a lineup page) adds its path here and a module in `web/pages/`.
-const PAGES: &[&str] = &["/", "/game/{id}", "/signin", "/arbiter", "/arbiter/{id}"];
+const PAGES: &[&str] = &[
+    "/",
+    "/game/{id}",
+    "/signin",
+    "/arbiter",
+    "/arbiter/{id}",
+    "/league/{id}",
+    "/league/{id}/match/{round}/{table}",
+    "/league/{id}/lineup",
+    "/league/{id}/lineup/{round}/{table}",
+];
 
 /// The page shell.
 const SHELL: &str = include_str!("../web/index.html");
@@ -39,11 +49,16 @@ assets!(
     "fen.js",
     "gameview.js",
     "i18n.js",
+    "league.js",
+    "matchview.js",
     "model.js",
     "notation.js",
     "pages/arbiter.js",
+    "pages/event.js",
     "pages/game.js",
+    "pages/lineup.js",
     "pages/lobby.js",
+    "pages/match.js",
     "pages/signin.js",
 );
 

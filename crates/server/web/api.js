@@ -38,10 +38,12 @@ export function clearSession() {
 
 /** An HTTP error answer: `status`, the stable `code` and the server's `message`. */
 export class ApiError extends Error {
-  constructor(status, code, message) {
+  constructor(status, code, message, body = null) {
     super(message);
     this.status = status;
     this.code = code;
+    // The whole answer: a refused lineup's `reasons` are in it.
+    this.body = body;
   }
 }
 
@@ -64,7 +66,7 @@ export async function http(path, { method = 'GET', body, token } = {}) {
   } catch {
     json = null;
   }
-  if (!res.ok) throw new ApiError(res.status, json?.code || 'http_error', json?.message || text || res.statusText);
+  if (!res.ok) throw new ApiError(res.status, json?.code || 'http_error', json?.message || text || res.statusText, json);
   return json;
 }
 
@@ -78,7 +80,7 @@ export function legalMoves(fen) {
   return http(`/api/v1/legal?fen=${encodeURIComponent(fen)}`, { token: null });
 }
 
-/** A game's full event log (arbiters and organisers). */
+/** A game's full event log (arbiters and organizers). */
 export function gameEvents(gameId) {
   return http(`/api/v1/games/${encodeURIComponent(gameId)}/events`);
 }
@@ -94,6 +96,7 @@ export class Connection {
     this.nextId = 1;
     this.pending = new Map(); // requestId → { resolve, reject, msg, retry }
     this.games = new Map(); // gameId → { model, listeners: Set }
+    this.leagues = new Map(); // leagueId → { seq, listeners: Set }
     this.stateListeners = new Set();
     this.listListeners = new Set();
     this.offsetMs = 0; // server time − local time
@@ -237,6 +240,7 @@ export class Connection {
       this.backoffMs = 500;
       this.setState('open');
       for (const [gameId, g] of this.games) this.sendSubscribe(gameId, g.model.seq);
+      for (const [leagueId, l] of this.leagues) this.sendLeagueSubscribe(leagueId, l.seq);
       for (const p of this.pending.values()) this.rawSend(p.msg);
       clearInterval(this.pinger);
       this.pinger = setInterval(() => this.rawSend({ ping: { clientTimeMs: String(Date.now()) } }), 15000);
@@ -269,6 +273,10 @@ export class Connection {
       this.setState('goodbye', msg.goodbye);
       const after = Number(msg.goodbye.reconnectAfterMs || 0);
       if (after > 0) this.scheduleReconnect(after);
+      return;
+    }
+    if (msg.league) {
+      this.receiveLeague(msg.league);
       return;
     }
     const gameId = msg.snapshot?.gameId || msg.event?.gameId;
@@ -317,6 +325,51 @@ export class Connection {
         }
       },
     };
+  }
+
+  /**
+   * Follows a league's public stream from `lastSeq` (0: everything the server still holds):
+   * `fn(update)` gets each new entry (`{ seq, atMs, kind, json, gap }`; `gap` when entries were
+   * missed, so the page should reload what it shows). After a drop it resubscribes with the
+   * last seq seen and gets exactly the entries missed. Returns a stop function.
+   */
+  followLeague(leagueId, lastSeq, fn) {
+    const id = String(leagueId);
+    let l = this.leagues.get(id);
+    if (!l) {
+      l = { seq: Number(lastSeq || 0), listeners: new Set() };
+      this.leagues.set(id, l);
+      if (this.welcome) this.sendLeagueSubscribe(id, l.seq);
+    }
+    l.listeners.add(fn);
+    return () => {
+      l.listeners.delete(fn);
+      if (l.listeners.size === 0 && this.leagues.get(id) === l) {
+        this.leagues.delete(id);
+        if (this.welcome) this.rawSend({ requestId: this.nextId++, leagueUnsubscribe: { leagueId: id } });
+      }
+    };
+  }
+
+  sendLeagueSubscribe(leagueId, lastSeq) {
+    this.rawSend({ requestId: this.nextId++, leagueSubscribe: { leagueId: String(leagueId), lastSeq: String(lastSeq || 0) } });
+  }
+
+  receiveLeague(u) {
+    const l = this.leagues.get(String(u.leagueId));
+    if (!l) return;
+    const seq = Number(u.seq || 0);
+    if (seq <= l.seq) return; // already seen (a resubscription overlaps)
+    const gap = seq > l.seq + 1;
+    l.seq = seq;
+    let json = null;
+    try {
+      json = u.json ? JSON.parse(u.json) : null;
+    } catch {
+      json = null;
+    }
+    const update = { seq, atMs: Number(u.atMs || 0), kind: u.kind, json, gap };
+    for (const fn of l.listeners) fn(update);
   }
 
   /** Asks for the live game list; `fn(games)` gets every list that arrives. */

@@ -10,8 +10,11 @@ import * as lobby from './pages/lobby.js';
 import * as game from './pages/game.js';
 import * as signin from './pages/signin.js';
 import * as arbiter from './pages/arbiter.js';
+import * as leagueMatch from './pages/match.js';
+import * as leagueEvent from './pages/event.js';
+import * as lineup from './pages/lineup.js';
 
-const PAGES = [game, arbiter, signin, lobby];
+const PAGES = [game, arbiter, signin, leagueMatch, lineup, leagueEvent, lobby];
 
 function header(conn) {
   const who = session();

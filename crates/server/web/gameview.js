@@ -59,6 +59,9 @@ export class GameView {
   }
 
   update(kind, data, model) {
+    // `watch` calls back at once for a game already loaded (another view of it on the page),
+    // before the constructor has kept the model.
+    this.model = model;
     if (kind === 'error') {
       this.onUpdate?.(kind, data, model);
       return;

@@ -114,7 +114,9 @@ test('spectators see the broadcast delay; the players see live', async () => {
   const r = await openAs(browser, server, red.token, `/game/${id}`);
   const b = await openAs(browser, server, black.token, `/game/${id}`);
   const s = await openAs(browser, server, null, `/game/${id}`);
-  await s.page.getByTestId('status').filter({ hasText: 'broadcast delay' }).waitFor();
+  // The game's description reaches spectators at once (the server releases it undelayed), with
+  // the delay said; its moves come one ply behind.
+  await s.page.getByTestId('delay').filter({ hasText: 'Broadcast delay for spectators: 1 plies' }).waitFor();
   await r.page.getByTestId('move-input').fill('h2e2');
   await r.page.getByTestId('move-input').press('Enter');
   await b.page.locator('[data-testid=moves] button[data-ply="1"]').waitFor();

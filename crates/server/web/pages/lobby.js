@@ -1,9 +1,29 @@
 // `/`: the live games, and the liveliest of them on a board (the one with the most moves: the
-// demo's bot games rather than an idle one), updating live.
+// demo's bot games rather than an idle one), updating live; above them the leagues, and a live
+// team match (the first league's with one, e.g. the demo league's) with all its boards.
 
 import { h, fill } from '../dom.js';
 import { t } from '../i18n.js';
 import { GameView } from '../gameview.js';
+import { MatchView } from '../matchview.js';
+import { http } from '../api.js';
+import { leagueApi, leagueUrl, liveMatch } from '../league.js';
+
+/** How many leagues the lobby looks into for a live match. */
+const MAX_LEAGUES = 10;
+
+/** The first league (in id order) with a live match: `{ league, round, table }`, or null. */
+export async function findLiveMatch(leagues, fetchOverview) {
+  for (const l of leagues.filter((x) => x.published).slice(0, MAX_LEAGUES)) {
+    try {
+      const m = liveMatch(await fetchOverview(l.id));
+      if (m) return { league: l, round: m.round.round, table: m.table.table };
+    } catch {
+      // A league that cannot be read now is skipped.
+    }
+  }
+  return null;
+}
 
 export function match(path) {
   return path === '/' ? {} : null;
@@ -30,7 +50,11 @@ export function mount(root, _params, { conn }) {
       if (/^\d+$/.test(id)) location.href = `/game/${id}`;
     },
   }, goto, h('button', { type: 'submit' }, t('lobby.go')));
+  const leagueList = h('ul.leagues', { 'data-testid': 'league-list' });
+  const liveTeam = h('div.livematch', { 'data-testid': 'live-match' });
+  const leagues = h('section.leaguebox', { hidden: true }, h('h1', {}, t('lobby.leagues')), leagueList, liveTeam);
   fill(root,
+    leagues,
     h('div.lobby', {},
       h('section.list', {},
         h('h1', {}, t('lobby.title')),
@@ -59,14 +83,52 @@ export function mount(root, _params, { conn }) {
       h('h2', {}, t('lobby.featured'), ' ', h('a', { href: `/game/${best.gameId}`, 'data-testid': 'featured-link' }, t('lobby.open'))),
       view.el);
   });
+  let matchView = null;
+  let matchKey = null;
+  let gone = false;
+  async function refreshLeagues() {
+    let list;
+    try {
+      list = (await http(leagueApi.list(), { token: null }))?.leagues || [];
+    } catch {
+      return;
+    }
+    if (gone) return;
+    leagues.hidden = list.length === 0;
+    fill(leagueList, list.map((l) => h('li', {}, h('a', { href: leagueUrl.event(l.id), 'data-league': l.id }, l.name),
+      h('span.meta', {}, ` ${t('lobby.leagueMeta', { teams: l.teams, done: l.completedRounds, rounds: l.rounds })}`))));
+    // Keep the match shown while it is live; otherwise look for one.
+    if (matchView && matchView.el.dataset.state === 'live') return;
+    const found = await findLiveMatch(list, (id) => http(leagueApi.overview(id), { token: null }));
+    if (gone) return;
+    const key = found ? `${found.league.id}/${found.round}/${found.table}` : null;
+    if (key === matchKey) return;
+    matchView?.destroy();
+    matchView = null;
+    matchKey = key;
+    if (!found) {
+      fill(liveTeam);
+      return;
+    }
+    matchView = new MatchView(conn, found.league.id, found.round, found.table, { withLinks: false });
+    fill(liveTeam,
+      h('h2', {}, t('lobby.liveMatch'), ' ', h('a', { href: leagueUrl.match(found.league.id, found.round, found.table), 'data-testid': 'live-match-link' }, t('lobby.openMatch'))),
+      matchView.el);
+  }
   const offState = conn.onState((s) => {
     if (s === 'open') conn.listGames();
   });
-  const timer = setInterval(() => conn.listGames(), 10000);
+  refreshLeagues();
+  const timer = setInterval(() => {
+    conn.listGames();
+    refreshLeagues();
+  }, 10000);
   return () => {
+    gone = true;
     off();
     offState();
     clearInterval(timer);
     view?.destroy();
+    matchView?.destroy();
   };
 }

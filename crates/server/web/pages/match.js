@@ -1,0 +1,15 @@
+// `/league/{id}/match/{round}/{table}`: one team match — every board side by side, live, with
+// the 局分/场分, the lineups (sealed until revealed) and the score sheet (`MatchView`).
+
+import { MatchView } from '../matchview.js';
+
+export function match(path) {
+  const m = /^\/league\/(\d+)\/match\/(\d+)\/(\d+)\/?$/.exec(path);
+  return m ? { id: m[1], round: Number(m[2]), table: Number(m[3]) } : null;
+}
+
+export function mount(root, { id, round, table }, { conn }) {
+  const view = new MatchView(conn, id, round, table, { withLinks: true });
+  root.replaceChildren(view.el);
+  return () => view.destroy();
+}
