@@ -700,6 +700,8 @@ impl Client {
     /// The next league update (seq, kind, entry).
     pub async fn league_next(&mut self) -> Result<(u64, String, serde_json::Value)> {
         self.expect(league_update).await
+    }
+}
 
 // ---- hardening helpers ----
 
