@@ -1040,6 +1040,31 @@ async fn check_results(s: &Season) -> Result<()> {
                 ),
                 "round {round} table {table}"
             );
+            // Its score sheet (计分表) at once: one BOM (Excel opens it as UTF-8), the players.
+            let (st, csv) = http(
+                s.addr,
+                "GET",
+                &s.l.path(&format!("/rounds/{round}/tables/{table}/sheet?format=csv")),
+                None,
+                None,
+            )
+            .await?;
+            ensure!(st == 200, "{st} {csv}");
+            ensure!(
+                csv.starts_with('\u{feff}') && !csv[3..].starts_with('\u{feff}'),
+                "round {round} table {table}: the sheet starts {:?}",
+                csv.chars().take(8).collect::<String>()
+            );
+            for p in lineups[0]["submitted"]["players"]
+                .as_array()
+                .into_iter()
+                .flatten()
+            {
+                ensure!(
+                    csv.contains(p.as_str().unwrap_or("?")),
+                    "{p} not on the sheet: {csv}"
+                );
+            }
             for b in 1..=BOARDS {
                 if let Plan::Late(_) = plan(round, table, b) {
                     let g = &s.games[&((round, table, b), 0)];
