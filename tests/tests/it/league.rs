@@ -67,7 +67,7 @@ fn spec(name: &str) -> Value {
         "lineup": {"deadline_before": "30m"},
         "lateness": "3s",
         "armageddon": {"choose_within": "3s"},
-        "break_between_games": "1s",
+        "break_between_games": "500ms",
         "games_open_before": "1m",
         "teams": TEAMS.iter().map(|t| json!({
             "name": format!("队{t}"),
@@ -693,9 +693,11 @@ impl Season {
         Ok(())
     }
 
+    /// Round `r`: its lineups while it is still far off, then the organizer brings it to
+    /// now (the deadline in 200 ms: the missing lineup's; the start in 1.2 s).
     async fn round(&mut self, r: u32) -> Result<()> {
-        self.l.reschedule(self.addr, r, 2500, 3000).await?;
         self.lineups(r, &[]).await?;
+        self.l.reschedule(self.addr, r, 200, 1200).await?;
         self.until(&format!("round {r} completed"), |s| {
             s.completed.contains(&r)
         })
@@ -896,8 +898,8 @@ async fn season(backend: &str) -> Result<()> {
     // Round 3: the server is killed with its games half played (some already over), and a
     // sealed lineup of round 4 in its log.
     s.pausing = true;
-    s.l.reschedule(addr, KILL_ROUND, 2500, 3000).await?;
     s.lineups(KILL_ROUND, &[]).await?;
+    s.l.reschedule(addr, KILL_ROUND, 200, 1200).await?;
     s.until("round 3's games", |s| {
         s.games
             .keys()
@@ -908,7 +910,6 @@ async fn season(backend: &str) -> Result<()> {
     .await?;
     s.drain().await?;
     let r4 = &fixtures()[3];
-    s.l.reschedule(addr, 4, 9 * 60_000, 10 * 60_000).await?;
     submit(addr, &s.l, 4, 1, r4[0][0], false).await?;
     let before_kill = s.seen.len();
     server.kill9().await?;
@@ -941,8 +942,8 @@ async fn season(backend: &str) -> Result<()> {
         .await?;
 
     // Round 4: the lineup sealed before the kill is the one revealed.
-    s.l.reschedule(addr, 4, 2500, 3000).await?;
     s.lineups(4, &[(1, F)]).await?;
+    s.l.reschedule(addr, 4, 200, 1200).await?;
     s.until("round 4 completed", |s| s.completed.contains(&4))
         .await?;
     let r4t1 = &s.revealed[&(4, 1)];
@@ -972,8 +973,30 @@ async fn season(backend: &str) -> Result<()> {
 
     server.kill9().await?;
     db.drop_db().await;
+    let mut kinds: BTreeMap<&str, usize> = BTreeMap::new();
+    for e in &s.seen {
+        *kinds.entry(e.1.as_str()).or_default() += 1;
+    }
+    // Each entry as often as the season makes it.
+    let games = s.games.len();
+    let want: BTreeMap<&str, usize> = [
+        ("created", 1),
+        ("published", 1),
+        ("round_paired", ROUNDS as usize),
+        ("round_rescheduled", ROUNDS as usize),
+        ("lineups_revealed", 2 * ROUNDS as usize),
+        ("game_created", games),
+        ("game_finished", games),
+        ("choice_requested", 3),
+        ("colour_chosen", 3),
+        ("withdrawn", 1),
+        ("round_completed", ROUNDS as usize),
+    ]
+    .into_iter()
+    .collect();
+    assert_eq!(kinds, want, "the public entries by kind");
     eprintln!(
-        "league e2e on {backend}: {} public entries, {} games, {:.1} s",
+        "league e2e on {backend}: {} public entries {kinds:?}, {} games, {:.1} s",
         s.seen.len(),
         s.games.len(),
         began.elapsed().as_secs_f64()
