@@ -46,6 +46,21 @@ const WITHDRAWN_AFTER: u32 = 4;
 /// The match whose second team submits no lineup (round, table).
 const MISSING: (u32, u32) = (2, 1);
 
+/// A `#[tokio::test]` running `body` on every backend (SQLite; PostgreSQL when
+/// `CHUHE_TEST_DATABASE_URL` is set), naming the backend on failure.
+macro_rules! on_every_backend {
+    ($(#[$doc:meta])* $test:ident, $body:ident) => {
+        $(#[$doc])*
+        #[tokio::test]
+        async fn $test() -> Result<()> {
+            for b in backends() {
+                $body(b).await.with_context(|| format!("on {b}"))?;
+            }
+            Ok(())
+        }
+    };
+}
+
 fn now_ms() -> u64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
@@ -65,8 +80,8 @@ fn spec(name: &str) -> Value {
         "boards": BOARDS,
         "result_chain": {"preset": "slow-fast-armageddon", "time_controls": TIME_CONTROLS},
         "lineup": {"deadline_before": "30m"},
-        "lateness": "3s",
-        "armageddon": {"choose_within": "3s"},
+        "lateness": "6s",
+        "armageddon": {"choose_within": "5s"},
         "break_between_games": "500ms",
         "games_open_before": "1m",
         "teams": TEAMS.iter().map(|t| json!({
@@ -848,13 +863,7 @@ fn server_rows(v: &Value) -> Vec<Value> {
         .unwrap_or_default()
 }
 
-#[tokio::test]
-async fn a_season_runs_live_end_to_end() -> Result<()> {
-    for b in backends() {
-        season(b).await.with_context(|| format!("on {b}"))?;
-    }
-    Ok(())
-}
+on_every_backend!(a_season_runs_live_end_to_end, season);
 
 async fn season(backend: &str) -> Result<()> {
     let began = std::time::Instant::now();
@@ -1253,36 +1262,67 @@ fn lineup_ws(
     })
 }
 
-/// A captain learns nothing of the other side's sealed lineup — not from any read, an error,
-/// a websocket message or a "submitted" flag — and neither does a spectator; the reveal
-/// brings both lineups together.
-#[tokio::test]
-async fn nobody_learns_a_sealed_lineup() -> Result<()> {
-    for b in backends() {
-        sealed(b).await.with_context(|| format!("on {b}"))?;
-    }
-    Ok(())
+/// The in-process server on a fresh database, a published league on it, and a spectator
+/// following the league's stream.
+struct Arena {
+    db: TestDb,
+    server: Server,
+    cast: Cast,
+    addr: SocketAddr,
+    l: LeagueSetup,
+    fan: Client,
 }
 
+impl Arena {
+    async fn new(backend: &str, name: &str) -> Result<Arena> {
+        let (db, server, cast) = start_seeded(backend, Config::default()).await?;
+        let addr = server.addr;
+        let l = LeagueSetup::create(addr, &cast.organizer, name).await?;
+        let mut fan = Client::connect(addr, None, Encoding::Json).await?;
+        fan.league_subscribe(&l.id, 0).await?;
+        Ok(Arena {
+            db,
+            server,
+            cast,
+            addr,
+            l,
+            fan,
+        })
+    }
+
+    async fn end(self) -> Result<()> {
+        self.fan.close().await;
+        self.server.stop().await?;
+        self.db.drop_db().await;
+        Ok(())
+    }
+}
+
+on_every_backend!(
+    /// A captain learns nothing of the other side's sealed lineup — not from any read, an error,
+    /// a websocket message or a "submitted" flag — and neither does a spectator; the reveal
+    /// brings both lineups together.
+    nobody_learns_a_sealed_lineup,
+    sealed
+);
+
 async fn sealed(backend: &str) -> Result<()> {
-    let (db, server, cast) = start_seeded(backend, Config::default()).await?;
-    let addr = server.addr;
-    let l = LeagueSetup::create(addr, &cast.organizer, "sealed").await?;
+    let mut ar = Arena::new(backend, "sealed").await?;
+    let (addr, l, fan) = (ar.addr, &ar.l, &mut ar.fan);
     let [a, b] = fixtures()[0][0];
     l.reschedule(addr, 1, 60_000, 120_000).await?;
     // Captain A and a spectator follow the league; each has read the stream so far.
     let mut a_ws = Client::connect(addr, Some(&l.captains[a]), Encoding::Json).await?;
-    let mut fan = Client::connect(addr, None, Encoding::Proto).await?;
-    for c in [&mut a_ws, &mut fan] {
-        let top = c.league_subscribe(&l.id, 0).await?;
+    let top = a_ws.league_subscribe(&l.id, 0).await?;
+    for c in [&mut a_ws, &mut *fan] {
         let seen = updates(&c.until_pong().await?);
         ensure!(
             seen.last().map(|u| u.0) == Some(top),
             "the stream so far: {top}, {seen:?}"
         );
     }
-    let a_before = readable(addr, &l, Some(&l.captains[a])).await?;
-    let fan_before = readable(addr, &l, None).await?;
+    let a_before = readable(addr, l, Some(&l.captains[a])).await?;
+    let fan_before = readable(addr, l, None).await?;
     // What A is told when it tries B's lineup, and what the refusals of its own say.
     let for_b = json!({"round": 1, "table": 1, "team": b, "players": lineup(1, b)});
     let wrong_b = http(
@@ -1306,7 +1346,7 @@ async fn sealed(backend: &str) -> Result<()> {
     assert_eq!(refused_own.0, 400, "{}", refused_own.1);
 
     // B submits its lineup.
-    submit(addr, &l, 1, 1, b, false).await?;
+    submit(addr, l, 1, 1, b, false).await?;
 
     // Nothing reached A or the spectator; every read is as it was, byte for byte; the refusals
     // are the same.
@@ -1323,9 +1363,9 @@ async fn sealed(backend: &str) -> Result<()> {
     same_reads(
         "captain A",
         &a_before,
-        &readable(addr, &l, Some(&l.captains[a])).await?,
+        &readable(addr, l, Some(&l.captains[a])).await?,
     );
-    same_reads("a spectator", &fan_before, &readable(addr, &l, None).await?);
+    same_reads("a spectator", &fan_before, &readable(addr, l, None).await?);
     assert_eq!(
         http(
             addr,
@@ -1348,7 +1388,7 @@ async fn sealed(backend: &str) -> Result<()> {
         .await?,
         refused_own
     );
-    let req = a_ws.send(lineup_ws(&l, 1, 1, b, lineup(1, b))).await?;
+    let req = a_ws.send(lineup_ws(l, 1, 1, b, lineup(1, b))).await?;
     assert_eq!(a_ws.error_code(req).await?, "permission_denied");
     // The log (with the sealed lineups) is for officials only.
     let (st, v) = http_json(addr, "GET", &l.path("/log"), Some(&l.captains[a]), None).await?;
@@ -1375,38 +1415,29 @@ async fn sealed(backend: &str) -> Result<()> {
     assert_eq!(theirs["lineups"][1], json!({"revealed": false}));
 
     // A submits (over the websocket): both are in, both revealed together, live.
-    let req = a_ws.send(lineup_ws(&l, 1, 1, a, lineup(1, a))).await?;
+    let req = a_ws.send(lineup_ws(l, 1, 1, a, lineup(1, a))).await?;
     assert_eq!(a_ws.reply(req).await?.seq, 0);
     let (_, kind, v) = fan.league_next().await?;
     assert_eq!(kind, "lineups_revealed");
     assert_eq!(v["lineups"][0]["submitted"]["players"], json!(lineup(1, a)));
     assert_eq!(v["lineups"][1]["submitted"]["players"], json!(lineup(1, b)));
     // Now it is final.
-    let req = a_ws.send(lineup_ws(&l, 1, 1, a, lineup(1, a))).await?;
+    let req = a_ws.send(lineup_ws(l, 1, 1, a, lineup(1, a))).await?;
     assert_eq!(a_ws.error_code(req).await?, "lineup_refused");
     a_ws.close().await;
-    fan.close().await;
-    server.stop().await?;
-    db.drop_db().await;
-    Ok(())
+    ar.end().await
 }
 
-/// Lineups are taken until the deadline (to the millisecond) and refused after it with
-/// `deadline_passed`; a captain cannot submit for a match its team does not play.
-#[tokio::test]
-async fn lineups_close_at_the_deadline() -> Result<()> {
-    for b in backends() {
-        deadline(b).await.with_context(|| format!("on {b}"))?;
-    }
-    Ok(())
-}
+on_every_backend!(
+    /// Lineups are taken until the deadline (to the millisecond) and refused after it with
+    /// `deadline_passed`; a captain cannot submit for a match its team does not play.
+    lineups_close_at_the_deadline,
+    deadline
+);
 
 async fn deadline(backend: &str) -> Result<()> {
-    let (db, server, cast) = start_seeded(backend, Config::default()).await?;
-    let addr = server.addr;
-    let l = LeagueSetup::create(addr, &cast.organizer, "deadline").await?;
-    let mut fan = Client::connect(addr, None, Encoding::Json).await?;
-    fan.league_subscribe(&l.id, 0).await?;
+    let mut ar = Arena::new(backend, "deadline").await?;
+    let (addr, l, fan) = (ar.addr, &ar.l, &mut ar.fan);
     let r2 = &fixtures()[1];
     // Not this team's match.
     let body = json!({"round": 2, "table": 1, "team": r2[1][0], "players": lineup(2, r2[1][0])});
@@ -1481,14 +1512,11 @@ async fn deadline(backend: &str) -> Result<()> {
     assert_eq!(v["reasons"][0]["code"], "deadline_passed", "{v}");
     let mut c = Client::connect(addr, Some(&l.captains[second]), Encoding::Proto).await?;
     let req = c
-        .send(lineup_ws(&l, 2, 1, second, lineup(2, second)))
+        .send(lineup_ws(l, 2, 1, second, lineup(2, second)))
         .await?;
     assert_eq!(c.error_code(req).await?, "lineup_refused");
     c.close().await;
-    fan.close().await;
-    server.stop().await?;
-    db.drop_db().await;
-    Ok(())
+    ar.end().await
 }
 
 /// A request and the refusal it must get: (who, token, method, path, body, status, code).
@@ -1502,28 +1530,22 @@ type Check<'a> = (
     &'a str,
 );
 
-/// Players act only on their own board's game, spectators only read, and the organizer's and
-/// arbiters' routes refuse everyone else, each with its stable code.
-#[tokio::test]
-async fn every_role_acts_only_within_its_rights() -> Result<()> {
-    for b in backends() {
-        rights(b).await.with_context(|| format!("on {b}"))?;
-    }
-    Ok(())
-}
+on_every_backend!(
+    /// Players act only on their own board's game, spectators only read, and the organizer's and
+    /// arbiters' routes refuse everyone else, each with its stable code.
+    every_role_acts_only_within_its_rights,
+    rights
+);
 
 async fn rights(backend: &str) -> Result<()> {
-    let (db, server, cast) = start_seeded(backend, Config::default()).await?;
-    let addr = server.addr;
-    let l = LeagueSetup::create(addr, &cast.organizer, "rights").await?;
-    let mut fan = Client::connect(addr, None, Encoding::Json).await?;
-    fan.league_subscribe(&l.id, 0).await?;
+    let mut ar = Arena::new(backend, "rights").await?;
+    let (addr, l, fan, cast) = (ar.addr, &ar.l, &mut ar.fan, &ar.cast);
     // Round 1's lineups in: its games are set up (their clocks start later).
     l.reschedule(addr, 1, 20_000, 30_000).await?;
     let r1 = &fixtures()[0];
     for (k, t) in r1.iter().enumerate() {
         for team in t {
-            submit(addr, &l, 1, k as u32 + 1, *team, false).await?;
+            submit(addr, l, 1, k as u32 + 1, *team, false).await?;
         }
     }
     let mut games: BTreeMap<Key, GameSeen> = BTreeMap::new();
@@ -1578,7 +1600,7 @@ async fn rights(backend: &str) -> Result<()> {
         .position(|t| t.contains(&team))
         .context("team in round 2")? as u32
         + 1;
-    let req = p.send(lineup_ws(&l, 2, t2, team, lineup(2, team))).await?;
+    let req = p.send(lineup_ws(l, 2, t2, team, lineup(2, team))).await?;
     assert_eq!(p.error_code(req).await?, "permission_denied");
     p.close().await;
 
@@ -1590,10 +1612,10 @@ async fn rights(backend: &str) -> Result<()> {
         let req = s.send(t.clone()).await?;
         assert_eq!(s.error_code(req).await?, "not_a_player", "{t:?}");
     }
-    let req = s.send(lineup_ws(&l, 2, t2, team, lineup(2, team))).await?;
+    let req = s.send(lineup_ws(l, 2, t2, team, lineup(2, team))).await?;
     assert_eq!(s.error_code(req).await?, "permission_denied");
     s.close().await;
-    for (path, status, body) in readable(addr, &l, None).await? {
+    for (path, status, body) in readable(addr, l, None).await? {
         assert_eq!(status, 200, "{path}: {body}");
     }
     let (st, _) = http(addr, "GET", &format!("/api/v1/games/{mine}"), None, None).await?;
@@ -1817,8 +1839,5 @@ async fn rights(backend: &str) -> Result<()> {
         .contains(k)),
         "{kinds:?}"
     );
-    fan.close().await;
-    server.stop().await?;
-    db.drop_db().await;
-    Ok(())
+    ar.end().await
 }
