@@ -1621,8 +1621,25 @@ async fn rights(backend: &str) -> Result<()> {
     let (st, _) = http(addr, "GET", &format!("/api/v1/games/{mine}"), None, None).await?;
     assert_eq!(st, 200);
 
-    // The organizer's and arbiters' routes.
+    // An arbiter's command on a board's game: refused to its players, a captain, a spectator.
     let captain = l.captains[team].as_str();
+    let pause = client_message::Kind::Arbiter(w::ArbiterCommand {
+        game_id: mine.clone(),
+        reason: "a reason".into(),
+        action: Some(w::arbiter_command::Action::Pause(w::PauseGame {})),
+    });
+    for (who, tok) in [
+        ("its player", Some(player.as_str())),
+        ("a captain", Some(captain)),
+        ("a spectator", None),
+    ] {
+        let mut c = Client::connect(addr, tok, Encoding::Json).await?;
+        let req = c.send(pause.clone()).await?;
+        assert_eq!(c.error_code(req).await?, "permission_denied", "{who}");
+        c.close().await;
+    }
+
+    // The organizer's and arbiters' routes.
     let other_arbiter = cast.arbiter.as_str(); // an arbiter, but not of this event
     let event_arbiter = l.arbiter.as_str();
     let reason = "a reason";
