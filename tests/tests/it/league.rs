@@ -1098,9 +1098,28 @@ async fn check_results(s: &Season) -> Result<()> {
                 );
             }
             for b in 1..=BOARDS {
-                if let Plan::Late(_) = plan(round, table, b) {
-                    let g = &s.games[&((round, table, b), 0)];
-                    assert_eq!(s.finished[&g.game].1, "lateness");
+                let board = &v["boards"][b as usize - 1];
+                match plan(round, table, b) {
+                    Plan::Late(_) => {
+                        let g = &s.games[&((round, table, b), 0)];
+                        assert_eq!(s.finished[&g.game].1, "lateness");
+                    }
+                    // The drawn armageddon is Black's: 2 board points to 1 after a chain.
+                    Plan::Armageddon(_) => {
+                        let black = if first_colour(round, table, b, 2) == Colour::Black {
+                            ("first", ["2", "1"])
+                        } else {
+                            ("second", ["1", "2"])
+                        };
+                        assert_eq!(
+                            (&board["winner"], &board["points"]),
+                            (&json!(black.0), &json!(black.1)),
+                            "round {round} table {table} board {b}: {board}"
+                        );
+                        let last = &board["games"][2]["result"];
+                        assert_eq!(last["outcome"], "draw", "{board}");
+                    }
+                    _ => {}
                 }
             }
         }
