@@ -39,6 +39,7 @@ pub struct WsQuery {
 
 pub async fn ws_handler(
     State(env): State<Env>,
+    hold: Option<axum::Extension<crate::listen::SlotHold>>,
     headers: HeaderMap,
     Query(q): Query<WsQuery>,
     ws: WebSocketUpgrade,
@@ -80,7 +81,12 @@ pub async fn ws_handler(
         .on_upgrade(move |socket| {
             let conn = NEXT_CONN.fetch_add(1, Ordering::Relaxed);
             let span = info_span!("conn", conn, principal = ?who.id(), role = ?who.role());
-            run(env, socket, enc, who, conn).instrument(span)
+            async move {
+                // The connection keeps its place under the connection caps while it is open.
+                let _hold = hold;
+                run(env, socket, enc, who, conn).await;
+            }
+            .instrument(span)
         })
         .into_response()
 }
