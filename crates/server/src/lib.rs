@@ -21,6 +21,7 @@ pub mod board;
 pub mod conn;
 pub mod demo;
 pub mod error;
+pub mod frame_kinds;
 pub mod game;
 pub mod handle;
 pub mod http;

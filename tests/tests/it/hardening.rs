@@ -398,3 +398,57 @@ async fn connections_over_the_caps_are_refused_at_once_with_503() -> Result<()> 
     db.drop_db().await;
     Ok(())
 }
+
+/// Item 4: a text frame that is not UTF-8 — whole, or in fragments — is answered
+/// `malformed_frame` and the connection stays usable; frame types are still checked. Before:
+/// the socket closed with no status (the client saw 1005).
+#[tokio::test]
+async fn invalid_utf8_in_a_text_frame_is_malformed_frame_on_a_usable_connection() -> Result<()> {
+    use tokio_tungstenite::tungstenite::Message;
+    use tokio_tungstenite::tungstenite::protocol::frame::Frame;
+    use tokio_tungstenite::tungstenite::protocol::frame::coding::{Data, OpCode};
+    let (db, server, cast) = start_seeded("sqlite", Config::default()).await?;
+    let game = create_game(server.addr, &cast, "10m", "", "").await?;
+    let mut red = Client::connect(server.addr, Some(&cast.red), Encoding::Json).await?;
+    let text = |payload: &[u8], fin: bool| {
+        Message::Frame(Frame::message(
+            payload.to_vec(),
+            OpCode::Data(Data::Text),
+            fin,
+        ))
+    };
+    red.send_raw(text(&[0xff, 0xfe, b'{'], true)).await?;
+    assert_eq!(next_error_code(&mut red).await?, "malformed_frame");
+    red.send_raw(text(&[b'{', 0xc3], false)).await?;
+    red.send_raw(Message::Frame(Frame::message(
+        b"(}".to_vec(),
+        OpCode::Data(Data::Continue),
+        true,
+    )))
+    .await?;
+    assert_eq!(next_error_code(&mut red).await?, "malformed_frame");
+    // Still usable: a move is played, and a binary frame is still the wrong type here.
+    red.play(&game, 1, "h2e2").await?;
+    red.send_raw(Message::Binary(vec![1, 2, 3].into())).await?;
+    assert_eq!(next_error_code(&mut red).await?, "wrong_frame_type");
+    // A protobuf connection still refuses text frames, valid or not.
+    let mut black = Client::connect(server.addr, Some(&cast.black), Encoding::Proto).await?;
+    black.send_raw(text(b"{}", true)).await?;
+    assert_eq!(next_error_code(&mut black).await?, "wrong_frame_type");
+    black.send_raw(text(&[0xff], true)).await?;
+    assert_eq!(next_error_code(&mut black).await?, "wrong_frame_type");
+    black.play(&game, 2, "h9g7").await?;
+    assert!(red.closed.is_none() && black.closed.is_none());
+    server.stop().await?;
+    db.drop_db().await;
+    Ok(())
+}
+
+/// The code of the next Error (any request id).
+async fn next_error_code(c: &mut Client) -> Result<String> {
+    c.expect(|m| match &m.kind {
+        Some(server_message::Kind::Error(e)) => Some(e.code.clone()),
+        _ => None,
+    })
+    .await
+}
