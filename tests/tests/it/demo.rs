@@ -31,6 +31,13 @@ fn pace() -> Pace {
 /// Seeds the demo and starts the server with it; also the games unfinished just after the
 /// seeding (before the server could set up any league game).
 async fn start(db: &TestDb) -> Result<(Server, demo::DemoCast, Started, BTreeSet<i64>)> {
+    start_with(db, pace()).await
+}
+
+async fn start_with(
+    db: &TestDb,
+    pace: Pace,
+) -> Result<(Server, demo::DemoCast, Started, BTreeSet<i64>)> {
     let p = db.persist().await?;
     let cast = demo::seed(p.as_ref()).await?;
     let unfinished = p.unfinished_games().await?.into_iter().collect();
@@ -39,7 +46,7 @@ async fn start(db: &TestDb) -> Result<(Server, demo::DemoCast, Started, BTreeSet
         demo: Some(Demo {
             organizer: cast.organizer.id,
             bot_pairs: cast.bot_games.iter().map(|g| (g.1, g.2)).collect(),
-            pace: pace(),
+            pace,
             started: Some(tx),
         }),
         ..Config::default()
@@ -198,6 +205,67 @@ async fn the_demo_runs_twice_on_one_database_and_its_games_and_league_are_alive(
     assert_eq!(again.league, started.league);
     assert_eq!(demo_leagues(&server).await?.len(), 1);
     sees_a_move(&server, &second.bot_games[0].0.to_string()).await?;
+    server.stop().await?;
+    db.drop_db().await;
+    Ok(())
+}
+
+/// A demo season whose next round comes too soon at a restart (here: before its lineups
+/// could be submitted and its games set up; after a long stop: all its rounds in the past) has
+/// its unstarted rounds moved, as its organizer would, before the league's driver starts —
+/// instead of every overdue round starting at once.
+#[tokio::test]
+async fn a_demo_round_due_while_the_server_was_stopped_is_moved_not_started_at_once() -> Result<()>
+{
+    let db = TestDb::new("sqlite").await?;
+    let slow = Pace {
+        lead_ms: 20_000,
+        ..pace()
+    };
+    let (server, cast, started, _) = start_with(&db, slow.clone()).await?;
+    server.stop().await?;
+    let p = db.persist().await?;
+    let before = p.competition_events(started.league, 0).await?.len();
+
+    // Restarted with a lead of a minute: round 1 (due in under 20 s) is too soon.
+    let restart = Pace {
+        lead_ms: 60_000,
+        ..slow
+    };
+    let at = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)?
+        .as_millis() as u64;
+    let (server, _, again, _) = start_with(&db, restart.clone()).await?;
+    assert_eq!(again.league, started.league);
+    let log = p.competition_events(started.league, before as u64).await?;
+    let moved: Vec<serde_json::Value> = log
+        .iter()
+        .filter(|e| e.kind == "round_rescheduled")
+        .map(|e| serde_json::from_str(&e.payload).unwrap())
+        .collect();
+    assert_eq!(moved.len(), 6, "every unstarted round is moved: {log:?}");
+    for (k, m) in moved.iter().enumerate() {
+        assert_eq!(m["round"], k as u64 + 1);
+        let start = m["start_ms"].as_u64().unwrap();
+        assert!(start >= at + restart.lead_ms, "{m}");
+        assert!(
+            start <= at + restart.lead_ms + 60_000 + k as u64 * restart.every_ms,
+            "{m}"
+        );
+        assert_eq!(
+            m["deadline_ms"].as_u64().unwrap(),
+            start - restart.deadline_before_ms
+        );
+    }
+    for e in log.iter().filter(|e| e.kind == "round_rescheduled") {
+        assert_eq!(
+            e.actor.map(|a| a.0),
+            Some(cast.organizer.id),
+            "as its organizer"
+        );
+    }
+    // No game of the league exists yet: nothing started at once.
+    assert!(log.iter().all(|e| e.kind != "game_created"), "{log:?}");
     server.stop().await?;
     db.drop_db().await;
     Ok(())
