@@ -179,6 +179,8 @@ async fn list(State(env): State<Env>) -> Response {
                 "published": l.published,
                 "rounds": l.rounds.len(),
                 "completedRounds": l.rounds.iter().filter(|r| r.completed).count(),
+                // A season of `--demo`'s league (the page opens on its live match).
+                "demo": crate::demo::is_demo_league(&l.spec.name),
             })
         })
         .collect();
