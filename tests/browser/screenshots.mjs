@@ -151,9 +151,11 @@ async function leagueShots() {
   // Table 2 decided by the arbiter's results, so the event page has standings to show.
   const t2 = await server.api('GET', `/api/v1/leagues/${l.id}/rounds/1/tables/2`);
   const arb = await openAs(browser, server, server.orgToken, '/arbiter');
+  await arb.page.locator('[data-testid=conn-state][data-state=open]').waitFor();
   for (const [bi, b] of t2.boards.entries()) {
-    const result = ['RESULT_RED_WINS', 'RESULT_DRAW', 'RESULT_BLACK_WINS', 'RESULT_RED_WINS'][bi];
-    await arb.page.evaluate(([id, r]) => globalThis.chuhe.conn.arbiter(id, 'screenshot: result from the score sheet', { setResult: { result: r } }), [b.games[0].gameId, result]);
+    const result = ['RESULT_RED_WINS', 'RESULT_BLACK_WINS', 'RESULT_BLACK_WINS', 'RESULT_RED_WINS'][bi]; // no draw: a drawn board would go on to its fast game
+    await arb.page.evaluate(([id, r]) => globalThis.chuhe.conn.arbiter(id, 'screenshot: result from the score sheet', { setResult: { result: r } })
+      .catch((e) => { throw new Error(JSON.stringify(e)); }), [b.games[0].gameId, result]);
   }
   const ev = await openAs(browser, server, null, `/league/${l.id}`);
   await ev.page.locator('[data-testid=standings] tbody tr').nth(3).waitFor();
