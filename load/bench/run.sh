@@ -39,6 +39,6 @@ taskset -c 1 "$B/chuhe-load" --threads 1 "$@" --progress 0 --chuhe-url ws://127.
   --chuhe-pid $SP --organizer-token "$TOKEN" --relay-cpus 0 --json "$D/report.json" \
   >"$D/summary.txt" 2>"$D/load.err"
 RC=$?
-curl -sf http://127.0.0.1:$PORT/metrics >"$D/metrics.txt" || true
+curl -sf -H "Authorization: Bearer $TOKEN" http://127.0.0.1:$PORT/metrics >"$D/metrics.txt" || true
 cat "$D/summary.txt"
 exit $RC

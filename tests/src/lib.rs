@@ -274,6 +274,12 @@ pub async fn http(
         body.len()
     );
     s.write_all(req.as_bytes()).await?;
+    read_response(&mut s).await
+}
+
+/// Reads an HTTP/1.1 response to its end (the request said `Connection: close`): the status
+/// and the body (dechunked).
+async fn read_response(s: &mut TcpStream) -> Result<(u16, String)> {
     let mut buf = Vec::new();
     tokio::time::timeout(TIMEOUT, s.read_to_end(&mut buf)).await??;
     let text = String::from_utf8_lossy(&buf).to_string();
@@ -372,6 +378,15 @@ impl Client {
         );
         let (ws, resp) =
             tokio::time::timeout(TIMEOUT, tokio_tungstenite::connect_async(req)).await??;
+        Client::welcomed(ws, &resp, enc).await
+    }
+
+    /// A client on a websocket just opened: checks the subprotocol and reads the Welcome.
+    async fn welcomed(
+        ws: Ws,
+        resp: &tokio_tungstenite::tungstenite::handshake::client::Response,
+        enc: Encoding,
+    ) -> Result<Client> {
         let proto = resp
             .headers()
             .get("sec-websocket-protocol")
@@ -614,5 +629,151 @@ pub fn snapshot(m: &ServerMessage) -> Option<w::GameSnapshot> {
     match &m.kind {
         Some(server_message::Kind::Snapshot(s)) => Some(s.clone()),
         _ => None,
+    }
+}
+
+// ---- league helpers ----
+
+/// An HTTP request with an optional JSON body; the status and the body parsed as JSON (Null
+/// when it is not JSON).
+pub async fn http_json(
+    addr: std::net::SocketAddr,
+    method: &str,
+    path: &str,
+    token: Option<&str>,
+    body: Option<&serde_json::Value>,
+) -> Result<(u16, serde_json::Value)> {
+    let body = body.map(|b| b.to_string());
+    let (status, text) = http(addr, method, path, token, body.as_deref()).await?;
+    Ok((
+        status,
+        serde_json::from_str(&text).unwrap_or(serde_json::Value::Null),
+    ))
+}
+
+/// A league update's (public seq, kind, the entry as JSON), if `m` is one.
+pub fn league_update(m: &ServerMessage) -> Option<(u64, String, serde_json::Value)> {
+    match &m.kind {
+        Some(server_message::Kind::League(u)) => Some((
+            u.seq,
+            u.kind.clone(),
+            serde_json::from_str(&u.json).unwrap_or(serde_json::Value::Null),
+        )),
+        _ => None,
+    }
+}
+
+impl Client {
+    /// A barrier: sends a Ping and reads until its Pong; returns every other message that came
+    /// before it. Whatever the server queued for this connection before the Ping was read is
+    /// among them (one connection's messages leave in order).
+    pub async fn until_pong(&mut self) -> Result<Vec<ServerMessage>> {
+        let stamp = 0x5eed_u64;
+        self.send(client_message::Kind::Ping(w::Ping {
+            client_time_ms: stamp,
+        }))
+        .await?;
+        let deadline = tokio::time::Instant::now() + TIMEOUT;
+        let mut before = Vec::new();
+        loop {
+            let m = self.recv_by(deadline).await?;
+            match &m.kind {
+                Some(server_message::Kind::Pong(p)) if p.client_time_ms == stamp => {
+                    return Ok(before);
+                }
+                _ => before.push(m),
+            }
+        }
+    }
+
+    /// Follows a league's public stream from `last_seq`; the reply's seq (the stream's latest).
+    pub async fn league_subscribe(&mut self, league: &str, last_seq: u64) -> Result<u64> {
+        let r = self
+            .send(client_message::Kind::LeagueSubscribe(w::LeagueSubscribe {
+                league_id: league.into(),
+                last_seq,
+            }))
+            .await?;
+        Ok(self.reply(r).await?.seq)
+    }
+
+    /// The next league update (seq, kind, entry).
+    pub async fn league_next(&mut self) -> Result<(u64, String, serde_json::Value)> {
+        self.expect(league_update).await
+    }
+}
+
+// ---- hardening helpers ----
+
+/// Sends `request` (a whole raw HTTP/1.1 request, which should say `Connection: close`) and
+/// reads the answer: the status and body. For requests [`http`] cannot make (websocket
+/// upgrades, odd headers).
+pub async fn raw_http(addr: std::net::SocketAddr, request: &str) -> Result<(u16, String)> {
+    let mut s = TcpStream::connect(addr).await?;
+    s.write_all(request.as_bytes()).await?;
+    read_response(&mut s).await
+}
+
+/// A complete websocket upgrade request for `/ws` in the JSON encoding, with a bearer token.
+pub fn ws_upgrade_request(token: Option<&str>) -> String {
+    let auth = token
+        .map(|t| format!("Authorization: Bearer {t}\r\n"))
+        .unwrap_or_default();
+    format!(
+        "GET /ws HTTP/1.1\r\nHost: test\r\nConnection: Upgrade, close\r\nUpgrade: websocket\r\n\
+         Sec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\
+         Sec-WebSocket-Protocol: chuhe.v1.json\r\n{auth}\r\n"
+    )
+}
+
+impl Client {
+    /// As [`Client::connect`], over a socket whose receive buffer is `recv_buffer` bytes (the
+    /// kernel doubles it): a client that reads slowly fills it at once and the server's writes
+    /// must wait.
+    pub async fn connect_small_window(
+        addr: std::net::SocketAddr,
+        token: Option<&str>,
+        enc: Encoding,
+        recv_buffer: u32,
+    ) -> Result<Client> {
+        let socket = tokio::net::TcpSocket::new_v4()?;
+        socket.set_recv_buffer_size(recv_buffer)?;
+        let stream = tokio::time::timeout(TIMEOUT, socket.connect(addr)).await??;
+        let url = match token {
+            Some(t) => format!("ws://{addr}/ws?token={t}"),
+            None => format!("ws://{addr}/ws"),
+        };
+        let mut req = url.into_client_request()?;
+        req.headers_mut().insert(
+            "Sec-WebSocket-Protocol",
+            HeaderValue::from_static(enc.subprotocol()),
+        );
+        let stream = tokio_tungstenite::MaybeTlsStream::Plain(stream);
+        let (ws, resp) =
+            tokio::time::timeout(TIMEOUT, tokio_tungstenite::client_async(req, stream)).await??;
+        Client::welcomed(ws, &resp, enc).await
+    }
+}
+
+/// Reads `/metrics` (with `token`) until `name` has `value`, bounded by [`TIMEOUT`]; the last
+/// text read otherwise.
+pub async fn wait_metric(
+    addr: std::net::SocketAddr,
+    token: &str,
+    name: &str,
+    value: u64,
+) -> Result<()> {
+    let want = format!("\n{name} {value}\n");
+    let deadline = tokio::time::Instant::now() + TIMEOUT;
+    loop {
+        let (_, text) = http(addr, "GET", "/metrics", Some(token), None).await?;
+        if text.contains(&want) {
+            return Ok(());
+        }
+        if tokio::time::Instant::now() > deadline {
+            bail!("{name} never reached {value}: {text}");
+        }
+        // Polling a counter: nothing to wait on but the next read.
+        tokio::time::sleep(Duration::from_millis(20)).await;
     }
 }

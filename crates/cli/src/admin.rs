@@ -80,7 +80,31 @@ pub enum AdminCommand {
         /// Board for the game record.
         #[arg(long)]
         board: Option<String>,
+        /// When the clocks start: `now`, `players` (when both players have joined), or an
+        /// instant (RFC 3339 like 2026-12-03T14:00:00+08:00, or Unix ms) at which they start
+        /// whether or not the players are there (a league round).
+        #[arg(long, default_value = "now")]
+        start: String,
+        /// Art. 21: a player who has not joined this long after the start loses (e.g. 15m;
+        /// `0`: no limit).
+        #[arg(long, default_value = "0")]
+        lateness: String,
     },
+}
+
+/// `--start`: the start mode and, for an instant, its Unix ms.
+fn start_of(text: &str) -> Result<(w::StartMode, u64)> {
+    use chuhe_server::league::datetime::parse_instant;
+    Ok(match text.trim() {
+        "now" => (w::StartMode::Now, 0),
+        "players" => (w::StartMode::PlayersPresent, 0),
+        other => {
+            let at = parse_instant(other).with_context(|| {
+                format!("--start must be now, players or an instant, not {other:?}")
+            })?;
+            (w::StartMode::Scheduled, at)
+        }
+    })
 }
 
 pub fn run(args: AdminArgs) -> Result<std::process::ExitCode> {
@@ -125,7 +149,14 @@ pub fn run(args: AdminArgs) -> Result<std::process::ExitCode> {
                 event,
                 round,
                 board,
+                start,
+                lateness,
             } => {
+                let (start_mode, scheduled_start_ms) = start_of(&start)?;
+                let lateness_limit_ms = chuhe_server::league::datetime::parse_duration(&lateness)
+                    .with_context(|| {
+                    format!("--lateness must be a duration, not {lateness:?}")
+                })?;
                 let req = CreateGameRequest {
                     red_id: red.to_string(),
                     black_id: black.to_string(),
@@ -139,16 +170,24 @@ pub fn run(args: AdminArgs) -> Result<std::process::ExitCode> {
                     event: event.unwrap_or_default(),
                     round: round.unwrap_or_default(),
                     board: board.unwrap_or_default(),
+                    start_mode: start_mode as i32,
+                    scheduled_start_ms,
+                    lateness_limit_ms,
                     ..CreateGameRequest::default()
                 };
                 let now = std::time::SystemTime::now()
                     .duration_since(std::time::UNIX_EPOCH)?
                     .as_millis() as u64;
                 let (row, _, _) = admin::create_game_row(p.as_ref(), &req, now).await?;
-                format!(
-                    "{{\"gameId\":\"{}\",\"timeControl\":\"{}\",\"ruleset\":\"{}\"}}",
-                    row.id, row.time_control, row.ruleset
-                )
+                serde_json::json!({
+                    "gameId": row.id.to_string(),
+                    "timeControl": row.time_control,
+                    "ruleset": row.ruleset,
+                    "start": start.trim(),
+                    "scheduledStartMs": scheduled_start_ms,
+                    "latenessLimitMs": lateness_limit_ms,
+                })
+                .to_string()
             }
         };
         println!("{out}");

@@ -25,16 +25,18 @@ const LONG_ABOUT: &str = "chuhe (楚河): a server for real-time online Xiangqi 
 
 `chuhe serve --demo` runs the game server with demo players and bots on an SQLite file in the \
 current directory (chuhe.db) and serves a page at http://127.0.0.1:8080/. `chuhe rules` and \
-`chuhe league` are offline tools that read and write JSON, CSV or text. `chuhe <COMMAND> --help` \
-describes each command.";
+`chuhe league` are offline tools that read and write JSON, CSV or text; `chuhe league event` \
+runs a league on a server (docs/league.md). `chuhe <COMMAND> --help` describes each command.";
 
 #[derive(Debug, Subcommand)]
 enum Command {
     /// Rules tools: perft counts, batch evaluation of positions and moves (JSON Lines), and
     /// repetition rulings explained.
     Rules(rules::RulesArgs),
-    /// League tools: round-robin schedules, standings, score sheets, Swiss pairings and
-    /// knockout brackets.
+    /// League tools: round-robin schedules, standings, crosstables, score sheets, Swiss
+    /// pairings, knockout brackets and Elo lists from results files; `chuhe league event`
+    /// runs an event on a server's league service (create from a TOML/JSON file, rosters from
+    /// CSV, publish, tokens, reschedule, lineups, arbiters' commands, standings).
     League(league::LeagueArgs),
     /// Run the game server: websockets at /ws, the organizer HTTP API, game records, metrics
     /// and a live page at /.

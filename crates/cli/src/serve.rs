@@ -274,28 +274,9 @@ pub fn run(args: ServeArgs) -> Result<std::process::ExitCode> {
         let listener = chuhe_server::bind_listener(s.listen)
             .with_context(|| format!("binding {}", s.listen))?;
         let addr = listener.local_addr()?;
-        let mut bots = Vec::new();
+        let mut demo = None;
         if s.demo {
-            let demo = chuhe_server::demo::seed(persist.as_ref()).await?;
-            println!("chuhe demo: open http://{addr}/ to watch the live games.");
-            println!(
-                "  red player    {} (id {}) token: {}",
-                demo.red.1, demo.red.0, demo.red.2
-            );
-            println!(
-                "  black player  {} (id {}) token: {}",
-                demo.black.1, demo.black.0, demo.black.2
-            );
-            println!(
-                "  arbiter       {} (id {}) token: {}",
-                demo.arbiter.1, demo.arbiter.0, demo.arbiter.2
-            );
-            println!(
-                "  organizer     {} (id {}) token: {}",
-                demo.organizer.1, demo.organizer.0, demo.organizer.2
-            );
-            println!("  a game for the two players: id {}", demo.game_for_players);
-            bots = demo.bot_pairs;
+            demo = Some(demo_start(persist.as_ref(), addr).await?);
         }
         println!(
             "chuhe serving on http://{addr} (database {})",
@@ -306,15 +287,61 @@ pub fn run(args: ServeArgs) -> Result<std::process::ExitCode> {
             shutdown_signal(),
             Deps {
                 persist,
-                config: Config {
-                    demo_bots: bots,
-                    ..s.config
-                },
+                config: Config { demo, ..s.config },
             },
         )
         .await?;
         Ok(std::process::ExitCode::SUCCESS)
     })
+}
+
+/// Seeds the demo (accounts found again by name, games by key), prints who can do what, and
+/// prints the demo league's addresses once the server has it running.
+async fn demo_start(persist: &dyn Persist, addr: SocketAddr) -> Result<chuhe_server::demo::Demo> {
+    let cast = chuhe_server::demo::seed(persist).await?;
+    let watch = cast
+        .bot_games
+        .first()
+        .map_or(cast.game_for_players, |g| g.0);
+    println!("chuhe demo: open http://{addr}/game/{watch} to watch a game being played");
+    println!("  (every live game is listed at http://{addr}/)");
+    for (role, p) in [
+        ("red player  ", &cast.red),
+        ("black player", &cast.black),
+        ("arbiter     ", &cast.arbiter),
+        ("organizer   ", &cast.organizer),
+    ] {
+        println!("  {role}  {} (id {}) token: {}", p.name, p.id, p.token);
+    }
+    println!(
+        "  a game for the two players: http://{addr}/game/{} (its clocks start when both have joined)",
+        cast.game_for_players
+    );
+    let (tx, mut rx) = tokio::sync::mpsc::channel(1);
+    tokio::spawn(async move {
+        if let Some(started) = rx.recv().await {
+            print_league(addr, &started);
+        }
+    });
+    Ok(chuhe_server::demo::Demo {
+        organizer: cast.organizer.id,
+        bot_pairs: cast.bot_games.iter().map(|g| (g.1, g.2)).collect(),
+        pace: chuhe_server::demo::Pace::default(),
+        started: Some(tx),
+    })
+}
+
+fn print_league(addr: SocketAddr, s: &chuhe_server::demo::Started) {
+    let id = s.league;
+    println!(
+        "chuhe demo league (4 teams x 3 boards, a round every 6 minutes, bot captains and players):"
+    );
+    println!("  matches      http://{addr}/api/v1/leagues/{id}");
+    println!("  standings    http://{addr}/api/v1/leagues/{id}/standings?format=html");
+    println!("  round 1      http://{addr}/api/v1/leagues/{id}/rounds/1/tables/1");
+    for (team, name, token) in &s.captains {
+        println!("  captain of {team} ({name}) token: {token}");
+    }
 }
 
 async fn shutdown_signal() {

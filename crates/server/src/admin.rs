@@ -3,7 +3,9 @@
 
 use chuhe_proto::v1::{self as w, CreateGameRequest, GameInfo};
 
-use crate::persist::{Account, NewGame, Persist, PersistError, Role, StoredGame};
+use axum::http::StatusCode;
+
+use crate::persist::{Account, ErrorKind, NewGame, Persist, PersistError, Role, StoredGame};
 
 /// A refused organiser request.
 #[derive(Debug, thiserror::Error)]
@@ -12,16 +14,42 @@ pub enum AdminError {
     Invalid(String),
     #[error("{0} not found")]
     NotFound(String),
+    /// Another principal of the same role already has this display name.
+    #[error("a {role} named {name:?} already exists")]
+    NameTaken { role: &'static str, name: String },
     #[error(transparent)]
     Store(#[from] PersistError),
 }
 
 impl AdminError {
+    /// The stable machine code clients see.
     pub fn code(&self) -> &'static str {
         match self {
             AdminError::Invalid(_) => "invalid_argument",
             AdminError::NotFound(_) => "not_found",
-            AdminError::Store(_) => "store_unavailable",
+            AdminError::NameTaken { .. } => "name_taken",
+            AdminError::Store(e) => match e.kind {
+                ErrorKind::Invalid => "invalid_argument",
+                ErrorKind::NotFound => "not_found",
+                ErrorKind::Conflict => "conflict",
+                ErrorKind::Unavailable | ErrorKind::Internal => "store_unavailable",
+            },
+        }
+    }
+
+    /// The HTTP status of the answer: the caller's mistakes are 4xx (retrying the same cannot
+    /// work); only a failing store is 503.
+    pub fn status(&self) -> StatusCode {
+        match self {
+            AdminError::Invalid(_) => StatusCode::BAD_REQUEST,
+            AdminError::NotFound(_) => StatusCode::NOT_FOUND,
+            AdminError::NameTaken { .. } => StatusCode::CONFLICT,
+            AdminError::Store(e) => match e.kind {
+                ErrorKind::Invalid => StatusCode::BAD_REQUEST,
+                ErrorKind::NotFound => StatusCode::NOT_FOUND,
+                ErrorKind::Conflict => StatusCode::CONFLICT,
+                ErrorKind::Unavailable | ErrorKind::Internal => StatusCode::SERVICE_UNAVAILABLE,
+            },
         }
     }
 }
@@ -41,7 +69,14 @@ pub async fn create_player(p: &dyn Persist, name: &str, role: Role) -> Result<Ac
             "display name must be 1 to 100 characters".into(),
         ));
     }
-    Ok(p.create_account(name, role).await?)
+    match p.create_account(name, role).await {
+        Ok(a) => Ok(a),
+        Err(e) if e.kind == ErrorKind::Conflict => Err(AdminError::NameTaken {
+            role: role.as_str(),
+            name: name.to_string(),
+        }),
+        Err(e) => Err(e.into()),
+    }
 }
 
 pub async fn issue_token(

@@ -39,7 +39,7 @@ pub async fn authenticate(env: &Env, token: Option<String>) -> Result<Principal,
     let Some(token) = token else {
         return Ok(Principal { account: None });
     };
-    match env.persist.authenticate(&token).await {
+    match crate::http::store_deadline(env, env.persist.authenticate(&token)).await {
         Ok(Some(account)) => Ok(Principal {
             account: Some(account),
         }),

@@ -153,7 +153,11 @@ async fn run(env: Env, mut socket: WebSocket, enc: Encoding, who: Principal, con
     let gauge = role_gauge(&env, &who);
     gauge.fetch_add(1, Ordering::Relaxed);
     debug!("connected");
-    let (out, mut rx, kick) = Outbox::new(conn_id, enc, env.config.write_queue);
+    // Room for a whole resume (the replay of up to `replay_events` events and its reply)
+    // besides the frames the queue may hold anyway: a client resuming exactly at the replay
+    // limit gets its events, not a 4008 it would loop on.
+    let capacity = env.config.write_queue + env.config.replay_events + 1;
+    let (out, mut rx, kick) = Outbox::new(conn_id, enc, capacity);
     let who = Arc::new(who);
     out.send_msg(ServerMessage {
         kind: Some(server_message::Kind::Welcome(w::Welcome {
@@ -233,7 +237,9 @@ async fn run(env: Env, mut socket: WebSocket, enc: Encoding, who: Principal, con
                 match write_within(timeout, batch).await {
                     Ok(Ok(())) => {}
                     Ok(Err(e)) => { debug!(error = %e, "write failed"); break End::WriteFailed; }
-                    Err(_) => { debug!("write timed out"); break End::WriteFailed; }
+                    // The client reads too slowly: it is told so (goodbye too_slow, close 4008)
+                    // after what is already on its way, like a client whose queue overflowed.
+                    Err(_) => { debug!("write timed out"); break kicked_end(&env, enc, close::TOO_SLOW); }
                 }
             }
             msg = socket.next() => {
@@ -326,7 +332,14 @@ async fn run(env: Env, mut socket: WebSocket, enc: Encoding, who: Principal, con
                 flush_queued(&mut socket, &mut rx, enc, short).await;
             }
             if let Some(b) = bye {
-                let _ = tokio::time::timeout(short, socket.send(b)).await;
+                // A slow reader's goodbye waits behind what is still on its way to it: it may
+                // take up to the write timeout more to leave.
+                let limit = if code == close::TOO_SLOW {
+                    env.config.write_timeout.max(short)
+                } else {
+                    short
+                };
+                let _ = tokio::time::timeout(limit, socket.send(b)).await;
             }
             let frame = (code != 1000 || !reason.is_empty()).then(|| CloseFrame {
                 code,
@@ -429,6 +442,7 @@ fn kicked_end(env: &Env, enc: Encoding, code: u16) -> End {
             env.metrics
                 .dropped_slow_total
                 .fetch_add(1, Ordering::Relaxed);
+            tracing::info!("dropping a connection too slow to read what it is sent (4008)");
             Some(goodbye(
                 enc,
                 "too_slow",

@@ -24,6 +24,7 @@ pub fn router(env: Env) -> Router {
         .merge(crate::web::router())
         .route("/ws", get(conn::ws_handler))
         .route("/healthz", get(healthz))
+        .route("/readyz", get(readyz))
         .route("/metrics", get(metrics))
         .route("/api/v1/games", get(list_games).post(create_game))
         .route("/api/v1/games/{id}", get(game_json))
@@ -32,7 +33,54 @@ pub fn router(env: Env) -> Router {
         .route("/api/v1/tokens", post(issue_token))
         .route("/api/v1/tokens/revoke", post(revoke_token))
         .merge(crate::league::api::router())
+        .layer(axum::middleware::map_response_with_state(
+            (),
+            |State(()): State<()>, uri: axum::http::Uri, r: Response| json_errors(uri, r),
+        ))
         .with_state(env)
+}
+
+/// Every error answer under `/api/` is the documented JSON `{code, message}`: the refusals
+/// axum's extractors and router produce themselves (an undecodable path segment, a
+/// duplicated or malformed query parameter, an unknown route, a wrong method, a body that is
+/// not JSON) are plain text or empty; they are rewritten here with a code for their status.
+async fn json_errors(uri: axum::http::Uri, r: Response) -> Response {
+    let status = r.status();
+    let is_json = r
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.starts_with("application/json"));
+    if !uri.path().starts_with("/api/")
+        || !(status.is_client_error() || status.is_server_error())
+        || is_json
+    {
+        return r;
+    }
+    let code = match status {
+        StatusCode::BAD_REQUEST | StatusCode::UNPROCESSABLE_ENTITY => "invalid_argument",
+        StatusCode::NOT_FOUND => "not_found",
+        StatusCode::METHOD_NOT_ALLOWED => "method_not_allowed",
+        StatusCode::PAYLOAD_TOO_LARGE => "body_too_large",
+        StatusCode::UNSUPPORTED_MEDIA_TYPE => "unsupported_media_type",
+        StatusCode::UNAUTHORIZED => "unauthenticated",
+        StatusCode::FORBIDDEN => "permission_denied",
+        s if s.is_server_error() => "internal",
+        _ => "invalid_argument",
+    };
+    let text = axum::body::to_bytes(r.into_body(), 4096)
+        .await
+        .map(|b| String::from_utf8_lossy(&b).trim().to_string())
+        .unwrap_or_default();
+    let message = if text.is_empty() {
+        match status {
+            StatusCode::NOT_FOUND => format!("no route {}", uri.path()),
+            s => s.canonical_reason().unwrap_or("refused").to_string(),
+        }
+    } else {
+        text
+    };
+    api_error(status, code, &message)
 }
 
 fn json<M: serde::Serialize>(status: StatusCode, m: &M) -> Response {
@@ -45,12 +93,7 @@ fn json<M: serde::Serialize>(status: StatusCode, m: &M) -> Response {
 }
 
 fn admin_err(e: AdminError) -> Response {
-    let status = match e {
-        AdminError::Invalid(_) => StatusCode::BAD_REQUEST,
-        AdminError::NotFound(_) => StatusCode::NOT_FOUND,
-        AdminError::Store(_) => StatusCode::SERVICE_UNAVAILABLE,
-    };
-    api_error(status, e.code(), &e.to_string())
+    api_error(e.status(), e.code(), &e.to_string())
 }
 
 async fn healthz(State(env): State<Env>) -> Response {
@@ -60,12 +103,84 @@ async fn healthz(State(env): State<Env>) -> Response {
     (StatusCode::OK, "ok\n").into_response()
 }
 
-async fn metrics(State(env): State<Env>) -> Response {
+/// Readiness (as orchestrators probe it): 200 while the store answers and the server is not
+/// shutting down; 503 with the JSON error otherwise. `/healthz` is liveness: 200 while the
+/// process serves at all, whatever the store does.
+async fn readyz(State(env): State<Env>) -> Response {
+    if *env.shutdown.borrow() {
+        return api_error(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "shutting_down",
+            "the server is shutting down",
+        );
+    }
+    match store_deadline(&env, env.persist.ping()).await {
+        Ok(()) => json(
+            StatusCode::OK,
+            &serde_json::json!({"status": "ready", "store": "ok"}),
+        ),
+        Err(e) => {
+            tracing::warn!(error = %e, "not ready: the store does not answer");
+            api_error(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "store_unavailable",
+                &format!("not ready: {e}"),
+            )
+        }
+    }
+}
+
+/// Runs a store request with the configured deadline (`Config::store_timeout`): during an
+/// outage the caller is answered `store_unavailable` at once instead of waiting for the
+/// database's own timeouts.
+fn timed_out(env: &Env) -> crate::persist::PersistError {
+    crate::persist::PersistError::unavailable(format!(
+        "no answer within {} ms",
+        env.config.store_timeout.as_millis()
+    ))
+}
+
+pub(crate) async fn store_deadline<T>(
+    env: &Env,
+    fut: impl std::future::Future<Output = Result<T, crate::persist::PersistError>>,
+) -> Result<T, crate::persist::PersistError> {
+    tokio::time::timeout(env.config.store_timeout, fut)
+        .await
+        .unwrap_or_else(|_| Err(timed_out(env)))
+}
+
+/// `/metrics` is for operators: it counts every move at once, so an anonymous reader could
+/// time the moves of a game whose public view is still behind its broadcast delay. It needs
+/// the operator token (`Config::metrics_token`, for a Prometheus scraper) or an organizer's
+/// token, as `Authorization: Bearer …`; anonymous readers get 401, other roles 403.
+async fn metrics(State(env): State<Env>, headers: HeaderMap) -> Response {
+    let token = bearer(&headers, None);
+    let operator = match (&env.config.metrics_token, &token) {
+        (Some(want), Some(got)) => constant_time_eq(want.as_bytes(), got.as_bytes()),
+        _ => false,
+    };
+    if !operator {
+        if token.is_none() {
+            return api_error(
+                StatusCode::UNAUTHORIZED,
+                "unauthenticated",
+                "/metrics needs the operator's metrics token or an organizer token (Authorization: Bearer …)",
+            );
+        }
+        if let Err(r) = organizer(&env, &headers).await {
+            return r;
+        }
+    }
     (
         [(header::CONTENT_TYPE, "text/plain; version=0.0.4")],
         env.metrics.render(env.persist.commit_stats()),
     )
         .into_response()
+}
+
+/// Compares two secrets in time that depends only on their lengths.
+fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }
 
 async fn list_games(State(env): State<Env>) -> Response {
@@ -196,7 +311,13 @@ async fn create_player(State(env): State<Env>, headers: HeaderMap, b: Bytes) -> 
             );
         }
     };
-    match admin::create_player(env.persist.as_ref(), &req.display_name, role).await {
+    let made = tokio::time::timeout(
+        env.config.store_timeout,
+        admin::create_player(env.persist.as_ref(), &req.display_name, role),
+    )
+    .await
+    .unwrap_or_else(|_| Err(AdminError::Store(timed_out(&env))));
+    match made {
         Ok(a) => json(
             StatusCode::CREATED,
             &Player {
@@ -225,7 +346,13 @@ async fn issue_token(State(env): State<Env>, headers: HeaderMap, b: Bytes) -> Re
         );
     };
     let label = (!req.label.trim().is_empty()).then(|| req.label.trim().to_string());
-    match admin::issue_token(env.persist.as_ref(), pid, label).await {
+    let issued = tokio::time::timeout(
+        env.config.store_timeout,
+        admin::issue_token(env.persist.as_ref(), pid, label),
+    )
+    .await
+    .unwrap_or_else(|_| Err(AdminError::Store(timed_out(&env))));
+    match issued {
         Ok((token, id)) => json(
             StatusCode::CREATED,
             &IssueTokenResponse {
@@ -252,7 +379,7 @@ async fn revoke_token(State(env): State<Env>, headers: HeaderMap, b: Bytes) -> R
             "tokenId must be an id",
         );
     };
-    match env.persist.revoke_token(id).await {
+    match store_deadline(&env, env.persist.revoke_token(id)).await {
         Ok(true) => StatusCode::NO_CONTENT.into_response(),
         Ok(false) => api_error(
             StatusCode::NOT_FOUND,

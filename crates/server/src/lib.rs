@@ -73,7 +73,8 @@ pub struct Config {
     pub rate_per_sec: u32,
     /// Refused (rate-limited) messages in a row before the close 4029.
     pub flood_limit: u32,
-    /// Per-connection write queue, in frames; overflow closes with 4008.
+    /// Per-connection write queue, in frames, besides room for one resume's replay
+    /// (`replay_events` + its reply); overflow closes with 4008.
     pub write_queue: usize,
     /// Per-game mailbox; a full one answers `busy`.
     pub game_mailbox: usize,
@@ -81,7 +82,8 @@ pub struct Config {
     pub replay_events: usize,
     /// Websocket ping interval (round-trip measurement for lag compensation).
     pub ping_interval: Duration,
-    /// A socket write taking longer than this drops the connection.
+    /// A socket write taking longer than this drops the connection as too slow (`goodbye
+    /// too_slow`, close 4008, counted in `chuhe_dropped_slow_connections_total`).
     pub write_timeout: Duration,
     /// How long a finished game stays loaded.
     pub finished_linger: Duration,
@@ -93,8 +95,15 @@ pub struct Config {
     pub shards: usize,
     /// Commands a shard's mailbox holds; a full one answers `busy`.
     pub shard_mailbox: usize,
-    /// Demo: pairs of bot accounts that play random games forever.
-    pub demo_bots: Vec<(i64, i64)>,
+    /// The longest a login (the token check at a websocket upgrade or HTTP request), an
+    /// organizer request or the readiness probe waits for the store before it is answered
+    /// `store_unavailable` (503): during an outage they fail fast instead of hanging.
+    pub store_timeout: Duration,
+    /// The operator's token for `/metrics` (a Prometheus scraper's bearer token); organizer
+    /// tokens are accepted too. `/metrics` refuses anonymous readers either way.
+    pub metrics_token: Option<String>,
+    /// `--demo`: bots playing casual games and a demo league (see [`demo`]).
+    pub demo: Option<demo::Demo>,
 }
 
 impl Default for Config {
@@ -114,7 +123,9 @@ impl Default for Config {
             move_limit_plies: 120,
             shards: 0,
             shard_mailbox: 65_536,
-            demo_bots: Vec::new(),
+            store_timeout: Duration::from_secs(2),
+            metrics_token: None,
+            demo: None,
         }
     }
 }
@@ -190,14 +201,14 @@ pub async fn serve(
     let (done_tx, mut done_rx) = mpsc::channel::<()>(1);
     let env = Env::start(deps.persist, deps.config, sd_rx, done_tx);
     recover_all(&env).await;
+    if let Some(d) = &env.config.demo {
+        // Before the leagues' drivers: a demo season whose rounds fell due while the server
+        // was down is moved, not started all at once.
+        demo::prepare(&env, d).await;
+    }
     league::runner::start_all(&env).await;
-    for (i, (red, black)) in env.config.demo_bots.iter().enumerate() {
-        demo::spawn_pair(
-            env.clone(),
-            *red,
-            *black,
-            0x9e37_79b9_7f4a_7c15 ^ (i as u64 + 1),
-        );
+    if let Some(d) = env.config.demo.clone() {
+        demo::start(&env, d).await;
     }
     let app = http::router(env.clone());
     info!(addr = ?listener.local_addr().ok(), "listening");

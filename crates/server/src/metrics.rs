@@ -155,7 +155,7 @@ impl Metrics {
             ),
             (
                 "chuhe_dropped_slow_connections_total",
-                "Connections closed because their write queue overflowed.",
+                "Connections closed as too slow (write queue overflowed, or a write took longer than the write timeout).",
                 &self.dropped_slow_total,
             ),
             (

@@ -216,6 +216,11 @@ pub trait Persist: Send + Sync + 'static {
     fn commit_stats(&self) -> Option<CommitStats> {
         None
     }
+    /// A readiness probe: Ok when the store answers a trivial query and its writers run
+    /// (`/readyz`). Bounded by the store's own ping timeout.
+    fn ping(&self) -> BoxFut<'_, Result<(), PersistError>> {
+        Box::pin(async { Ok(()) })
+    }
 }
 
 /// Group-commit totals since the store opened (the store's own counters).
@@ -233,6 +238,9 @@ pub struct MemoryPersist {
     unresolved: std::sync::atomic::AtomicU32,
     /// While true, appends are not answered (a slow commit); see [`MemoryPersist::hold`].
     held: tokio::sync::watch::Sender<bool>,
+    /// While true, logins and account requests hang (a database that does not answer); see
+    /// [`MemoryPersist::stall`].
+    stalled: tokio::sync::watch::Sender<bool>,
 }
 
 impl Default for MemoryPersist {
@@ -243,6 +251,7 @@ impl Default for MemoryPersist {
             ambiguous: Mutex::new(None),
             unresolved: std::sync::atomic::AtomicU32::new(0),
             held: tokio::sync::watch::channel(false).0,
+            stalled: tokio::sync::watch::channel(false).0,
         }
     }
 }
@@ -280,9 +289,26 @@ impl MemoryPersist {
         self.held.send_replace(held);
     }
 
+    /// Makes logins, account lookups and account creation hang (true) until released
+    /// (false), and the readiness probe fail meanwhile: a database that stopped answering.
+    pub fn stall(&self, stalled: bool) {
+        self.stalled.send_replace(stalled);
+    }
+
     /// Waits while appends are held.
     fn released(&self) -> impl std::future::Future<Output = ()> + Send + 'static {
-        let mut rx = self.held.subscribe();
+        Self::until_false(&self.held)
+    }
+
+    /// Waits while account requests are stalled.
+    fn unstalled(&self) -> impl std::future::Future<Output = ()> + Send + 'static {
+        Self::until_false(&self.stalled)
+    }
+
+    fn until_false(
+        flag: &tokio::sync::watch::Sender<bool>,
+    ) -> impl std::future::Future<Output = ()> + Send + 'static {
+        let mut rx = flag.subscribe();
         async move {
             while *rx.borrow_and_update() {
                 if rx.changed().await.is_err() {
@@ -533,18 +559,36 @@ impl Persist for MemoryPersist {
     }
 
     fn authenticate(&self, token: &str) -> BoxFut<'_, Result<Option<Account>, PersistError>> {
-        let r = self.with(|m| {
-            m.tokens
-                .get(token)
-                .filter(|t| !t.2)
-                .and_then(|t| m.accounts.get(&t.1).cloned())
-        });
-        Box::pin(async move { Ok(r) })
+        let token = token.to_string();
+        let unstalled = self.unstalled();
+        Box::pin(async move {
+            unstalled.await;
+            Ok(self.with(|m| {
+                m.tokens
+                    .get(&token)
+                    .filter(|t| !t.2)
+                    .and_then(|t| m.accounts.get(&t.1).cloned())
+            }))
+        })
     }
 
     fn account(&self, id: i64) -> BoxFut<'_, Result<Option<Account>, PersistError>> {
-        let r = self.with(|m| m.accounts.get(&id).cloned());
-        Box::pin(async move { Ok(r) })
+        let unstalled = self.unstalled();
+        Box::pin(async move {
+            unstalled.await;
+            Ok(self.with(|m| m.accounts.get(&id).cloned()))
+        })
+    }
+
+    fn ping(&self) -> BoxFut<'_, Result<(), PersistError>> {
+        let r = if *self.stalled.borrow() {
+            Err(PersistError::unavailable(
+                "the store does not answer (test)",
+            ))
+        } else {
+            Ok(())
+        };
+        Box::pin(async move { r })
     }
 
     fn create_account(&self, name: &str, role: Role) -> BoxFut<'_, Result<Account, PersistError>> {

@@ -88,6 +88,10 @@ impl<S: Store> Persist for StoreAdapter<S> {
         Some(self.store.stats())
     }
 
+    fn ping(&self) -> BoxFut<'_, Result<(), PersistError>> {
+        Box::pin(async move { self.store.ping().await.map_err(pe) })
+    }
+
     fn lane_of(&self, game: i64) -> usize {
         self.store.writer_of(GameId(game))
     }

@@ -1,6 +1,8 @@
 //! The crate's integration tests, one binary (a module per topic) so the dependency tree is linked once.
 
 mod game;
+mod hardening;
+mod league;
 mod outage;
 mod recovery;
 mod robustness;

@@ -22,6 +22,12 @@ use chuhe_store::testing::ThrowawayPg;
 const GAMES: usize = 24;
 const PLIES: usize = 60;
 const OUTAGES: u32 = 30;
+/// An outage starts once this many moves are acknowledged after the last restart…
+const AFTER: u32 = 8;
+/// …and about this many at most between two outages (up to `GAMES - 1` more slip through the
+/// gate, so `AFTER + GAMES - 1 < WINDOW`; the games' moves in all are checked to be more than
+/// `(OUTAGES + 1) * WINDOW`, so every outage happens while games are in play).
+const WINDOW: u32 = 40;
 
 /// A legal game of `PLIES` plies (or fewer if it ends), from a seed.
 fn line(seed: u64) -> Vec<String> {
@@ -99,15 +105,20 @@ async fn abrupt_database_stops_lose_no_move_and_leave_no_game_behind() -> Result
     for _ in 0..GAMES {
         games.push(create_game(server.addr, &cast, "60m", "", "").await?);
     }
-    // Outages are set off by progress: after every few acknowledged moves, a stop and a start.
+    // Outages are set off by progress: once a few moves are acknowledged after a restart, a
+    // stop and a start. The players are paced by the outages in turn — at most `WINDOW`
+    // acknowledgements between two of them — so all `OUTAGES` happen while games are in
+    // play, however fast this machine plays moves or restarts PostgreSQL (CI once waited
+    // forever for acknowledgements after every game had ended).
     let acked = Arc::new((AtomicU32::new(0), tokio::sync::Notify::new()));
     let progress: Arc<Vec<AtomicU32>> = Arc::new((0..GAMES).map(|_| AtomicU32::new(0)).collect());
     let outages_done = Arc::new(AtomicU32::new(0));
+    let (outage_tx, outage_rx) = tokio::sync::watch::channel(0u32);
     let outages = {
         let (pg, acked, outages_done) = (pg.clone(), acked.clone(), outages_done.clone());
         tokio::spawn(async move {
             let mut done = 0;
-            let mut next = 8;
+            let mut next = AFTER;
             while done < OUTAGES {
                 if acked.0.load(Ordering::SeqCst) < next {
                     acked.1.notified().await;
@@ -121,23 +132,38 @@ async fn abrupt_database_stops_lose_no_move_and_leave_no_game_behind() -> Result
                 .await??;
                 done += 1;
                 outages_done.store(done, Ordering::SeqCst);
-                next = acked.0.load(Ordering::SeqCst) + 8;
+                outage_tx.send_replace(done);
+                next = acked.0.load(Ordering::SeqCst) + AFTER;
             }
             Ok::<_, anyhow::Error>(done)
         })
     };
+    let lines: Vec<Vec<String>> = (0..GAMES).map(|i| line(0x9e37_79b9 + i as u64)).collect();
+    let total: usize = lines.iter().map(Vec::len).sum();
+    assert!(
+        total as u32 > (OUTAGES + 1) * WINDOW && AFTER + GAMES as u32 - 1 < WINDOW,
+        "the pacing needs more moves ({total}) than the outages' windows"
+    );
     let mut players = Vec::new();
     for (i, game) in games.iter().enumerate() {
         let (game, cast, addr, acked) = (game.clone(), cast.clone(), server.addr, acked.clone());
-        let progress = progress.clone();
+        let (progress, mut outage_rx) = (progress.clone(), outage_rx.clone());
+        let moves = lines[i].clone();
         players.push(tokio::spawn(async move {
             let mut red = Client::connect(addr, Some(&cast.red), Encoding::Proto).await?;
             let mut black = Client::connect(addr, Some(&cast.black), Encoding::Proto).await?;
             red.subscribe(&game, 0).await?;
             black.subscribe(&game, 0).await?;
-            let moves = line(0x9e37_79b9 + i as u64);
             let mut answers = Vec::new();
             for (k, mv) in moves.iter().enumerate() {
+                // Wait for the next outage when this window's moves are all played.
+                loop {
+                    let done = *outage_rx.borrow_and_update();
+                    if done >= OUTAGES || acked.0.load(Ordering::SeqCst) < (done + 1) * WINDOW {
+                        break;
+                    }
+                    outage_rx.changed().await?;
+                }
                 let mover = if k % 2 == 0 { &mut red } else { &mut black };
                 let a = play_through(mover, &game, k as u32 + 1, mv).await?;
                 if !a.starts_with("ok") {

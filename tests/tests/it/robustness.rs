@@ -227,7 +227,7 @@ async fn health_metrics_and_graceful_shutdown() -> Result<()> {
     let game = create_game(server.addr, &cast, "10m", "", "").await?;
     let mut red = Client::connect(server.addr, Some(&cast.red), Encoding::Json).await?;
     red.play(&game, 1, "h2e2").await?;
-    let (status, text) = http(server.addr, "GET", "/metrics", None, None).await?;
+    let (status, text) = http(server.addr, "GET", "/metrics", Some(&cast.organizer), None).await?;
     assert_eq!(status, 200);
     assert!(text.contains("chuhe_moves_total 1"), "{text}");
     assert!(
@@ -429,7 +429,7 @@ async fn a_spectator_too_slow_to_read_is_dropped_with_4008() -> Result<()> {
     assert!(slow.seen.iter().any(
         |m| matches!(&m.kind, Some(server_message::Kind::Goodbye(g)) if g.code == "too_slow")
     ));
-    let (_, text) = http(server.addr, "GET", "/metrics", None, None).await?;
+    let (_, text) = http(server.addr, "GET", "/metrics", Some(&cast.organizer), None).await?;
     assert!(
         text.contains("chuhe_dropped_slow_connections_total 1"),
         "{text}"

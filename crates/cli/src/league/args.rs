@@ -4,7 +4,8 @@ use clap::{Args, Subcommand, ValueEnum};
 use std::path::PathBuf;
 
 /// League tools: schedules, standings, crosstables, score sheets, Swiss pairings, knockout
-/// brackets and Elo rating lists, from results files (JSON; see crates/league/README.md).
+/// brackets and Elo rating lists, from results files (JSON; see crates/league/README.md); and
+/// `event`: a league run on a server (docs/league.md).
 #[derive(Debug, Args)]
 pub struct LeagueArgs {
     #[command(subcommand)]
@@ -27,6 +28,9 @@ pub(super) enum LeagueCommand {
     Knockout(KnockoutArgs),
     /// Rate the players of a results file (Elo): rating list with K, score, expectation, performance.
     Elo(EloArgs),
+    /// A running server's league service: create an event from its file (TOML/JSON, rosters
+    /// from CSV), publish, tokens, reschedule, lineups, arbiters' commands, standings, sheets.
+    Event(super::event::EventArgs),
 }
 
 #[derive(Debug, Args)]
@@ -261,27 +265,37 @@ mod tests {
     use clap::{Args, Command};
 
     /// `chuhe league --help` lists every subcommand with a one-line description, and every
-    /// argument of every subcommand is described.
+    /// argument of every subcommand is described — down to `chuhe league event command …`.
     #[test]
     fn every_subcommand_and_flag_is_described() {
         let cmd = LeagueArgs::augment_args(Command::new("league"));
-        let subs: Vec<&Command> = cmd.get_subcommands().collect();
-        assert!(subs.len() >= 7);
-        for sub in subs {
+        assert!(cmd.get_subcommands().count() >= 8);
+        let mut checked = 0;
+        let mut todo: Vec<(String, &Command)> = cmd
+            .get_subcommands()
+            .map(|c| (c.get_name().to_string(), c))
+            .collect();
+        while let Some((path, sub)) = todo.pop() {
+            checked += 1;
             let about = sub.get_about().map(|a| a.to_string()).unwrap_or_default();
-            assert!(!about.is_empty(), "{} has no description", sub.get_name());
-            assert!(!about.contains('\n'), "{}: one line", sub.get_name());
+            assert!(!about.is_empty(), "{path} has no description");
+            assert!(!about.contains('\n'), "{path}: one line");
             for arg in sub.get_arguments() {
                 if arg.get_id() == "help" {
                     continue;
                 }
                 assert!(
                     arg.get_help().is_some_and(|h| !h.to_string().is_empty()),
-                    "{} {} has no description",
-                    sub.get_name(),
+                    "{path} {} has no description",
                     arg.get_id()
                 );
             }
+            todo.extend(
+                sub.get_subcommands()
+                    .filter(|c| c.get_name() != "help")
+                    .map(|c| (format!("{path} {}", c.get_name()), c)),
+            );
         }
+        assert!(checked >= 25, "{checked} commands");
     }
 }

@@ -1,5 +1,6 @@
-//! `chuhe league …`: round-robin schedules, standings, score sheets, Swiss pairings and
-//! knockout brackets. One file per job:
+//! `chuhe league …`: round-robin schedules, standings, score sheets, Swiss pairings, knockout
+//! brackets and Elo lists from results files, and `chuhe league event …` against a running
+//! server. One file per job:
 //!
 //! - `args`: the command line (clap);
 //! - `file`: the results file as JSON (serde), format documented in `crates/league/README.md`;
@@ -7,15 +8,21 @@
 //! - `season`: the file turned into `chuhe-league` values (the parser and its checks);
 //! - `chain`: the `result_chain` and board records;
 //! - `schedule`, `pair`, `standings`, `sheet`, `elo`, `knockout`: one command each (they print what the
-//!   `chuhe-league` renderers return; JSON output structs live beside their command).
+//!   `chuhe-league` renderers return; JSON output structs live beside their command);
+//! - `event`: `chuhe league event …`, the organizer's operations on a running server's league
+//!   service (docs/league.md) through `client` (one HTTP request per command), with rosters
+//!   from CSV (`roster`).
 
 mod args;
 mod chain;
+mod client;
 mod elo;
+mod event;
 mod file;
 mod knockout;
 mod lines;
 mod pair;
+mod roster;
 mod schedule;
 mod season;
 mod sheet;
@@ -73,6 +80,7 @@ pub fn run(args: LeagueArgs) -> Result<ExitCode> {
             let season = Season::parse(&text)?;
             season.knockout(&a)?
         }
+        LeagueCommand::Event(a) => event::run(a)?,
         LeagueCommand::Elo(a) => {
             let text = read_input(&a.file)?;
             let season = Season::parse(&text)?;

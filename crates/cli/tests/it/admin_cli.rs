@@ -66,6 +66,41 @@ fn players_tokens_and_games() {
     );
     assert!(ok, "{err}");
     assert!(json(&out)["gameId"].as_str().is_some());
+    // A league-style game: clocks start at an instant whoever is there; lateness limit.
+    let ids = [alice["id"].as_str().unwrap(), bo["id"].as_str().unwrap()];
+    let game = |start: &str, lateness: &str| {
+        chuhe(
+            &db,
+            &[
+                "create-game",
+                "--red",
+                ids[0],
+                "--black",
+                ids[1],
+                "--start",
+                start,
+                "--lateness",
+                lateness,
+            ],
+        )
+    };
+    let (ok, out, err) = game("2030-01-01T08:00:00+08:00", "15m");
+    assert!(ok, "{err}");
+    let g = json(&out);
+    assert_eq!(g["scheduledStartMs"], 1_893_456_000_000u64);
+    assert_eq!(g["latenessLimitMs"], 900_000);
+    let (ok, out, err) = game("players", "0");
+    assert!(ok, "{err}");
+    assert_eq!(json(&out)["start"], "players");
+    let (ok, _, err) = game("tomorrow", "0");
+    assert!(!ok);
+    assert!(
+        err.contains("--start must be now, players or an instant"),
+        "{err}"
+    );
+    let (ok, _, err) = game("now", "soon");
+    assert!(!ok);
+    assert!(err.contains("--lateness must be a duration"), "{err}");
     // Bad input: a clear error and a non-zero exit.
     let (ok, _, err) = chuhe(&db, &["create-player", "--name", "X", "--role", "king"]);
     assert!(!ok);

@@ -2,6 +2,7 @@
 
 mod admin_cli;
 mod league_cli;
+mod league_event;
 mod league_records;
 mod rules_cli;
 mod rulings_cli;

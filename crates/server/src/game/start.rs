@@ -13,6 +13,16 @@ use crate::side;
 /// `Created` event; with START_MODE_NOW, or no mode, the clocks start at `now`).
 pub fn create(info: &w::GameInfo, now: u64) -> Result<(State, Decided), ClientError> {
     let st = State::from_info(info).map_err(ClientError::InvalidArgument)?;
+    if let Some(o) = st.board.position().outcome() {
+        // No move can be played from it: the game would only wait for a flag.
+        let how = match o.reason {
+            chuhe_rules::EndReason::Checkmate => "checkmated",
+            _ => "stalemated (困毙)",
+        };
+        return Err(ClientError::InvalidArgument(format!(
+            "the starting position is already decided: the side to move is {how}"
+        )));
+    }
     match st.start_mode {
         StartMode::Scheduled if info.scheduled_start_ms == 0 => {
             return Err(ClientError::InvalidArgument(

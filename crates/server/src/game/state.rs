@@ -79,6 +79,12 @@ pub struct State {
     pub started_at: Option<u64>,
     /// Which sides have joined the game (art. 21 lateness; START_MODE_PLAYERS_PRESENT).
     pub joined: [bool; 2],
+    /// The earliest instant a scheduled start may have: the game's creation, or — while its
+    /// clocks have not started — the server's restart after an outage. A start that fell
+    /// before it (the game did not exist yet, or the server was down) happens then, with the
+    /// clocks and the lateness limit credited for the gap (issue 19 item 7), as clocks
+    /// already running are after a restart.
+    pub start_not_before: u64,
 }
 
 /// Why an event cannot be folded: the log does not describe a game this server can rebuild.
@@ -133,6 +139,7 @@ impl State {
             start_mode: StartMode::try_from(info.start_mode).unwrap_or(StartMode::Unspecified),
             started_at: None,
             joined: [false, false],
+            start_not_before: 0,
         })
     }
 
@@ -175,7 +182,7 @@ impl State {
         (self.start_mode == StartMode::Scheduled
             && self.started_at.is_none()
             && !self.is_finished())
-        .then_some(self.info.scheduled_start_ms)
+        .then_some(self.info.scheduled_start_ms.max(self.start_not_before))
     }
 
     /// The instant an absent player loses by lateness (art. 21), while a side has not joined.
@@ -231,6 +238,7 @@ pub fn fold_with(st: &mut State, ev: &Event, prepared: &mut Prepared) -> Result<
             let mut fresh =
                 State::from_info(&info).map_err(|why| FoldError::BadInfo { seq, why })?;
             fresh.seq = st.seq;
+            fresh.start_not_before = ev.event.at_ms;
             *st = fresh;
         }
         Kind::Move(m) => {
@@ -290,7 +298,12 @@ pub fn fold_with(st: &mut State, ev: &Event, prepared: &mut Prepared) -> Result<
             }
         }
         // Their effect is on the clock, which the batch's snapshot carries.
-        Kind::ClockAdjusted(_) | Kind::Paused(_) | Kind::Resumed(_) | Kind::ServerRestarted(_) => {}
+        Kind::ServerRestarted(_) => {
+            if st.started_at.is_none() {
+                st.start_not_before = ev.event.at_ms;
+            }
+        }
+        Kind::ClockAdjusted(_) | Kind::Paused(_) | Kind::Resumed(_) => {}
     }
     if let Some(snap) = &ev.clock {
         st.clock = match prepared.clock.take() {

@@ -83,14 +83,15 @@ impl Table {
     }
 
     fn with_info(info: GameInfo) -> Table {
-        let (mut st, mut d) = create(&info, 1_000).unwrap();
+        Table::with_info_at(info, 1_000)
+    }
+
+    /// A game created at `now`.
+    fn with_info_at(info: GameInfo, now: u64) -> Table {
+        let (mut st, mut d) = create(&info, now).unwrap();
         let log = d.events.clone();
         apply(&mut st, &mut d).unwrap();
-        Table {
-            st,
-            log,
-            now: 1_000,
-        }
+        Table { st, log, now }
     }
 
     /// Decides, commits and folds `cmd`; returns the answer and the kinds of the new events.
@@ -691,6 +692,59 @@ fn a_scheduled_game_starts_its_clocks_at_the_instant_whoever_is_there() {
     let mut bad = scheduled(0, 0);
     bad.scheduled_start_ms = 0;
     assert!(create(&bad, 0).is_err(), "a scheduled game needs its time");
+}
+
+#[test]
+fn a_game_cannot_start_from_a_decided_position() {
+    // Black to move and checkmated; then Black stalemated (困毙): no move could be played, the
+    // game would only wait for a flag.
+    for (fen, how) in [
+        ("R3k4/R8/9/9/9/9/9/9/9/3K5 b - - 0 1", "checkmated"),
+        ("3k5/4P4/9/9/9/9/9/9/9/5K3 b - - 0 1", "stalemated"),
+    ] {
+        let err = create(&info(fen, "10m", 0), 0).unwrap_err();
+        assert_eq!(err.code(), "invalid_argument", "{fen}");
+        assert!(err.to_string().contains(how), "{fen}: {err}");
+    }
+}
+
+#[test]
+fn a_start_that_fell_during_an_outage_happens_at_the_restart_with_the_clocks_credited() {
+    // Scheduled at 60 s with a 30 s lateness limit; created at 1 s; the server is down from
+    // then until 120 s (issue 19 item 7). Before the credit, the clocks started at 60 s with
+    // Red charged the outage, and both players lost by lateness at once.
+    let mut t = Table::with_info(scheduled(60_000, 30_000));
+    t.now = 120_000;
+    t.run(Command::Restart, Actor::SERVER).unwrap();
+    assert_eq!(t.st.next_due(), Some(120_000), "the start is due at once");
+    let (_, kinds) = t.run(Command::Tick, Actor::SERVER).unwrap();
+    assert_eq!(names(&kinds), ["started"], "nobody lost by lateness");
+    let Kind::Started(s) = &kinds[0] else {
+        panic!()
+    };
+    assert_eq!(s.started_at_ms, 120_000, "started at the restart");
+    assert_eq!(left(&t.st, Side::Red, 120_000), 600_000, "no time charged");
+    assert_eq!(
+        t.st.lateness_due(),
+        Some(150_000),
+        "lateness counts from then"
+    );
+    assert_eq!(looks(&t.replayed()), looks(&t.st));
+    // A restart after the start credits nothing more: the running clock is resumed as ever.
+    t.now = 200_000;
+    t.run(Command::Restart, Actor::SERVER).unwrap();
+    assert_eq!(t.st.started_at, Some(120_000));
+
+    // A game created after its scheduled instant (set up late, say by a league catching up
+    // after an outage) starts when it exists, not before.
+    let mut t = Table::with_info_at(scheduled(60_000, 30_000), 90_000);
+    assert_eq!(t.st.next_due(), Some(90_000));
+    let (_, kinds) = t.run(Command::Tick, Actor::SERVER).unwrap();
+    let Kind::Started(s) = &kinds[0] else {
+        panic!()
+    };
+    assert_eq!(s.started_at_ms, 90_000);
+    assert_eq!(looks(&t.replayed()), looks(&t.st));
 }
 
 #[test]

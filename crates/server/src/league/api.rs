@@ -833,13 +833,10 @@ async fn sheet(
             "text/html; charset=utf-8",
             chuhe_league::sheet::html_document(&[sheet], lang),
         ),
+        // The form's CSV starts with its own byte order mark.
         "csv" => typed(
             "text/csv; charset=utf-8",
-            format!(
-                "{}{}",
-                chuhe_league::text::BOM,
-                chuhe_league::sheet::form_csv_document(&[sheet], lang)
-            ),
+            chuhe_league::sheet::form_csv_document(&[sheet], lang),
         ),
         other => api_error(
             StatusCode::BAD_REQUEST,

@@ -186,7 +186,8 @@ pub async fn start_all(env: &Env) {
     }
 }
 
-async fn load(env: &Env, id: i64) -> Result<League, String> {
+/// A stored league's state, folded from its log (without starting it).
+pub async fn load(env: &Env, id: i64) -> Result<League, String> {
     let events = env
         .persist
         .competition_events(id, 0)
@@ -209,15 +210,18 @@ fn entry_of(e: &CompetitionEvent) -> Result<Entry, String> {
 }
 
 /// An account for a person of the event: the existing one with that name and role, or new.
-async fn account(env: &Env, name: &str, role: Role) -> Result<Account, PersistError> {
-    if let Some(a) = env.persist.account_named(name, role).await? {
+pub async fn account(
+    p: &dyn crate::persist::Persist,
+    name: &str,
+    role: Role,
+) -> Result<Account, PersistError> {
+    if let Some(a) = p.account_named(name, role).await? {
         return Ok(a);
     }
-    match env.persist.create_account(name, role).await {
+    match p.create_account(name, role).await {
         Ok(a) => Ok(a),
         // Created by someone else meanwhile.
-        Err(e) if e.kind == crate::persist::ErrorKind::Conflict => env
-            .persist
+        Err(e) if e.kind == crate::persist::ErrorKind::Conflict => p
             .account_named(name, role)
             .await?
             .ok_or_else(|| PersistError::unavailable(format!("account {name:?} vanished"))),
@@ -255,8 +259,11 @@ pub async fn create(
     for t in &spec.teams {
         let mut acc = TeamAccounts::default();
         for p in &t.players {
-            acc.players
-                .push(account(env, p.name(), Role::Player).await?.id);
+            acc.players.push(
+                account(env.persist.as_ref(), p.name(), Role::Player)
+                    .await?
+                    .id,
+            );
         }
         let captains: Vec<String> = if t.captains.is_empty() {
             vec![format!("{} 领队", t.name)]
@@ -264,13 +271,14 @@ pub async fn create(
             t.captains.clone()
         };
         for c in &captains {
-            acc.captains.push(account(env, c, Role::Player).await?.id);
+            acc.captains
+                .push(account(env.persist.as_ref(), c, Role::Player).await?.id);
         }
         teams.push(acc);
     }
     let mut arbiters = Vec::new();
     for a in &spec.arbiters {
-        arbiters.push(account(env, a, Role::Arbiter).await?.id);
+        arbiters.push(account(env.persist.as_ref(), a, Role::Arbiter).await?.id);
     }
     let now = env.time.now_ms();
     let c = env
@@ -300,6 +308,44 @@ pub async fn create(
         .await?;
     info!(league = c.id.0, "league created");
     Ok(spawn(env, league))
+}
+
+/// Decides and commits a command on a league that is not running yet (at server start, before
+/// [`start_all`]: e.g. the demo moving the rounds of a league whose schedule passed while the
+/// server was down, before the league's driver would start them all at once). `league` is
+/// the stored state ([`load`]); it is brought up to date with the committed entries.
+pub async fn command_stopped(
+    env: &Env,
+    league: &mut League,
+    cmd: LeagueCommand,
+    actor: Actor,
+    reason: Option<String>,
+) -> Result<Vec<Entry>, RunError> {
+    if env.leagues.get(league.id).is_some() {
+        return Err(RunError::League(LeagueError::Conflict(format!(
+            "league {} is running: send it the command",
+            league.id
+        ))));
+    }
+    let entries = decide(league, &cmd, &actor, reason.as_deref(), env.time.now_ms())?;
+    if entries.is_empty() {
+        return Ok(entries);
+    }
+    let rows = entries
+        .iter()
+        .map(stored)
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| RunError::Store(e.to_string()))?;
+    env.persist
+        .append_competition(league.id, rows)
+        .await
+        .map_err(|e| RunError::Store(e.to_string()))?;
+    for e in &entries {
+        league
+            .fold(e)
+            .map_err(|err| RunError::Store(format!("a committed entry did not fold: {err}")))?;
+    }
+    Ok(entries)
 }
 
 fn stored(e: &Entry) -> Result<NewCompetitionEvent, PersistError> {

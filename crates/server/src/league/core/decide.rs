@@ -559,8 +559,10 @@ fn submit_lineup(
     let r = league
         .round(round)
         .ok_or_else(|| LeagueError::NotFound(format!("round {round}")))?;
+    // chuhe-league compares whole seconds; the deadline is to the millisecond: a lineup is
+    // late only from the deadline's millisecond on (not from the start of its second).
     let rules = LineupRules {
-        deadline: Some((r.deadline_ms / 1000) as i64),
+        deadline: (d.now >= r.deadline_ms).then_some((r.deadline_ms / 1000) as i64),
         ..league.rules.lineup.clone()
     };
     let roster = &league.rules.rosters[team];

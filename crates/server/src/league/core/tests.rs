@@ -405,6 +405,38 @@ fn lineups_are_sealed_until_both_are_in_and_every_refusal_has_its_code() {
 }
 
 #[test]
+fn a_lineup_is_taken_until_the_deadline_s_millisecond() {
+    let mut s = Sim::new(spec("round_robin", 4, serde_json::json!({})));
+    s.run(LeagueCommand::Publish, ORG, None).unwrap();
+    let [a, b] = s.l.table(1, 1).unwrap().teams;
+    // A deadline late in its second; submissions earlier in that same second are in time.
+    let deadline = T0 - HOUR + 900;
+    s.run(
+        LeagueCommand::Reschedule {
+            round: 1,
+            start_ms: T0,
+            deadline_ms: deadline,
+        },
+        ORG,
+        None,
+    )
+    .unwrap();
+    s.now = deadline - 800;
+    let lineup = |t: usize| [format!("p{t}0"), format!("p{t}1")];
+    let [a0, a1] = lineup(a);
+    assert!(s.submit(1, 1, a, &[&a0, &a1]).is_ok());
+    s.now = deadline - 1;
+    assert!(s.submit(1, 1, a, &[&a0, &a1]).is_ok());
+    s.now = deadline;
+    let [b0, b1] = lineup(b);
+    let e = s.submit(1, 1, b, &[&b0, &b1]).unwrap_err();
+    assert!(
+        matches!(&e, LeagueError::LineupRefused(r) if r[0].0 == "deadline_passed"),
+        "{e}"
+    );
+}
+
+#[test]
 fn a_missing_lineup_can_be_a_forfeit_instead() {
     let mut s = Sim::new(spec(
         "round_robin",
