@@ -132,7 +132,7 @@ async function leagueShots() {
     const red = await openAs(browser, server, byId.get(g.redId).token, `/game/${g.gameId}`);
     const black = await openAs(browser, server, byId.get(g.blackId).token, `/game/${g.gameId}`);
     pages.push(red, black);
-    await red.page.locator('[data-testid=board][role=application]').waitFor({ timeout: 20000 });
+    await red.page.locator('[data-testid=clock-red].running').waitFor();
     const n = 4 + bi * 3;
     for (let i = 0; i < n; i++) {
       await play(i % 2 === 0 ? red.page : black.page, g.gameId, [OPENING[i]], i + 1);

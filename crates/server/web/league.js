@@ -55,6 +55,28 @@ export function liveMatch(overview) {
   return allMatches(overview).find((m) => isLive(m.table)) || null;
 }
 
+/**
+ * The match the lobby features from an overview: a live one, else the next one not finished,
+ * else the last one played; `{ round, table }` or null when the league has no match.
+ */
+export function featuredMatch(overview) {
+  const all = allMatches(overview);
+  return all.find((m) => isLive(m.table)) || all.find((m) => !m.table.finished) || all[all.length - 1] || null;
+}
+
+/** The demo league's name (`chuhe demo league (season N)`, crates/server/src/demo.rs). */
+export const DEMO_LEAGUE = 'chuhe demo league';
+
+/**
+ * The order in which the lobby looks for a match to feature: published leagues only, the demo
+ * league's seasons first, newest first within each.
+ */
+export function lobbyOrder(leagues) {
+  const demo = (l) => (String(l.name || '').startsWith(DEMO_LEAGUE) ? 0 : 1);
+  return (leagues || []).filter((l) => l.published)
+    .sort((a, b) => demo(a) - demo(b) || Number(b.id) - Number(a.id));
+}
+
 /** The team a principal captains in an overview (its index), or -1. */
 export function captainTeam(overview, principalId) {
   if (!principalId) return -1;

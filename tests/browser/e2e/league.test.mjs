@@ -113,26 +113,36 @@ test('the match page follows the boards live and the score when a board ends, ac
   const byId = new Map(l.tokens.map((x) => [x.principalId, x]));
   const red1 = byId.get(g1.redId);
   const p = await openAs(browser, server, red1.token, `/game/${g1.gameId}`);
-  await p.page.locator('[data-testid=board][role=application]').waitFor({ timeout: 20000 });
+  // The clocks start at the round's start: Red's runs.
+  await p.page.locator('[data-testid=clock-red].running').waitFor();
   await p.page.evaluate((id) => globalThis.chuhe.conn.move(id, 1, 'h2e2'), g1.gameId);
   await m.page.locator('[data-testid=board-1] [data-testid=board] g.piece[data-square="e2"]').waitFor();
 
-  // The connection drops; meanwhile board 1's Red resigns. Back online, the page catches up
-  // by seq: the board's result and the 局分.
+  // The match page's network goes down; meanwhile board 1's Red resigns. Back online, the page
+  // catches up by seq: the board's result and the 局分.
+  await m.ctx.setOffline(true);
   await m.page.evaluate(() => globalThis.chuhe.conn.drop());
+  await m.page.getByTestId('conn-state').filter({ hasText: 'reconnecting' }).waitFor();
   await p.page.evaluate((id) => globalThis.chuhe.conn.request({ resign: { gameId: id } }), g1.gameId);
+  await p.page.getByTestId('result').filter({ hasText: 'resignation' }).waitFor();
   const winner = red1.team === 0 ? '黑队' : '红队';
+  assert.equal(await m.page.getByTestId('board-result-1').innerText(), '', 'offline: not seen yet');
+  await m.ctx.setOffline(false);
   await m.page.getByTestId('board-result-1').filter({ hasText: winner }).waitFor();
   const gp1 = await m.page.getByTestId('game-points').innerText();
   assert.notEqual(gp1, '0 : 0');
   assert.match(gp1, /^(0 : 2|2 : 0)$/);
   assert.equal(await m.page.getByTestId('match-points').count(), 0, 'no 场分 before the match ends');
+  // Resumed from the last seq seen: the page has every public entry of the league.
+  const seqNow = (await server.api('GET', `/api/v1/leagues/${l.id}`)).publicSeq;
+  await m.page.waitForFunction(([id, seq]) => globalThis.chuhe.conn.leagues.get(String(id))?.seq === seq, [l.id, seqNow]);
+  assert.ok(await m.page.evaluate(() => globalThis.chuhe.conn.connects) >= 2);
 
   // Board 2 ends too, won by the same team (its other player resigns): the match is over,
   // with its 场分.
   const loser2 = [g2.redId, g2.blackId].map((x) => byId.get(x)).find((x) => x.team === red1.team);
   const p2 = await openAs(browser, server, loser2.token, `/game/${g2.gameId}`);
-  await p2.page.getByTestId('status').waitFor();
+  await p2.page.locator('[data-testid=conn-state][data-state=open]').waitFor();
   await p2.page.evaluate((id) => globalThis.chuhe.conn.request({ resign: { gameId: id } }), g2.gameId);
   await m.page.locator('.matchview[data-state=finished]').waitFor();
   const mp = await m.page.getByTestId('match-points').innerText();
@@ -151,4 +161,21 @@ test('the match page follows the boards live and the score when a board ends, ac
   const sheet = await ev.page.request.get(`${server.base}/api/v1/leagues/${l.id}/rounds/1/tables/1/sheet?format=html&lang=en`);
   assert.equal(sheet.status(), 200);
   for (const c of [m, lobby, p, p2, ev]) await c.ctx.close();
+});
+
+test('the demo lobby features the demo league\'s team match, live once its games are on', async () => {
+  const demo = await startServer({ args: ['--demo'] });
+  try {
+    const { ctx, page } = await openAs(browser, demo, null, '/');
+    // The demo league's first round starts 45 s after the server (its games 15 s before).
+    const link = page.getByTestId('live-match-link');
+    await link.waitFor();
+    assert.match(await link.getAttribute('href'), /^\/league\/\d+\/match\/1\/\d+$/);
+    await page.locator('[data-testid=live-match] .matchview[data-state=live]').waitFor({ timeout: 90000 });
+    await page.locator('[data-testid=live-match] [data-testid=board-3] .gameview [data-testid=board]').waitFor();
+    assert.match(await page.locator('[data-testid=live-match] > h2').innerText(), /Team match live now/);
+    await ctx.close();
+  } finally {
+    await demo.stop();
+  }
 });
