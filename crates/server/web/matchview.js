@@ -130,18 +130,32 @@ export class MatchView {
       h('tbody', {}, Array.from({ length: boards }, (_, i) => h('tr', {}, h('th', {}, String(i + 1)), cell(0, i), cell(1, i)))));
   }
 
+  /** A game's result in words, from the first team's side ('' while it is played). */
+  gameResultText(g) {
+    if (!g?.result) return '';
+    const r = OUTCOME_RESULT[g.result.outcome];
+    if (r === 'first' || r === 'second') return t('match.gameWon', { team: this.teamName(r === 'first' ? 0 : 1) });
+    return resultText(r);
+  }
+
+  /** The earlier games of a board's chain (slow, fast, …) with their results, and a pending choice. */
+  boardHistory(b) {
+    const games = b.games || [];
+    const parts = games.slice(0, -1).map((g) => `${g.stageName || t('match.boardN', { n: g.stage + 1 })}: ${this.gameResultText(g)}`);
+    if (b.choice && !b.choice.chooserColour && !b.points) {
+      const who = b.choice.chooser === 'first' ? this.teamName(0) : this.teamName(1);
+      parts.push(t('match.choice', { team: who, at: new Date(b.choice.deadline).toLocaleTimeString(lang()) }));
+    }
+    return parts.join(' · ');
+  }
+
   boardResult(b) {
     const g = currentGame(b);
     if (b.points) {
       const who = b.winner === 'first' ? this.teamName(0) : b.winner === 'second' ? this.teamName(1) : null;
       return `${pointsText(b.points[0])} : ${pointsText(b.points[1])}${who ? ` · ${t('match.boardWon', { team: who })}` : ''}`;
     }
-    if (g?.result) {
-      const r = OUTCOME_RESULT[g.result.outcome];
-      if (r === 'first' || r === 'second') return t('match.gameWon', { team: this.teamName(r === 'first' ? 0 : 1) });
-      return resultText(r);
-    }
-    return '';
+    return this.gameResultText(g);
   }
 
   renderBoards(table) {
@@ -162,7 +176,8 @@ export class MatchView {
       const head = h('div.boardhead', {},
         h('span.bno', {}, t('match.boardN', { n: b.board })),
         g?.stageName && (b.games || []).length > 1 ? h('span.stage', {}, g.stageName) : null,
-        h('span.bresult', { 'data-testid': `board-result-${b.board}` }, this.boardResult(b)));
+        h('span.bresult', { 'data-testid': `board-result-${b.board}` }, this.boardResult(b)),
+        h('span.history', { 'data-testid': `board-history-${b.board}` }, this.boardHistory(b)));
       const body = entry.view
         ? h('a.boardlink', { href: `/game/${g.gameId}`, 'data-testid': `board-link-${b.board}`, 'aria-label': t('match.openBoard', { n: b.board }) }, entry.view.el)
         : h('div.noboard', {}, b.setByArbiter ? t('match.setByArbiter') : t('match.noGame', { start: new Date(table.startsAt).toLocaleString(lang()) }));

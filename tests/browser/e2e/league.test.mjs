@@ -1,23 +1,17 @@
 // The league pages in real Chromium against a real server: a captain's lineup (refused with
 // its reason in words, then accepted and sealed), a team match updating live (a move on a
-// board, the score when a board ends, also across a network drop), the lobby featuring the
-// live match, and the event page's standings with the deciding criterion.
+// board, the score when a board ends, also across a network drop; a board's chain going on to
+// its fast game), the lobby featuring the live match, and the event page's standings with the
+// deciding criterion. The demo's lobby and its league match: play.test.mjs.
 import test, { before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { startServer, launchBrowser, openAs, league, tokenOf, startRound } from '../harness.mjs';
+import { startAll, stopAll, openAs, league, tokenOf, startRound } from '../harness.mjs';
 
 let server;
 let browser;
 
-before(async () => {
-  server = await startServer();
-  browser = await launchBrowser();
-});
-
-after(async () => {
-  await browser?.close();
-  await server?.stop();
-});
+before(async () => ({ server, browser } = await startAll()));
+after(() => stopAll({ server, browser }));
 
 const names = (page) => page.locator('[data-testid=roster] li .pname').allInnerTexts();
 
@@ -163,19 +157,31 @@ test('the match page follows the boards live and the score when a board ends, ac
   for (const c of [m, lobby, p, p2, ev]) await c.ctx.close();
 });
 
-test('the demo lobby features the demo league\'s team match, live once its games are on', async () => {
-  const demo = await startServer({ args: ['--demo'] });
-  try {
-    const { ctx, page } = await openAs(browser, demo, null, '/');
-    // The demo league's first round starts 45 s after the server (its games 15 s before).
-    const link = page.getByTestId('live-match-link');
-    await link.waitFor();
-    assert.match(await link.getAttribute('href'), /^\/league\/\d+\/match\/1\/\d+$/);
-    await page.locator('[data-testid=live-match] .matchview[data-state=live]').waitFor({ timeout: 90000 });
-    await page.locator('[data-testid=live-match] [data-testid=board-3] .gameview [data-testid=board]').waitFor();
-    assert.match(await page.locator('[data-testid=live-match] > h2').innerText(), /Team match live now/);
-    await ctx.close();
-  } finally {
-    await demo.stop();
+test('a drawn slow game goes on to the fast game on the same board: the match page follows', async () => {
+  const l = await league(server, {
+    name: '象甲 chain',
+    boards: 1,
+    chain: { preset: 'slow-fast-armageddon', time_controls: ['10m+5s', '3m+2s', 'red:2m;black:90s'] },
+    extra: { break_between_games: '1s' },
+  });
+  const m = await openAs(browser, server, null, `/league/${l.id}/match/1/1`);
+  await m.page.getByTestId('sealed-0').waitFor();
+  for (const team of [0, 1]) {
+    await server.api('POST', `/api/v1/leagues/${l.id}/lineups`, { round: 1, table: 1, team, players: [team === 0 ? '红一' : '黑一'] }, tokenOf(l.tokens, 'captain', team).token);
   }
+  await startRound(server, l.id);
+  await m.page.locator('[data-testid=board-1][data-game]:not([data-game=""])').waitFor();
+  const slow = (await server.api('GET', `/api/v1/leagues/${l.id}/rounds/1/tables/1`)).boards[0].games[0];
+  const byId = new Map(l.tokens.map((x) => [x.principalId, x]));
+  const r = await openAs(browser, server, byId.get(slow.redId).token, `/game/${slow.gameId}`);
+  const b = await openAs(browser, server, byId.get(slow.blackId).token, `/game/${slow.gameId}`);
+  await r.page.locator('[data-testid=clock-red].running').waitFor();
+  await b.page.locator('[data-testid=conn-state][data-state=open]').waitFor();
+  await r.page.evaluate((id) => globalThis.chuhe.conn.move(id, 1, 'h2e2', { offerDraw: true }), slow.gameId);
+  await b.page.getByTestId('accept-draw').click();
+  // The board's next game replaces the drawn one on the match page; the draw stays written.
+  await m.page.locator(`[data-testid=board-1][data-game]:not([data-game=""]):not([data-game="${slow.gameId}"])`).waitFor();
+  assert.match(await m.page.getByTestId('board-history-1').innerText(), /: Draw$/);
+  assert.equal(await m.page.getByTestId('game-points').innerText(), '0 : 0', 'a board still being decided scores nothing yet');
+  for (const x of [m, r, b]) await x.ctx.close();
 });
