@@ -11,6 +11,22 @@ export const leagueApi = {
   lineups: (id) => `/api/v1/leagues/${encodeURIComponent(id)}/lineups`,
 };
 
+/**
+ * A reader for a stream's entries: `fn` runs once shortly after a burst of calls (a spread of
+ * up to `spreadMs`, so thousands of pages do not all ask the server in the same millisecond).
+ */
+export function soon(fn, spreadMs = 300, timer = globalThis.setTimeout) {
+  let armed = false;
+  return () => {
+    if (armed) return;
+    armed = true;
+    timer(() => {
+      armed = false;
+      fn();
+    }, Math.floor(Math.random() * spreadMs));
+  };
+}
+
 /** The browser client's own URLs for a league. */
 export const leagueUrl = {
   event: (id) => `/league/${id}`,

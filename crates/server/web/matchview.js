@@ -9,7 +9,7 @@ import { h, fill } from './dom.js';
 import { t, lang, resultText, errorText } from './i18n.js';
 import { http } from './api.js';
 import { GameView } from './gameview.js';
-import { leagueApi, leagueUrl, currentGame, matchState, pointsText, printLang } from './league.js';
+import { leagueApi, leagueUrl, currentGame, matchState, pointsText, printLang, soon } from './league.js';
 
 const OUTCOME_RESULT = { first: 'first', second: 'second', draw: 'RESULT_DRAW', both_lose: 'RESULT_BOTH_LOSE' };
 
@@ -54,7 +54,7 @@ export class MatchView {
         if (!this.overview) {
           this.overview = overview;
           // Follow the league from what the overview showed: later entries make it read again.
-          this.stopFollow = this.conn.followLeague(this.leagueId, overview.publicSeq || 0, () => this.load());
+          this.stopFollow = this.conn.followLeague(this.leagueId, overview.publicSeq || 0, soon(() => this.load()));
         }
         this.error.textContent = '';
         this.render(table);

@@ -5,7 +5,7 @@ import test from 'node:test';
 import assert from 'node:assert/strict';
 import {
   refusalDetails, startingOrder, moveItem, countdown, pointsText, isLive, matchState, liveMatch,
-  lineupMatch, captainTeam, crosstable, featuredMatch, lobbyOrder,
+  lineupMatch, captainTeam, crosstable, featuredMatch, lobbyOrder, soon,
 } from '../../../crates/server/web/league.js';
 import { LANGS } from '../../../crates/server/web/i18n.js';
 
@@ -127,4 +127,19 @@ test('the lobby looks at the demo league first, newest first, and features live,
   assert.deepEqual(at(featuredMatch({ rounds: [{ round: 1, tables: [done, next] }] })), [1, 2]);
   assert.deepEqual(at(featuredMatch({ rounds: [{ round: 1, tables: [done] }, { round: 2, tables: [{ ...done, table: 2 }] }] })), [2, 2]);
   assert.equal(featuredMatch({ rounds: [] }), null);
+});
+
+test('a burst of stream entries makes one read, spread over a short while', () => {
+  const timers = [];
+  let reads = 0;
+  const read = soon(() => { reads += 1; }, 300, (fn, ms) => timers.push({ fn, ms }));
+  read();
+  read();
+  read();
+  assert.equal(timers.length, 1, 'one read armed for the burst');
+  assert.ok(timers[0].ms >= 0 && timers[0].ms < 300);
+  timers.shift().fn();
+  assert.equal(reads, 1);
+  read();
+  assert.equal(timers.length, 1, 'the next entry arms the next read');
 });

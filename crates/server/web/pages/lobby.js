@@ -131,15 +131,15 @@ export function mount(root, _params, { conn }) {
     if (s === 'open') conn.listGames();
   });
   refreshLeagues();
-  const timer = setInterval(() => {
-    conn.listGames();
-    refreshLeagues();
-  }, 10000);
+  const timer = setInterval(() => conn.listGames(), 10000);
+  // The leagues change slowly, and a shown match follows its league's stream by itself.
+  const leagueTimer = setInterval(refreshLeagues, 15000);
   return () => {
     gone = true;
     off();
     offState();
     clearInterval(timer);
+    clearInterval(leagueTimer);
     view?.destroy();
     matchView?.destroy();
   };
