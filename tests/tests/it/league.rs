@@ -923,7 +923,8 @@ async fn season(backend: &str) -> Result<()> {
     let before_kill = s.seen.len();
     server.kill9().await?;
 
-    let server = ChildServer::start(EXE, &db.url).await?;
+    // Restarted on the single-threaded scheduler (`chuhe serve` on one CPU), the season goes on.
+    let server = ChildServer::start_on(EXE, &db.url, "single").await?;
     let addr = server.addr;
     s.addr = addr;
     s.pausing = false;
