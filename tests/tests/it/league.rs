@@ -6,8 +6,13 @@
 //!   a player forfeited for lateness, a withdrawal — whose final standings equal
 //!   `chuhe-league`'s on the same results, with the server killed (`kill -9`) and restarted in
 //!   the middle of a round without anything lost or doubled.
-//! * [`nobody_learns_a_sealed_lineup`] and [`every_role_acts_only_within_its_rights`]: the
-//!   authorisation rules, each refusal with its stable code.
+//! * [`nobody_learns_a_sealed_lineup`], [`lineups_close_at_the_deadline`] and
+//!   [`every_role_acts_only_within_its_rights`]: the authorisation rules, each refusal with
+//!   its stable code.
+//!
+//! The season is scripted by [`plan`] (what happens on every board) and checked against what
+//! `chuhe-league` makes of the same plan; a director ([`Season`]) follows the league's public
+//! stream as a spectator and plays every game the league sets up, one task per game.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
