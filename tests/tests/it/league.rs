@@ -6,8 +6,13 @@
 //!   a player forfeited for lateness, a withdrawal — whose final standings equal
 //!   `chuhe-league`'s on the same results, with the server killed (`kill -9`) and restarted in
 //!   the middle of a round without anything lost or doubled.
-//! * [`nobody_learns_a_sealed_lineup`] and [`every_role_acts_only_within_its_rights`]: the
-//!   authorisation rules, each refusal with its stable code.
+//! * [`nobody_learns_a_sealed_lineup`], [`lineups_close_at_the_deadline`] and
+//!   [`every_role_acts_only_within_its_rights`]: the authorisation rules, each refusal with
+//!   its stable code.
+//!
+//! The season is scripted by [`plan`] (what happens on every board) and checked against what
+//! `chuhe-league` makes of the same plan; a director ([`Season`]) follows the league's public
+//! stream as a spectator and plays every game the league sets up, one task per game.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -923,7 +928,8 @@ async fn season(backend: &str) -> Result<()> {
     let before_kill = s.seen.len();
     server.kill9().await?;
 
-    let server = ChildServer::start(EXE, &db.url).await?;
+    // Restarted on the single-threaded scheduler (`chuhe serve` on one CPU), the season goes on.
+    let server = ChildServer::start_on(EXE, &db.url, "single").await?;
     let addr = server.addr;
     s.addr = addr;
     s.pausing = false;
@@ -1124,11 +1130,91 @@ async fn check_results(s: &Season) -> Result<()> {
             }
         }
     }
+    // The export (a `chuhe league` results file) says the same, board by board.
+    let (st, export) = http_json(s.addr, "GET", &s.l.path("/export"), None, None).await?;
+    ensure!(st == 200, "{st} {export}");
+    assert_eq!(
+        export["matches"],
+        json!(expected_export(s)),
+        "the exported matches"
+    );
+    assert_eq!(
+        export["withdrawals"],
+        json!([{"team": format!("队{}", TEAMS[WITHDRAWN]), "after_round": WITHDRAWN_AFTER}])
+    );
     let (st, v) = http_json(s.addr, "GET", &s.l.path("/standings"), None, None).await?;
     ensure!(st == 200, "{st} {v}");
     assert_eq!(server_rows(&v), expected_standings(), "standings");
     assert_eq!(v["completedRounds"], json!(ROUNDS));
     Ok(())
+}
+
+/// The export's matches as the plan makes them (the withdrawn team's later ones left out).
+fn expected_export(s: &Season) -> Vec<Value> {
+    let side = |x: Side| match x {
+        F => "first",
+        S => "second",
+    };
+    let mut out = Vec::new();
+    for (k, tables) in fixtures().iter().enumerate() {
+        let round = k as u32 + 1;
+        for (i, teams) in tables.iter().enumerate() {
+            let table = i as u32 + 1;
+            if withdrawn_from(round, *teams) {
+                continue;
+            }
+            let lineups = &s.revealed[&(round, table)];
+            let player = |x: usize, b: u32| {
+                let l = &lineups[x];
+                let how = if l["submitted"].is_null() {
+                    "registered_order"
+                } else {
+                    "submitted"
+                };
+                l[how]["players"][b as usize - 1].clone()
+            };
+            let boards: Vec<Value> = (1..=BOARDS)
+                .map(|b| {
+                    let mut v =
+                        json!({"first_player": player(0, b), "second_player": player(1, b)});
+                    match record(round, table, b) {
+                        BoardRecord::Played(games) => {
+                            v["games"] = games
+                                .iter()
+                                .map(|g| {
+                                    json!({
+                                        "result": match g.result {
+                                            GameResult::FirstWins => "first",
+                                            GameResult::SecondWins => "second",
+                                            GameResult::Draw => "draw",
+                                        },
+                                        "first_colour": match g.first_colour {
+                                            Colour::Red => "red",
+                                            Colour::Black => "black",
+                                        },
+                                        "fouls": g.fouls,
+                                    })
+                                })
+                                .collect();
+                        }
+                        BoardRecord::Forfeit { forfeited_by } => {
+                            v["forfeited_by"] = json!(side(forfeited_by))
+                        }
+                        BoardRecord::DoubleForfeit => v["forfeited_by"] = json!("both"),
+                    }
+                    v
+                })
+                .collect();
+            out.push(json!({
+                "round": round,
+                "table": table,
+                "first": format!("队{}", TEAMS[teams[0]]),
+                "second": format!("队{}", TEAMS[teams[1]]),
+                "boards": boards,
+            }));
+        }
+    }
+    out
 }
 
 /// The stream, the log and the games after the kill: each entry once, in order, each game once
