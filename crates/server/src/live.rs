@@ -550,7 +550,7 @@ impl LiveGame {
             Command::Move { .. } => self.env.time.ms_at(r.received),
             _ => self.env.time.now_ms(),
         };
-        match game::decide(&self.core, &cmd, &r.who.actor(), now) {
+        match game::decide(&self.core, &cmd, &self.actor_of(&r.who), now) {
             Err(e) => {
                 self.error(r, &e);
                 Prepared::Done
@@ -572,9 +572,33 @@ impl LiveGame {
         }
     }
 
+    /// Who `who` is to this game: an arbiter who is not one of a league game's event's
+    /// arbiters is only a spectator of it (no arbiter commands, the delayed view); organizers
+    /// and the event's own arbiters rule on it. Only arbiters pay for the look-up.
+    fn actor_of(&self, who: &crate::request::Principal) -> game::Actor {
+        let mut actor = who.actor();
+        if actor.role == Some(crate::persist::Role::Arbiter)
+            && let Some(board) = &self.core.info.league
+        {
+            let ours = match (board.league_id.parse::<i64>(), actor.id) {
+                (Ok(league), Some(id)) => self
+                    .env
+                    .leagues
+                    .get(league)
+                    .is_some_and(|h| h.snapshot().arbiters.contains(&id)),
+                _ => false,
+            };
+            if !ours {
+                actor.role = None;
+            }
+        }
+        actor
+    }
+
     fn subscribe(&mut self, r: &Request, last_seq: u64) {
-        let player = r.who.actor().side_in(&self.core).is_some();
-        let live = r.who.sees_live() || player || self.public.is_none();
+        let actor = self.actor_of(&r.who);
+        let player = actor.side_in(&self.core).is_some();
+        let live = actor.is_arbiter() || player || self.public.is_none();
         let (view, ring) = if live {
             (&self.live, &self.ring)
         } else {

@@ -1726,7 +1726,8 @@ async fn rights(backend: &str) -> Result<()> {
     let (st, _) = http(addr, "GET", &format!("/api/v1/games/{mine}"), None, None).await?;
     assert_eq!(st, 200);
 
-    // An arbiter's command on a board's game: refused to its players, a captain, a spectator.
+    // An arbiter's command on a board's game: refused to its players, a captain, a spectator
+    // and an arbiter of no event (it was let through to the game before).
     let captain = l.captains[team].as_str();
     let pause = client_message::Kind::Arbiter(w::ArbiterCommand {
         game_id: mine.clone(),
@@ -1737,6 +1738,7 @@ async fn rights(backend: &str) -> Result<()> {
         ("its player", Some(player.as_str())),
         ("a captain", Some(captain)),
         ("a spectator", None),
+        ("an arbiter of no event", Some(cast.arbiter.as_str())),
     ] {
         let mut c = Client::connect(addr, tok, Encoding::Json).await?;
         let req = c.send(pause.clone()).await?;
