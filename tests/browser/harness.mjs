@@ -81,6 +81,23 @@ export async function startServer({ args = [] } = {}) {
   return server;
 }
 
+/** A test file's server and browser: `before(async () => ({ server, browser } = await startAll()))`. */
+export async function startAll(opts) {
+  const server = await startServer(opts);
+  try {
+    return { server, browser: await launchBrowser() };
+  } catch (e) {
+    await server.stop();
+    throw e;
+  }
+}
+
+/** Stops what `startAll` started (either may be missing when it failed). */
+export async function stopAll({ server, browser }) {
+  await browser?.close();
+  await server?.stop();
+}
+
 /** Debian's Chromium, headless, with a fresh profile. */
 export function launchBrowser() {
   return chromium.launch({
@@ -140,8 +157,9 @@ export async function pieceAt(page, square) {
  * leg (so one match), its first round a day away unless `startInMs` says otherwise. Returns
  * `{ id, tokens }` where `tokens` are the API's (`{ team, role, name, principalId, token }`).
  */
-export async function league(server, { name = '象甲 browser test', boards = 2, chain = { preset: 'single', time_control: '10m+5s' }, teams } = {}) {
+export async function league(server, { name = '象甲 browser test', boards = 2, chain = { preset: 'single', time_control: '10m+5s' }, teams, extra = {} } = {}) {
   const spec = {
+    ...extra,
     name,
     system: 'round_robin',
     legs: 1,

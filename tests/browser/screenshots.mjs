@@ -132,7 +132,7 @@ async function leagueShots() {
     const red = await openAs(browser, server, byId.get(g.redId).token, `/game/${g.gameId}`);
     const black = await openAs(browser, server, byId.get(g.blackId).token, `/game/${g.gameId}`);
     pages.push(red, black);
-    await red.page.locator('[data-testid=board][role=application]').waitFor({ timeout: 20000 });
+    await red.page.locator('[data-testid=clock-red].running').waitFor();
     const n = 4 + bi * 3;
     for (let i = 0; i < n; i++) {
       await play(i % 2 === 0 ? red.page : black.page, g.gameId, [OPENING[i]], i + 1);
@@ -151,9 +151,11 @@ async function leagueShots() {
   // Table 2 decided by the arbiter's results, so the event page has standings to show.
   const t2 = await server.api('GET', `/api/v1/leagues/${l.id}/rounds/1/tables/2`);
   const arb = await openAs(browser, server, server.orgToken, '/arbiter');
+  await arb.page.locator('[data-testid=conn-state][data-state=open]').waitFor();
   for (const [bi, b] of t2.boards.entries()) {
-    const result = ['RESULT_RED_WINS', 'RESULT_DRAW', 'RESULT_BLACK_WINS', 'RESULT_RED_WINS'][bi];
-    await arb.page.evaluate(([id, r]) => globalThis.chuhe.conn.arbiter(id, 'screenshot: result from the score sheet', { setResult: { result: r } }), [b.games[0].gameId, result]);
+    const result = ['RESULT_RED_WINS', 'RESULT_BLACK_WINS', 'RESULT_BLACK_WINS', 'RESULT_RED_WINS'][bi]; // no draw: a drawn board would go on to its fast game
+    await arb.page.evaluate(([id, r]) => globalThis.chuhe.conn.arbiter(id, 'screenshot: result from the score sheet', { setResult: { result: r } })
+      .catch((e) => { throw new Error(JSON.stringify(e)); }), [b.games[0].gameId, result]);
   }
   const ev = await openAs(browser, server, null, `/league/${l.id}`);
   await ev.page.locator('[data-testid=standings] tbody tr').nth(3).waitFor();

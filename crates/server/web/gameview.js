@@ -6,8 +6,14 @@
 import { Board } from './board.js';
 import { h, fill } from './dom.js';
 import { parseControls, showSide, formatMs } from './clock.js';
-import { t, sideName, resultText, reasonText } from './i18n.js';
+import { t, lang, sideName, resultText, reasonText } from './i18n.js';
 import { otherSide } from './model.js';
+
+/** A scheduled game whose clocks have not started yet (no move, no side's clock running). */
+export function notStarted(m) {
+  const running = m.clock?.running === 'SIDE_RED' || m.clock?.running === 'SIDE_BLACK';
+  return m.info?.startMode === 'START_MODE_SCHEDULED' && !m.moves.length && !running && !m.finished;
+}
 
 export class GameView {
   constructor(conn, gameId, { compact = false, flipped = false, onUpdate = null, onAnnounce = null } = {}) {
@@ -113,6 +119,8 @@ export class GameView {
       text = t('result.line', { result: resultText(m.result), reason: reasonText(m.endReason) });
     } else if (m.paused) {
       text = t('clock.paused');
+    } else if (notStarted(m)) {
+      text = t('game.startsAt', { at: new Date(Number(m.info.scheduledStartMs)).toLocaleTimeString(lang()) });
     } else {
       text = t('game.toMove', { side: sideName(m.toMove) });
     }

@@ -11,6 +11,22 @@ export const leagueApi = {
   lineups: (id) => `/api/v1/leagues/${encodeURIComponent(id)}/lineups`,
 };
 
+/**
+ * A reader for a stream's entries: `fn` runs once shortly after a burst of calls (a spread of
+ * up to `spreadMs`, so thousands of pages do not all ask the server in the same millisecond).
+ */
+export function soon(fn, spreadMs = 300, timer = globalThis.setTimeout) {
+  let armed = false;
+  return () => {
+    if (armed) return;
+    armed = true;
+    timer(() => {
+      armed = false;
+      fn();
+    }, Math.floor(Math.random() * spreadMs));
+  };
+}
+
 /** The browser client's own URLs for a league. */
 export const leagueUrl = {
   event: (id) => `/league/${id}`,
@@ -53,6 +69,28 @@ export function allMatches(overview) {
 /** The first live match of an overview (a `{ round, table }`), or null. */
 export function liveMatch(overview) {
   return allMatches(overview).find((m) => isLive(m.table)) || null;
+}
+
+/**
+ * The match the lobby features from an overview: a live one, else the next one not finished,
+ * else the last one played; `{ round, table }` or null when the league has no match.
+ */
+export function featuredMatch(overview) {
+  const all = allMatches(overview);
+  return all.find((m) => isLive(m.table)) || all.find((m) => !m.table.finished) || all[all.length - 1] || null;
+}
+
+/** The demo league's name (`chuhe demo league (season N)`, crates/server/src/demo.rs). */
+export const DEMO_LEAGUE = 'chuhe demo league';
+
+/**
+ * The order in which the lobby looks for a match to feature: published leagues only, the demo
+ * league's seasons first, newest first within each.
+ */
+export function lobbyOrder(leagues) {
+  const demo = (l) => (String(l.name || '').startsWith(DEMO_LEAGUE) ? 0 : 1);
+  return (leagues || []).filter((l) => l.published)
+    .sort((a, b) => demo(a) - demo(b) || Number(b.id) - Number(a.id));
 }
 
 /** The team a principal captains in an overview (its index), or -1. */

@@ -9,7 +9,7 @@ import { h, fill } from './dom.js';
 import { t, lang, resultText, errorText } from './i18n.js';
 import { http } from './api.js';
 import { GameView } from './gameview.js';
-import { leagueApi, leagueUrl, currentGame, matchState, pointsText, printLang } from './league.js';
+import { leagueApi, leagueUrl, currentGame, matchState, pointsText, printLang, soon } from './league.js';
 
 const OUTCOME_RESULT = { first: 'first', second: 'second', draw: 'RESULT_DRAW', both_lose: 'RESULT_BOTH_LOSE' };
 
@@ -54,7 +54,7 @@ export class MatchView {
         if (!this.overview) {
           this.overview = overview;
           // Follow the league from what the overview showed: later entries make it read again.
-          this.stopFollow = this.conn.followLeague(this.leagueId, overview.publicSeq || 0, () => this.load());
+          this.stopFollow = this.conn.followLeague(this.leagueId, overview.publicSeq || 0, soon(() => this.load()));
         }
         this.error.textContent = '';
         this.render(table);
@@ -130,18 +130,32 @@ export class MatchView {
       h('tbody', {}, Array.from({ length: boards }, (_, i) => h('tr', {}, h('th', {}, String(i + 1)), cell(0, i), cell(1, i)))));
   }
 
+  /** A game's result in words, from the first team's side ('' while it is played). */
+  gameResultText(g) {
+    if (!g?.result) return '';
+    const r = OUTCOME_RESULT[g.result.outcome];
+    if (r === 'first' || r === 'second') return t('match.gameWon', { team: this.teamName(r === 'first' ? 0 : 1) });
+    return resultText(r);
+  }
+
+  /** The earlier games of a board's chain (slow, fast, …) with their results, and a pending choice. */
+  boardHistory(b) {
+    const games = b.games || [];
+    const parts = games.slice(0, -1).map((g) => `${g.stageName || t('match.boardN', { n: g.stage + 1 })}: ${this.gameResultText(g)}`);
+    if (b.choice && !b.choice.chooserColour && !b.points) {
+      const who = b.choice.chooser === 'first' ? this.teamName(0) : this.teamName(1);
+      parts.push(t('match.choice', { team: who, at: new Date(b.choice.deadline).toLocaleTimeString(lang()) }));
+    }
+    return parts.join(' · ');
+  }
+
   boardResult(b) {
     const g = currentGame(b);
     if (b.points) {
       const who = b.winner === 'first' ? this.teamName(0) : b.winner === 'second' ? this.teamName(1) : null;
       return `${pointsText(b.points[0])} : ${pointsText(b.points[1])}${who ? ` · ${t('match.boardWon', { team: who })}` : ''}`;
     }
-    if (g?.result) {
-      const r = OUTCOME_RESULT[g.result.outcome];
-      if (r === 'first' || r === 'second') return t('match.gameWon', { team: this.teamName(r === 'first' ? 0 : 1) });
-      return resultText(r);
-    }
-    return '';
+    return this.gameResultText(g);
   }
 
   renderBoards(table) {
@@ -162,7 +176,8 @@ export class MatchView {
       const head = h('div.boardhead', {},
         h('span.bno', {}, t('match.boardN', { n: b.board })),
         g?.stageName && (b.games || []).length > 1 ? h('span.stage', {}, g.stageName) : null,
-        h('span.bresult', { 'data-testid': `board-result-${b.board}` }, this.boardResult(b)));
+        h('span.bresult', { 'data-testid': `board-result-${b.board}` }, this.boardResult(b)),
+        h('span.history', { 'data-testid': `board-history-${b.board}` }, this.boardHistory(b)));
       const body = entry.view
         ? h('a.boardlink', { href: `/game/${g.gameId}`, 'data-testid': `board-link-${b.board}`, 'aria-label': t('match.openBoard', { n: b.board }) }, entry.view.el)
         : h('div.noboard', {}, b.setByArbiter ? t('match.setByArbiter') : t('match.noGame', { start: new Date(table.startsAt).toLocaleString(lang()) }));

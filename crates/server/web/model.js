@@ -191,6 +191,14 @@ export class GameModel {
         kind: 'rulingOverridden', rulingSeq: Number(x.rulingSeq || 0),
         result: x.result || 'RESULT_UNSPECIFIED', arbiter: x.arbiter || null,
       });
+    } else if (e.started) {
+      // A scheduled game's clocks start: the reading is as of the scheduled instant, even when
+      // the event is recorded a little later.
+      this.setClock(e.started.clock, e.started.startedAtMs || at, localMs);
+      this.started = true;
+      entry.kind = 'started';
+    } else if (e.joined) {
+      Object.assign(entry, { kind: 'joined', side: sideOf(e.joined.side) });
     } else if (e.serverRestarted) {
       this.setClock(e.serverRestarted.clock, at, localMs);
       Object.assign(entry, {

@@ -1,23 +1,17 @@
 // The league pages in real Chromium against a real server: a captain's lineup (refused with
 // its reason in words, then accepted and sealed), a team match updating live (a move on a
-// board, the score when a board ends, also across a network drop), the lobby featuring the
-// live match, and the event page's standings with the deciding criterion.
+// board, the score when a board ends, also across a network drop; a board's chain going on to
+// its fast game), the lobby featuring the live match, and the event page's standings with the
+// deciding criterion. The demo's lobby and its league match: play.test.mjs.
 import test, { before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { startServer, launchBrowser, openAs, league, tokenOf, startRound } from '../harness.mjs';
+import { startAll, stopAll, openAs, league, tokenOf, startRound } from '../harness.mjs';
 
 let server;
 let browser;
 
-before(async () => {
-  server = await startServer();
-  browser = await launchBrowser();
-});
-
-after(async () => {
-  await browser?.close();
-  await server?.stop();
-});
+before(async () => ({ server, browser } = await startAll()));
+after(() => stopAll({ server, browser }));
 
 const names = (page) => page.locator('[data-testid=roster] li .pname').allInnerTexts();
 
@@ -113,26 +107,36 @@ test('the match page follows the boards live and the score when a board ends, ac
   const byId = new Map(l.tokens.map((x) => [x.principalId, x]));
   const red1 = byId.get(g1.redId);
   const p = await openAs(browser, server, red1.token, `/game/${g1.gameId}`);
-  await p.page.locator('[data-testid=board][role=application]').waitFor({ timeout: 20000 });
+  // The clocks start at the round's start: Red's runs.
+  await p.page.locator('[data-testid=clock-red].running').waitFor();
   await p.page.evaluate((id) => globalThis.chuhe.conn.move(id, 1, 'h2e2'), g1.gameId);
   await m.page.locator('[data-testid=board-1] [data-testid=board] g.piece[data-square="e2"]').waitFor();
 
-  // The connection drops; meanwhile board 1's Red resigns. Back online, the page catches up
-  // by seq: the board's result and the 局分.
+  // The match page's network goes down; meanwhile board 1's Red resigns. Back online, the page
+  // catches up by seq: the board's result and the 局分.
+  await m.ctx.setOffline(true);
   await m.page.evaluate(() => globalThis.chuhe.conn.drop());
+  await m.page.getByTestId('conn-state').filter({ hasText: 'reconnecting' }).waitFor();
   await p.page.evaluate((id) => globalThis.chuhe.conn.request({ resign: { gameId: id } }), g1.gameId);
+  await p.page.getByTestId('result').filter({ hasText: 'resignation' }).waitFor();
   const winner = red1.team === 0 ? '黑队' : '红队';
+  assert.equal(await m.page.getByTestId('board-result-1').innerText(), '', 'offline: not seen yet');
+  await m.ctx.setOffline(false);
   await m.page.getByTestId('board-result-1').filter({ hasText: winner }).waitFor();
   const gp1 = await m.page.getByTestId('game-points').innerText();
   assert.notEqual(gp1, '0 : 0');
   assert.match(gp1, /^(0 : 2|2 : 0)$/);
   assert.equal(await m.page.getByTestId('match-points').count(), 0, 'no 场分 before the match ends');
+  // Resumed from the last seq seen: the page has every public entry of the league.
+  const seqNow = (await server.api('GET', `/api/v1/leagues/${l.id}`)).publicSeq;
+  await m.page.waitForFunction(([id, seq]) => globalThis.chuhe.conn.leagues.get(String(id))?.seq === seq, [l.id, seqNow]);
+  assert.ok(await m.page.evaluate(() => globalThis.chuhe.conn.connects) >= 2);
 
   // Board 2 ends too, won by the same team (its other player resigns): the match is over,
   // with its 场分.
   const loser2 = [g2.redId, g2.blackId].map((x) => byId.get(x)).find((x) => x.team === red1.team);
   const p2 = await openAs(browser, server, loser2.token, `/game/${g2.gameId}`);
-  await p2.page.getByTestId('status').waitFor();
+  await p2.page.locator('[data-testid=conn-state][data-state=open]').waitFor();
   await p2.page.evaluate((id) => globalThis.chuhe.conn.request({ resign: { gameId: id } }), g2.gameId);
   await m.page.locator('.matchview[data-state=finished]').waitFor();
   const mp = await m.page.getByTestId('match-points').innerText();
@@ -151,4 +155,33 @@ test('the match page follows the boards live and the score when a board ends, ac
   const sheet = await ev.page.request.get(`${server.base}/api/v1/leagues/${l.id}/rounds/1/tables/1/sheet?format=html&lang=en`);
   assert.equal(sheet.status(), 200);
   for (const c of [m, lobby, p, p2, ev]) await c.ctx.close();
+});
+
+test('a drawn slow game goes on to the fast game on the same board: the match page follows', async () => {
+  const l = await league(server, {
+    name: '象甲 chain',
+    boards: 1,
+    chain: { preset: 'slow-fast-armageddon', time_controls: ['10m+5s', '3m+2s', 'red:2m;black:90s'] },
+    extra: { break_between_games: '1s' },
+  });
+  const m = await openAs(browser, server, null, `/league/${l.id}/match/1/1`);
+  await m.page.getByTestId('sealed-0').waitFor();
+  for (const team of [0, 1]) {
+    await server.api('POST', `/api/v1/leagues/${l.id}/lineups`, { round: 1, table: 1, team, players: [team === 0 ? '红一' : '黑一'] }, tokenOf(l.tokens, 'captain', team).token);
+  }
+  await startRound(server, l.id);
+  await m.page.locator('[data-testid=board-1][data-game]:not([data-game=""])').waitFor();
+  const slow = (await server.api('GET', `/api/v1/leagues/${l.id}/rounds/1/tables/1`)).boards[0].games[0];
+  const byId = new Map(l.tokens.map((x) => [x.principalId, x]));
+  const r = await openAs(browser, server, byId.get(slow.redId).token, `/game/${slow.gameId}`);
+  const b = await openAs(browser, server, byId.get(slow.blackId).token, `/game/${slow.gameId}`);
+  await r.page.locator('[data-testid=clock-red].running').waitFor();
+  await b.page.locator('[data-testid=conn-state][data-state=open]').waitFor();
+  await r.page.evaluate((id) => globalThis.chuhe.conn.move(id, 1, 'h2e2', { offerDraw: true }), slow.gameId);
+  await b.page.getByTestId('accept-draw').click();
+  // The board's next game replaces the drawn one on the match page; the draw stays written.
+  await m.page.locator(`[data-testid=board-1][data-game]:not([data-game=""]):not([data-game="${slow.gameId}"])`).waitFor();
+  assert.match(await m.page.getByTestId('board-history-1').innerText(), /: Draw$/);
+  assert.equal(await m.page.getByTestId('game-points').innerText(), '0 : 0', 'a board still being decided scores nothing yet');
+  for (const x of [m, r, b]) await x.ctx.close();
 });

@@ -1,20 +1,13 @@
 // Browser tests: real `chuhe serve`, real headless Chromium, several browser contexts.
 import test, { before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { startServer, launchBrowser, openAs, clickSquare, dragSquare, pieceAt } from '../harness.mjs';
+import { startServer, startAll, stopAll, openAs, clickSquare, dragSquare, pieceAt } from '../harness.mjs';
 
 let server;
 let browser;
 
-before(async () => {
-  server = await startServer();
-  browser = await launchBrowser();
-});
-
-after(async () => {
-  await browser?.close();
-  await server?.stop();
-});
+before(async () => ({ server, browser } = await startAll()));
+after(() => stopAll({ server, browser }));
 
 const text = (page, id) => page.getByTestId(id).innerText();
 
@@ -132,7 +125,7 @@ test('spectators see the broadcast delay; the players see live', async () => {
   for (const x of [r, b, s]) await x.ctx.close();
 });
 
-test('the demo opens on a live game, not an idle one', async () => {
+test('the demo opens on a live game, not an idle one, and on the demo league\'s live team match', async () => {
   const demo = await startServer({ args: ['--demo'] });
   try {
     const { ctx, page } = await openAs(browser, demo, null, '/');
@@ -144,6 +137,14 @@ test('the demo opens on a live game, not an idle one', async () => {
     const before = await plies();
     assert.ok(before > 0);
     await page.waitForFunction(([gid, n]) => globalThis.chuhe.conn.games.get(gid).model.moves.length > n, [id.split('/').pop(), before]);
+    // Above it, the demo league's team match: its first round starts 45 s after the server
+    // (its games 15 s before), and the lobby shows it live with all its boards.
+    const link = page.getByTestId('live-match-link');
+    await link.waitFor();
+    assert.match(await link.getAttribute('href'), /^\/league\/\d+\/match\/1\/\d+$/);
+    await page.locator('[data-testid=live-match] .matchview[data-state=live]').waitFor({ timeout: 90000 });
+    await page.locator('[data-testid=live-match] [data-testid=board-3] .gameview [data-testid=board]').waitFor();
+    assert.match(await page.locator('[data-testid=live-match] > h2').innerText(), /Team match live now/);
     await ctx.close();
   } finally {
     await demo.stop();

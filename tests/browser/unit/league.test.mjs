@@ -5,7 +5,7 @@ import test from 'node:test';
 import assert from 'node:assert/strict';
 import {
   refusalDetails, startingOrder, moveItem, countdown, pointsText, isLive, matchState, liveMatch,
-  lineupMatch, captainTeam, crosstable,
+  lineupMatch, captainTeam, crosstable, featuredMatch, lobbyOrder, soon,
 } from '../../../crates/server/web/league.js';
 import { LANGS } from '../../../crates/server/web/i18n.js';
 
@@ -108,4 +108,38 @@ test('a match is live while a game of it is unfinished; the lobby finds the firs
   assert.deepEqual(rows[0][1].map((c) => [c.points, c.finished]), [['0', false]]);
   assert.equal(rows[1][0].length, 1);
   assert.equal(rows[1][2].length, 0, 'a match not begun is not in the crosstable');
+});
+
+test('the lobby looks at the demo league first, newest first, and features live, else next, else last', () => {
+  const ls = [
+    { id: '1', name: 'chuhe demo league (season 1)', published: true },
+    { id: '2', name: '象甲', published: true },
+    { id: '3', name: 'chuhe demo league (season 2)', published: true },
+    { id: '4', name: 'draft', published: false },
+    { id: '5', name: '象乙', published: true },
+  ];
+  assert.deepEqual(lobbyOrder(ls).map((l) => l.id), ['3', '1', '5', '2']);
+  const done = table(1, 0, 1, { finished: true, revealed: true });
+  const next = table(2, 2, 3);
+  const live = table(1, 1, 2, { revealed: true, games: [{ gameId: '9', result: null }] });
+  const at = (m) => [m.round.round, m.table.table];
+  assert.deepEqual(at(featuredMatch({ rounds: [{ round: 1, tables: [done, next] }, { round: 2, tables: [live] }] })), [2, 1]);
+  assert.deepEqual(at(featuredMatch({ rounds: [{ round: 1, tables: [done, next] }] })), [1, 2]);
+  assert.deepEqual(at(featuredMatch({ rounds: [{ round: 1, tables: [done] }, { round: 2, tables: [{ ...done, table: 2 }] }] })), [2, 2]);
+  assert.equal(featuredMatch({ rounds: [] }), null);
+});
+
+test('a burst of stream entries makes one read, spread over a short while', () => {
+  const timers = [];
+  let reads = 0;
+  const read = soon(() => { reads += 1; }, 300, (fn, ms) => timers.push({ fn, ms }));
+  read();
+  read();
+  read();
+  assert.equal(timers.length, 1, 'one read armed for the burst');
+  assert.ok(timers[0].ms >= 0 && timers[0].ms < 300);
+  timers.shift().fn();
+  assert.equal(reads, 1);
+  read();
+  assert.equal(timers.length, 1, 'the next entry arms the next read');
 });

@@ -87,3 +87,17 @@ test('FEN placement, kings and move squares', () => {
   assert.deepEqual(splitMove('h2e2'), { from: 'h2', to: 'e2' });
   assert.equal(splitMove('z2e2'), null);
 });
+
+test('a scheduled game: the clocks start with the started event, as of its scheduled instant', () => {
+  const m = new GameModel('5');
+  const c = created();
+  c.event.created.clock = clock(undefined);
+  assert.equal(m.apply(c, 10), 'applied');
+  assert.equal(m.clock.running, undefined);
+  assert.equal(m.apply({ event: { gameId: '5', seq: '2', atMs: '2000', joined: { side: 'SIDE_BLACK' } } }, 20), 'applied');
+  assert.equal(m.log.at(-1).kind, 'joined');
+  assert.equal(m.apply({ event: { gameId: '5', seq: '3', atMs: '5200', started: { clock: clock('SIDE_RED'), startedAtMs: '5000' } } }, 30), 'applied');
+  assert.equal(m.clock.running, 'SIDE_RED', 'without handling the event the clock stayed stopped');
+  assert.equal(m.clockAtMs, 5000);
+  assert.equal(m.log.at(-1).kind, 'started');
+});

@@ -122,6 +122,35 @@ enum EventCommand {
         #[arg(long, value_enum, default_value_t = Lang::Zh)]
         lang: Lang,
     },
+    /// The players' results per board (台次成绩), one table per board.
+    Boards {
+        /// The league's id, as `list` shows it.
+        league: String,
+        /// Games a player needs on a board to be ranked in its table.
+        #[arg(long, default_value_t = 0)]
+        min_games: u32,
+        /// Output format.
+        #[arg(long, value_enum, default_value_t = Format::Text)]
+        format: Format,
+        /// Label language.
+        #[arg(long, value_enum, default_value_t = Lang::Zh)]
+        lang: Lang,
+    },
+    /// The event's Elo rating list (FIDE's K bands; the roster's ratings and rated games;
+    /// first ratings from performance).
+    Elo {
+        /// The league's id, as `list` shows it.
+        league: String,
+        /// Rated games an unrated player needs for a first rating.
+        #[arg(long, default_value_t = 5)]
+        min_games: u32,
+        /// Output format.
+        #[arg(long, value_enum, default_value_t = Format::Text)]
+        format: Format,
+        /// Label language.
+        #[arg(long, value_enum, default_value_t = Lang::Zh)]
+        lang: Lang,
+    },
     /// A match: lineups (once revealed), every board's games and results, the score.
     Match {
         /// The league's id, as `list` shows it.
@@ -465,6 +494,36 @@ fn request_of(c: EventCommand) -> Result<(&'static str, String, Option<Value>)> 
             "GET",
             format!(
                 "{}/standings?format={}&lang={}",
+                id_path(&league)?,
+                value_name(format),
+                value_name(lang)
+            ),
+            None,
+        ),
+        EventCommand::Boards {
+            league,
+            min_games,
+            format,
+            lang,
+        } => (
+            "GET",
+            format!(
+                "{}/boards?min_games={min_games}&format={}&lang={}",
+                id_path(&league)?,
+                value_name(format),
+                value_name(lang)
+            ),
+            None,
+        ),
+        EventCommand::Elo {
+            league,
+            min_games,
+            format,
+            lang,
+        } => (
+            "GET",
+            format!(
+                "{}/elo?min_games={min_games}&format={}&lang={}",
                 id_path(&league)?,
                 value_name(format),
                 value_name(lang)

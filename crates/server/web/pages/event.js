@@ -6,7 +6,7 @@
 import { h, fill } from '../dom.js';
 import { t, lang, errorText } from '../i18n.js';
 import { http, session } from '../api.js';
-import { leagueApi, leagueUrl, crosstable, matchState, pointsText, printLang, captainTeam } from '../league.js';
+import { leagueApi, leagueUrl, crosstable, matchState, pointsText, printLang, captainTeam, soon } from '../league.js';
 
 export function match(path) {
   const m = /^\/league\/(\d+)\/?$/.exec(path);
@@ -104,7 +104,7 @@ export function mount(root, { id }, { conn }) {
           st = { error: e };
         }
         if (gone) return;
-        if (!stop) stop = conn.followLeague(id, overview.publicSeq || 0, () => load());
+        if (!stop) stop = conn.followLeague(id, overview.publicSeq || 0, soon(load));
         render(overview, st);
         error.textContent = '';
       } catch (e) {

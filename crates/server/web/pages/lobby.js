@@ -1,28 +1,35 @@
 // `/`: the live games, and the liveliest of them on a board (the one with the most moves: the
-// demo's bot games rather than an idle one), updating live; above them the leagues, and a live
-// team match (the first league's with one, e.g. the demo league's) with all its boards.
+// demo's bot games rather than an idle one), updating live; above them the leagues and a team
+// match with all its boards: a live one (the demo league's first), else the next one.
 
 import { h, fill } from '../dom.js';
 import { t } from '../i18n.js';
 import { GameView } from '../gameview.js';
 import { MatchView } from '../matchview.js';
 import { http } from '../api.js';
-import { leagueApi, leagueUrl, liveMatch } from '../league.js';
+import { leagueApi, leagueUrl, liveMatch, featuredMatch, lobbyOrder, matchState } from '../league.js';
 
-/** How many leagues the lobby looks into for a live match. */
+/** How many leagues the lobby looks into for a match to feature. */
 const MAX_LEAGUES = 10;
 
-/** The first league (in id order) with a live match: `{ league, round, table }`, or null. */
-export async function findLiveMatch(leagues, fetchOverview) {
-  for (const l of leagues.filter((x) => x.published).slice(0, MAX_LEAGUES)) {
+/**
+ * The match to feature: a live one of the first league (demo league first, newest first) that
+ * has one, else that first league's next (or last) match. `{ league, round, table }` or null.
+ */
+export async function findFeaturedMatch(leagues, fetchOverview) {
+  let fallback = null;
+  for (const l of lobbyOrder(leagues).slice(0, MAX_LEAGUES)) {
     try {
-      const m = liveMatch(await fetchOverview(l.id));
-      if (m) return { league: l, round: m.round.round, table: m.table.table };
+      const o = await fetchOverview(l.id);
+      const live = liveMatch(o);
+      if (live) return { league: l, round: live.round.round, table: live.table.table };
+      const m = fallback ? null : featuredMatch(o);
+      if (m) fallback = { league: l, round: m.round.round, table: m.table.table };
     } catch {
       // A league that cannot be read now is skipped.
     }
   }
-  return null;
+  return fallback;
 }
 
 export function match(path) {
@@ -99,7 +106,7 @@ export function mount(root, _params, { conn }) {
       h('span.meta', {}, ` ${t('lobby.leagueMeta', { teams: l.teams, done: l.completedRounds, rounds: l.rounds })}`))));
     // Keep the match shown while it is live; otherwise look for one.
     if (matchView && matchView.el.dataset.state === 'live') return;
-    const found = await findLiveMatch(list, (id) => http(leagueApi.overview(id), { token: null }));
+    const found = await findFeaturedMatch(list, (id) => http(leagueApi.overview(id), { token: null }));
     if (gone) return;
     const key = found ? `${found.league.id}/${found.round}/${found.table}` : null;
     if (key === matchKey) return;
@@ -110,24 +117,29 @@ export function mount(root, _params, { conn }) {
       fill(liveTeam);
       return;
     }
-    matchView = new MatchView(conn, found.league.id, found.round, found.table, { withLinks: false });
+    const heading = h('span', {}, t('lobby.liveMatch'));
+    matchView = new MatchView(conn, found.league.id, found.round, found.table, {
+      withLinks: false,
+      // The heading follows the match: live, coming, or over.
+      onLoad: (tb) => { heading.textContent = t(`lobby.match.${matchState(tb)}`); },
+    });
     fill(liveTeam,
-      h('h2', {}, t('lobby.liveMatch'), ' ', h('a', { href: leagueUrl.match(found.league.id, found.round, found.table), 'data-testid': 'live-match-link' }, t('lobby.openMatch'))),
+      h('h2', {}, heading, ' ', h('a', { href: leagueUrl.match(found.league.id, found.round, found.table), 'data-testid': 'live-match-link' }, t('lobby.openMatch'))),
       matchView.el);
   }
   const offState = conn.onState((s) => {
     if (s === 'open') conn.listGames();
   });
   refreshLeagues();
-  const timer = setInterval(() => {
-    conn.listGames();
-    refreshLeagues();
-  }, 10000);
+  const timer = setInterval(() => conn.listGames(), 10000);
+  // The leagues change slowly, and a shown match follows its league's stream by itself.
+  const leagueTimer = setInterval(refreshLeagues, 15000);
   return () => {
     gone = true;
     off();
     offState();
     clearInterval(timer);
+    clearInterval(leagueTimer);
     view?.destroy();
     matchView?.destroy();
   };
