@@ -630,7 +630,7 @@ impl Drop for Server {
 
 /// `chuhe serve --config FILE` on a free port and a temporary SQLite file; its address once it
 /// says it serves (within 20 s).
-fn serve_with_config(dir: &Path, config: &Path) -> (Server, String) {
+fn serve_with_config(dir: &Path, config: &Path, env: &[(String, String)]) -> (Server, String) {
     let db = format!("sqlite://{}", dir.join("deploy.db").display());
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_chuhe"));
     cmd.args(["serve", "--config"]).arg(config).args([
@@ -644,6 +644,7 @@ fn serve_with_config(dir: &Path, config: &Path) -> (Server, String) {
             cmd.env_remove(k);
         }
     }
+    cmd.envs(env.iter().cloned());
     let mut child = cmd
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
@@ -667,20 +668,76 @@ fn serve_with_config(dir: &Path, config: &Path) -> (Server, String) {
 }
 
 fn http_status(addr: &str, path: &str) -> u16 {
+    http_get(addr, path, "").0
+}
+
+/// `GET path` with extra header lines (each ending in CRLF): the status code and the answer.
+fn http_get(addr: &str, path: &str, headers: &str) -> (u16, String) {
     let mut s = std::net::TcpStream::connect(addr).unwrap();
     s.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
     write!(
         s,
-        "GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n"
+        "GET {path} HTTP/1.1\r\nHost: {addr}\r\n{headers}Connection: close\r\n\r\n"
     )
     .unwrap();
     let mut answer = String::new();
     s.read_to_string(&mut answer).unwrap();
-    answer
+    let status = answer
         .split(' ')
         .nth(1)
         .and_then(|c| c.parse().ok())
-        .unwrap_or_else(|| panic!("GET {path}: {answer:?}"))
+        .unwrap_or_else(|| panic!("GET {path}: {answer:?}"));
+    (status, answer)
+}
+
+/// The metric names in docs/operations.md's "Monitoring" section (`chuhe_…` in backticks, less
+/// a `{label}`).
+fn documented_metrics() -> BTreeSet<String> {
+    let doc = read("docs/operations.md");
+    let start = doc.find("\n## Monitoring").unwrap();
+    let end = start + doc[start + 1..].find("\n## ").unwrap();
+    doc[start..end]
+        .split('`')
+        .skip(1)
+        .step_by(2)
+        .filter(|t| t.starts_with("chuhe_") && !t.contains("::"))
+        .map(|t| t.split('{').next().unwrap_or(t).to_string())
+        .collect()
+}
+
+/// The compose file's `CHUHE_*` settings for chuhe, `${METRICS_TOKEN:-}` read as `token`.
+fn compose_chuhe_env(token: &str) -> Vec<(String, String)> {
+    let compose = &yaml_file("deploy/compose.yaml")[0];
+    let Some(Yaml::Map(env)) = compose.at("services.chuhe.environment") else {
+        panic!("compose: chuhe has no environment map");
+    };
+    env.iter()
+        .map(|(k, v)| {
+            let Yaml::Str(v) = v else { panic!("{k}") };
+            (k.clone(), v.replace("${METRICS_TOKEN:-}", token))
+        })
+        .collect()
+}
+
+/// The image's `ENV` settings (`ENV A=1 \` continued `B=2` lines).
+fn dockerfile_env() -> Vec<(String, String)> {
+    let text = read("deploy/Dockerfile");
+    let mut env = Vec::new();
+    let mut in_env = false;
+    for line in text.lines() {
+        let body = match line.strip_prefix("ENV ") {
+            Some(b) => b,
+            None if in_env => line,
+            None => continue,
+        };
+        in_env = body.trim_end().ends_with('\\');
+        for pair in body.trim_end_matches('\\').split_whitespace() {
+            let (k, v) = pair.split_once('=').unwrap();
+            env.push((k.to_string(), v.to_string()));
+        }
+    }
+    assert!(!env.is_empty(), "the Dockerfile sets no ENV");
+    env
 }
 
 /// The probe and health-check paths the deployments use.
@@ -719,13 +776,41 @@ fn the_config_files_start_a_server_whose_probe_paths_answer() {
     std::fs::create_dir_all(&dir).unwrap();
     let from_map = dir.join("configmap.toml");
     std::fs::write(&from_map, config_map_toml()).unwrap();
-    for config in [deploy_dir().join("chuhe.toml"), from_map] {
-        let (_server, addr) = serve_with_config(&dir, &config);
+    // The compose file's chuhe: its config file with its CHUHE_* settings and the image's
+    // (less the database, Redis and listen address), its metrics token variable set.
+    let token = "deploy-test-metrics-token-0123";
+    let mut compose_env = compose_chuhe_env(token);
+    compose_env.extend(dockerfile_env());
+    compose_env.retain(|(k, _)| {
+        !["CHUHE_DATABASE_URL", "CHUHE_REDIS_URL", "CHUHE_LISTEN"].contains(&k.as_str())
+    });
+    assert!(compose_env.iter().any(|(k, _)| k == "CHUHE_METRICS_TOKEN"));
+    for (config, env) in [
+        (deploy_dir().join("chuhe.toml"), compose_env),
+        (from_map, Vec::new()),
+    ] {
+        let (_server, addr) = serve_with_config(&dir, &config, &env);
         for (what, path) in &probes {
             assert_eq!(http_status(&addr, path), 200, "{what} {path} ({config:?})");
         }
         // A path the server does not serve is not 200: the check above can fail.
         assert_eq!(http_status(&addr, "/readiness"), 404);
+        if !env.is_empty() {
+            // Prometheus's token opens /metrics; nothing else does.
+            let bearer = format!("Authorization: Bearer {token}\r\n");
+            let (status, metrics) = http_get(&addr, "/metrics", &bearer);
+            assert_eq!(status, 200);
+            assert_eq!(http_status(&addr, "/metrics"), 401);
+            // Every metric docs/operations.md names is one the server exports.
+            let names = documented_metrics();
+            assert!(names.len() >= 15, "{names:?}");
+            for name in names {
+                assert!(
+                    metrics.contains(&format!("# TYPE {name} ")),
+                    "docs/operations.md names {name}, which /metrics does not export"
+                );
+            }
+        }
     }
     let _ = std::fs::remove_dir_all(dir);
 }
