@@ -50,6 +50,20 @@ pub struct ServeArgs {
     /// Per-connection write queue in frames [default: 256].
     #[arg(long, env = "CHUHE_WRITE_QUEUE")]
     pub write_queue: Option<usize>,
+    /// Connections (HTTP and websocket) open at once; more are answered 503
+    /// `too_many_connections` at once. 0 = the open-file limit less 512 [default: 0].
+    #[arg(long, env = "CHUHE_MAX_CONNECTIONS")]
+    pub max_connections: Option<usize>,
+    /// Connections open at once from one client address (loopback is exempt). 0 = no cap: for
+    /// a reverse proxy that is not on loopback, whose clients all have its address
+    /// [default: 1000].
+    #[arg(long, env = "CHUHE_MAX_CONNECTIONS_PER_ADDRESS")]
+    pub max_connections_per_address: Option<usize>,
+    /// The operator's bearer token for /metrics (give it to the Prometheus scraper), at least
+    /// 16 characters; organizer tokens are accepted too. Prefer the variable or the file: a
+    /// flag shows in `ps`. Empty = none.
+    #[arg(long, env = "CHUHE_METRICS_TOKEN", hide_env_values = true)]
+    pub metrics_token: Option<String>,
     /// Demo: accounts (tokens printed), random-mover bots in live games, and a demo league
     /// (4 teams x 3 boards, a round every 6 minutes) with bot captains and players. A second
     /// run on the same database carries on with the same accounts, games and league.
@@ -78,6 +92,9 @@ struct FileConfig {
     max_frame_bytes: Option<usize>,
     rate_per_sec: Option<u32>,
     write_queue: Option<usize>,
+    max_connections: Option<usize>,
+    max_connections_per_address: Option<usize>,
+    metrics_token: Option<String>,
     demo: Option<bool>,
     log: Option<String>,
     log_format: Option<String>,
@@ -193,6 +210,26 @@ pub fn settings(args: &ServeArgs) -> Result<Settings> {
     if let Some(v) = args.write_queue.or(file.write_queue) {
         anyhow::ensure!(v >= 8, "write_queue must be at least 8");
         config.write_queue = v;
+    }
+    if let Some(v) = args.max_connections.or(file.max_connections) {
+        config.max_connections = v;
+    }
+    if let Some(v) = args
+        .max_connections_per_address
+        .or(file.max_connections_per_address)
+    {
+        config.max_connections_per_address = if v == 0 { usize::MAX } else { v };
+    }
+    config.metrics_token = args
+        .metrics_token
+        .clone()
+        .or(file.metrics_token)
+        .filter(|t| !t.is_empty());
+    if let Some(t) = &config.metrics_token {
+        anyhow::ensure!(
+            t.chars().count() >= 16,
+            "metrics_token must be at least 16 characters"
+        );
     }
     let log_format = match args
         .log_format
@@ -379,6 +416,37 @@ mod tests {
     struct T {
         #[command(flatten)]
         a: ServeArgs,
+    }
+
+    #[test]
+    fn connection_caps_and_the_metrics_token() {
+        let s = settings(&T::parse_from(["t"]).a).unwrap();
+        assert_eq!(s.config.max_connections, 0);
+        assert_eq!(s.config.max_connections_per_address, 1000);
+        assert_eq!(s.config.metrics_token, None);
+        let t = T::parse_from([
+            "t",
+            "--max-connections",
+            "30000",
+            "--max-connections-per-address",
+            "0",
+            "--metrics-token",
+            "0123456789abcdef",
+        ]);
+        let s = settings(&t.a).unwrap();
+        assert_eq!(s.config.max_connections, 30000);
+        assert_eq!(s.config.max_connections_per_address, usize::MAX);
+        assert_eq!(s.config.metrics_token.as_deref(), Some("0123456789abcdef"));
+        let t = T::parse_from(["t", "--max-connections-per-address", "50"]);
+        assert_eq!(
+            settings(&t.a).unwrap().config.max_connections_per_address,
+            50
+        );
+        let t = T::parse_from(["t", "--metrics-token", ""]);
+        assert_eq!(settings(&t.a).unwrap().config.metrics_token, None);
+        let t = T::parse_from(["t", "--metrics-token", "short"]);
+        let e = settings(&t.a).unwrap_err().to_string();
+        assert!(e.contains("at least 16 characters"), "{e}");
     }
 
     #[test]
