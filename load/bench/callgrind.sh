@@ -11,7 +11,8 @@
 # SIGINT. Everything but the moves (start-up, migrations, accounts, game creation, connections,
 # shutdown) is the same in both runs, so
 #   instructions per move = (Ir(long) - Ir(short)) / (GAMES * (LONG_PLIES - SHORT_PLIES)).
-# Prints one line per run and the result. Needs valgrind and curl.
+# Prints one line per run and the result; CHUHE_CG_KEEP=DIR keeps the callgrind files. Needs
+# valgrind and curl.
 set -euo pipefail
 [ $# -ge 1 ] || { sed -n 2,14p "$0"; exit 1; }
 B=$(cd "$1" && pwd); G=${2:-20}; S=${3:-20}; L=${4:-100}
@@ -40,6 +41,8 @@ run() { # plies -> total instructions (Ir) of the server
   local ir
   ir=$(sed -n 's/^summary: //p' "$d/cg.out")
   echo "$(basename "$B"): $G games x $plies plies: $ir instructions (server)" >&2
+  # CHUHE_CG_KEEP=DIR keeps each run's callgrind.out (for callgrind_annotate).
+  if [ -n "${CHUHE_CG_KEEP:-}" ]; then cp "$d/cg.out" "$CHUHE_CG_KEEP/$(basename "$B")-$plies.cg"; fi
   rm -rf "$d"
   echo "$ir"
 }

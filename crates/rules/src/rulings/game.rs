@@ -109,7 +109,7 @@ pub enum GameError {
 }
 
 /// A game under the automatic rules: the position, the moves, and the referee.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub struct Game {
     start: Position,
     position: Position,
@@ -122,6 +122,29 @@ pub struct Game {
 
 /// Moves reserved per game: most games end before this many plies.
 const GAME_MOVES_RESERVE: usize = 256;
+
+/// A copy of `v` with room for a few more: a game is cloned to try a move on the copy (the
+/// server's pure core does, once a move), and a copy without room would move its whole history
+/// to a larger allocation on the next push.
+pub(crate) fn roomy<T: Clone>(v: &[T]) -> Vec<T> {
+    let mut out = Vec::with_capacity(v.len() + 16);
+    out.extend_from_slice(v);
+    out
+}
+
+impl Clone for Game {
+    fn clone(&self) -> Self {
+        Game {
+            start: self.start.clone(),
+            position: self.position.clone(),
+            moves: roomy(&self.moves),
+            referee: self.referee.clone(),
+            config: self.config,
+            end: self.end.clone(),
+            warnings: self.warnings.clone(),
+        }
+    }
+}
 
 pub(crate) fn arena_of(pos: &Position) -> Arena {
     let mut sq = [0u8; 90];

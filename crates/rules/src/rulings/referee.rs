@@ -65,8 +65,8 @@ pub(crate) enum RefEvent {
     DeadPosition,
 }
 
-/// The referee's state.
-#[derive(Debug, Clone)]
+/// The referee's state. Cloned with room for more plies (see [`super::game::roomy`]).
+#[derive(Debug)]
 pub(crate) struct Referee {
     pub ruleset: Ruleset,
     pub limit: MoveLimit,
@@ -84,6 +84,26 @@ pub(crate) struct Referee {
     checks: [u32; 2],
     reply_uncounted: bool,
     pub warning: Option<WarningState>,
+}
+
+impl Clone for Referee {
+    fn clone(&self) -> Self {
+        use super::game::roomy;
+        Referee {
+            ruleset: self.ruleset,
+            limit: self.limit,
+            base: self.base.clone(),
+            base_ply: self.base_ply,
+            arena: self.arena.clone(),
+            hashes: roomy(&self.hashes),
+            moves: roomy(&self.moves),
+            classes: roomy(&self.classes),
+            counted: self.counted,
+            checks: self.checks,
+            reply_uncounted: self.reply_uncounted,
+            warning: self.warning.clone(),
+        }
+    }
 }
 
 impl Referee {
