@@ -452,3 +452,76 @@ async fn next_error_code(c: &mut Client) -> Result<String> {
     })
     .await
 }
+
+/// Item 7: `POST /api/v1/players` keeps a given stable id (admin.proto: letters, digits, `-`,
+/// `_`; generated when empty), which then names the player wherever the organizer API takes a
+/// player id; an invalid id is 400 `invalid_id`, a taken one 409 `id_taken`. Before: the id
+/// was ignored (a generated one came back) and anything was accepted.
+#[tokio::test]
+async fn a_given_player_id_is_kept_and_checked() -> Result<()> {
+    for backend in backends() {
+        let (db, server, cast) = start_seeded(backend, Config::default()).await?;
+        let addr = server.addr;
+        let org = Some(cast.organizer.as_str());
+        let post = |body: String| async move {
+            http(addr, "POST", "/api/v1/players", org, Some(&body)).await
+        };
+        let (status, text) =
+            post(r#"{"id":"wang-tianyi_01","displayName":"Wang Tianyi"}"#.into()).await?;
+        assert_eq!(status, 201, "{text}");
+        let v: serde_json::Value = serde_json::from_str(&text)?;
+        assert_eq!(v["id"], "wang-tianyi_01", "{text}");
+        let (status, text) =
+            post(r#"{"id":"zheng-weitong","displayName":"Zheng Weitong"}"#.into()).await?;
+        assert_eq!(status, 201, "{text}");
+        // Without an id, one is generated.
+        let (status, text) = post(r#"{"displayName":"Hong Zhi"}"#.into()).await?;
+        assert_eq!(status, 201, "{text}");
+        let v: serde_json::Value = serde_json::from_str(&text)?;
+        assert!(
+            v["id"].as_str().is_some_and(|id| id.parse::<i64>().is_ok()),
+            "{text}"
+        );
+        for bad in ["has space", "中文", "a/b", "12345", &"x".repeat(65)] {
+            let body = serde_json::json!({"id": bad, "displayName": format!("Bad {}", bad.len())});
+            let (status, text) = post(body.to_string()).await?;
+            assert_eq!(status, 400, "{bad:?}: {text}");
+            assert_eq!(api_code(status, &text), "invalid_id", "{bad:?}");
+        }
+        let (status, text) =
+            post(r#"{"id":"wang-tianyi_01","displayName":"Someone Else"}"#.into()).await?;
+        assert_eq!(status, 409, "{text}");
+        assert_eq!(api_code(status, &text), "id_taken");
+        // The given ids name the players in the rest of the API.
+        let (status, text) = http(
+            addr,
+            "POST",
+            "/api/v1/tokens",
+            org,
+            Some(r#"{"playerId":"wang-tianyi_01"}"#),
+        )
+        .await?;
+        assert_eq!(status, 201, "{text}");
+        let (status, text) = http(
+            addr,
+            "POST",
+            "/api/v1/games",
+            org,
+            Some(r#"{"redId":"wang-tianyi_01","blackId":"zheng-weitong","timeControl":"10m"}"#),
+        )
+        .await?;
+        assert_eq!(status, 201, "{text}");
+        let (status, text) = http(
+            addr,
+            "POST",
+            "/api/v1/tokens",
+            org,
+            Some(r#"{"playerId":"nobody-here"}"#),
+        )
+        .await?;
+        assert_eq!(status, 404, "{text}");
+        server.stop().await?;
+        db.drop_db().await;
+    }
+    Ok(())
+}
