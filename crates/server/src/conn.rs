@@ -589,6 +589,34 @@ fn encode(enc: Encoding, m: &ServerMessage) -> Message {
     }
 }
 
+/// Decodes a client's frame as the connection's encoding asks: its size, its type (text for
+/// JSON, binary for protobuf), UTF-8 for text, then the message. Pure: every refusal is a
+/// typed [`ClientError`] the connection answers, never a panic.
+pub(crate) fn decode_client_frame(
+    data: &[u8],
+    is_text: bool,
+    enc: Encoding,
+    limit: usize,
+) -> Result<ClientMessage, ClientError> {
+    if data.len() > limit {
+        return Err(ClientError::FrameTooLarge {
+            size: data.len(),
+            limit,
+        });
+    }
+    if is_text != (enc == Encoding::Json) {
+        return Err(ClientError::WrongFrameType);
+    }
+    let decoded = if is_text {
+        let text = std::str::from_utf8(data)
+            .map_err(|_| ClientError::MalformedFrame("not UTF-8".into()))?;
+        chuhe_proto::decode_json(text)
+    } else {
+        chuhe_proto::decode_proto(data)
+    };
+    decoded.map_err(|e| ClientError::MalformedFrame(e.to_string()))
+}
+
 impl Conn {
     fn on_pong(&mut self, payload: &[u8]) {
         let Ok(b) = <[u8; 8]>::try_from(payload) else {
@@ -614,37 +642,9 @@ impl Conn {
 
     async fn on_frame(&mut self, data: &[u8], is_text: bool) {
         let limit = self.env.config.max_frame_bytes;
-        if data.len() > limit {
-            return self.send_error(
-                0,
-                "",
-                &ClientError::FrameTooLarge {
-                    size: data.len(),
-                    limit,
-                },
-            );
-        }
-        let want_text = self.out.encoding == Encoding::Json;
-        if is_text != want_text {
-            return self.send_error(0, "", &ClientError::WrongFrameType);
-        }
-        let decoded: Result<ClientMessage, _> = if is_text {
-            match std::str::from_utf8(data) {
-                Ok(s) => chuhe_proto::decode_json(s),
-                Err(_) => {
-                    return self.send_error(
-                        0,
-                        "",
-                        &ClientError::MalformedFrame("not UTF-8".into()),
-                    );
-                }
-            }
-        } else {
-            chuhe_proto::decode_proto(data)
-        };
-        let msg = match decoded {
+        let msg = match decode_client_frame(data, is_text, self.out.encoding, limit) {
             Ok(m) => m,
-            Err(e) => return self.send_error(0, "", &ClientError::MalformedFrame(e.to_string())),
+            Err(e) => return self.send_error(0, "", &e),
         };
         let req = msg.request_id;
         let Some(kind) = msg.kind else {

@@ -274,7 +274,9 @@ async fn organizer(env: &Env, headers: &HeaderMap) -> Result<(), Response> {
     Ok(())
 }
 
-fn body<M: DeserializeOwned>(b: &Bytes) -> Result<M, Box<Response>> {
+/// Decodes an API request body (canonical JSON of the request message; empty = `{}`): a body
+/// that is not UTF-8 or not the message is the JSON error 400 `malformed_body`.
+pub(crate) fn body<M: DeserializeOwned>(b: &Bytes) -> Result<M, Box<Response>> {
     let text = std::str::from_utf8(b).map_err(|_| {
         api_error(
             StatusCode::BAD_REQUEST,

@@ -19,6 +19,8 @@ pub mod admin;
 pub mod auth;
 pub mod board;
 pub mod conn;
+#[cfg(test)]
+mod decode_props;
 pub mod demo;
 pub mod error;
 pub mod frame_kinds;
