@@ -444,15 +444,6 @@ async fn invalid_utf8_in_a_text_frame_is_malformed_frame_on_a_usable_connection(
     Ok(())
 }
 
-/// The code of the next Error (any request id).
-async fn next_error_code(c: &mut Client) -> Result<String> {
-    c.expect(|m| match &m.kind {
-        Some(server_message::Kind::Error(e)) => Some(e.code.clone()),
-        _ => None,
-    })
-    .await
-}
-
 /// Item 7: `POST /api/v1/players` keeps a given stable id (admin.proto: letters, digits, `-`,
 /// `_`; generated when empty), which then names the player wherever the organizer API takes a
 /// player id; an invalid id is 400 `invalid_id`, a taken one 409 `id_taken`. Before: the id
