@@ -255,6 +255,9 @@ async fn run(env: Env, mut socket: WebSocket, enc: Encoding, who: Principal, con
         lag: LagEstimator::default(),
     };
     let mut bucket = Bucket::new(env.config.rate_per_sec);
+    // Whether anything arrived since the last ping, and for how long nothing has.
+    let mut heard = true;
+    let mut silent = Duration::ZERO;
     let mut refused = 0u32;
     let mut shutdown = env.shutdown.clone();
     let probe = env.shutdown.clone();
@@ -288,6 +291,13 @@ async fn run(env: Env, mut socket: WebSocket, enc: Encoding, who: Principal, con
                     bye: Some(goodbye(enc, "shutdown", "the server is restarting; reconnect with the last seq you saw", 1000)),
                 },
                 Signal::Ping => {
+                    // Silence is counted in ping intervals (no clock read per frame).
+                    silent = if heard { Duration::ZERO } else { silent + ping_every };
+                    heard = false;
+                    if silent >= env.config.peer_timeout {
+                        debug!("nothing heard from the client for the peer timeout");
+                        break End::Closing { code: close::SILENT, reason: "no answer to pings", bye: None };
+                    }
                     signals.ping_sent(Instant::now() + ping_every);
                     let now = env.time.now_ms().to_be_bytes();
                     if socket.send(Message::Ping(axum::body::Bytes::copy_from_slice(&now))).await.is_err() {
@@ -316,7 +326,10 @@ async fn run(env: Env, mut socket: WebSocket, enc: Encoding, who: Principal, con
             }
             msg = socket.next() => {
                 let msg = match msg {
-                    Some(Ok(m)) => m,
+                    Some(Ok(m)) => {
+                        heard = true;
+                        m
+                    }
                     Some(Err(e)) => {
                         debug!(error = %e, "read error");
                         let text = e.to_string();

@@ -520,3 +520,42 @@ async fn a_given_player_id_is_kept_and_checked() -> Result<()> {
     }
     Ok(())
 }
+
+/// Item 2 (half-open connections): a websocket client from which nothing arrives — not even
+/// the pong to a ping, as when the peer vanished without a FIN — is closed with 4002 after the
+/// peer timeout, and its place is freed. Before: it stayed open until TCP gave up (with the
+/// default keepalive settings, never for an idle peer).
+#[tokio::test]
+async fn a_websocket_peer_that_answers_nothing_is_closed_with_4002() -> Result<()> {
+    let config = Config {
+        ping_interval: std::time::Duration::from_millis(100),
+        peer_timeout: std::time::Duration::from_millis(500),
+        ..Config::default()
+    };
+    let (db, server, cast) = start_seeded("sqlite", config).await?;
+    let mut mute = Client::connect(server.addr, None, Encoding::Json).await?;
+    // It reads nothing from now on (so it answers no ping) until the server has let it go.
+    wait_metric(
+        server.addr,
+        &cast.organizer,
+        "chuhe_connections{role=\"spectator\"}",
+        0,
+    )
+    .await?;
+    // Reading now, it finds the pings it did not answer and then the close 4002 — or, as the
+    // server is done waiting for it, a broken pipe when it answers those pings.
+    match mute.wait_closed().await {
+        Ok(code) => assert_eq!(code, 4002),
+        Err(e) => assert!(
+            format!("{e:#}").contains("Broken pipe") || format!("{e:#}").contains("reset"),
+            "{e:#}"
+        ),
+    }
+    // A client that reads (and so answers the pings) stays.
+    let mut alive = Client::connect(server.addr, None, Encoding::Json).await?;
+    alive.wait_pings(10).await?;
+    assert!(alive.closed.is_none());
+    server.stop().await?;
+    db.drop_db().await;
+    Ok(())
+}
