@@ -367,15 +367,7 @@ impl Client {
         token: Option<&str>,
         enc: Encoding,
     ) -> Result<Client> {
-        let url = match token {
-            Some(t) => format!("ws://{addr}/ws?token={t}"),
-            None => format!("ws://{addr}/ws"),
-        };
-        let mut req = url.into_client_request()?;
-        req.headers_mut().insert(
-            "Sec-WebSocket-Protocol",
-            HeaderValue::from_static(enc.subprotocol()),
-        );
+        let req = upgrade_request(addr, token, enc)?;
         let (ws, resp) =
             tokio::time::timeout(TIMEOUT, tokio_tungstenite::connect_async(req)).await??;
         Client::welcomed(ws, &resp, enc).await
@@ -739,20 +731,39 @@ impl Client {
         let socket = tokio::net::TcpSocket::new_v4()?;
         socket.set_recv_buffer_size(recv_buffer)?;
         let stream = tokio::time::timeout(TIMEOUT, socket.connect(addr)).await??;
-        let url = match token {
-            Some(t) => format!("ws://{addr}/ws?token={t}"),
-            None => format!("ws://{addr}/ws"),
-        };
-        let mut req = url.into_client_request()?;
-        req.headers_mut().insert(
-            "Sec-WebSocket-Protocol",
-            HeaderValue::from_static(enc.subprotocol()),
-        );
+        let req = upgrade_request(addr, token, enc)?;
         let stream = tokio_tungstenite::MaybeTlsStream::Plain(stream);
         let (ws, resp) =
             tokio::time::timeout(TIMEOUT, tokio_tungstenite::client_async(req, stream)).await??;
         Client::welcomed(ws, &resp, enc).await
     }
+}
+
+/// The websocket upgrade request for `/ws` with `token` (as `?token=`) in `enc`.
+fn upgrade_request(
+    addr: std::net::SocketAddr,
+    token: Option<&str>,
+    enc: Encoding,
+) -> Result<tokio_tungstenite::tungstenite::handshake::client::Request> {
+    let url = match token {
+        Some(t) => format!("ws://{addr}/ws?token={t}"),
+        None => format!("ws://{addr}/ws"),
+    };
+    let mut req = url.into_client_request()?;
+    req.headers_mut().insert(
+        "Sec-WebSocket-Protocol",
+        HeaderValue::from_static(enc.subprotocol()),
+    );
+    Ok(req)
+}
+
+/// The code of the next Error the client gets (any request id).
+pub async fn next_error_code(c: &mut Client) -> Result<String> {
+    c.expect(|m| match &m.kind {
+        Some(server_message::Kind::Error(e)) => Some(e.code.clone()),
+        _ => None,
+    })
+    .await
 }
 
 /// Reads `/metrics` (with `token`) until `name` has `value`, bounded by [`TIMEOUT`]; the last

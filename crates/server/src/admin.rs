@@ -17,6 +17,12 @@ pub enum AdminError {
     /// Another principal of the same role already has this display name.
     #[error("a {role} named {name:?} already exists")]
     NameTaken { role: &'static str, name: String },
+    /// A given stable id that is not letters, digits, `-` and `_` (or is digits only).
+    #[error("invalid id {id:?}: {why}")]
+    InvalidId { id: String, why: String },
+    /// Another principal already has this stable id.
+    #[error("the id {0:?} is taken")]
+    IdTaken(String),
     #[error(transparent)]
     Store(#[from] PersistError),
 }
@@ -28,6 +34,8 @@ impl AdminError {
             AdminError::Invalid(_) => "invalid_argument",
             AdminError::NotFound(_) => "not_found",
             AdminError::NameTaken { .. } => "name_taken",
+            AdminError::InvalidId { .. } => "invalid_id",
+            AdminError::IdTaken(_) => "id_taken",
             AdminError::Store(e) => match e.kind {
                 ErrorKind::Invalid => "invalid_argument",
                 ErrorKind::NotFound => "not_found",
@@ -43,7 +51,8 @@ impl AdminError {
         match self {
             AdminError::Invalid(_) => StatusCode::BAD_REQUEST,
             AdminError::NotFound(_) => StatusCode::NOT_FOUND,
-            AdminError::NameTaken { .. } => StatusCode::CONFLICT,
+            AdminError::NameTaken { .. } | AdminError::IdTaken(_) => StatusCode::CONFLICT,
+            AdminError::InvalidId { .. } => StatusCode::BAD_REQUEST,
             AdminError::Store(e) => match e.kind {
                 ErrorKind::Invalid => StatusCode::BAD_REQUEST,
                 ErrorKind::NotFound => StatusCode::NOT_FOUND,
@@ -63,20 +72,68 @@ pub fn wire_role(r: Role) -> w::Role {
 }
 
 pub async fn create_player(p: &dyn Persist, name: &str, role: Role) -> Result<Account, AdminError> {
+    create_player_as(p, None, name, role).await
+}
+
+/// Creates a player, arbiter or organizer, with the stable id `id` when one is given
+/// (letters, digits, `-`, `_`; not digits only: those are the generated ids).
+pub async fn create_player_as(
+    p: &dyn Persist,
+    id: Option<&str>,
+    name: &str,
+    role: Role,
+) -> Result<Account, AdminError> {
     let name = name.trim();
     if name.is_empty() || name.chars().count() > 100 {
         return Err(AdminError::Invalid(
             "display name must be 1 to 100 characters".into(),
         ));
     }
-    match p.create_account(name, role).await {
+    if let Some(id) = id {
+        if let Err(e) = chuhe_store::check_handle(id) {
+            let why = match e {
+                chuhe_store::StoreError::Invalid(m) => m,
+                other => other.to_string(),
+            };
+            return Err(AdminError::InvalidId {
+                id: id.to_string(),
+                why,
+            });
+        }
+    }
+    let made = match id {
+        Some(id) => p.create_account_with_id(id, name, role).await,
+        None => p.create_account(name, role).await,
+    };
+    match made {
         Ok(a) => Ok(a),
-        Err(e) if e.kind == ErrorKind::Conflict => Err(AdminError::NameTaken {
-            role: role.as_str(),
-            name: name.to_string(),
-        }),
+        Err(e) if e.kind == ErrorKind::Conflict => match id {
+            Some(id) if p.account_by_given_id(id).await?.is_some() => {
+                Err(AdminError::IdTaken(id.to_string()))
+            }
+            _ => Err(AdminError::NameTaken {
+                role: role.as_str(),
+                name: name.to_string(),
+            }),
+        },
         Err(e) => Err(e.into()),
     }
+}
+
+/// The account a player id of the organizer API names: a numeric id, or a stable id given at
+/// creation. `what` names the field in the refusal.
+pub async fn named_account(p: &dyn Persist, id: &str, what: &str) -> Result<Account, AdminError> {
+    let id = id.trim();
+    let found = match id.parse::<i64>() {
+        Ok(n) => p.account(n).await?,
+        Err(_) if chuhe_store::check_handle(id).is_ok() => p.account_by_given_id(id).await?,
+        Err(_) => {
+            return Err(AdminError::Invalid(format!(
+                "{what} must be a player id, got {id:?}"
+            )));
+        }
+    };
+    found.ok_or_else(|| AdminError::NotFound(format!("player {id}")))
 }
 
 pub async fn issue_token(
@@ -97,26 +154,13 @@ pub async fn create_game_row(
     req: &CreateGameRequest,
     now_ms: u64,
 ) -> Result<(StoredGame, Account, Account), AdminError> {
-    let id = |s: &str, what: &str| {
-        s.trim()
-            .parse::<i64>()
-            .map_err(|_| AdminError::Invalid(format!("{what} must be a player id, got {s:?}")))
-    };
-    let red_id = id(&req.red_id, "redId")?;
-    let black_id = id(&req.black_id, "blackId")?;
-    if red_id == black_id {
+    let red = named_account(p, &req.red_id, "redId").await?;
+    let black = named_account(p, &req.black_id, "blackId").await?;
+    if red.id == black.id {
         return Err(AdminError::Invalid(
             "red and black must be different players".into(),
         ));
     }
-    let red = p
-        .account(red_id)
-        .await?
-        .ok_or_else(|| AdminError::NotFound(format!("player {red_id}")))?;
-    let black = p
-        .account(black_id)
-        .await?
-        .ok_or_else(|| AdminError::NotFound(format!("player {black_id}")))?;
     for a in [&red, &black] {
         if a.role != Role::Player {
             return Err(AdminError::Invalid(format!(

@@ -255,6 +255,9 @@ async fn run(env: Env, mut socket: WebSocket, enc: Encoding, who: Principal, con
         lag: LagEstimator::default(),
     };
     let mut bucket = Bucket::new(env.config.rate_per_sec);
+    // Whether anything arrived since the last ping, and for how long nothing has.
+    let mut heard = true;
+    let mut silent = Duration::ZERO;
     let mut refused = 0u32;
     let mut shutdown = env.shutdown.clone();
     let probe = env.shutdown.clone();
@@ -288,6 +291,13 @@ async fn run(env: Env, mut socket: WebSocket, enc: Encoding, who: Principal, con
                     bye: Some(goodbye(enc, "shutdown", "the server is restarting; reconnect with the last seq you saw", 1000)),
                 },
                 Signal::Ping => {
+                    // Silence is counted in ping intervals (no clock read per frame).
+                    silent = if heard { Duration::ZERO } else { silent + ping_every };
+                    heard = false;
+                    if silent >= env.config.peer_timeout {
+                        debug!("nothing heard from the client for the peer timeout");
+                        break End::Closing { code: close::SILENT, reason: "no answer to pings", bye: None };
+                    }
                     signals.ping_sent(Instant::now() + ping_every);
                     let now = env.time.now_ms().to_be_bytes();
                     if socket.send(Message::Ping(axum::body::Bytes::copy_from_slice(&now))).await.is_err() {
@@ -316,7 +326,10 @@ async fn run(env: Env, mut socket: WebSocket, enc: Encoding, who: Principal, con
             }
             msg = socket.next() => {
                 let msg = match msg {
-                    Some(Ok(m)) => m,
+                    Some(Ok(m)) => {
+                        heard = true;
+                        m
+                    }
                     Some(Err(e)) => {
                         debug!(error = %e, "read error");
                         let text = e.to_string();
@@ -589,6 +602,34 @@ fn encode(enc: Encoding, m: &ServerMessage) -> Message {
     }
 }
 
+/// Decodes a client's frame as the connection's encoding asks: its size, its type (text for
+/// JSON, binary for protobuf), UTF-8 for text, then the message. Pure: every refusal is a
+/// typed [`ClientError`] the connection answers, never a panic.
+pub(crate) fn decode_client_frame(
+    data: &[u8],
+    is_text: bool,
+    enc: Encoding,
+    limit: usize,
+) -> Result<ClientMessage, ClientError> {
+    if data.len() > limit {
+        return Err(ClientError::FrameTooLarge {
+            size: data.len(),
+            limit,
+        });
+    }
+    if is_text != (enc == Encoding::Json) {
+        return Err(ClientError::WrongFrameType);
+    }
+    let decoded = if is_text {
+        let text = std::str::from_utf8(data)
+            .map_err(|_| ClientError::MalformedFrame("not UTF-8".into()))?;
+        chuhe_proto::decode_json(text)
+    } else {
+        chuhe_proto::decode_proto(data)
+    };
+    decoded.map_err(|e| ClientError::MalformedFrame(e.to_string()))
+}
+
 impl Conn {
     fn on_pong(&mut self, payload: &[u8]) {
         let Ok(b) = <[u8; 8]>::try_from(payload) else {
@@ -614,37 +655,9 @@ impl Conn {
 
     async fn on_frame(&mut self, data: &[u8], is_text: bool) {
         let limit = self.env.config.max_frame_bytes;
-        if data.len() > limit {
-            return self.send_error(
-                0,
-                "",
-                &ClientError::FrameTooLarge {
-                    size: data.len(),
-                    limit,
-                },
-            );
-        }
-        let want_text = self.out.encoding == Encoding::Json;
-        if is_text != want_text {
-            return self.send_error(0, "", &ClientError::WrongFrameType);
-        }
-        let decoded: Result<ClientMessage, _> = if is_text {
-            match std::str::from_utf8(data) {
-                Ok(s) => chuhe_proto::decode_json(s),
-                Err(_) => {
-                    return self.send_error(
-                        0,
-                        "",
-                        &ClientError::MalformedFrame("not UTF-8".into()),
-                    );
-                }
-            }
-        } else {
-            chuhe_proto::decode_proto(data)
-        };
-        let msg = match decoded {
+        let msg = match decode_client_frame(data, is_text, self.out.encoding, limit) {
             Ok(m) => m,
-            Err(e) => return self.send_error(0, "", &ClientError::MalformedFrame(e.to_string())),
+            Err(e) => return self.send_error(0, "", &e),
         };
         let req = msg.request_id;
         let Some(kind) = msg.kind else {

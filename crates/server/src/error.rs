@@ -17,6 +17,9 @@ pub mod close {
     pub const RATE_LIMITED: u16 = 4029;
     /// The token used by this connection was revoked.
     pub const TOKEN_REVOKED: u16 = 4001;
+    /// Nothing arrived from the client (not even a pong) for the peer timeout: the peer is
+    /// gone or stalled; reconnect with the last seq seen.
+    pub const SILENT: u16 = 4002;
 }
 
 /// A refused client request. The game is unchanged; the connection stays open.

@@ -274,7 +274,9 @@ async fn organizer(env: &Env, headers: &HeaderMap) -> Result<(), Response> {
     Ok(())
 }
 
-fn body<M: DeserializeOwned>(b: &Bytes) -> Result<M, Box<Response>> {
+/// Decodes an API request body (canonical JSON of the request message; empty = `{}`): a body
+/// that is not UTF-8 or not the message is the JSON error 400 `malformed_body`.
+pub(crate) fn body<M: DeserializeOwned>(b: &Bytes) -> Result<M, Box<Response>> {
     let text = std::str::from_utf8(b).map_err(|_| {
         api_error(
             StatusCode::BAD_REQUEST,
@@ -311,9 +313,10 @@ async fn create_player(State(env): State<Env>, headers: HeaderMap, b: Bytes) -> 
             );
         }
     };
+    let given = Some(req.id.trim()).filter(|id| !id.is_empty());
     let made = tokio::time::timeout(
         env.config.store_timeout,
-        admin::create_player(env.persist.as_ref(), &req.display_name, role),
+        admin::create_player_as(env.persist.as_ref(), given, &req.display_name, role),
     )
     .await
     .unwrap_or_else(|_| Err(AdminError::Store(timed_out(&env))));
@@ -321,7 +324,7 @@ async fn create_player(State(env): State<Env>, headers: HeaderMap, b: Bytes) -> 
         Ok(a) => json(
             StatusCode::CREATED,
             &Player {
-                id: a.id.to_string(),
+                id: given.map_or_else(|| a.id.to_string(), str::to_string),
                 display_name: a.name,
                 role: admin::wire_role(a.role) as i32,
             },
@@ -338,18 +341,12 @@ async fn issue_token(State(env): State<Env>, headers: HeaderMap, b: Bytes) -> Re
         Ok(r) => r,
         Err(r) => return *r,
     };
-    let Ok(pid) = req.player_id.trim().parse::<i64>() else {
-        return api_error(
-            StatusCode::BAD_REQUEST,
-            "invalid_argument",
-            "playerId must be an id",
-        );
-    };
     let label = (!req.label.trim().is_empty()).then(|| req.label.trim().to_string());
-    let issued = tokio::time::timeout(
-        env.config.store_timeout,
-        admin::issue_token(env.persist.as_ref(), pid, label),
-    )
+    let p = env.persist.as_ref();
+    let issued = tokio::time::timeout(env.config.store_timeout, async {
+        let holder = admin::named_account(p, &req.player_id, "playerId").await?;
+        admin::issue_token(p, holder.id, label).await
+    })
     .await
     .unwrap_or_else(|_| Err(AdminError::Store(timed_out(&env))));
     match issued {

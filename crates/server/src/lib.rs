@@ -19,6 +19,8 @@ pub mod admin;
 pub mod auth;
 pub mod board;
 pub mod conn;
+#[cfg(test)]
+mod decode_props;
 pub mod demo;
 pub mod error;
 pub mod frame_kinds;
@@ -84,6 +86,10 @@ pub struct Config {
     pub replay_events: usize,
     /// Websocket ping interval (round-trip measurement for lag compensation).
     pub ping_interval: Duration,
+    /// A websocket connection from which nothing has arrived (not even a pong) for this long
+    /// (counted in ping intervals) is closed with 4002: a peer gone without a FIN (half-open)
+    /// would otherwise hold its socket until TCP gives up.
+    pub peer_timeout: Duration,
     /// A socket write taking longer than this drops the connection as too slow (`goodbye
     /// too_slow`, close 4008, counted in `chuhe_dropped_slow_connections_total`).
     pub write_timeout: Duration,
@@ -131,6 +137,7 @@ impl Default for Config {
             game_mailbox: 256,
             replay_events: 256,
             ping_interval: Duration::from_secs(5),
+            peer_timeout: Duration::from_secs(30),
             write_timeout: Duration::from_secs(10),
             finished_linger: Duration::from_secs(300),
             shutdown_grace: Duration::from_secs(10),

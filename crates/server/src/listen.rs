@@ -66,6 +66,10 @@ impl Drop for ConnSlot {
     }
 }
 
+/// Places above the total cap kept for the unlimited (local) addresses: health probes and
+/// operators on the host.
+pub const LOCAL_HEADROOM: usize = 64;
+
 /// What a websocket upgrade carries into its connection task (a request extension).
 #[derive(Debug, Clone)]
 pub struct SlotHold(pub Arc<ConnSlot>);
@@ -91,14 +95,22 @@ impl ConnLimits {
         self.open.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Takes a place for a connection from `ip`, or says which cap refuses it.
+    /// Takes a place for a connection from `ip`, or says which cap refuses it. The unlimited
+    /// addresses (this host) have [`LOCAL_HEADROOM`] places above the total cap, so a health
+    /// probe or an operator on the host still gets in when clients have filled it.
     pub fn admit(self: &Arc<Self>, ip: IpAddr) -> Result<ConnSlot, Refusal> {
+        let local = self.unlimited.contains(&ip);
         let mut open = self.lock();
-        if open.total >= self.max_total {
+        let cap = if local {
+            self.max_total.saturating_add(LOCAL_HEADROOM)
+        } else {
+            self.max_total
+        };
+        if open.total >= cap {
             return Err(Refusal::Total);
         }
         let from = open.per_address.get(&ip).copied().unwrap_or(0);
-        if from >= self.max_per_address && !self.unlimited.contains(&ip) {
+        if from >= self.max_per_address && !local {
             return Err(Refusal::PerAddress);
         }
         open.total += 1;
@@ -129,8 +141,8 @@ impl ConnLimits {
 }
 
 /// The connection cap when `Config::max_connections` is 0: the process's open-file limit less
-/// 512 for the database, logs and the listener (at least 64); 10,000 when the limit cannot be
-/// read.
+/// 512 for the database, logs, the listener and the local headroom (at least 64); 10,000 when
+/// the limit cannot be read.
 pub fn default_max_connections() -> usize {
     let soft = std::fs::read_to_string("/proc/self/limits")
         .ok()
@@ -373,12 +385,16 @@ mod tests {
     }
 
     #[test]
-    fn unlimited_addresses_have_only_the_total_cap() {
+    fn unlimited_addresses_have_only_the_total_cap_and_some_headroom() {
         let l = limits(3, 1);
+        let other = IpAddr::from([10, 0, 0, 1]);
         let local = IpAddr::from([127, 0, 0, 1]);
-        let slots: Vec<_> = (0..3).map(|_| l.admit(local).unwrap()).collect();
+        let mut slots: Vec<_> = (0..3).map(|_| l.admit(local).unwrap()).collect();
+        assert_eq!(l.admit(other).unwrap_err(), Refusal::Total);
+        slots.extend((0..LOCAL_HEADROOM).map(|_| l.admit(local).unwrap()));
         assert_eq!(l.admit(local).unwrap_err(), Refusal::Total);
         drop(slots);
+        assert_eq!(l.open(), 0);
     }
 
     #[test]

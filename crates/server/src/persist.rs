@@ -49,6 +49,11 @@ impl PersistError {
         PersistError::of(ErrorKind::Conflict, message)
     }
 
+    /// The caller's input is invalid (retrying the same cannot work).
+    pub fn invalid(message: impl Into<String>) -> PersistError {
+        PersistError::of(ErrorKind::Invalid, message)
+    }
+
     pub fn not_found(message: impl Into<String>) -> PersistError {
         PersistError::of(ErrorKind::NotFound, message)
     }
@@ -196,6 +201,22 @@ pub trait Persist: Send + Sync + 'static {
     fn authenticate(&self, token: &str) -> BoxFut<'_, Result<Option<Account>, PersistError>>;
     fn account(&self, id: i64) -> BoxFut<'_, Result<Option<Account>, PersistError>>;
     fn create_account(&self, name: &str, role: Role) -> BoxFut<'_, Result<Account, PersistError>>;
+    /// Creates an account with a stable id given by an organizer (an alias of its numeric id;
+    /// see `chuhe_store::check_handle`). A store that cannot keep such ids refuses.
+    fn create_account_with_id(
+        &self,
+        id: &str,
+        name: &str,
+        role: Role,
+    ) -> BoxFut<'_, Result<Account, PersistError>> {
+        let _ = (id, name, role);
+        Box::pin(async { Err(PersistError::invalid("this store keeps no given ids")) })
+    }
+    /// The account whose given stable id this is, if any.
+    fn account_by_given_id(&self, id: &str) -> BoxFut<'_, Result<Option<Account>, PersistError>> {
+        let _ = id;
+        Box::pin(async { Ok(None) })
+    }
     /// Issues a new random token; returns (token, token id).
     fn issue_token(
         &self,

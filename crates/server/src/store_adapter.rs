@@ -263,6 +263,37 @@ impl<S: Store> Persist for StoreAdapter<S> {
         })
     }
 
+    fn create_account_with_id(
+        &self,
+        id: &str,
+        name: &str,
+        role: Role,
+    ) -> BoxFut<'_, Result<Account, PersistError>> {
+        let (id, name) = (id.to_string(), name.to_string());
+        Box::pin(async move {
+            let new = NewPrincipal {
+                role: role_to(role),
+                name,
+                rating: None,
+                created_at_ms: now_ms(),
+            };
+            let p = self
+                .store
+                .create_principal_with_handle(new, &id)
+                .await
+                .map_err(pe)?;
+            Ok(account(p))
+        })
+    }
+
+    fn account_by_given_id(&self, id: &str) -> BoxFut<'_, Result<Option<Account>, PersistError>> {
+        let id = id.to_string();
+        Box::pin(async move {
+            let p = self.store.principal_by_handle(&id).await.map_err(pe)?;
+            Ok(p.map(account))
+        })
+    }
+
     fn create_account(&self, name: &str, role: Role) -> BoxFut<'_, Result<Account, PersistError>> {
         let name = name.to_string();
         Box::pin(async move {

@@ -20,6 +20,8 @@ pub enum StoreError {
     CompetitionNotFound(CompetitionId),
     #[error("a {role} named {name:?} already exists")]
     NameTaken { role: Role, name: String },
+    #[error("the id {0:?} is taken")]
+    HandleTaken(String),
     #[error("principal {principal} is a {actual}, not a {expected}")]
     WrongRole {
         principal: PrincipalId,
@@ -126,6 +128,7 @@ impl StoreError {
             | StoreError::TokenNotFound(_)
             | StoreError::CompetitionNotFound(_) => ErrorKind::NotFound,
             StoreError::NameTaken { .. }
+            | StoreError::HandleTaken(_)
             | StoreError::DuplicateToken
             | StoreError::SeqMismatch { .. }
             | StoreError::CompetitionSeqMismatch { .. }

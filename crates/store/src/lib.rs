@@ -53,9 +53,10 @@ pub use error::{ErrorKind, Result, StoreError};
 pub use token::{GeneratedToken, generate_token, hash_token};
 pub use types::{
     AuditEntry, AuditId, Authenticated, BroadcastDelay, Competition, CompetitionEvent,
-    CompetitionId, Finish, Game, GameFilter, GameId, GameRecord, Millis, NewAudit, NewCompetition,
-    NewCompetitionEvent, NewEvent, NewGame, NewPrincipal, NewToken, Principal, PrincipalId,
-    Resolution, Role, StoredEvent, TokenHash, TokenId, TokenInfo,
+    CompetitionId, Finish, Game, GameFilter, GameId, GameRecord, MAX_HANDLE_CHARS, Millis,
+    NewAudit, NewCompetition, NewCompetitionEvent, NewEvent, NewGame, NewPrincipal, NewToken,
+    Principal, PrincipalId, Resolution, Role, StoredEvent, TokenHash, TokenId, TokenInfo,
+    check_handle,
 };
 
 pub use postgres::PgStore;
@@ -179,6 +180,21 @@ pub trait Store: Send + Sync + 'static {
     /// ([`StoreError::NameTaken`]).
     fn create_principal(&self, new: NewPrincipal)
     -> impl Future<Output = Result<Principal>> + Send;
+
+    /// Creates a principal with a stable id given by an organizer (`handle`: 1 to 64 letters,
+    /// digits, `-` or `_`, not digits only), an alias of its numeric id. Handles are unique
+    /// ([`StoreError::HandleTaken`]), names unique per role ([`StoreError::NameTaken`]).
+    fn create_principal_with_handle(
+        &self,
+        new: NewPrincipal,
+        handle: &str,
+    ) -> impl Future<Output = Result<Principal>> + Send;
+
+    /// The principal with this stable id, if any.
+    fn principal_by_handle(
+        &self,
+        handle: &str,
+    ) -> impl Future<Output = Result<Option<Principal>>> + Send;
 
     /// One principal ([`StoreError::PrincipalNotFound`]).
     fn principal(&self, id: PrincipalId) -> impl Future<Output = Result<Principal>> + Send;
@@ -448,6 +464,16 @@ impl Store for AnyStore {
     }
     async fn principal(&self, id: PrincipalId) -> Result<Principal> {
         delegate!(self, s => s.principal(id))
+    }
+    async fn create_principal_with_handle(
+        &self,
+        new: NewPrincipal,
+        handle: &str,
+    ) -> Result<Principal> {
+        delegate!(self, s => s.create_principal_with_handle(new, handle))
+    }
+    async fn principal_by_handle(&self, handle: &str) -> Result<Option<Principal>> {
+        delegate!(self, s => s.principal_by_handle(handle))
     }
     async fn list_principals(&self, role: Option<Role>) -> Result<Vec<Principal>> {
         delegate!(self, s => s.list_principals(role))

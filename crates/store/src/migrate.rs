@@ -43,6 +43,11 @@ pub(crate) const SQLITE: Embedded = &[
         "league",
         include_str!("../../../migrations/sqlite/0006_league.sql"),
     ),
+    (
+        7,
+        "principal handles",
+        include_str!("../../../migrations/sqlite/0007_principal_handles.sql"),
+    ),
 ];
 
 pub(crate) const POSTGRES: Embedded = &[
@@ -55,6 +60,11 @@ pub(crate) const POSTGRES: Embedded = &[
         2,
         "league",
         include_str!("../../../migrations/postgres/0002_league.sql"),
+    ),
+    (
+        3,
+        "principal handles",
+        include_str!("../../../migrations/postgres/0003_principal_handles.sql"),
     ),
 ];
 

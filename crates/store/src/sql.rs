@@ -8,7 +8,9 @@
 use sqlx::{ColumnIndex, Database, Decode, Encode, Executor, IntoArguments, Pool, Row, Type};
 
 use crate::batch::{Op, Writers};
-use crate::types::{check_kind, check_name, check_no_nul, check_opt_no_nul, to_i64, to_u64};
+use crate::types::{
+    check_handle, check_kind, check_name, check_no_nul, check_opt_no_nul, to_i64, to_u64,
+};
 use crate::{
     Append, AuditEntry, AuditId, Authenticated, BroadcastDelay, Competition, CompetitionEvent,
     CompetitionId, Finish, Game, GameFilter, GameId, GameRecord, Millis, NewAudit, NewCompetition,
@@ -534,6 +536,51 @@ where
 
     async fn principal(&self, id: PrincipalId) -> Result<Principal> {
         self.fetch_principal(id).await
+    }
+
+    async fn create_principal_with_handle(
+        &self,
+        new: NewPrincipal,
+        handle: &str,
+    ) -> Result<Principal> {
+        check_name(&new.name)?;
+        check_handle(handle)?;
+        let sql = format!(
+            "INSERT INTO principals (role, name, rating, created_at_ms, handle) \
+             VALUES ($1, $2, $3, $4, $5) RETURNING {PRINCIPAL_COLS}"
+        );
+        let inserted = sqlx::query(&sql)
+            .bind(new.role.as_str())
+            .bind(new.name.as_str())
+            .bind(new.rating)
+            .bind(new.created_at_ms)
+            .bind(handle)
+            .fetch_one(&self.pool)
+            .await;
+        match inserted {
+            Ok(row) => Self::principal_from(&row),
+            Err(e) if is_unique_violation(&e) => {
+                // Which of the two unique keys: the handle, or the name within the role.
+                if self.principal_by_handle(handle).await?.is_some() {
+                    Err(StoreError::HandleTaken(handle.to_string()))
+                } else {
+                    Err(StoreError::NameTaken {
+                        role: new.role,
+                        name: new.name,
+                    })
+                }
+            }
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    async fn principal_by_handle(&self, handle: &str) -> Result<Option<Principal>> {
+        let sql = format!("SELECT {PRINCIPAL_COLS} FROM principals WHERE handle = $1");
+        let row = sqlx::query(&sql)
+            .bind(handle)
+            .fetch_optional(&self.pool)
+            .await?;
+        row.as_ref().map(Self::principal_from).transpose()
     }
 
     async fn list_principals(&self, role: Option<Role>) -> Result<Vec<Principal>> {

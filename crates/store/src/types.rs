@@ -461,6 +461,33 @@ pub(crate) fn check_name(name: &str) -> Result<(), StoreError> {
     Ok(())
 }
 
+/// Longest stable id an organizer may give a principal.
+pub const MAX_HANDLE_CHARS: usize = 64;
+
+/// A stable id given by an organizer: 1 to [`MAX_HANDLE_CHARS`] ASCII letters, digits, `-` or
+/// `_`, not digits only (those are the numeric ids the store generates).
+pub fn check_handle(handle: &str) -> Result<(), StoreError> {
+    if handle.is_empty() || handle.len() > MAX_HANDLE_CHARS {
+        return Err(StoreError::Invalid(format!(
+            "an id has 1 to {MAX_HANDLE_CHARS} characters"
+        )));
+    }
+    if !handle
+        .bytes()
+        .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+    {
+        return Err(StoreError::Invalid(
+            "an id has only letters, digits, '-' and '_'".into(),
+        ));
+    }
+    if handle.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(StoreError::Invalid(
+            "an id of digits only is reserved for the ids the server generates: include a letter, '-' or '_'".into(),
+        ));
+    }
+    Ok(())
+}
+
 /// Converts a u64 for an i64 column, refusing values SQL cannot hold.
 pub(crate) fn to_i64(what: &'static str, v: u64) -> Result<i64, StoreError> {
     i64::try_from(v).map_err(|_| StoreError::Invalid(format!("{what} {v} is too large")))

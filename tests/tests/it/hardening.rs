@@ -365,22 +365,26 @@ async fn connections_over_the_caps_are_refused_at_once_with_503() -> Result<()> 
     for _ in 0..100 {
         second.push(connect_from(server.addr, [127, 0, 0, 3]).await?);
     }
-    // Loopback (127.0.0.1) has no per-address cap, but the total cap holds for it too.
-    let (status, body) = http(server.addr, "GET", "/healthz", None, None).await?;
+    // The total cap is reached: any other address is refused at once...
+    let mut third = connect_from(server.addr, [127, 0, 0, 4]).await?;
+    let (status, body) = get_on(&mut third, "/healthz").await?;
     assert_eq!(status, 503, "{body}");
     assert_eq!(api_code(status, &body), "too_many_connections");
+    // ...while the host itself (loopback, unlimited) still gets in: a health probe answers.
+    let (status, body) = http(server.addr, "GET", "/healthz", None, None).await?;
+    assert_eq!((status, body.trim()), (200, "ok"));
     drop(second);
     let deadline = tokio::time::Instant::now() + TIMEOUT;
     loop {
-        let (status, _) = http(server.addr, "GET", "/healthz", None, None).await?;
-        if status == 200 {
+        let mut s = connect_from(server.addr, [127, 0, 0, 4]).await?;
+        if get_on(&mut s, "/healthz").await?.0 == 200 {
             break;
         }
         assert!(
             tokio::time::Instant::now() < deadline,
             "no room after closing 100"
         );
-        // The server sees the closes on its own time; poll the health route.
+        // The server sees the closes on its own time; try again.
         tokio::time::sleep(std::time::Duration::from_millis(20)).await;
     }
     let (status, text) = http(server.addr, "GET", "/metrics", Some(&cast.organizer), None).await?;
@@ -444,11 +448,114 @@ async fn invalid_utf8_in_a_text_frame_is_malformed_frame_on_a_usable_connection(
     Ok(())
 }
 
-/// The code of the next Error (any request id).
-async fn next_error_code(c: &mut Client) -> Result<String> {
-    c.expect(|m| match &m.kind {
-        Some(server_message::Kind::Error(e)) => Some(e.code.clone()),
-        _ => None,
-    })
-    .await
+/// Item 7: `POST /api/v1/players` keeps a given stable id (admin.proto: letters, digits, `-`,
+/// `_`; generated when empty), which then names the player wherever the organizer API takes a
+/// player id; an invalid id is 400 `invalid_id`, a taken one 409 `id_taken`. Before: the id
+/// was ignored (a generated one came back) and anything was accepted.
+#[tokio::test]
+async fn a_given_player_id_is_kept_and_checked() -> Result<()> {
+    for backend in backends() {
+        let (db, server, cast) = start_seeded(backend, Config::default()).await?;
+        let addr = server.addr;
+        let org = Some(cast.organizer.as_str());
+        let post = |body: String| async move {
+            http(addr, "POST", "/api/v1/players", org, Some(&body)).await
+        };
+        let (status, text) =
+            post(r#"{"id":"wang-tianyi_01","displayName":"Wang Tianyi"}"#.into()).await?;
+        assert_eq!(status, 201, "{text}");
+        let v: serde_json::Value = serde_json::from_str(&text)?;
+        assert_eq!(v["id"], "wang-tianyi_01", "{text}");
+        let (status, text) =
+            post(r#"{"id":"zheng-weitong","displayName":"Zheng Weitong"}"#.into()).await?;
+        assert_eq!(status, 201, "{text}");
+        // Without an id, one is generated.
+        let (status, text) = post(r#"{"displayName":"Hong Zhi"}"#.into()).await?;
+        assert_eq!(status, 201, "{text}");
+        let v: serde_json::Value = serde_json::from_str(&text)?;
+        assert!(
+            v["id"].as_str().is_some_and(|id| id.parse::<i64>().is_ok()),
+            "{text}"
+        );
+        for bad in ["has space", "中文", "a/b", "12345", &"x".repeat(65)] {
+            let body = serde_json::json!({"id": bad, "displayName": format!("Bad {}", bad.len())});
+            let (status, text) = post(body.to_string()).await?;
+            assert_eq!(status, 400, "{bad:?}: {text}");
+            assert_eq!(api_code(status, &text), "invalid_id", "{bad:?}");
+        }
+        let (status, text) =
+            post(r#"{"id":"wang-tianyi_01","displayName":"Someone Else"}"#.into()).await?;
+        assert_eq!(status, 409, "{text}");
+        assert_eq!(api_code(status, &text), "id_taken");
+        // The given ids name the players in the rest of the API.
+        let (status, text) = http(
+            addr,
+            "POST",
+            "/api/v1/tokens",
+            org,
+            Some(r#"{"playerId":"wang-tianyi_01"}"#),
+        )
+        .await?;
+        assert_eq!(status, 201, "{text}");
+        let (status, text) = http(
+            addr,
+            "POST",
+            "/api/v1/games",
+            org,
+            Some(r#"{"redId":"wang-tianyi_01","blackId":"zheng-weitong","timeControl":"10m"}"#),
+        )
+        .await?;
+        assert_eq!(status, 201, "{text}");
+        let (status, text) = http(
+            addr,
+            "POST",
+            "/api/v1/tokens",
+            org,
+            Some(r#"{"playerId":"nobody-here"}"#),
+        )
+        .await?;
+        assert_eq!(status, 404, "{text}");
+        server.stop().await?;
+        db.drop_db().await;
+    }
+    Ok(())
+}
+
+/// Item 2 (half-open connections): a websocket client from which nothing arrives — not even
+/// the pong to a ping, as when the peer vanished without a FIN — is closed with 4002 after the
+/// peer timeout, and its place is freed. Before: it stayed open until TCP gave up (with the
+/// default keepalive settings, never for an idle peer).
+#[tokio::test]
+async fn a_websocket_peer_that_answers_nothing_is_closed_with_4002() -> Result<()> {
+    let config = Config {
+        ping_interval: std::time::Duration::from_millis(100),
+        peer_timeout: std::time::Duration::from_millis(500),
+        ..Config::default()
+    };
+    let (db, server, cast) = start_seeded("sqlite", config).await?;
+    let mut mute = Client::connect(server.addr, None, Encoding::Json).await?;
+    // It reads nothing from now on (so it answers no ping) until the server has let it go.
+    wait_metric(
+        server.addr,
+        &cast.organizer,
+        "chuhe_connections{role=\"spectator\"}",
+        0,
+    )
+    .await?;
+    // Reading now, it finds the pings it did not answer and then the close 4002 — or, as the
+    // server is done waiting for it, a broken pipe when it answers those pings.
+    match mute.wait_closed().await {
+        Ok(code) => assert_eq!(code, 4002),
+        Err(e) => assert!(
+            format!("{e:#}").contains("Broken pipe") || format!("{e:#}").contains("reset"),
+            "{e:#}"
+        ),
+    }
+    // A client that reads (and so answers the pings) stays.
+    let mut alive = Client::connect(server.addr, None, Encoding::Json).await?;
+    alive.wait_pings(10).await?;
+    assert!(alive.closed.is_none());
+    server.stop().await?;
+    db.drop_db().await;
+    Ok(())
 }

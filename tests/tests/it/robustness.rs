@@ -20,11 +20,7 @@ async fn setup(backend: &str, config: Config) -> Result<(TestDb, Server, Cast)> 
 
 /// The code of the next Error (any request id).
 async fn next_error(c: &mut Client) -> Result<String> {
-    c.expect(|m| match &m.kind {
-        Some(server_message::Kind::Error(e)) => Some(e.code.clone()),
-        _ => None,
-    })
-    .await
+    next_error_code(c).await
 }
 
 #[tokio::test]

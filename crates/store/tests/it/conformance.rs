@@ -45,6 +45,7 @@ macro_rules! cases {
 
 cases!(
     principals,
+    principal_handles,
     tokens,
     games,
     append_and_seq_refusal,
@@ -216,6 +217,44 @@ async fn principals(url: String) -> TestResult {
         s.set_rating(missing, None).await,
         Err(StoreError::PrincipalNotFound(_))
     ));
+    s.close().await;
+    Ok(())
+}
+
+async fn principal_handles(url: String) -> TestResult {
+    let s = open(&url).await?;
+    let new = |name: &str| NewPrincipal {
+        role: Role::Player,
+        name: name.into(),
+        rating: None,
+        created_at_ms: T0,
+    };
+    let wang = s
+        .create_principal_with_handle(new("Wang Tianyi"), "wang-tianyi_01")
+        .await?;
+    check!(s.principal_by_handle("wang-tianyi_01").await? == Some(wang.clone()));
+    check!(s.principal_by_handle("nobody").await?.is_none());
+    let taken = s
+        .create_principal_with_handle(new("Someone Else"), "wang-tianyi_01")
+        .await;
+    check!(
+        matches!(&taken, Err(StoreError::HandleTaken(h)) if h == "wang-tianyi_01"),
+        "taken id: {taken:?}"
+    );
+    let name = s
+        .create_principal_with_handle(new("Wang Tianyi"), "another-id")
+        .await;
+    check!(
+        matches!(&name, Err(StoreError::NameTaken { .. })),
+        "taken name: {name:?}"
+    );
+    for bad in ["", "a b", "12345", "中文", &"x".repeat(65)] {
+        let r = s.create_principal_with_handle(new("Bad"), bad).await;
+        check!(matches!(r, Err(StoreError::Invalid(_))), "{bad:?}: {r:?}");
+    }
+    // Principals without a given id are unaffected (many NULL handles).
+    s.create_principal(new("No Id 1")).await?;
+    s.create_principal(new("No Id 2")).await?;
     s.close().await;
     Ok(())
 }
@@ -993,7 +1032,8 @@ async fn migrations_run_at_open(url: String) -> TestResult {
         sqlx::query_as(sql).fetch_all(&mut c).await?
     };
     // SQLite has four more (games.last_seq derived from the log; recent events; event keys;
-    // key steps in slices), then both have the league's (SQLite 6, PostgreSQL 2).
+    // key steps in slices), then both have the league's (SQLite 6, PostgreSQL 2) and the
+    // principals' given ids (SQLite 7, PostgreSQL 3).
     let want = if url.starts_with("sqlite:") {
         vec![
             (1, true),
@@ -1002,9 +1042,10 @@ async fn migrations_run_at_open(url: String) -> TestResult {
             (4, true),
             (5, true),
             (6, true),
+            (7, true),
         ]
     } else {
-        vec![(1, true), (2, true)]
+        vec![(1, true), (2, true), (3, true)]
     };
     check!(applied == want, "{applied:?}");
     // Opening again applies nothing new and fails on nothing.
