@@ -1,0 +1,44 @@
+#!/bin/bash
+# The league-round benchmark as recorded in docs/benchmarks.md: a fresh database, chuhe pinned to
+# core 0, chuhe-load pinned to core 1 (one tokio worker), the machine's load average before and
+# after.
+#
+#   load/bench/league-round.sh NAME sqlite|pg [chuhe-load league-round flags...]
+#   load/bench/league-round.sh lr-500 sqlite --boards 500 --boards-per-match 50
+#
+# Output: bench-out/NAME/{summary.txt,report.json,serve.log,load.err,loadavg.txt}. Needs release
+# builds (cargo build --release -p chuhe -p chuhe-load); `pg` needs PostgreSQL on 127.0.0.1:5432
+# (user postgres, trust auth) and drops/creates the database chuhe_bench.
+set -euo pipefail
+[ $# -ge 2 ] || { sed -n 2,10p "$0"; exit 1; }
+NAME=$1; DB=$2; shift 2
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+B=${CHUHE_BENCH_BIN:-$ROOT/target/release}
+D=$ROOT/bench-out/$NAME; rm -rf "$D"; mkdir -p "$D"
+case $DB in
+  pg)
+    psql -h 127.0.0.1 -U postgres -qc "drop database if exists chuhe_bench" -c "create database chuhe_bench" >/dev/null 2>&1
+    URL=postgres://postgres@127.0.0.1:5432/chuhe_bench ;;
+  sqlite) URL=sqlite://$D/chuhe.db ;;
+  *) echo "database must be sqlite or pg" >&2; exit 1 ;;
+esac
+ulimit -n 20000
+"$B/chuhe" admin --database-url "$URL" create-player --name org --role organizer >"$D/admin.out"
+TOKEN=$("$B/chuhe" admin --database-url "$URL" issue-token --player 1 | sed -E 's/.*"token":"([^"]+)".*/\1/')
+PORT=${CHUHE_BENCH_PORT:-8080}
+# --write-queue: the league's stream subscriber gets every board's game_created entry of the round
+# in one burst (500 frames), more than the default 256-frame queue holds (it is closed with 4008).
+taskset -c 0 "$B/chuhe" serve --database-url "$URL" --listen 127.0.0.1:$PORT --log warn \
+  --write-queue ${CHUHE_BENCH_WRITE_QUEUE:-4096} \
+  >"$D/serve.log" 2>&1 &
+SP=$!
+trap 'kill -INT $SP 2>/dev/null; wait $SP 2>/dev/null || true' EXIT
+for _ in $(seq 100); do curl -sf http://127.0.0.1:$PORT/healthz >/dev/null && break; sleep 0.1; done
+echo "before: $(cat /proc/loadavg)" >"$D/loadavg.txt"
+set +e
+taskset -c 1 "$B/chuhe-load" --threads 1 league-round "$@" --chuhe-url ws://127.0.0.1:$PORT/ws \
+  --organizer-token "$TOKEN" --json "$D/report.json" >"$D/summary.txt" 2>"$D/load.err"
+RC=$?
+echo "after: $(cat /proc/loadavg)" >>"$D/loadavg.txt"
+cat "$D/summary.txt" "$D/loadavg.txt"
+exit $RC
