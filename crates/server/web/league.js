@@ -93,6 +93,18 @@ export function lobbyOrder(leagues) {
     .sort((a, b) => demo(a) - demo(b) || Number(b.id) - Number(a.id));
 }
 
+/**
+ * The principal id of the player on `board` for `side` (0: the first team, 1: the second) of a
+ * revealed match, from the overview's rosters; null when not known.
+ */
+export function boardPlayerId(overview, table, side, board) {
+  const lineup = table?.lineups?.[side];
+  const name = lineup?.revealed ? lineup.players?.[board - 1] : null;
+  const team = side === 0 ? table.first?.team : table.second?.team;
+  const p = name && (overview?.teams?.[team]?.players || []).find((x) => x.name === name);
+  return p ? String(p.id) : null;
+}
+
 /** The team a principal captains in an overview (its index), or -1. */
 export function captainTeam(overview, principalId) {
   if (!principalId) return -1;
