@@ -48,6 +48,15 @@ test('a captain submits a lineup, sees the refusal reason in words, then a valid
   assert.match(await ok.innerText(), /Board 2: 红三/);
   await page.locator('[data-testid=lineup-status][data-state=sealed]').waitFor();
 
+  // Someone who captains no team is told so; the organizer picks a team first.
+  const player = await openAs(browser, server, tokenOf(l.tokens, 'player', 0, '红一').token, `/league/${l.id}/lineup`);
+  await player.page.getByTestId('not-captain').waitFor();
+  const org = await openAs(browser, server, server.orgToken, `/league/${l.id}/lineup`);
+  await org.page.locator('[data-testid=pick-team] a').filter({ hasText: '黑队' }).click();
+  await org.page.locator('[data-testid=roster] li[data-name="黑一"]').waitFor();
+  await org.ctx.close();
+  await player.ctx.close();
+
   // A spectator's match page shows the lineup sealed, without telling whether it was submitted;
   // the captain's own page says it is in.
   const spec = await openAs(browser, server, null, `/league/${l.id}/match/1/1`);
