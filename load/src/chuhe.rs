@@ -234,15 +234,28 @@ impl Organizer {
         path: &str,
         body: &Req,
     ) -> Result<Resp, ApiError> {
+        self.call("POST", path, Some(body)).await
+    }
+
+    /// One request with the organizer's token: a JSON body (none for a GET), a JSON answer.
+    pub async fn call<Req: serde::Serialize, Resp: serde::de::DeserializeOwned>(
+        &mut self,
+        method: &str,
+        path: &str,
+        body: Option<&Req>,
+    ) -> Result<Resp, ApiError> {
         let bad = |reason: String| ApiError::Body {
             path: path.to_owned(),
             reason,
         };
-        let req = tungstenite::http::Request::post(path)
+        let body = body.map(encode_json).unwrap_or_default();
+        let req = tungstenite::http::Request::builder()
+            .method(method)
+            .uri(path)
             .header("host", self.addr.to_string())
             .header("authorization", format!("Bearer {}", self.token))
             .header("content-type", "application/json")
-            .body(Full::new(Bytes::from(encode_json(body))))
+            .body(Full::new(Bytes::from(body)))
             .map_err(|e| bad(e.to_string()))?;
         self.sender
             .ready()

@@ -5,12 +5,14 @@
 //! - [`client`]: simulated players and spectators; [`scenario`]: what they do together.
 //! - [`metrics`], [`procstat`], [`report`]: what is measured and how it is reported;
 //!   [`diskprobe`]: the disk's own flush latency beside a run.
+//! - [`league_round`]: a league round of many boards starting at one scheduled instant.
 //! - [`net`]: loopback-only connects, bounded concurrency, source addresses, fd limits.
 
 pub mod chuhe;
 pub mod client;
 pub mod diskprobe;
 pub mod driver;
+pub mod league_round;
 pub mod metrics;
 pub mod moves;
 pub mod net;

@@ -92,6 +92,9 @@ enum Command {
         #[command(flatten)]
         common: CommonArgs,
     },
+    /// A league round of B boards starting at one scheduled instant (chuhe only): how late
+    /// each board's clock start is decided, and when a spectator of every board sees it.
+    LeagueRound(LeagueRoundArgs),
     /// Games under way; then a fraction of all clients drop at once and reconnect.
     ReconnectStorm {
         #[arg(long, default_value_t = 100)]
@@ -143,6 +146,65 @@ enum Command {
         #[command(flatten)]
         common: CommonArgs,
     },
+}
+
+#[derive(Args, Debug)]
+struct LeagueRoundArgs {
+    /// chuhe's websocket URL, e.g. ws://127.0.0.1:8080/ws.
+    #[arg(long, env = "CHUHE_LOAD_CHUHE_URL")]
+    chuhe_url: String,
+    /// An organizer token of the chuhe server (the event is created with it).
+    #[arg(long, env = "CHUHE_LOAD_ORGANIZER_TOKEN", hide_env_values = true)]
+    organizer_token: String,
+    /// Boards in the round (a multiple of --boards-per-match).
+    #[arg(long, default_value_t = 500)]
+    boards: usize,
+    /// Boards per match (1 to 64); the event has 2 x boards / boards-per-match teams.
+    #[arg(long, default_value_t = 50)]
+    boards_per_match: usize,
+    /// From the event's creation to the round's scheduled start.
+    #[arg(long, default_value = "60s", value_parser = parse_duration)]
+    lead: Duration,
+    /// How long before the start the server sets up the round's games (0: at the start).
+    #[arg(long, default_value = "20s", value_parser = parse_duration)]
+    open_before: Duration,
+    /// Time control of the round's games.
+    #[arg(long, default_value = "3h")]
+    time_control: String,
+    /// Spectator connects in flight at most.
+    #[arg(long, default_value_t = 64)]
+    concurrency: usize,
+    /// Clients give up this long after the scheduled start.
+    #[arg(long, default_value = "30s", value_parser = parse_duration)]
+    give_up_after: Duration,
+    /// Write the JSON report here (`-` for stdout, instead of the human summary).
+    #[arg(long)]
+    json: Option<PathBuf>,
+}
+
+async fn league_round(a: LeagueRoundArgs) -> Result<bool> {
+    let addr = loopback_addr(&a.chuhe_url)?;
+    let options = chuhe_load::league_round::Options {
+        boards: a.boards,
+        boards_per_match: a.boards_per_match,
+        lead_ms: ms(a.lead),
+        open_before_ms: ms(a.open_before),
+        time_control: a.time_control,
+        connect_concurrency: a.concurrency,
+        give_up_after_ms: ms(a.give_up_after),
+    };
+    let report =
+        chuhe_load::league_round::run(&a.chuhe_url, addr, &a.organizer_token, options).await?;
+    let json = serde_json::to_string_pretty(&report)?;
+    match a.json.as_deref() {
+        Some(p) if p.as_os_str() == "-" => println!("{json}"),
+        Some(p) => {
+            std::fs::write(p, json).with_context(|| format!("writing {}", p.display()))?;
+            print!("{}", report.human());
+        }
+        None => print!("{}", report.human()),
+    }
+    Ok(report.clean())
 }
 
 #[derive(Args, Debug)]
@@ -331,6 +393,7 @@ async fn run(command: Command) -> Result<bool> {
             relay(a).await?;
             return Ok(true);
         }
+        Command::LeagueRound(a) => return league_round(a).await,
         Command::Corpus { games, plies, seed } => {
             let src = MoveSource::generate(games, plies, seed)?;
             print!(

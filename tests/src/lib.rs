@@ -777,3 +777,34 @@ pub async fn wait_metric(
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
 }
+
+/// A TCP connection to `addr` from the loopback address `local` (any of 127.0.0.0/8 works on
+/// Linux), so a test can stand for several client addresses.
+pub async fn connect_from(addr: std::net::SocketAddr, local: [u8; 4]) -> Result<TcpStream> {
+    let socket = tokio::net::TcpSocket::new_v4()?;
+    socket.bind(std::net::SocketAddr::from((local, 0)))?;
+    Ok(tokio::time::timeout(TIMEOUT, socket.connect(addr)).await??)
+}
+
+/// Sends `GET path` with `Connection: close` on an open connection and reads the answer.
+pub async fn get_on(s: &mut TcpStream, path: &str) -> Result<(u16, String)> {
+    let req = format!("GET {path} HTTP/1.1\r\nHost: test\r\nConnection: close\r\n\r\n");
+    s.write_all(req.as_bytes()).await?;
+    read_response(s).await
+}
+
+/// Waits until the server closes `s` (end of stream or a reset), reading and dropping what it
+/// sends; bounded by [`TIMEOUT`].
+pub async fn wait_server_closed(s: &mut TcpStream) -> Result<()> {
+    let mut buf = [0u8; 512];
+    tokio::time::timeout(TIMEOUT, async {
+        loop {
+            match s.read(&mut buf).await {
+                Ok(0) | Err(_) => return,
+                Ok(_) => {}
+            }
+        }
+    })
+    .await
+    .map_err(|_| anyhow!("the server kept the connection open"))
+}

@@ -50,7 +50,9 @@ pub struct ServeArgs {
     /// Per-connection write queue in frames [default: 256].
     #[arg(long, env = "CHUHE_WRITE_QUEUE")]
     pub write_queue: Option<usize>,
-    /// Seed demo accounts (tokens printed) and run random-mover bots in live games.
+    /// Demo: accounts (tokens printed), random-mover bots in live games, and a demo league
+    /// (4 teams x 3 boards, a round every 6 minutes) with bot captains and players. A second
+    /// run on the same database carries on with the same accounts, games and league.
     #[arg(long, env = "CHUHE_DEMO")]
     pub demo: bool,
     /// Log filter (tracing env-filter syntax, e.g. `warn` or `info,chuhe_server=debug`)

@@ -6,20 +6,24 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
-use axum::extract::ws::{CloseFrame, Message, WebSocket};
-use axum::extract::{Query, State, WebSocketUpgrade};
-use axum::http::{HeaderMap, StatusCode};
+use axum::extract::{Query, State};
+use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use chuhe_clock::LagEstimator;
 use chuhe_proto::v1::{self as w, ClientMessage, ServerMessage, client_message, server_message};
 use chuhe_proto::{Encoding, Message as _};
 use futures_util::{SinkExt, StreamExt};
 use tokio::time::Instant;
+use tokio_tungstenite::WebSocketStream;
+use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
+use tokio_tungstenite::tungstenite::protocol::{CloseFrame, Role as WsRole, WebSocketConfig};
+use tokio_tungstenite::tungstenite::{Message, handshake::derive_accept_key};
 use tracing::{Instrument, debug, info_span};
 
 use crate::Env;
 use crate::auth::{api_error, authenticate, bearer};
 use crate::error::{ClientError, close};
+use crate::frame_kinds::ScannedIo;
 use crate::handle::GameHandle;
 use crate::outbox::{Inbox, Kick, Out, Outbox};
 use crate::persist::Role;
@@ -37,17 +41,52 @@ pub struct WsQuery {
     token: Option<String>,
 }
 
-pub async fn ws_handler(
-    State(env): State<Env>,
-    headers: HeaderMap,
-    Query(q): Query<WsQuery>,
-    ws: WebSocketUpgrade,
-) -> Response {
-    let enc = ws
-        .requested_protocols()
+/// A client's websocket: the upgraded HTTP connection, every byte read through the
+/// [`ScannedIo`] that lets a text frame that is not UTF-8 reach the connection as a frame.
+type WebSocket = WebSocketStream<ScannedIo<hyper_util::rt::TokioIo<hyper::upgrade::Upgraded>>>;
+
+fn header_has(headers: &HeaderMap, name: header::HeaderName, token: &str) -> bool {
+    headers
+        .get_all(name)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(','))
+        .any(|t| t.trim().eq_ignore_ascii_case(token))
+}
+
+/// `GET /ws`: the websocket upgrade (RFC 6455 section 4.2), its subprotocol and bearer token.
+/// Done here rather than by axum's extractor so the socket is read through [`ScannedIo`];
+/// a request that is not a valid upgrade gets the JSON error `not_a_websocket_upgrade`.
+pub async fn ws_handler(State(env): State<Env>, mut req: axum::extract::Request) -> Response {
+    let headers = req.headers();
+    if req.method() != Method::GET {
+        return api_error(
+            StatusCode::METHOD_NOT_ALLOWED,
+            "method_not_allowed",
+            "a websocket upgrade is a GET",
+        );
+    }
+    let key = headers.get(header::SEC_WEBSOCKET_KEY).cloned();
+    let Some(key) = key.filter(|_| {
+        header_has(headers, header::CONNECTION, "upgrade")
+            && header_has(headers, header::UPGRADE, "websocket")
+            && headers
+                .get(header::SEC_WEBSOCKET_VERSION)
+                .is_some_and(|v| v.as_bytes() == b"13")
+    }) else {
+        return api_error(
+            StatusCode::BAD_REQUEST,
+            "not_a_websocket_upgrade",
+            "/ws takes a websocket upgrade (Connection: Upgrade, Upgrade: websocket, \
+             Sec-WebSocket-Version: 13, Sec-WebSocket-Key)",
+        );
+    };
+    let enc = headers
+        .get_all(header::SEC_WEBSOCKET_PROTOCOL)
+        .iter()
         .filter_map(|v| v.to_str().ok())
         .flat_map(|s| s.split(','))
-        .find_map(Encoding::from_subprotocol);
+        .find_map(|p| Encoding::from_subprotocol(p.trim()));
     let Some(enc) = enc else {
         return api_error(
             StatusCode::BAD_REQUEST,
@@ -55,7 +94,11 @@ pub async fn ws_handler(
             "request the websocket subprotocol chuhe.v1.proto or chuhe.v1.json",
         );
     };
-    let who = match authenticate(&env, bearer(&headers, q.token.as_deref())).await {
+    let q = match Query::<WsQuery>::try_from_uri(req.uri()) {
+        Ok(Query(q)) => q,
+        Err(e) => return api_error(StatusCode::BAD_REQUEST, "invalid_argument", &e.body_text()),
+    };
+    let who = match authenticate(&env, bearer(headers, q.token.as_deref())).await {
         Ok(p) => p,
         Err(r) => return r,
     };
@@ -66,22 +109,51 @@ pub async fn ws_handler(
             "the server is shutting down",
         );
     }
+    let hold = req.extensions().get::<crate::listen::SlotHold>().cloned();
+    let upgrade = hyper::upgrade::on(&mut req);
     let hard = env.config.hard_frame_bytes;
-    ws.protocols([enc.subprotocol()])
-        .max_message_size(hard)
-        .max_frame_size(hard)
-        // Client frames are small (moves are tens of bytes): a small read buffer keeps idle
-        // sockets cheap and grows for a larger frame. Writes are buffered up to
-        // WRITE_BATCH_BYTES and flushed when the queue is drained, so a burst of frames
-        // (acknowledgement + event) leaves in one syscall.
+    // Client frames are small (moves are tens of bytes): a small read buffer keeps idle
+    // sockets cheap and grows for a larger frame. Writes are buffered up to WRITE_BATCH_BYTES
+    // and flushed when the queue is drained, so a burst of frames (acknowledgement + event)
+    // leaves in one syscall.
+    let config = WebSocketConfig::default()
+        .max_message_size(Some(hard))
+        .max_frame_size(Some(hard))
         .read_buffer_size(READ_BUFFER_BYTES)
         .write_buffer_size(WRITE_BATCH_BYTES)
-        .max_write_buffer_size(hard * 4)
-        .on_upgrade(move |socket| {
-            let conn = NEXT_CONN.fetch_add(1, Ordering::Relaxed);
-            let span = info_span!("conn", conn, principal = ?who.id(), role = ?who.role());
-            run(env, socket, enc, who, conn).instrument(span)
-        })
+        .max_write_buffer_size(hard * 4);
+    tokio::spawn(async move {
+        let upgraded = match upgrade.await {
+            Ok(u) => u,
+            Err(e) => {
+                debug!(error = %e, "websocket upgrade failed");
+                return;
+            }
+        };
+        let io = ScannedIo::new(hyper_util::rt::TokioIo::new(upgraded));
+        let socket = WebSocketStream::from_raw_socket(io, WsRole::Server, Some(config)).await;
+        let conn = NEXT_CONN.fetch_add(1, Ordering::Relaxed);
+        let span = info_span!("conn", conn, principal = ?who.id(), role = ?who.role());
+        // The connection keeps its place under the connection caps while it is open.
+        let _hold = hold;
+        run(env, socket, enc, who, conn).instrument(span).await;
+    });
+    (
+        StatusCode::SWITCHING_PROTOCOLS,
+        [
+            (header::CONNECTION, HeaderValue::from_static("upgrade")),
+            (header::UPGRADE, HeaderValue::from_static("websocket")),
+            (
+                header::SEC_WEBSOCKET_ACCEPT,
+                HeaderValue::from_str(&derive_accept_key(key.as_bytes()))
+                    .unwrap_or_else(|_| HeaderValue::from_static("")),
+            ),
+            (
+                header::SEC_WEBSOCKET_PROTOCOL,
+                HeaderValue::from_static(enc.subprotocol()),
+            ),
+        ],
+    )
         .into_response()
 }
 
@@ -258,7 +330,10 @@ async fn run(env: Env, mut socket: WebSocket, enc: Encoding, who: Principal, con
                 };
                 let (data, is_text) = match &msg {
                     Message::Text(t) => (t.as_str().as_bytes(), true),
-                    Message::Binary(b) => (&b[..], false),
+                    // Every data message arrives as binary (see `frame_kinds`): whether the
+                    // client sent it as text is remembered in order.
+                    Message::Binary(b) => (&b[..], socket.get_mut().scan.next_was_text()),
+                    Message::Frame(_) => continue,
                     Message::Pong(p) => {
                         c.on_pong(p);
                         continue;
@@ -342,7 +417,7 @@ async fn run(env: Env, mut socket: WebSocket, enc: Encoding, who: Principal, con
                 let _ = tokio::time::timeout(limit, socket.send(b)).await;
             }
             let frame = (code != 1000 || !reason.is_empty()).then(|| CloseFrame {
-                code,
+                code: CloseCode::from(code),
                 reason: reason.into(),
             });
             let _ = tokio::time::timeout(short, socket.send(Message::Close(frame))).await;
@@ -362,7 +437,7 @@ async fn run(env: Env, mut socket: WebSocket, enc: Encoding, who: Principal, con
         })
         .await;
     }
-    let _ = tokio::time::timeout(short, socket.close()).await;
+    let _ = tokio::time::timeout(short, SinkExt::close(&mut socket)).await;
     gauge.fetch_sub(1, Ordering::Relaxed);
     debug!("disconnected");
 }

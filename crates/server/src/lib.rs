@@ -21,10 +21,12 @@ pub mod board;
 pub mod conn;
 pub mod demo;
 pub mod error;
+pub mod frame_kinds;
 pub mod game;
 pub mod handle;
 pub mod http;
 pub mod league;
+pub mod listen;
 pub mod live;
 pub mod load;
 pub mod metrics;
@@ -104,6 +106,18 @@ pub struct Config {
     pub metrics_token: Option<String>,
     /// `--demo`: bots playing casual games and a demo league (see [`demo`]).
     pub demo: Option<demo::Demo>,
+    /// A connection must send a whole request head (an HTTP request or a websocket upgrade)
+    /// within this, on a fresh connection and between keep-alive requests; a silent or
+    /// half-sent one is closed (`chuhe_handshake_timeouts_total`).
+    pub handshake_timeout: Duration,
+    /// Connections (HTTP and websocket) open at once; more are answered 503
+    /// `too_many_connections` at once. 0 = the process's open-file limit less 512.
+    pub max_connections: usize,
+    /// Connections open at once from one client address (except `unlimited_addresses`).
+    pub max_connections_per_address: usize,
+    /// Addresses with no per-address cap: a reverse proxy or a load generator on this host
+    /// (all its clients share its address). Loopback by default.
+    pub unlimited_addresses: Vec<std::net::IpAddr>,
 }
 
 impl Default for Config {
@@ -126,6 +140,13 @@ impl Default for Config {
             store_timeout: Duration::from_secs(2),
             metrics_token: None,
             demo: None,
+            handshake_timeout: Duration::from_secs(10),
+            max_connections: 0,
+            max_connections_per_address: 1000,
+            unlimited_addresses: vec![
+                std::net::IpAddr::from([127, 0, 0, 1]),
+                std::net::IpAddr::from(std::net::Ipv6Addr::LOCALHOST),
+            ],
         }
     }
 }
@@ -213,21 +234,12 @@ pub async fn serve(
     let app = http::router(env.clone());
     info!(addr = ?listener.local_addr().ok(), "listening");
     let grace = env.config.shutdown_grace;
-    drop(env);
-    // Moves are small frames that must leave at once: without TCP_NODELAY, Nagle's algorithm
-    // meets the peer's delayed ACK and adds ~40 ms to deliveries (seen by chuhe-load).
-    let listener = axum::serve::ListenerExt::tap_io(listener, |tcp| {
-        if let Err(e) = tcp.set_nodelay(true) {
-            tracing::debug!(error = %e, "could not set TCP_NODELAY");
-        }
-    });
-    axum::serve(listener, app)
-        .with_graceful_shutdown(async move {
-            shutdown.await;
-            info!("shutting down: no new connections");
-            let _ = sd_tx.send(true);
-        })
-        .await?;
+    listen::run(listener, app, env, async move {
+        shutdown.await;
+        info!("shutting down: no new connections");
+        let _ = sd_tx.send(true);
+    })
+    .await;
     // Games finish their in-flight commits; sockets close with 1001.
     if tokio::time::timeout(grace, done_rx.recv()).await.is_err() {
         warn!("shutdown grace period over with tasks still running");

@@ -88,6 +88,14 @@ pub struct Metrics {
     pub dropped_slow_total: AtomicU64,
     pub rate_limited_closes_total: AtomicU64,
     pub store_errors_total: AtomicU64,
+    /// TCP connections open (HTTP and websocket), counted by the listener's caps.
+    pub tcp_connections: AtomicI64,
+    /// Connections refused because `max_connections` were open.
+    pub refused_total_cap: AtomicU64,
+    /// Connections refused because `max_connections_per_address` were open from the address.
+    pub refused_per_address: AtomicU64,
+    /// Connections closed for sending no whole request head within `handshake_timeout`.
+    pub handshake_timeouts_total: AtomicU64,
     pub move_latency: Histogram,
     pub commit_latency: Histogram,
 }
@@ -106,6 +114,10 @@ impl Default for Metrics {
             dropped_slow_total: AtomicU64::new(0),
             rate_limited_closes_total: AtomicU64::new(0),
             store_errors_total: AtomicU64::new(0),
+            tcp_connections: AtomicI64::new(0),
+            refused_total_cap: AtomicU64::new(0),
+            refused_per_address: AtomicU64::new(0),
+            handshake_timeouts_total: AtomicU64::new(0),
             move_latency: Histogram::new(),
             commit_latency: Histogram::new(),
         }
@@ -175,6 +187,22 @@ impl Metrics {
                 v.load(Ordering::Relaxed)
             );
         }
+        let _ = writeln!(
+            o,
+            "# HELP chuhe_tcp_connections Open TCP connections (HTTP and websocket) under the connection caps.\n# TYPE chuhe_tcp_connections gauge\nchuhe_tcp_connections {}",
+            self.tcp_connections.load(Ordering::Relaxed)
+        );
+        let _ = writeln!(
+            o,
+            "# HELP chuhe_refused_connections_total Connections refused (503 too_many_connections) by the cap that refused them.\n# TYPE chuhe_refused_connections_total counter\nchuhe_refused_connections_total{{reason=\"total\"}} {}\nchuhe_refused_connections_total{{reason=\"per_address\"}} {}",
+            self.refused_total_cap.load(Ordering::Relaxed),
+            self.refused_per_address.load(Ordering::Relaxed)
+        );
+        let _ = writeln!(
+            o,
+            "# HELP chuhe_handshake_timeouts_total Connections closed for sending no whole request head within the handshake timeout.\n# TYPE chuhe_handshake_timeouts_total counter\nchuhe_handshake_timeouts_total {}",
+            self.handshake_timeouts_total.load(Ordering::Relaxed)
+        );
         self.move_latency.render(
             &mut o,
             "chuhe_move_processing_seconds",

@@ -5,11 +5,11 @@ use std::sync::atomic::{AtomicBool, AtomicU16, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 
 use axum::body::Bytes;
-use axum::extract::ws::{Message, Utf8Bytes};
 use chuhe_proto::Encoding;
 use chuhe_proto::v1::{GameEvent, ServerMessage, server_message};
 use futures_util::task::AtomicWaker;
 use tokio::sync::Notify;
+use tokio_tungstenite::tungstenite::{Message, Utf8Bytes};
 
 /// A server message shared by every recipient: each encoding is produced at
 /// most once, by whichever writer needs it first, however many connections

@@ -298,3 +298,157 @@ async fn a_resume_exactly_at_the_replay_limit_gets_the_events() -> Result<()> {
     db.drop_db().await;
     Ok(())
 }
+
+/// Item 2: thousands of idle connections — silent TCP connections and websocket upgrades sent
+/// half-way — do not keep the server from answering, and each is closed once the handshake
+/// timeout passes (counted in `chuhe_handshake_timeouts_total`). Before: they stayed open for
+/// ever (seen after 180 s; this test failed waiting for the first to close).
+#[tokio::test]
+async fn idle_and_half_sent_connections_are_closed_after_the_handshake_timeout() -> Result<()> {
+    use tokio::io::AsyncWriteExt;
+    const IDLE: usize = 3000;
+    let config = Config {
+        handshake_timeout: std::time::Duration::from_secs(1),
+        max_connections_per_address: IDLE,
+        ..Config::default()
+    };
+    let (db, server, cast) = start_seeded("sqlite", config).await?;
+    let mut idle = Vec::with_capacity(IDLE);
+    for i in 0..IDLE {
+        let mut s = connect_from(server.addr, [127, 0, 0, 2]).await?;
+        if i % 2 == 1 {
+            s.write_all(b"GET /ws HTTP/1.1\r\nHost: test\r\nUpgrade: websocket\r\n")
+                .await?;
+        }
+        idle.push(s);
+    }
+    let (status, body) = http(server.addr, "GET", "/healthz", None, None).await?;
+    assert_eq!((status, body.trim()), (200, "ok"));
+    for s in &mut idle {
+        wait_server_closed(s).await?;
+    }
+    wait_metric(
+        server.addr,
+        &cast.organizer,
+        "chuhe_handshake_timeouts_total",
+        IDLE as u64,
+    )
+    .await?;
+    server.stop().await?;
+    db.drop_db().await;
+    Ok(())
+}
+
+/// Item 2: over the connection caps — in all, and per client address — a connection is
+/// answered at once with 503 `too_many_connections` (counted by cap in
+/// `chuhe_refused_connections_total`) instead of being left waiting; closing connections
+/// makes room again. Before: there was no cap, and past the file limit every new connection
+/// and `/healthz` hung.
+#[tokio::test]
+async fn connections_over_the_caps_are_refused_at_once_with_503() -> Result<()> {
+    let config = Config {
+        max_connections: 300,
+        max_connections_per_address: 200,
+        handshake_timeout: std::time::Duration::from_secs(60),
+        ..Config::default()
+    };
+    let (db, server, cast) = start_seeded("sqlite", config).await?;
+    let mut first = Vec::new();
+    for _ in 0..200 {
+        first.push(connect_from(server.addr, [127, 0, 0, 2]).await?);
+    }
+    let mut extra = connect_from(server.addr, [127, 0, 0, 2]).await?;
+    let (status, body) = get_on(&mut extra, "/healthz").await?;
+    assert_eq!(status, 503, "{body}");
+    assert_eq!(api_code(status, &body), "too_many_connections");
+    let mut second = Vec::new();
+    for _ in 0..100 {
+        second.push(connect_from(server.addr, [127, 0, 0, 3]).await?);
+    }
+    // Loopback (127.0.0.1) has no per-address cap, but the total cap holds for it too.
+    let (status, body) = http(server.addr, "GET", "/healthz", None, None).await?;
+    assert_eq!(status, 503, "{body}");
+    assert_eq!(api_code(status, &body), "too_many_connections");
+    drop(second);
+    let deadline = tokio::time::Instant::now() + TIMEOUT;
+    loop {
+        let (status, _) = http(server.addr, "GET", "/healthz", None, None).await?;
+        if status == 200 {
+            break;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "no room after closing 100"
+        );
+        // The server sees the closes on its own time; poll the health route.
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    let (status, text) = http(server.addr, "GET", "/metrics", Some(&cast.organizer), None).await?;
+    assert_eq!(status, 200, "{text}");
+    assert!(
+        text.contains("chuhe_refused_connections_total{reason=\"per_address\"} 1\n"),
+        "{text}"
+    );
+    assert!(
+        !text.contains("chuhe_refused_connections_total{reason=\"total\"} 0\n"),
+        "{text}"
+    );
+    drop(first);
+    server.stop().await?;
+    db.drop_db().await;
+    Ok(())
+}
+
+/// Item 4: a text frame that is not UTF-8 — whole, or in fragments — is answered
+/// `malformed_frame` and the connection stays usable; frame types are still checked. Before:
+/// the socket closed with no status (the client saw 1005).
+#[tokio::test]
+async fn invalid_utf8_in_a_text_frame_is_malformed_frame_on_a_usable_connection() -> Result<()> {
+    use tokio_tungstenite::tungstenite::Message;
+    use tokio_tungstenite::tungstenite::protocol::frame::Frame;
+    use tokio_tungstenite::tungstenite::protocol::frame::coding::{Data, OpCode};
+    let (db, server, cast) = start_seeded("sqlite", Config::default()).await?;
+    let game = create_game(server.addr, &cast, "10m", "", "").await?;
+    let mut red = Client::connect(server.addr, Some(&cast.red), Encoding::Json).await?;
+    let text = |payload: &[u8], fin: bool| {
+        Message::Frame(Frame::message(
+            payload.to_vec(),
+            OpCode::Data(Data::Text),
+            fin,
+        ))
+    };
+    red.send_raw(text(&[0xff, 0xfe, b'{'], true)).await?;
+    assert_eq!(next_error_code(&mut red).await?, "malformed_frame");
+    red.send_raw(text(&[b'{', 0xc3], false)).await?;
+    red.send_raw(Message::Frame(Frame::message(
+        b"(}".to_vec(),
+        OpCode::Data(Data::Continue),
+        true,
+    )))
+    .await?;
+    assert_eq!(next_error_code(&mut red).await?, "malformed_frame");
+    // Still usable: a move is played, and a binary frame is still the wrong type here.
+    red.play(&game, 1, "h2e2").await?;
+    red.send_raw(Message::Binary(vec![1, 2, 3].into())).await?;
+    assert_eq!(next_error_code(&mut red).await?, "wrong_frame_type");
+    // A protobuf connection still refuses text frames, valid or not.
+    let mut black = Client::connect(server.addr, Some(&cast.black), Encoding::Proto).await?;
+    black.send_raw(text(b"{}", true)).await?;
+    assert_eq!(next_error_code(&mut black).await?, "wrong_frame_type");
+    black.send_raw(text(&[0xff], true)).await?;
+    assert_eq!(next_error_code(&mut black).await?, "wrong_frame_type");
+    black.play(&game, 2, "h9g7").await?;
+    assert!(red.closed.is_none() && black.closed.is_none());
+    server.stop().await?;
+    db.drop_db().await;
+    Ok(())
+}
+
+/// The code of the next Error (any request id).
+async fn next_error_code(c: &mut Client) -> Result<String> {
+    c.expect(|m| match &m.kind {
+        Some(server_message::Kind::Error(e)) => Some(e.code.clone()),
+        _ => None,
+    })
+    .await
+}

@@ -26,6 +26,7 @@ use chuhe_league::standings::{
 use chuhe_league::{Colour, Side};
 use chuhe_proto::Encoding;
 use chuhe_proto::v1::{self as w, client_message, game_event};
+use chuhe_server::Config;
 use serde_json::{Value, json};
 use tokio::task::JoinSet;
 
@@ -44,6 +45,21 @@ const WITHDRAWN: usize = 3;
 const WITHDRAWN_AFTER: u32 = 4;
 /// The match whose second team submits no lineup (round, table).
 const MISSING: (u32, u32) = (2, 1);
+
+/// A `#[tokio::test]` running `body` on every backend (SQLite; PostgreSQL when
+/// `CHUHE_TEST_DATABASE_URL` is set), naming the backend on failure.
+macro_rules! on_every_backend {
+    ($(#[$doc:meta])* $test:ident, $body:ident) => {
+        $(#[$doc])*
+        #[tokio::test]
+        async fn $test() -> Result<()> {
+            for b in backends() {
+                $body(b).await.with_context(|| format!("on {b}"))?;
+            }
+            Ok(())
+        }
+    };
+}
 
 fn now_ms() -> u64 {
     std::time::SystemTime::now()
@@ -64,9 +80,9 @@ fn spec(name: &str) -> Value {
         "boards": BOARDS,
         "result_chain": {"preset": "slow-fast-armageddon", "time_controls": TIME_CONTROLS},
         "lineup": {"deadline_before": "30m"},
-        "lateness": "3s",
-        "armageddon": {"choose_within": "3s"},
-        "break_between_games": "1s",
+        "lateness": "6s",
+        "armageddon": {"choose_within": "5s"},
+        "break_between_games": "500ms",
         "games_open_before": "1m",
         "teams": TEAMS.iter().map(|t| json!({
             "name": format!("队{t}"),
@@ -692,9 +708,11 @@ impl Season {
         Ok(())
     }
 
+    /// Round `r`: its lineups while it is still far off, then the organizer brings it to
+    /// now (the deadline in 200 ms: the missing lineup's; the start in 1.2 s).
     async fn round(&mut self, r: u32) -> Result<()> {
-        self.l.reschedule(self.addr, r, 2500, 3000).await?;
         self.lineups(r, &[]).await?;
+        self.l.reschedule(self.addr, r, 200, 1200).await?;
         self.until(&format!("round {r} completed"), |s| {
             s.completed.contains(&r)
         })
@@ -845,13 +863,7 @@ fn server_rows(v: &Value) -> Vec<Value> {
         .unwrap_or_default()
 }
 
-#[tokio::test]
-async fn a_season_runs_live_end_to_end() -> Result<()> {
-    for b in backends() {
-        season(b).await.with_context(|| format!("on {b}"))?;
-    }
-    Ok(())
-}
+on_every_backend!(a_season_runs_live_end_to_end, season);
 
 async fn season(backend: &str) -> Result<()> {
     let began = std::time::Instant::now();
@@ -895,8 +907,8 @@ async fn season(backend: &str) -> Result<()> {
     // Round 3: the server is killed with its games half played (some already over), and a
     // sealed lineup of round 4 in its log.
     s.pausing = true;
-    s.l.reschedule(addr, KILL_ROUND, 2500, 3000).await?;
     s.lineups(KILL_ROUND, &[]).await?;
+    s.l.reschedule(addr, KILL_ROUND, 200, 1200).await?;
     s.until("round 3's games", |s| {
         s.games
             .keys()
@@ -907,7 +919,6 @@ async fn season(backend: &str) -> Result<()> {
     .await?;
     s.drain().await?;
     let r4 = &fixtures()[3];
-    s.l.reschedule(addr, 4, 9 * 60_000, 10 * 60_000).await?;
     submit(addr, &s.l, 4, 1, r4[0][0], false).await?;
     let before_kill = s.seen.len();
     server.kill9().await?;
@@ -940,8 +951,8 @@ async fn season(backend: &str) -> Result<()> {
         .await?;
 
     // Round 4: the lineup sealed before the kill is the one revealed.
-    s.l.reschedule(addr, 4, 2500, 3000).await?;
     s.lineups(4, &[(1, F)]).await?;
+    s.l.reschedule(addr, 4, 200, 1200).await?;
     s.until("round 4 completed", |s| s.completed.contains(&4))
         .await?;
     let r4t1 = &s.revealed[&(4, 1)];
@@ -971,8 +982,30 @@ async fn season(backend: &str) -> Result<()> {
 
     server.kill9().await?;
     db.drop_db().await;
+    let mut kinds: BTreeMap<&str, usize> = BTreeMap::new();
+    for e in &s.seen {
+        *kinds.entry(e.1.as_str()).or_default() += 1;
+    }
+    // Each entry as often as the season makes it.
+    let games = s.games.len();
+    let want: BTreeMap<&str, usize> = [
+        ("created", 1),
+        ("published", 1),
+        ("round_paired", ROUNDS as usize),
+        ("round_rescheduled", ROUNDS as usize),
+        ("lineups_revealed", 2 * ROUNDS as usize),
+        ("game_created", games),
+        ("game_finished", games),
+        ("choice_requested", 3),
+        ("colour_chosen", 3),
+        ("withdrawn", 1),
+        ("round_completed", ROUNDS as usize),
+    ]
+    .into_iter()
+    .collect();
+    assert_eq!(kinds, want, "the public entries by kind");
     eprintln!(
-        "league e2e on {backend}: {} public entries, {} games, {:.1} s",
+        "league e2e on {backend}: {} public entries {kinds:?}, {} games, {:.1} s",
         s.seen.len(),
         s.games.len(),
         began.elapsed().as_secs_f64()
@@ -1039,10 +1072,54 @@ async fn check_results(s: &Season) -> Result<()> {
                 ),
                 "round {round} table {table}"
             );
+            // Its score sheet (计分表) at once: one BOM (Excel opens it as UTF-8), the players.
+            let (st, csv) = http(
+                s.addr,
+                "GET",
+                &s.l.path(&format!("/rounds/{round}/tables/{table}/sheet?format=csv")),
+                None,
+                None,
+            )
+            .await?;
+            ensure!(st == 200, "{st} {csv}");
+            ensure!(
+                csv.starts_with('\u{feff}') && !csv[3..].starts_with('\u{feff}'),
+                "round {round} table {table}: the sheet starts {:?}",
+                csv.chars().take(8).collect::<String>()
+            );
+            for p in lineups[0]["submitted"]["players"]
+                .as_array()
+                .into_iter()
+                .flatten()
+            {
+                ensure!(
+                    csv.contains(p.as_str().unwrap_or("?")),
+                    "{p} not on the sheet: {csv}"
+                );
+            }
             for b in 1..=BOARDS {
-                if let Plan::Late(_) = plan(round, table, b) {
-                    let g = &s.games[&((round, table, b), 0)];
-                    assert_eq!(s.finished[&g.game].1, "lateness");
+                let board = &v["boards"][b as usize - 1];
+                match plan(round, table, b) {
+                    Plan::Late(_) => {
+                        let g = &s.games[&((round, table, b), 0)];
+                        assert_eq!(s.finished[&g.game].1, "lateness");
+                    }
+                    // The drawn armageddon is Black's: 2 board points to 1 after a chain.
+                    Plan::Armageddon(_) => {
+                        let black = if first_colour(round, table, b, 2) == Colour::Black {
+                            ("first", ["2", "1"])
+                        } else {
+                            ("second", ["1", "2"])
+                        };
+                        assert_eq!(
+                            (&board["winner"], &board["points"]),
+                            (&json!(black.0), &json!(black.1)),
+                            "round {round} table {table} board {b}: {board}"
+                        );
+                        let last = &board["games"][2]["result"];
+                        assert_eq!(last["outcome"], "draw", "{board}");
+                    }
+                    _ => {}
                 }
             }
         }
@@ -1127,4 +1204,676 @@ async fn check_nothing_lost_or_doubled(s: &Season) -> Result<()> {
     }
     fresh.close().await;
     Ok(())
+}
+
+// ---- authorisation ----
+
+/// Everything a reader can fetch about a league over HTTP (status and body of each).
+async fn readable(
+    addr: SocketAddr,
+    l: &LeagueSetup,
+    token: Option<&str>,
+) -> Result<Vec<(String, u16, String)>> {
+    let mut out = Vec::new();
+    for rest in [
+        "",
+        "/rounds/1/tables/1",
+        "/rounds/1/tables/2",
+        "/rounds/1/tables/1/sheet",
+        "/rounds/1/tables/1/sheet?format=csv",
+        "/standings",
+        "/standings?format=html",
+        "/standings?format=csv",
+        "/export",
+    ] {
+        let path = l.path(rest);
+        let (status, body) = http(addr, "GET", &path, token, None).await?;
+        out.push((path, status, body));
+    }
+    let (status, body) = http(addr, "GET", "/api/v1/leagues", token, None).await?;
+    out.push(("/api/v1/leagues".into(), status, body));
+    Ok(out)
+}
+
+/// Fails on the first read that differs from before, showing where it differs.
+fn same_reads(who: &str, before: &[(String, u16, String)], after: &[(String, u16, String)]) {
+    assert_eq!(before.len(), after.len());
+    for ((path, s0, b0), (_, s1, b1)) in before.iter().zip(after) {
+        if (s0, b0) != (s1, b1) {
+            let at = b0
+                .chars()
+                .zip(b1.chars())
+                .take_while(|(x, y)| x == y)
+                .count();
+            let around = |b: &str| {
+                b.chars()
+                    .skip(at.saturating_sub(60))
+                    .take(160)
+                    .collect::<String>()
+            };
+            panic!(
+                "{who}: {path} changed ({s0} → {s1}) at char {at}:\n before: …{}…\n after:  …{}…",
+                around(b0),
+                around(b1)
+            );
+        }
+    }
+}
+
+/// League updates among `msgs`.
+fn updates(msgs: &[w::ServerMessage]) -> Vec<(u64, String, Value)> {
+    msgs.iter().filter_map(league_update).collect()
+}
+
+fn lineup_ws(
+    l: &LeagueSetup,
+    round: u32,
+    table: u32,
+    team: usize,
+    players: Vec<String>,
+) -> client_message::Kind {
+    client_message::Kind::LeagueLineup(w::LeagueLineup {
+        league_id: l.id.clone(),
+        round,
+        table,
+        team: team as u32,
+        players,
+    })
+}
+
+/// The in-process server on a fresh database, a published league on it, and a spectator
+/// following the league's stream.
+struct Arena {
+    db: TestDb,
+    server: Server,
+    cast: Cast,
+    addr: SocketAddr,
+    l: LeagueSetup,
+    fan: Client,
+}
+
+impl Arena {
+    async fn new(backend: &str, name: &str) -> Result<Arena> {
+        let (db, server, cast) = start_seeded(backend, Config::default()).await?;
+        let addr = server.addr;
+        let l = LeagueSetup::create(addr, &cast.organizer, name).await?;
+        let mut fan = Client::connect(addr, None, Encoding::Json).await?;
+        fan.league_subscribe(&l.id, 0).await?;
+        Ok(Arena {
+            db,
+            server,
+            cast,
+            addr,
+            l,
+            fan,
+        })
+    }
+
+    async fn end(self) -> Result<()> {
+        self.fan.close().await;
+        self.server.stop().await?;
+        self.db.drop_db().await;
+        Ok(())
+    }
+}
+
+on_every_backend!(
+    /// A captain learns nothing of the other side's sealed lineup — not from any read, an error,
+    /// a websocket message or a "submitted" flag — and neither does a spectator; the reveal
+    /// brings both lineups together.
+    nobody_learns_a_sealed_lineup,
+    sealed
+);
+
+async fn sealed(backend: &str) -> Result<()> {
+    let mut ar = Arena::new(backend, "sealed").await?;
+    let (addr, l, fan) = (ar.addr, &ar.l, &mut ar.fan);
+    let [a, b] = fixtures()[0][0];
+    l.reschedule(addr, 1, 60_000, 120_000).await?;
+    // Captain A and a spectator follow the league; each has read the stream so far.
+    let mut a_ws = Client::connect(addr, Some(&l.captains[a]), Encoding::Json).await?;
+    let top = a_ws.league_subscribe(&l.id, 0).await?;
+    for c in [&mut a_ws, &mut *fan] {
+        let seen = updates(&c.until_pong().await?);
+        ensure!(
+            seen.last().map(|u| u.0) == Some(top),
+            "the stream so far: {top}, {seen:?}"
+        );
+    }
+    let a_before = readable(addr, l, Some(&l.captains[a])).await?;
+    let fan_before = readable(addr, l, None).await?;
+    // What A is told when it tries B's lineup, and what the refusals of its own say.
+    let for_b = json!({"round": 1, "table": 1, "team": b, "players": lineup(1, b)});
+    let wrong_b = http(
+        addr,
+        "POST",
+        &l.path("/lineups"),
+        Some(&l.captains[a]),
+        Some(&for_b.to_string()),
+    )
+    .await?;
+    assert_eq!(wrong_b.0, 403, "{}", wrong_b.1);
+    let bad_own = json!({"round": 1, "table": 1, "team": a, "players": ["nobody"]});
+    let refused_own = http(
+        addr,
+        "POST",
+        &l.path("/lineups"),
+        Some(&l.captains[a]),
+        Some(&bad_own.to_string()),
+    )
+    .await?;
+    assert_eq!(refused_own.0, 400, "{}", refused_own.1);
+
+    // B submits its lineup.
+    submit(addr, l, 1, 1, b, false).await?;
+
+    // Nothing reached A or the spectator; every read is as it was, byte for byte; the refusals
+    // are the same.
+    assert_eq!(
+        updates(&a_ws.until_pong().await?),
+        vec![],
+        "captain A's stream"
+    );
+    assert_eq!(
+        updates(&fan.until_pong().await?),
+        vec![],
+        "the spectator's stream"
+    );
+    same_reads(
+        "captain A",
+        &a_before,
+        &readable(addr, l, Some(&l.captains[a])).await?,
+    );
+    same_reads("a spectator", &fan_before, &readable(addr, l, None).await?);
+    assert_eq!(
+        http(
+            addr,
+            "POST",
+            &l.path("/lineups"),
+            Some(&l.captains[a]),
+            Some(&for_b.to_string())
+        )
+        .await?,
+        wrong_b
+    );
+    assert_eq!(
+        http(
+            addr,
+            "POST",
+            &l.path("/lineups"),
+            Some(&l.captains[a]),
+            Some(&bad_own.to_string())
+        )
+        .await?,
+        refused_own
+    );
+    let req = a_ws.send(lineup_ws(l, 1, 1, b, lineup(1, b))).await?;
+    assert_eq!(a_ws.error_code(req).await?, "permission_denied");
+    // The log (with the sealed lineups) is for officials only.
+    let (st, v) = http_json(addr, "GET", &l.path("/log"), Some(&l.captains[a]), None).await?;
+    assert_eq!((st, v["code"].as_str()), (403, Some("permission_denied")));
+    // B's captain does see its own: the reads can tell, they just do not tell A.
+    let (_, mine) = http_json(
+        addr,
+        "GET",
+        &l.path("/rounds/1/tables/1"),
+        Some(&l.captains[b]),
+        None,
+    )
+    .await?;
+    assert_eq!(mine["lineups"][1]["submitted"], json!(true), "{mine}");
+    assert_eq!(mine["lineups"][1]["players"], json!(lineup(1, b)));
+    let (_, theirs) = http_json(
+        addr,
+        "GET",
+        &l.path("/rounds/1/tables/1"),
+        Some(&l.captains[a]),
+        None,
+    )
+    .await?;
+    assert_eq!(theirs["lineups"][1], json!({"revealed": false}));
+
+    // A submits (over the websocket): both are in, both revealed together, live.
+    let req = a_ws.send(lineup_ws(l, 1, 1, a, lineup(1, a))).await?;
+    assert_eq!(a_ws.reply(req).await?.seq, 0);
+    let (_, kind, v) = fan.league_next().await?;
+    assert_eq!(kind, "lineups_revealed");
+    assert_eq!(v["lineups"][0]["submitted"]["players"], json!(lineup(1, a)));
+    assert_eq!(v["lineups"][1]["submitted"]["players"], json!(lineup(1, b)));
+    // Now it is final.
+    let req = a_ws.send(lineup_ws(l, 1, 1, a, lineup(1, a))).await?;
+    assert_eq!(a_ws.error_code(req).await?, "lineup_refused");
+    a_ws.close().await;
+    ar.end().await
+}
+
+on_every_backend!(
+    /// Lineups are taken until the deadline (to the millisecond) and refused after it with
+    /// `deadline_passed`; a captain cannot submit for a match its team does not play.
+    lineups_close_at_the_deadline,
+    deadline
+);
+
+async fn deadline(backend: &str) -> Result<()> {
+    let mut ar = Arena::new(backend, "deadline").await?;
+    let (addr, l, fan) = (ar.addr, &ar.l, &mut ar.fan);
+    let r2 = &fixtures()[1];
+    // Not this team's match.
+    let body = json!({"round": 2, "table": 1, "team": r2[1][0], "players": lineup(2, r2[1][0])});
+    let (st, v) = http_json(
+        addr,
+        "POST",
+        &l.path("/lineups"),
+        Some(&l.captains[r2[1][0]]),
+        Some(&body),
+    )
+    .await?;
+    assert_eq!(
+        (st, v["code"].as_str()),
+        (400, Some("invalid_argument")),
+        "{v}"
+    );
+    // A deadline later in the same second as the submission is still ahead: the lineup is
+    // taken. (When this second is nearly over, the test waits for the next one: under a
+    // second, so that the submission surely comes in the deadline's second.)
+    let mut now = now_ms();
+    if now % 1000 > 500 {
+        tokio::time::sleep(std::time::Duration::from_millis(1000 - now % 1000)).await;
+        now = now_ms();
+    }
+    let deadline = now - now % 1000 + 999;
+    l.reschedule_at(addr, 2, deadline, deadline + 60_000)
+        .await?;
+    let first = r2[0][0];
+    let body = json!({"round": 2, "table": 1, "team": first, "players": lineup(2, first)});
+    let (st, v) = http_json(
+        addr,
+        "POST",
+        &l.path("/lineups"),
+        Some(&l.captains[first]),
+        Some(&body),
+    )
+    .await?;
+    ensure!(
+        now_ms() < deadline,
+        "the submission came after the deadline: the machine is too slow for this check"
+    );
+    assert_eq!(
+        st,
+        200,
+        "a lineup {} ms before the deadline: {v}",
+        deadline.saturating_sub(now_ms())
+    );
+    // At the deadline both matches are revealed (the missing lineups: registered order).
+    let mut revealed = 0;
+    while revealed < 2 {
+        let (_, kind, v) = fan.league_next().await?;
+        if kind == "lineups_revealed" && v["round"] == 2 {
+            revealed += 1;
+        }
+    }
+    // After it, nothing is taken, over HTTP or the websocket.
+    let second = r2[0][1];
+    let body = json!({"round": 2, "table": 1, "team": second, "players": lineup(2, second)});
+    let (st, v) = http_json(
+        addr,
+        "POST",
+        &l.path("/lineups"),
+        Some(&l.captains[second]),
+        Some(&body),
+    )
+    .await?;
+    assert_eq!(
+        (st, v["code"].as_str()),
+        (400, Some("lineup_refused")),
+        "{v}"
+    );
+    assert_eq!(v["reasons"][0]["code"], "deadline_passed", "{v}");
+    let mut c = Client::connect(addr, Some(&l.captains[second]), Encoding::Proto).await?;
+    let req = c
+        .send(lineup_ws(l, 2, 1, second, lineup(2, second)))
+        .await?;
+    assert_eq!(c.error_code(req).await?, "lineup_refused");
+    c.close().await;
+    ar.end().await
+}
+
+/// A request and the refusal it must get: (who, token, method, path, body, status, code).
+type Check<'a> = (
+    &'a str,
+    Option<&'a str>,
+    &'a str,
+    String,
+    Option<Value>,
+    u16,
+    &'a str,
+);
+
+on_every_backend!(
+    /// Players act only on their own board's game, spectators only read, and the organizer's and
+    /// arbiters' routes refuse everyone else, each with its stable code.
+    every_role_acts_only_within_its_rights,
+    rights
+);
+
+async fn rights(backend: &str) -> Result<()> {
+    let mut ar = Arena::new(backend, "rights").await?;
+    let (addr, l, fan, cast) = (ar.addr, &ar.l, &mut ar.fan, &ar.cast);
+    // Round 1's lineups in: its games are set up (their clocks start later).
+    l.reschedule(addr, 1, 20_000, 30_000).await?;
+    let r1 = &fixtures()[0];
+    for (k, t) in r1.iter().enumerate() {
+        for team in t {
+            submit(addr, l, 1, k as u32 + 1, *team, false).await?;
+        }
+    }
+    let mut games: BTreeMap<Key, GameSeen> = BTreeMap::new();
+    while games.len() < 8 {
+        let (_, kind, v) = fan.league_next().await?;
+        if kind == "game_created" {
+            let g = GameSeen {
+                game: v["game"].as_i64().context("game")?,
+                red: v["red"].as_i64().context("red")?,
+                black: v["black"].as_i64().context("black")?,
+            };
+            games.insert(key(&v["at"])?, g);
+        }
+    }
+    let (one, two) = (&games[&(1, 1, 1)], &games[&(1, 1, 2)]);
+    let player = l.tokens[&one.red].clone();
+    let (mine, theirs) = (one.game.to_string(), two.game.to_string());
+
+    // A player on another board's game: not its player, whatever it tries.
+    let mut p = Client::connect(addr, Some(&player), Encoding::Json).await?;
+    let tries = |game: &str| {
+        vec![
+            client_message::Kind::Move(w::MakeMove {
+                game_id: game.into(),
+                ply: 1,
+                r#move: "h2e2".into(),
+                offer_draw: false,
+                think_ms: 0,
+            }),
+            client_message::Kind::Resign(w::Resign {
+                game_id: game.into(),
+            }),
+            client_message::Kind::OfferDraw(w::OfferDraw {
+                game_id: game.into(),
+            }),
+            client_message::Kind::ClaimMoveLimit(w::ClaimMoveLimit {
+                game_id: game.into(),
+            }),
+        ]
+    };
+    for t in tries(&theirs) {
+        let req = p.send(t.clone()).await?;
+        assert_eq!(p.error_code(req).await?, "not_a_player", "{t:?}");
+    }
+    // On its own game it is a player (the game has not started: that is the only refusal).
+    let req = p.send(tries(&mine)[0].clone()).await?;
+    assert_eq!(p.error_code(req).await?, "game_not_started");
+    // Nor can a player submit its team's lineup (its captain does).
+    let team = r1[0][0];
+    let t2 = fixtures()[1]
+        .iter()
+        .position(|t| t.contains(&team))
+        .context("team in round 2")? as u32
+        + 1;
+    let req = p.send(lineup_ws(l, 2, t2, team, lineup(2, team))).await?;
+    assert_eq!(p.error_code(req).await?, "permission_denied");
+    p.close().await;
+
+    // A spectator reads everything public, and acts on nothing.
+    let mut s = Client::connect(addr, None, Encoding::Proto).await?;
+    s.subscribe(&mine, 0).await?;
+    s.expect(snapshot).await?;
+    for t in tries(&mine) {
+        let req = s.send(t.clone()).await?;
+        assert_eq!(s.error_code(req).await?, "not_a_player", "{t:?}");
+    }
+    let req = s.send(lineup_ws(l, 2, t2, team, lineup(2, team))).await?;
+    assert_eq!(s.error_code(req).await?, "permission_denied");
+    s.close().await;
+    for (path, status, body) in readable(addr, l, None).await? {
+        assert_eq!(status, 200, "{path}: {body}");
+    }
+    let (st, _) = http(addr, "GET", &format!("/api/v1/games/{mine}"), None, None).await?;
+    assert_eq!(st, 200);
+
+    // An arbiter's command on a board's game: refused to its players, a captain, a spectator.
+    let captain = l.captains[team].as_str();
+    let pause = client_message::Kind::Arbiter(w::ArbiterCommand {
+        game_id: mine.clone(),
+        reason: "a reason".into(),
+        action: Some(w::arbiter_command::Action::Pause(w::PauseGame {})),
+    });
+    for (who, tok) in [
+        ("its player", Some(player.as_str())),
+        ("a captain", Some(captain)),
+        ("a spectator", None),
+    ] {
+        let mut c = Client::connect(addr, tok, Encoding::Json).await?;
+        let req = c.send(pause.clone()).await?;
+        assert_eq!(c.error_code(req).await?, "permission_denied", "{who}");
+        c.close().await;
+    }
+
+    // The organizer's and arbiters' routes.
+    let other_arbiter = cast.arbiter.as_str(); // an arbiter, but not of this event
+    let event_arbiter = l.arbiter.as_str();
+    let reason = "a reason";
+    let board = json!({"round": 1, "table": 1, "board": 1});
+    let arbiter_cmds = [
+        json!({"command": "set_board", "at": board, "setting": {"forfeit": {"by": "first"}}, "reason": reason}),
+        json!({"command": "forfeit_match", "round": 1, "table": 1, "by": "second", "reason": reason}),
+        json!({"command": "withdraw", "team": 0, "after_round": 1, "reason": reason}),
+        json!({"command": "replay_board", "at": board, "reason": reason}),
+    ];
+    let spec_body = spec("another");
+    let reschedule = json!({"start": (now_ms() + 7_200_000).to_string()});
+    let mut checks: Vec<Check> = Vec::new();
+    let outsiders = [
+        ("captain", Some(captain)),
+        ("player", Some(player.as_str())),
+        ("other arbiter", Some(other_arbiter)),
+        ("anonymous", None),
+        ("bad token", Some("not-a-token")),
+    ];
+    for (who, tok) in outsiders {
+        // Anonymous: a route that needs someone says so (401), one that needs a role refuses.
+        let (anon_status, anon_code) = match tok {
+            None => (401, "unauthenticated"),
+            Some("not-a-token") => (401, "unauthenticated"),
+            Some(_) => (403, "permission_denied"),
+        };
+        let role_refusal = if tok == Some("not-a-token") {
+            (401, "unauthenticated")
+        } else {
+            (403, "permission_denied")
+        };
+        checks.push((
+            who,
+            tok,
+            "POST",
+            "/api/v1/leagues".into(),
+            Some(spec_body.clone()),
+            role_refusal.0,
+            role_refusal.1,
+        ));
+        checks.push((
+            who,
+            tok,
+            "POST",
+            l.path("/tokens"),
+            Some(json!({})),
+            role_refusal.0,
+            role_refusal.1,
+        ));
+        checks.push((
+            who,
+            tok,
+            "GET",
+            l.path("/log"),
+            None,
+            role_refusal.0,
+            role_refusal.1,
+        ));
+        checks.push((
+            who,
+            tok,
+            "POST",
+            l.path("/publish"),
+            None,
+            anon_status,
+            anon_code,
+        ));
+        checks.push((
+            who,
+            tok,
+            "POST",
+            l.path("/rounds/2/reschedule"),
+            Some(reschedule.clone()),
+            anon_status,
+            anon_code,
+        ));
+        checks.push((
+            who,
+            tok,
+            "POST",
+            l.path("/commands"),
+            Some(json!({"command": "pair_next_round"})),
+            anon_status,
+            anon_code,
+        ));
+        for c in &arbiter_cmds {
+            checks.push((
+                who,
+                tok,
+                "POST",
+                l.path("/commands"),
+                Some(c.clone()),
+                anon_status,
+                anon_code,
+            ));
+        }
+    }
+    // The event's arbiter: not the organizer's routes; its own need a reason.
+    let ea = Some(event_arbiter);
+    checks.push((
+        "event arbiter",
+        ea,
+        "POST",
+        "/api/v1/leagues".into(),
+        Some(spec_body.clone()),
+        403,
+        "permission_denied",
+    ));
+    checks.push((
+        "event arbiter",
+        ea,
+        "POST",
+        l.path("/tokens"),
+        Some(json!({})),
+        403,
+        "permission_denied",
+    ));
+    checks.push((
+        "event arbiter",
+        ea,
+        "POST",
+        l.path("/rounds/2/reschedule"),
+        Some(reschedule.clone()),
+        403,
+        "permission_denied",
+    ));
+    checks.push((
+        "event arbiter",
+        ea,
+        "POST",
+        l.path("/commands"),
+        Some(json!({"command": "pair_next_round"})),
+        403,
+        "permission_denied",
+    ));
+    for c in &arbiter_cmds {
+        let mut no_reason = c.clone();
+        no_reason
+            .as_object_mut()
+            .context("a command")?
+            .remove("reason");
+        checks.push((
+            "event arbiter",
+            ea,
+            "POST",
+            l.path("/commands"),
+            Some(no_reason),
+            400,
+            "invalid_argument",
+        ));
+    }
+    // What only the server does, nobody asks for — not even the organizer. (A game's end
+    // cannot even be put: its `reason` is the request's reason, so the body is malformed.)
+    let org = Some(l.org.as_str());
+    for (c, status, code) in [
+        (json!({"command": "tick"}), 403, "permission_denied"),
+        (
+            json!({"command": "game_created", "at": board, "stage": 1, "game": two.game, "first_colour": "red", "red": one.red, "black": one.black, "start_ms": 0}),
+            403,
+            "permission_denied",
+        ),
+        (
+            json!({"command": "game_finished", "game": one.game, "result": 1, "reason": "resign", "fouls": [0, 0]}),
+            400,
+            "malformed_body",
+        ),
+    ] {
+        checks.push((
+            "organizer",
+            org,
+            "POST",
+            l.path("/commands"),
+            Some(c),
+            status,
+            code,
+        ));
+    }
+    let mut wrong = Vec::new();
+    for (who, tok, method, path, body, status, code) in &checks {
+        let (st, v) = http_json(addr, method, path, *tok, body.as_ref()).await?;
+        if (st, v["code"].as_str()) != (*status, Some(*code)) {
+            wrong.push(format!(
+                "{who} {method} {path} {body:?}: {st} {v}, expected {status} {code}"
+            ));
+        }
+    }
+    assert!(
+        wrong.is_empty(),
+        "{} of {} checks:\n{}",
+        wrong.len(),
+        checks.len(),
+        wrong.join("\n")
+    );
+    // The event's arbiter reads the log; nothing above changed the league.
+    let (st, v) = http_json(addr, "GET", &l.path("/log"), ea, None).await?;
+    assert_eq!(st, 200, "{v}");
+    let kinds: Vec<&str> = v["entries"]
+        .as_array()
+        .context("entries")?
+        .iter()
+        .filter_map(|e| e["kind"].as_str())
+        .collect();
+    assert!(
+        kinds.iter().all(|k| [
+            "created",
+            "published",
+            "round_paired",
+            "round_rescheduled",
+            "lineup_submitted",
+            "lineups_revealed",
+            "game_created"
+        ]
+        .contains(k)),
+        "{kinds:?}"
+    );
+    ar.end().await
 }

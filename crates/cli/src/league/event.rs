@@ -122,6 +122,35 @@ enum EventCommand {
         #[arg(long, value_enum, default_value_t = Lang::Zh)]
         lang: Lang,
     },
+    /// The players' results per board (台次成绩), one table per board.
+    Boards {
+        /// The league's id, as `list` shows it.
+        league: String,
+        /// Games a player needs on a board to be ranked in its table.
+        #[arg(long, default_value_t = 0)]
+        min_games: u32,
+        /// Output format.
+        #[arg(long, value_enum, default_value_t = Format::Text)]
+        format: Format,
+        /// Label language.
+        #[arg(long, value_enum, default_value_t = Lang::Zh)]
+        lang: Lang,
+    },
+    /// The event's Elo rating list (FIDE's K bands; the roster's ratings and rated games;
+    /// first ratings from performance).
+    Elo {
+        /// The league's id, as `list` shows it.
+        league: String,
+        /// Rated games an unrated player needs for a first rating.
+        #[arg(long, default_value_t = 5)]
+        min_games: u32,
+        /// Output format.
+        #[arg(long, value_enum, default_value_t = Format::Text)]
+        format: Format,
+        /// Label language.
+        #[arg(long, value_enum, default_value_t = Lang::Zh)]
+        lang: Lang,
+    },
     /// A match: lineups (once revealed), every board's games and results, the score.
     Match {
         /// The league's id, as `list` shows it.
@@ -471,6 +500,36 @@ fn request_of(c: EventCommand) -> Result<(&'static str, String, Option<Value>)> 
             ),
             None,
         ),
+        EventCommand::Boards {
+            league,
+            min_games,
+            format,
+            lang,
+        } => (
+            "GET",
+            format!(
+                "{}/boards?min_games={min_games}&format={}&lang={}",
+                id_path(&league)?,
+                value_name(format),
+                value_name(lang)
+            ),
+            None,
+        ),
+        EventCommand::Elo {
+            league,
+            min_games,
+            format,
+            lang,
+        } => (
+            "GET",
+            format!(
+                "{}/elo?min_games={min_games}&format={}&lang={}",
+                id_path(&league)?,
+                value_name(format),
+                value_name(lang)
+            ),
+            None,
+        ),
         EventCommand::Match {
             league,
             round,
@@ -637,6 +696,89 @@ mod tests {
             events >= 1 && rosters >= 1,
             "{events} event files, {rosters} rosters"
         );
+    }
+
+    /// The page's websocket examples are what the server's protobuf JSON reads and writes, a
+    /// public entry's `json` is a league event, and each `/commands` body is a command: read,
+    /// written again, and compared (so a misspelt field, which the readers would ignore, fails).
+    #[test]
+    fn the_docs_messages_and_commands_are_what_the_server_reads() {
+        use chuhe_proto::v1::{ClientMessage, ServerMessage};
+        use chuhe_server::league::core::{LeagueCommand, LeagueEvent};
+        let doc = std::fs::read_to_string(root().join("docs/league.md")).unwrap();
+        let (mut messages, mut commands) = (0, 0);
+        for (lang, block) in fenced(&doc) {
+            let Ok(v) = serde_json::from_str::<Value>(block) else {
+                continue;
+            };
+            if lang != "json" {
+                continue;
+            }
+            if v.get("requestId").is_some() {
+                let m: ClientMessage = chuhe_proto::decode_json(block).unwrap();
+                same(&v, &json(&chuhe_proto::encode_json(&m)))
+                    .unwrap_or_else(|e| panic!("{block}: {e}"));
+                messages += 1;
+            } else if ["reply", "error", "league"]
+                .iter()
+                .any(|k| v.get(*k).is_some())
+            {
+                let m: ServerMessage = chuhe_proto::decode_json(block).unwrap();
+                same(&v, &json(&chuhe_proto::encode_json(&m)))
+                    .unwrap_or_else(|e| panic!("{block}: {e}"));
+                if let Some(inner) = v["league"]["json"].as_str() {
+                    let e: LeagueEvent = serde_json::from_str(inner).unwrap();
+                    assert_eq!(e.kind(), v["league"]["kind"]);
+                    same(&json(inner), &serde_json::to_value(&e).unwrap()).unwrap();
+                }
+                messages += 1;
+            } else if v.get("command").is_some() {
+                let mut body = v.clone();
+                body.as_object_mut().unwrap().remove("reason");
+                let c: LeagueCommand =
+                    serde_json::from_value(body.clone()).unwrap_or_else(|e| panic!("{block}: {e}"));
+                same(&body, &serde_json::to_value(&c).unwrap())
+                    .unwrap_or_else(|e| panic!("{block}: {e}"));
+                commands += 1;
+            }
+        }
+        assert!(
+            messages >= 6 && commands >= 6,
+            "{messages} messages, {commands} commands"
+        );
+    }
+
+    fn json(s: &str) -> Value {
+        serde_json::from_str(s).unwrap()
+    }
+
+    /// `doc` says what `written` says: the same keys and values, except that `doc` may spell
+    /// out a default (`0`, `"0"`, `""`, `false`, `null`) that `written` leaves out.
+    fn same(doc: &Value, written: &Value) -> Result<(), String> {
+        match (doc, written) {
+            (Value::Object(d), Value::Object(w)) => {
+                for (k, v) in d {
+                    match w.get(k) {
+                        Some(wv) => same(v, wv).map_err(|e| format!("{k}.{e}"))?,
+                        None if matches!(v, Value::Null | Value::Bool(false))
+                            || v == &json!(0)
+                            || v == &json!("0")
+                            || v == &json!("") => {}
+                        None => return Err(format!("{k}: not read")),
+                    }
+                }
+                match w.keys().find(|k| !d.contains_key(*k)) {
+                    Some(k) => Err(format!("{k}: missing from the page")),
+                    None => Ok(()),
+                }
+            }
+            (Value::Array(d), Value::Array(w)) if d.len() == w.len() => {
+                d.iter().zip(w).try_for_each(|(a, b)| same(a, b))
+            }
+            (Value::Number(a), Value::Number(b)) if a.as_f64() == b.as_f64() => Ok(()),
+            _ if doc == written => Ok(()),
+            _ => Err(format!(": {doc} on the page, {written} written")),
+        }
     }
 
     fn fenced(doc: &str) -> Vec<(&str, &str)> {

@@ -183,6 +183,7 @@ pub fn merge(spec: &mut EventSpec, csv: &str, source: &str) -> Result<()> {
                     name: name.to_string(),
                     tags,
                     rating,
+                    rated_games: None,
                 }
             }),
             "captain" => {
@@ -295,7 +296,8 @@ mod tests {
             PlayerSpec::Full {
                 name: "b1".into(),
                 tags: vec!["W".into(), "U20".into()],
-                rating: None
+                rating: None,
+                rated_games: None,
             }
         );
         assert!(s.rules().is_ok());

@@ -367,6 +367,40 @@ fn an_organizer_runs_an_event_through_the_cli() {
         offline, ranked,
         "the server's standings and `chuhe league standings` of its export"
     );
+    // The players' board tables and the Elo list: the server's equal `chuhe league`'s on the
+    // export (a forfeited board has no rated game; the whole-match forfeit names no players).
+    let export_path = s.dir.join("export.json");
+    let export_path = export_path.to_str().unwrap();
+    let boards = json(&s.ok(None, &["boards", id, "--format", "json"]));
+    let (ok, out, err) = run(&[
+        "league",
+        "standings",
+        export_path,
+        "--boards",
+        "--min-board-games",
+        "0",
+        "--format",
+        "json",
+    ]);
+    assert!(ok, "{err}");
+    assert_eq!(boards["boards"], json(&out)["board_tables"], "{boards}");
+    assert_eq!(boards["boards"][0]["rows"][0]["player"], fr[0].as_str());
+    let elo = json(&s.ok(None, &["elo", id, "--format", "json"]));
+    let (ok, out, err) = run(&["league", "elo", export_path, "--format", "json"]);
+    assert!(ok, "{err}");
+    assert_eq!(elo["rows"], json(&out)["rows"], "{elo}");
+    assert_eq!(
+        elo["rows"].as_array().unwrap().len(),
+        4,
+        "table 1's players (board 2's with no rated game)"
+    );
+    let html = s.ok(None, &["elo", id, "--format", "html", "--lang", "en"]);
+    assert!(
+        html.starts_with("<!DOCTYPE html>") && html.contains(&fr[0]),
+        "{html}"
+    );
+    let csv = s.ok(None, &["boards", id, "--format", "csv"]);
+    assert!(csv.starts_with('\u{feff}') && csv.contains(&sr[0]), "{csv}");
 
     // The sheet, and the log with who and why.
     let sheet = s.ok(None, &["sheet", id, "--round", "1", "--table", "1"]);

@@ -51,6 +51,8 @@ pub fn router() -> Router<Env> {
             get(sheet),
         )
         .route("/api/v1/leagues/{id}/standings", get(standings))
+        .route("/api/v1/leagues/{id}/boards", get(boards))
+        .route("/api/v1/leagues/{id}/elo", get(elo))
         .route("/api/v1/leagues/{id}/log", get(log))
         .route("/api/v1/leagues/{id}/export", get(export))
 }
@@ -177,6 +179,8 @@ async fn list(State(env): State<Env>) -> Response {
                 "published": l.published,
                 "rounds": l.rounds.len(),
                 "completedRounds": l.rounds.iter().filter(|r| r.completed).count(),
+                // A season of `--demo`'s league (the page opens on its live match).
+                "demo": crate::demo::is_demo_league(&l.spec.name),
             })
         })
         .collect();
@@ -1004,4 +1008,234 @@ pub fn export_json(l: &Arc<League>) -> Value {
         file["schedule"] = json!(fixtures);
     }
     file
+}
+
+// ---- players: individual board tables and the Elo rating list ------------------------------
+
+/// `?format=json|html|csv|text&lang=zh|en&min_games=N` for the players' printouts.
+#[derive(Deserialize)]
+struct PlayersQuery {
+    #[serde(default)]
+    format: Option<String>,
+    #[serde(default)]
+    lang: Option<String>,
+    /// Board tables: games a player needs on a board to be ranked there (default 0). Elo: rated
+    /// games an unrated player needs for a first (performance) rating (default 5).
+    #[serde(default)]
+    min_games: Option<u32>,
+}
+
+/// One decided board of the league with its two players: (team index, player name) per side.
+struct PlayedBoard {
+    round: u32,
+    players: [(usize, String); 2],
+    result: chuhe_league::chain::BoardResult,
+}
+
+/// Every decided board whose two players are known (a match forfeited as a whole has none), in
+/// round and table order.
+fn played_boards(l: &League) -> Vec<PlayedBoard> {
+    let mut out = Vec::new();
+    for r in &l.rounds {
+        for (k, t) in r.tables.iter().enumerate() {
+            let Some(result) = match_result(l, r.number, k as u32 + 1) else {
+                continue;
+            };
+            for b in result.boards {
+                let first = l.player_of(t, TeamSide::First, b.board);
+                let second = l.player_of(t, TeamSide::Second, b.board);
+                if let (Some(first), Some(second)) = (first, second) {
+                    out.push(PlayedBoard {
+                        round: r.number,
+                        players: [(t.teams[0], first.1), (t.teams[1], second.1)],
+                        result: b,
+                    });
+                }
+            }
+        }
+    }
+    out
+}
+
+/// A printout in the asked format: JSON as given, else the tables as HTML, CSV (with a byte
+/// order mark, for Excel and WPS) or text.
+fn printout(
+    q: &PlayersQuery,
+    title: &str,
+    json_body: Value,
+    tables: &[chuhe_league::report::Table],
+) -> Response {
+    use chuhe_league::report::{csv_document, html_document, text_document};
+    let lang = match q.lang.as_deref() {
+        Some("en") => Lang::En,
+        _ => Lang::Zh,
+    };
+    let heading = vec![title.to_string()];
+    match q.format.as_deref().unwrap_or("json") {
+        "json" => ok(json_body),
+        "html" => typed(
+            "text/html; charset=utf-8",
+            html_document(title, &[], tables, lang),
+        ),
+        "csv" => typed(
+            "text/csv; charset=utf-8",
+            format!(
+                "{}{}",
+                chuhe_league::text::BOM,
+                csv_document(&heading, tables)
+            ),
+        ),
+        "text" => typed("text/plain; charset=utf-8", text_document(&heading, tables)),
+        other => api_error(
+            StatusCode::BAD_REQUEST,
+            "bad_format",
+            &format!("format must be json, html, csv or text, not {other:?}"),
+        ),
+    }
+}
+
+/// `GET /api/v1/leagues/{id}/boards`: the individual results per board (台次成绩), one table
+/// per board, as `chuhe league standings --boards` prints them.
+async fn boards(
+    State(env): State<Env>,
+    Path(id): Path<String>,
+    Query(q): Query<PlayersQuery>,
+) -> Response {
+    use chuhe_league::individual::{BoardEntry, board_tables};
+    let h = match league(&env, &id) {
+        Ok(h) => h,
+        Err(r) => return r,
+    };
+    let l = h.snapshot();
+    let min = q.min_games.unwrap_or(0);
+    let entries: Vec<BoardEntry> = played_boards(&l)
+        .into_iter()
+        .map(|b| BoardEntry {
+            round: b.round,
+            board: b.result.board,
+            players: b
+                .players
+                .map(|(team, name)| (name, l.teams[team].name.clone())),
+            points: b.result.points,
+            winner: b.result.winner,
+            forfeit: b.result.forfeit,
+        })
+        .collect();
+    let per_board = board_tables(&entries, min);
+    let lang = match q.lang.as_deref() {
+        Some("en") => Lang::En,
+        _ => Lang::Zh,
+    };
+    let tables: Vec<_> = per_board
+        .iter()
+        .map(|(board, rows)| chuhe_league::report::board_table(*board, rows, min, lang))
+        .collect();
+    let body = json!({
+        "event": l.spec.name,
+        "min_games": min,
+        "boards": per_board.iter().map(|(board, rows)| json!({
+            "board": board,
+            "rows": rows.iter().map(|r| json!({
+                "rank": r.rank,
+                "player": r.player,
+                "team": r.team,
+                "games": r.games,
+                "wins": r.wins,
+                "draws": r.draws,
+                "losses": r.losses,
+                "points": r.points.as_f64(),
+                "eligible": r.eligible,
+            })).collect::<Vec<_>>(),
+        })).collect::<Vec<_>>(),
+    });
+    printout(&q, &l.spec.name, body, &tables)
+}
+
+/// `GET /api/v1/leagues/{id}/elo`: the event's rating list (Elo as the seed's method: FIDE's K
+/// bands, the roster's ratings and rated games before the event, first ratings from
+/// performance after `min_games` rated games), as `chuhe league elo` prints it.
+async fn elo(
+    State(env): State<Env>,
+    Path(id): Path<String>,
+    Query(q): Query<PlayersQuery>,
+) -> Response {
+    use chuhe_league::elo::{
+        EloOptions, InitialRating, RatedPlayer, rated_games_of_board, rating_list, rating_table,
+        to_rated_game,
+    };
+    let h = match league(&env, &id) {
+        Ok(h) => h,
+        Err(r) => return r,
+    };
+    let l = h.snapshot();
+    let mut names: Vec<String> = Vec::new();
+    let mut teams: Vec<String> = Vec::new();
+    let mut players: Vec<RatedPlayer> = Vec::new();
+    let mut index = std::collections::BTreeMap::<(usize, String), usize>::new();
+    let mut games = Vec::new();
+    for b in played_boards(&l) {
+        let [x, y] = b.players.map(|(team, name)| {
+            *index.entry((team, name.clone())).or_insert_with(|| {
+                let registered = l.rules.rosters[team]
+                    .players()
+                    .iter()
+                    .find(|p| p.name == name);
+                players.push(RatedPlayer {
+                    rating: registered.and_then(|p| p.rating),
+                    games: registered.map_or(0, |p| p.rated_games),
+                });
+                names.push(name);
+                teams.push(l.teams[team].name.clone());
+                names.len() - 1
+            })
+        });
+        for (colour, res) in rated_games_of_board(&l.rules.event.chain, &b.result) {
+            games.push(to_rated_game(x, y, colour, res));
+        }
+    }
+    let options = EloOptions {
+        initial: InitialRating::Performance {
+            min_games: q.min_games.unwrap_or(5),
+        },
+        ..EloOptions::default()
+    };
+    let rows = match rating_list(&players, &games, &options) {
+        Ok(rows) => rows,
+        Err(e) => {
+            return api_error(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "rating_failed",
+                &e.to_string(),
+            );
+        }
+    };
+    let lang = match q.lang.as_deref() {
+        Some("en") => Lang::En,
+        _ => Lang::Zh,
+    };
+    let table = rating_table(&rows, &names, &teams, lang);
+    let mut order: Vec<&chuhe_league::elo::RatingRow> = rows.iter().collect();
+    order.sort_by(|a, b| {
+        b.after
+            .cmp(&a.after)
+            .then_with(|| names[a.player].cmp(&names[b.player]))
+    });
+    let body = json!({
+        "event": l.spec.name,
+        "rows": order.iter().map(|r| json!({
+            "player": names[r.player],
+            "team": teams[r.player],
+            "before": r.before,
+            "initial": r.initial,
+            "k": r.k,
+            "games": r.games,
+            "rated_games": r.rated_games,
+            "score": r.score,
+            "expected": r.expected,
+            "performance": r.performance,
+            "change": r.change,
+            "after": r.after,
+        })).collect::<Vec<_>>(),
+    });
+    printout(&q, &l.spec.name, body, std::slice::from_ref(&table))
 }

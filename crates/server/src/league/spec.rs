@@ -201,6 +201,9 @@ pub enum PlayerSpec {
         tags: Vec<String>,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         rating: Option<i32>,
+        /// Rated games before the event (the Elo K factor: 40 below 30 games).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        rated_games: Option<u32>,
     },
 }
 
@@ -489,11 +492,18 @@ impl EventSpec {
                         ));
                     }
                     let mut player = Player::new(n);
-                    if let PlayerSpec::Full { tags, rating, .. } = p {
+                    if let PlayerSpec::Full {
+                        tags,
+                        rating,
+                        rated_games,
+                        ..
+                    } = p
+                    {
                         for tag in tags {
                             player = player.tagged(tag.clone());
                         }
                         player.rating = *rating;
+                        player.rated_games = rated_games.unwrap_or(0);
                     }
                     Ok(player)
                 })
