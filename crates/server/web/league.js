@@ -9,6 +9,8 @@ export const leagueApi = {
   standings: (id, format = 'json', lang = 'zh') => `/api/v1/leagues/${encodeURIComponent(id)}/standings?format=${format}&lang=${lang}`,
   sheet: (id, round, table, format = 'html', lang = 'zh') => `/api/v1/leagues/${encodeURIComponent(id)}/rounds/${round}/tables/${table}/sheet?format=${format}&lang=${lang}`,
   lineups: (id) => `/api/v1/leagues/${encodeURIComponent(id)}/lineups`,
+  boards: (id, format = 'html', lang = 'zh') => `/api/v1/leagues/${encodeURIComponent(id)}/boards?format=${format}&lang=${lang}`,
+  elo: (id, format = 'html', lang = 'zh') => `/api/v1/leagues/${encodeURIComponent(id)}/elo?format=${format}&lang=${lang}`,
 };
 
 /**

@@ -161,8 +161,17 @@ test('the match page follows the boards live and the score when a board ends, ac
   assert.notEqual(await ev.page.getByTestId('decided-2').innerText(), '—', 'rank 2 says which criterion decided it');
   assert.equal(await ev.page.locator('[data-testid=crosstable] td a').count(), 2);
   assert.equal(await ev.page.getByTestId('match-link-1-1').getAttribute('href'), `/league/${l.id}/match/1/1`);
-  const sheet = await ev.page.request.get(`${server.base}/api/v1/leagues/${l.id}/rounds/1/tables/1/sheet?format=html&lang=en`);
-  assert.equal(sheet.status(), 200);
+  // The printouts the page links to answer (score sheet, board tables, Elo list).
+  for (const href of [
+    `/api/v1/leagues/${l.id}/rounds/1/tables/1/sheet?format=html&lang=en`,
+    await ev.page.getByTestId('boards-html').getAttribute('href'),
+    await ev.page.getByTestId('elo-html').getAttribute('href'),
+    await ev.page.getByTestId('standings-html').getAttribute('href'),
+  ]) {
+    const res = await ev.page.request.get(server.base + href);
+    assert.equal(res.status(), 200, href);
+    assert.match(res.headers()['content-type'], /text\/html/);
+  }
   for (const c of [m, lobby, p, p2, ev]) await c.ctx.close();
 });
 
