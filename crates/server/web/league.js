@@ -90,7 +90,8 @@ export const DEMO_LEAGUE = 'chuhe demo league';
  * league's seasons first, newest first within each.
  */
 export function lobbyOrder(leagues) {
-  const demo = (l) => (String(l.name || '').startsWith(DEMO_LEAGUE) ? 0 : 1);
+  // The league list marks a demo season (`demo: true`); its name says so too.
+  const demo = (l) => (l.demo || String(l.name || '').startsWith(DEMO_LEAGUE) ? 0 : 1);
   return (leagues || []).filter((l) => l.published)
     .sort((a, b) => demo(a) - demo(b) || Number(b.id) - Number(a.id));
 }
