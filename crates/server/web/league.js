@@ -9,6 +9,8 @@ export const leagueApi = {
   standings: (id, format = 'json', lang = 'zh') => `/api/v1/leagues/${encodeURIComponent(id)}/standings?format=${format}&lang=${lang}`,
   sheet: (id, round, table, format = 'html', lang = 'zh') => `/api/v1/leagues/${encodeURIComponent(id)}/rounds/${round}/tables/${table}/sheet?format=${format}&lang=${lang}`,
   lineups: (id) => `/api/v1/leagues/${encodeURIComponent(id)}/lineups`,
+  boards: (id, format = 'html', lang = 'zh') => `/api/v1/leagues/${encodeURIComponent(id)}/boards?format=${format}&lang=${lang}`,
+  elo: (id, format = 'html', lang = 'zh') => `/api/v1/leagues/${encodeURIComponent(id)}/elo?format=${format}&lang=${lang}`,
 };
 
 /**
@@ -88,9 +90,22 @@ export const DEMO_LEAGUE = 'chuhe demo league';
  * league's seasons first, newest first within each.
  */
 export function lobbyOrder(leagues) {
-  const demo = (l) => (String(l.name || '').startsWith(DEMO_LEAGUE) ? 0 : 1);
+  // The league list marks a demo season (`demo: true`); its name says so too.
+  const demo = (l) => (l.demo || String(l.name || '').startsWith(DEMO_LEAGUE) ? 0 : 1);
   return (leagues || []).filter((l) => l.published)
     .sort((a, b) => demo(a) - demo(b) || Number(b.id) - Number(a.id));
+}
+
+/**
+ * The principal id of the player on `board` for `side` (0: the first team, 1: the second) of a
+ * revealed match, from the overview's rosters; null when not known.
+ */
+export function boardPlayerId(overview, table, side, board) {
+  const lineup = table?.lineups?.[side];
+  const name = lineup?.revealed ? lineup.players?.[board - 1] : null;
+  const team = side === 0 ? table.first?.team : table.second?.team;
+  const p = name && (overview?.teams?.[team]?.players || []).find((x) => x.name === name);
+  return p ? String(p.id) : null;
 }
 
 /** The team a principal captains in an overview (its index), or -1. */

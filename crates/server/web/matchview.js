@@ -7,9 +7,9 @@
 
 import { h, fill } from './dom.js';
 import { t, lang, resultText, errorText } from './i18n.js';
-import { http } from './api.js';
+import { http, session } from './api.js';
 import { GameView } from './gameview.js';
-import { leagueApi, leagueUrl, currentGame, matchState, pointsText, printLang, soon } from './league.js';
+import { leagueApi, leagueUrl, currentGame, matchState, pointsText, printLang, soon, boardPlayerId } from './league.js';
 
 const OUTCOME_RESULT = { first: 'first', second: 'second', draw: 'RESULT_DRAW', both_lose: 'RESULT_BOTH_LOSE' };
 
@@ -181,7 +181,7 @@ export class MatchView {
       const body = entry.view
         ? h('a.boardlink', { href: `/game/${g.gameId}`, 'data-testid': `board-link-${b.board}`, 'aria-label': t('match.openBoard', { n: b.board }) }, entry.view.el)
         : h('div.noboard', {}, b.setByArbiter ? t('match.setByArbiter') : t('match.noGame', { start: new Date(table.startsAt).toLocaleString(lang()) }));
-      cards.push(h('article.boardcard', { 'data-board': String(b.board), 'data-testid': `board-${b.board}`, 'data-game': g?.gameId || '' }, head, body));
+      cards.push(h('article.boardcard', { 'data-board': String(b.board), 'data-testid': `board-${b.board}`, 'data-game': g?.gameId || '' }, head, this.choiceBox(table, b), body));
     }
     for (const [n, e] of this.views) {
       if (!seen.has(n)) {
@@ -190,6 +190,26 @@ export class MatchView {
       }
     }
     fill(this.grid, cards);
+  }
+
+  /** The armageddon colour buttons, for the signed-in chooser of a board while it may choose. */
+  choiceBox(table, b) {
+    const c = b.choice;
+    if (!c || c.chooserColour || b.points) return null;
+    // Who is looking: the connection's principal, or the session's before the welcome.
+    const me = this.conn.principalId || session()?.id;
+    if (!me || boardPlayerId(this.overview, table, c.chooser === 'first' ? 0 : 1, b.board) !== String(me)) return null;
+    const msg = h('span.msg', { role: 'alert' });
+    const choose = (colour) => {
+      msg.textContent = '';
+      this.conn.request({ leagueChooseColour: { leagueId: this.leagueId, round: table.round, table: table.table, board: b.board, colour } })
+        .then(() => this.load(), (e) => { msg.textContent = errorText(e); });
+    };
+    return h('div.choice', { 'data-testid': `choice-${b.board}` },
+      h('span', {}, t('match.youChoose', { at: new Date(c.deadline).toLocaleTimeString(lang()) })), ' ',
+      h('button', { type: 'button', 'data-testid': `choose-red-${b.board}`, onclick: () => choose('SIDE_RED') }, t('side.red')),
+      h('button', { type: 'button', 'data-testid': `choose-black-${b.board}`, onclick: () => choose('SIDE_BLACK') }, t('side.black')),
+      msg);
   }
 
   destroy() {

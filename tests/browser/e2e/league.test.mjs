@@ -48,6 +48,15 @@ test('a captain submits a lineup, sees the refusal reason in words, then a valid
   assert.match(await ok.innerText(), /Board 2: 红三/);
   await page.locator('[data-testid=lineup-status][data-state=sealed]').waitFor();
 
+  // Someone who captains no team is told so; the organizer picks a team first.
+  const player = await openAs(browser, server, tokenOf(l.tokens, 'player', 0, '红一').token, `/league/${l.id}/lineup`);
+  await player.page.getByTestId('not-captain').waitFor();
+  const org = await openAs(browser, server, server.orgToken, `/league/${l.id}/lineup`);
+  await org.page.locator('[data-testid=pick-team] a').filter({ hasText: '黑队' }).click();
+  await org.page.locator('[data-testid=roster] li[data-name="黑一"]').waitFor();
+  await org.ctx.close();
+  await player.ctx.close();
+
   // A spectator's match page shows the lineup sealed, without telling whether it was submitted;
   // the captain's own page says it is in.
   const spec = await openAs(browser, server, null, `/league/${l.id}/match/1/1`);
@@ -152,12 +161,21 @@ test('the match page follows the boards live and the score when a board ends, ac
   assert.notEqual(await ev.page.getByTestId('decided-2').innerText(), '—', 'rank 2 says which criterion decided it');
   assert.equal(await ev.page.locator('[data-testid=crosstable] td a').count(), 2);
   assert.equal(await ev.page.getByTestId('match-link-1-1').getAttribute('href'), `/league/${l.id}/match/1/1`);
-  const sheet = await ev.page.request.get(`${server.base}/api/v1/leagues/${l.id}/rounds/1/tables/1/sheet?format=html&lang=en`);
-  assert.equal(sheet.status(), 200);
+  // The printouts the page links to answer (score sheet, board tables, Elo list).
+  for (const href of [
+    `/api/v1/leagues/${l.id}/rounds/1/tables/1/sheet?format=html&lang=en`,
+    await ev.page.getByTestId('boards-html').getAttribute('href'),
+    await ev.page.getByTestId('elo-html').getAttribute('href'),
+    await ev.page.getByTestId('standings-html').getAttribute('href'),
+  ]) {
+    const res = await ev.page.request.get(server.base + href);
+    assert.equal(res.status(), 200, href);
+    assert.match(res.headers()['content-type'], /text\/html/);
+  }
   for (const c of [m, lobby, p, p2, ev]) await c.ctx.close();
 });
 
-test('a drawn slow game goes on to the fast game on the same board: the match page follows', async () => {
+test('a board\'s chain on the match page: slow drawn, fast drawn, the chooser picks the armageddon colour from its buttons', async () => {
   const l = await league(server, {
     name: '象甲 chain',
     boards: 1,
@@ -171,17 +189,40 @@ test('a drawn slow game goes on to the fast game on the same board: the match pa
   }
   await startRound(server, l.id);
   await m.page.locator('[data-testid=board-1][data-game]:not([data-game=""])').waitFor();
-  const slow = (await server.api('GET', `/api/v1/leagues/${l.id}/rounds/1/tables/1`)).boards[0].games[0];
   const byId = new Map(l.tokens.map((x) => [x.principalId, x]));
-  const r = await openAs(browser, server, byId.get(slow.redId).token, `/game/${slow.gameId}`);
-  const b = await openAs(browser, server, byId.get(slow.blackId).token, `/game/${slow.gameId}`);
-  await r.page.locator('[data-testid=clock-red].running').waitFor();
-  await b.page.locator('[data-testid=conn-state][data-state=open]').waitFor();
-  await r.page.evaluate((id) => globalThis.chuhe.conn.move(id, 1, 'h2e2', { offerDraw: true }), slow.gameId);
-  await b.page.getByTestId('accept-draw').click();
+  // The board's game of `stage`, drawn by its players from their game pages: Red moves with a
+  // draw offer, Black accepts.
+  const pages = [];
+  const drawStage = async (stage) => {
+    const g = (await server.api('GET', `/api/v1/leagues/${l.id}/rounds/1/tables/1`)).boards[0].games[stage];
+    const r = await openAs(browser, server, byId.get(g.redId).token, `/game/${g.gameId}`);
+    const b = await openAs(browser, server, byId.get(g.blackId).token, `/game/${g.gameId}`);
+    pages.push(r, b);
+    await r.page.locator('[data-testid=clock-red].running').waitFor();
+    await b.page.locator('[data-testid=conn-state][data-state=open]').waitFor();
+    await r.page.evaluate((id) => globalThis.chuhe.conn.move(id, 1, 'h2e2', { offerDraw: true }), g.gameId);
+    await b.page.getByTestId('accept-draw').click();
+    return g;
+  };
+  const slow = await drawStage(0);
   // The board's next game replaces the drawn one on the match page; the draw stays written.
   await m.page.locator(`[data-testid=board-1][data-game]:not([data-game=""]):not([data-game="${slow.gameId}"])`).waitFor();
   assert.match(await m.page.getByTestId('board-history-1').innerText(), /: Draw$/);
   assert.equal(await m.page.getByTestId('game-points').innerText(), '0 : 0', 'a board still being decided scores nothing yet');
-  for (const x of [m, r, b]) await x.ctx.close();
+
+  // The fast game is drawn too: the armageddon's colour is the chooser's. The chooser sees the
+  // buttons on the match page (a spectator does not) and picks Red.
+  const fast = await drawStage(1);
+  await m.page.getByTestId('board-history-1').filter({ hasText: /chooses its colour/ }).waitFor();
+  assert.equal(await m.page.getByTestId('choice-1').count(), 0, 'only the chooser gets the buttons');
+  const t2 = await server.api('GET', `/api/v1/leagues/${l.id}/rounds/1/tables/1`);
+  const side = t2.boards[0].choice.chooser === 'first' ? 0 : 1;
+  const chooser = tokenOf(l.tokens, 'player', side === 0 ? t2.first.team : t2.second.team, t2.lineups[side].players[0]);
+  const c = await openAs(browser, server, chooser.token, `/league/${l.id}/match/1/1`);
+  await c.page.getByTestId('choose-red-1').click();
+  await m.page.locator(`[data-testid=board-1][data-game]:not([data-game=""]):not([data-game="${slow.gameId}"]):not([data-game="${fast.gameId}"])`).waitFor();
+  const arm = (await server.api('GET', `/api/v1/leagues/${l.id}/rounds/1/tables/1`)).boards[0].games[2];
+  assert.equal(arm.redId, chooser.principalId, 'the chooser plays Red');
+  await c.page.getByTestId('choice-1').waitFor({ state: 'detached' });
+  for (const x of [m, c, ...pages]) await x.ctx.close();
 });

@@ -119,6 +119,8 @@ test('the lobby looks at the demo league first, newest first, and features live,
     { id: '5', name: '象乙', published: true },
   ];
   assert.deepEqual(lobbyOrder(ls).map((l) => l.id), ['3', '1', '5', '2']);
+  assert.deepEqual(lobbyOrder([...ls, { id: '6', name: 'renamed demo', published: true, demo: true }]).map((l) => l.id),
+    ['6', '3', '1', '5', '2'], 'the list\'s demo mark counts');
   const done = table(1, 0, 1, { finished: true, revealed: true });
   const next = table(2, 2, 3);
   const live = table(1, 1, 2, { revealed: true, games: [{ gameId: '9', result: null }] });

@@ -1,6 +1,7 @@
 // `/league/{id}`: an event — the standings with the criterion that decided each rank, the
 // crosstable, and the fixtures round by round with results, each a link to its match page and
-// score sheet (the API's printable HTML and CSV). It reads the league again whenever the
+// score sheet (the API's printable HTML and CSV); the printouts of the standings, the players'
+// board tables (台次成绩) and the Elo list. It reads the league again whenever the
 // league's public stream reports something (a result, a round paired), so it stays live.
 
 import { h, fill } from '../dom.js';
@@ -135,6 +136,8 @@ export function mount(root, { id }, { conn }) {
       h('div.row.links', {},
         h('a', { href: leagueApi.standings(id, 'html', pl), target: '_blank', rel: 'noopener', 'data-testid': 'standings-html' }, t('event.printStandings')),
         h('a', { href: leagueApi.standings(id, 'csv', pl) }, t('event.csvStandings')),
+        h('a', { href: leagueApi.boards(id, 'html', pl), target: '_blank', rel: 'noopener', 'data-testid': 'boards-html' }, t('event.boardTables')),
+        h('a', { href: leagueApi.elo(id, 'html', pl), target: '_blank', rel: 'noopener', 'data-testid': 'elo-html' }, t('event.elo')),
         team >= 0 ? h('a', { href: leagueUrl.lineup(id), 'data-testid': 'lineup-link' }, t('event.myLineup', { team: o.teams[team].name })) : null));
     const body = st?.error
       ? h('p', {}, st.error.code === 'no_standings' ? t('event.knockout') : errorText(st.error))

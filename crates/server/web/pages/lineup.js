@@ -3,7 +3,8 @@
 // dragging or by the up/down buttons (keyboard: the buttons, or Alt+↑/↓ on a player); submitted
 // before the deadline, which counts down on screen; sealed until the deadline reveals both
 // teams' lineups. A refusal lists every reason in words (the `chuhe-league` refusal codes); an
-// accepted lineup is confirmed with the time it was sealed.
+// accepted lineup is confirmed with the time it was sealed. The organizer picks the team
+// (`?team=N`) and submits for it.
 
 import { h, fill } from '../dom.js';
 import { t, lang, errorText } from '../i18n.js';
@@ -168,6 +169,17 @@ export function mount(root, params, { conn }) {
     overview = await http(leagueApi.overview(id));
     if (gone) return;
     team = captainTeam(overview, me.id);
+    // The organizer may submit for any team (`?team=N`, 0-based as in the event file).
+    const asked = new URLSearchParams(location.search).get('team');
+    if (team < 0 && me.role === 'ROLE_ORGANIZER') {
+      if (asked !== null && overview.teams[Number(asked)]) {
+        team = Number(asked);
+      } else {
+        fill(info, h('p', {}, t('lineup.pickTeam')), h('ul', { 'data-testid': 'pick-team' },
+          overview.teams.map((tm, i) => h('li', {}, h('a', { href: `${location.pathname}?team=${i}` }, tm.name)))));
+        return false;
+      }
+    }
     if (team < 0) {
       fill(info, h('p', { 'data-testid': 'not-captain' }, t('lineup.notCaptain')), h('a', { href: leagueUrl.event(id) }, t('match.event')));
       return false;
