@@ -436,6 +436,26 @@ fn with<T: serde::Serialize>(mut body: Value, key: &str, value: Option<T>) -> Va
 }
 
 /// What to send: method, path, body.
+/// `GET …/boards` or `…/elo` (the players' printouts) with their query.
+fn players_read(
+    route: &str,
+    league: &str,
+    min_games: u32,
+    format: Format,
+    lang: Lang,
+) -> Result<(&'static str, String, Option<Value>)> {
+    Ok((
+        "GET",
+        format!(
+            "{}/{route}?min_games={min_games}&format={}&lang={}",
+            id_path(league)?,
+            value_name(format),
+            value_name(lang)
+        ),
+        None,
+    ))
+}
+
 fn request_of(c: EventCommand) -> Result<(&'static str, String, Option<Value>)> {
     Ok(match c {
         EventCommand::Check(_) | EventCommand::Create(_) => {
@@ -505,31 +525,13 @@ fn request_of(c: EventCommand) -> Result<(&'static str, String, Option<Value>)> 
             min_games,
             format,
             lang,
-        } => (
-            "GET",
-            format!(
-                "{}/boards?min_games={min_games}&format={}&lang={}",
-                id_path(&league)?,
-                value_name(format),
-                value_name(lang)
-            ),
-            None,
-        ),
+        } => players_read("boards", &league, min_games, format, lang)?,
         EventCommand::Elo {
             league,
             min_games,
             format,
             lang,
-        } => (
-            "GET",
-            format!(
-                "{}/elo?min_games={min_games}&format={}&lang={}",
-                id_path(&league)?,
-                value_name(format),
-                value_name(lang)
-            ),
-            None,
-        ),
+        } => players_read("elo", &league, min_games, format, lang)?,
         EventCommand::Match {
             league,
             round,

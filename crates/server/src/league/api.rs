@@ -615,7 +615,12 @@ struct FormatQuery {
 }
 
 fn lang_of(q: &FormatQuery) -> Lang {
-    match q.lang.as_deref() {
+    lang_named(q.lang.as_deref())
+}
+
+/// `?lang=en` is English; anything else Chinese (the printouts' own language).
+fn lang_named(lang: Option<&str>) -> Lang {
+    match lang {
         Some("en") => Lang::En,
         _ => Lang::Zh,
     }
@@ -1066,10 +1071,7 @@ fn printout(
     tables: &[chuhe_league::report::Table],
 ) -> Response {
     use chuhe_league::report::{csv_document, html_document, text_document};
-    let lang = match q.lang.as_deref() {
-        Some("en") => Lang::En,
-        _ => Lang::Zh,
-    };
+    let lang = lang_named(q.lang.as_deref());
     let heading = vec![title.to_string()];
     match q.format.as_deref().unwrap_or("json") {
         "json" => ok(json_body),
@@ -1122,10 +1124,7 @@ async fn boards(
         })
         .collect();
     let per_board = board_tables(&entries, min);
-    let lang = match q.lang.as_deref() {
-        Some("en") => Lang::En,
-        _ => Lang::Zh,
-    };
+    let lang = lang_named(q.lang.as_deref());
     let tables: Vec<_> = per_board
         .iter()
         .map(|(board, rows)| chuhe_league::report::board_table(*board, rows, min, lang))
@@ -1209,10 +1208,7 @@ async fn elo(
             );
         }
     };
-    let lang = match q.lang.as_deref() {
-        Some("en") => Lang::En,
-        _ => Lang::Zh,
-    };
+    let lang = lang_named(q.lang.as_deref());
     let table = rating_table(&rows, &names, &teams, lang);
     let mut order: Vec<&chuhe_league::elo::RatingRow> = rows.iter().collect();
     order.sort_by(|a, b| {
