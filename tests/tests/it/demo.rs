@@ -270,3 +270,54 @@ async fn a_demo_round_due_while_the_server_was_stopped_is_moved_not_started_at_o
     db.drop_db().await;
     Ok(())
 }
+
+/// The demo league's chain runs to its armageddon: a drawn slow and fast game on a board, the
+/// chooser's bot picks a colour itself (not the default at the deadline), and the armageddon is
+/// set up. Random play draws most slow games (dead position, move limit); with bots that move
+/// in 5–15 ms the first armageddon choice came after ~13 s here. Bounded at 180 s.
+#[tokio::test]
+async fn the_demo_leagues_bot_chooses_the_armageddon_colour() -> Result<()> {
+    let db = TestDb::new("sqlite").await?;
+    let quick = Pace {
+        think_ms: (5, 15),
+        break_ms: 200,
+        ..pace()
+    };
+    let (server, _, started, _) = start_with(&db, quick).await?;
+    let mut fan = Client::connect(server.addr, None, Encoding::Proto).await?;
+    let r = fan
+        .send(client_message::Kind::LeagueSubscribe(w::LeagueSubscribe {
+            league_id: started.league.to_string(),
+            last_seq: 0,
+        }))
+        .await?;
+    fan.reply(r).await?;
+    let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(180);
+    let mut chosen: Option<serde_json::Value> = None;
+    loop {
+        anyhow::ensure!(
+            tokio::time::Instant::now() < deadline,
+            "no armageddon within 180 s (chosen: {chosen:?})"
+        );
+        let Some(server_message::Kind::League(u)) = fan.recv().await?.kind else {
+            continue;
+        };
+        let v: serde_json::Value = serde_json::from_str(&u.json)?;
+        match u.kind.as_str() {
+            "colour_chosen" if chosen.is_none() => {
+                assert_eq!(v["by_default"], false, "the bot chose: {v}");
+                chosen = Some(v);
+            }
+            "game_created" if v["stage"] == 2 => {
+                let c = chosen.as_ref().context("an armageddon before any choice")?;
+                if v["at"] == c["at"] {
+                    break;
+                }
+            }
+            _ => {}
+        }
+    }
+    server.stop().await?;
+    db.drop_db().await;
+    Ok(())
+}
