@@ -27,7 +27,9 @@ ulimit -n 20000
 TOKEN=$("$B/chuhe" admin --database-url "$URL" issue-token --player 1 | sed -E 's/.*"token":"([^"]+)".*/\1/')
 PORT=${CHUHE_BENCH_PORT:-8080}
 # --write-queue: the league's stream subscriber gets every board's game_created entry of the round
-# in one burst (500 frames), more than the default 256-frame queue holds (it is closed with 4008).
+# in one burst (one frame per board). A connection's queue holds its write queue plus a league's
+# 512-entry replay ring, so 500 boards fit by default now; the larger queue keeps the figures
+# comparable with the recorded runs and lets rounds of more boards be measured.
 taskset -c 0 "$B/chuhe" serve --database-url "$URL" --listen 127.0.0.1:$PORT --log warn \
   --write-queue ${CHUHE_BENCH_WRITE_QUEUE:-4096} \
   >"$D/serve.log" 2>&1 &

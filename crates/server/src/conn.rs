@@ -225,10 +225,14 @@ async fn run(env: Env, mut socket: WebSocket, enc: Encoding, who: Principal, con
     let gauge = role_gauge(&env, &who);
     gauge.fetch_add(1, Ordering::Relaxed);
     debug!("connected");
-    // Room for a whole resume (the replay of up to `replay_events` events and its reply)
-    // besides the frames the queue may hold anyway: a client resuming exactly at the replay
-    // limit gets its events, not a 4008 it would loop on.
-    let capacity = env.config.write_queue + env.config.replay_events + 1;
+    // Room for a whole resume (the replay of up to `replay_events` events and its reply, or a
+    // league stream's whole replay ring) besides the frames the queue may hold anyway: a client
+    // resuming exactly at the replay limit gets its events, not a 4008 it would loop on. The
+    // league ring's size also holds a round's burst of `game_created` entries (one per board)
+    // for rounds of up to that many boards. The queue grows only as frames come: the bound
+    // costs an idle connection nothing.
+    let resume = env.config.replay_events.max(crate::league::runner::REPLAY);
+    let capacity = env.config.write_queue + resume + 1;
     let (out, mut rx, kick) = Outbox::new(conn_id, enc, capacity);
     let who = Arc::new(who);
     out.send_msg(ServerMessage {

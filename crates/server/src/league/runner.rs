@@ -26,8 +26,9 @@ use crate::persist::{
     Account, CompetitionEvent, NewCompetition, NewCompetitionEvent, NewGame, PersistError, Role,
 };
 
-/// Public entries kept for resuming a subscription by seq.
-const REPLAY: usize = 512;
+/// Public entries kept for resuming a subscription by seq (a connection's write queue has
+/// room for all of them besides its usual frames).
+pub(crate) const REPLAY: usize = 512;
 /// A failed store operation is retried after this.
 const RETRY: Duration = Duration::from_secs(1);
 
