@@ -21,6 +21,8 @@ pub(crate) enum ShardCmd {
     Record {
         game: i64,
         public: bool,
+        /// The reader is an arbiter with this account id (see [`GameHandle::record_for`]).
+        arbiter: Option<i64>,
         reply: oneshot::Sender<RecordView>,
     },
     /// A game whose first event is committed: the shard runs it from now on.
@@ -60,11 +62,18 @@ impl GameHandle {
     }
 
     pub async fn record(&self, public: bool) -> Option<RecordView> {
+        self.record_for(public, None).await
+    }
+
+    /// The record as `arbiter` (an arbiter's account id) may see it: live when it rules on the
+    /// game, public (delayed) when the game is a league's whose event it is not an arbiter of.
+    pub async fn record_for(&self, public: bool, arbiter: Option<i64>) -> Option<RecordView> {
         let (tx, rx) = oneshot::channel();
         self.tx
             .send(ShardCmd::Record {
                 game: self.id,
                 public,
+                arbiter,
                 reply: tx,
             })
             .await

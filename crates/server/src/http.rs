@@ -218,13 +218,19 @@ async fn record_view(
         api_error(status, e.code(), &e.to_string())
     })?;
     let public = !who.sees_live();
-    h.record(public).await.map(|r| r.view).ok_or_else(|| {
-        api_error(
-            StatusCode::SERVICE_UNAVAILABLE,
-            "busy",
-            "the game is unloading; retry",
-        )
-    })
+    let arbiter = who
+        .id()
+        .filter(|_| who.role() == Some(crate::persist::Role::Arbiter));
+    h.record_for(public, arbiter)
+        .await
+        .map(|r| r.view)
+        .ok_or_else(|| {
+            api_error(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "busy",
+                "the game is unloading; retry",
+            )
+        })
 }
 
 async fn game_json(

@@ -578,21 +578,25 @@ impl LiveGame {
     fn actor_of(&self, who: &crate::request::Principal) -> game::Actor {
         let mut actor = who.actor();
         if actor.role == Some(crate::persist::Role::Arbiter)
-            && let Some(board) = &self.core.info.league
+            && !actor.id.is_some_and(|id| self.rules_on(id))
         {
-            let ours = match (board.league_id.parse::<i64>(), actor.id) {
-                (Ok(league), Some(id)) => self
-                    .env
-                    .leagues
-                    .get(league)
-                    .is_some_and(|h| h.snapshot().arbiters.contains(&id)),
-                _ => false,
-            };
-            if !ours {
-                actor.role = None;
-            }
+            actor.role = None;
         }
         actor
+    }
+
+    /// Whether the arbiter with account `id` rules on this game: any game but a league's, and
+    /// a league's when it is one of its event's arbiters.
+    pub(crate) fn rules_on(&self, id: i64) -> bool {
+        let Some(board) = &self.core.info.league else {
+            return true;
+        };
+        board
+            .league_id
+            .parse::<i64>()
+            .ok()
+            .and_then(|league| self.env.leagues.get(league))
+            .is_some_and(|h| h.snapshot().arbiters.contains(&id))
     }
 
     fn subscribe(&mut self, r: &Request, last_seq: u64) {

@@ -261,9 +261,11 @@ impl Shard {
             ShardCmd::Record {
                 game,
                 public,
+                arbiter,
                 reply,
             } => {
                 if let Some(slot) = self.slots.get(&game) {
+                    let public = public || arbiter.is_some_and(|id| !slot.game.rules_on(id));
                     let _ = reply.send(slot.game.record_view(public));
                 }
             }
