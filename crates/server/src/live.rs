@@ -588,15 +588,10 @@ impl LiveGame {
     /// Whether the arbiter with account `id` rules on this game: any game but a league's, and
     /// a league's when it is one of its event's arbiters.
     pub(crate) fn rules_on(&self, id: i64) -> bool {
-        let Some(board) = &self.core.info.league else {
-            return true;
-        };
-        board
-            .league_id
-            .parse::<i64>()
-            .ok()
-            .and_then(|league| self.env.leagues.get(league))
-            .is_some_and(|h| h.snapshot().arbiters.contains(&id))
+        match &self.core.info.league {
+            Some(board) => crate::league::arbiter_of(&self.env, &board.league_id, id),
+            None => true,
+        }
     }
 
     fn subscribe(&mut self, r: &Request, last_seq: u64) {

@@ -219,10 +219,23 @@ async fn events(
             &format!("cannot read the game now: {e}"),
         )
     };
-    match env.persist.game(gid).await {
-        Ok(Some(_)) => {}
+    let stored = match env.persist.game(gid).await {
+        Ok(Some(g)) => g,
         Ok(None) => return not_found(),
         Err(e) => return unavailable(e),
+    };
+    // A league's game: its event's arbiters (and organizers) only.
+    if let (Some(board), Some(crate::persist::Role::Arbiter), Some(me)) = (
+        stored.key.as_deref().and_then(crate::load::league_board),
+        who.role(),
+        who.id(),
+    ) && !crate::league::arbiter_of(&env, &board.league_id, me)
+    {
+        return api_error(
+            StatusCode::FORBIDDEN,
+            "permission_denied",
+            "this game is a league's: only its event's arbiters read its event log",
+        );
     }
     let log = match env.persist.events(gid).await {
         Ok(l) => l,

@@ -1725,6 +1725,12 @@ async fn rights(backend: &str) -> Result<()> {
     }
     let (st, _) = http(addr, "GET", &format!("/api/v1/games/{mine}"), None, None).await?;
     assert_eq!(st, 200);
+    // A game's event log (arbiters'): the event's arbiter reads it, an arbiter of no event not.
+    let log = format!("/api/v1/games/{mine}/events");
+    let (st, _) = http(addr, "GET", &log, Some(l.arbiter.as_str()), None).await?;
+    assert_eq!(st, 200, "the event's arbiter");
+    let (st, body) = http(addr, "GET", &log, Some(cast.arbiter.as_str()), None).await?;
+    assert_eq!(st, 403, "an arbiter of no event: {body}");
 
     // An arbiter's command on a board's game: refused to its players, a captain, a spectator
     // and an arbiter of no event (it was let through to the game before).

@@ -13,3 +13,14 @@ pub mod datetime;
 pub mod runner;
 pub mod spec;
 pub mod ws;
+
+/// Whether the arbiter with account `arbiter` rules on the games of league `league` (its id as
+/// the games carry it): the event's own arbiters do; an arbiter of another event, or of no
+/// event, is a spectator of them (no commands, the delayed view, no event log).
+pub fn arbiter_of(env: &crate::Env, league: &str, arbiter: i64) -> bool {
+    league
+        .parse::<i64>()
+        .ok()
+        .and_then(|id| env.leagues.get(id))
+        .is_some_and(|h| h.snapshot().arbiters.contains(&arbiter))
+}
