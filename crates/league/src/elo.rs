@@ -399,7 +399,18 @@ pub fn rating_list(
         .collect())
 }
 
-/// The rating list as a printable table, best rating after the event first (unrated last):
+/// The rating list's order: best rating after the event first (unrated last), then by name.
+pub fn rating_order<'a>(rows: &'a [RatingRow], names: &[String]) -> Vec<&'a RatingRow> {
+    let mut order: Vec<&RatingRow> = rows.iter().collect();
+    order.sort_by(|a, b| {
+        b.after
+            .cmp(&a.after)
+            .then_with(|| names[a.player].cmp(&names[b.player]))
+    });
+    order
+}
+
+/// The rating list as a printable table, in [`rating_order`]:
 /// 名次, 姓名, 队名, 赛前, K, 局数, 得分, 期望得分, 表现分, 增减, 赛后.
 pub fn rating_table(
     rows: &[RatingRow],
@@ -407,12 +418,7 @@ pub fn rating_table(
     teams: &[String],
     l: crate::text::Lang,
 ) -> crate::report::Table {
-    let mut order: Vec<&RatingRow> = rows.iter().collect();
-    order.sort_by(|a, b| {
-        b.after
-            .cmp(&a.after)
-            .then_with(|| names[a.player].cmp(&names[b.player]))
-    });
+    let order = rating_order(rows, names);
     let fmt2 = |x: f64| format!("{x:.2}");
     let header = [
         l.pick("名次", "Rank"),

@@ -112,10 +112,9 @@ async fn abrupt_database_stops_lose_no_move_and_leave_no_game_behind() -> Result
     // forever for acknowledgements after every game had ended).
     let acked = Arc::new((AtomicU32::new(0), tokio::sync::Notify::new()));
     let progress: Arc<Vec<AtomicU32>> = Arc::new((0..GAMES).map(|_| AtomicU32::new(0)).collect());
-    let outages_done = Arc::new(AtomicU32::new(0));
     let (outage_tx, outage_rx) = tokio::sync::watch::channel(0u32);
     let outages = {
-        let (pg, acked, outages_done) = (pg.clone(), acked.clone(), outages_done.clone());
+        let (pg, acked) = (pg.clone(), acked.clone());
         tokio::spawn(async move {
             let mut done = 0;
             let mut next = AFTER;
@@ -131,7 +130,6 @@ async fn abrupt_database_stops_lose_no_move_and_leave_no_game_behind() -> Result
                 })
                 .await??;
                 done += 1;
-                outages_done.store(done, Ordering::SeqCst);
                 outage_tx.send_replace(done);
                 next = acked.0.load(Ordering::SeqCst) + AFTER;
             }
@@ -195,7 +193,7 @@ async fn abrupt_database_stops_lose_no_move_and_leave_no_game_behind() -> Result
         let stood: Vec<u32> = progress.iter().map(|p| p.load(Ordering::SeqCst)).collect();
         bail!(
             "not done after 300 s; plies acknowledged per game: {stood:?}, outages: {}",
-            outages_done.load(Ordering::SeqCst)
+            *outage_rx.borrow()
         );
     };
     let (results, stopped) = finished?;

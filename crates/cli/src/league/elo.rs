@@ -5,7 +5,7 @@ use super::season::Season;
 use anyhow::{Result, anyhow, bail};
 use chuhe_league::elo::{
     EloOptions, InitialRating, KRule, RatedPlayer, parse_rating_list, rated_games_of_board,
-    rating_list, rating_table, to_rated_game,
+    rating_list, rating_order, rating_table, to_rated_game,
 };
 use chuhe_league::report::{csv_document, html_document, text_document};
 use chuhe_league::text::BOM;
@@ -104,19 +104,12 @@ impl Season {
         let lang = a.lang.lang();
         Ok(match a.format {
             OutFormat::Json => {
-                let mut order: Vec<usize> = (0..rows.len()).collect();
-                order.sort_by(|&x, &y| {
-                    rows[y]
-                        .after
-                        .cmp(&rows[x].after)
-                        .then(names[x].cmp(&names[y]))
-                });
                 let out = EloOut {
                     event: self.event.clone(),
-                    rows: order
-                        .iter()
-                        .map(|&i| {
-                            let r = &rows[i];
+                    rows: rating_order(&rows, &names)
+                        .into_iter()
+                        .map(|r| {
+                            let i = r.player;
                             EloRowOut {
                                 player: names[i].clone(),
                                 team: teams[i].clone(),

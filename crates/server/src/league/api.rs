@@ -1066,12 +1066,12 @@ fn played_boards(l: &League) -> Vec<PlayedBoard> {
 /// order mark, for Excel and WPS) or text.
 fn printout(
     q: &PlayersQuery,
+    lang: Lang,
     title: &str,
     json_body: Value,
     tables: &[chuhe_league::report::Table],
 ) -> Response {
     use chuhe_league::report::{csv_document, html_document, text_document};
-    let lang = lang_named(q.lang.as_deref());
     let heading = vec![title.to_string()];
     match q.format.as_deref().unwrap_or("json") {
         "json" => ok(json_body),
@@ -1147,7 +1147,7 @@ async fn boards(
             })).collect::<Vec<_>>(),
         })).collect::<Vec<_>>(),
     });
-    printout(&q, &l.spec.name, body, &tables)
+    printout(&q, lang, &l.spec.name, body, &tables)
 }
 
 /// `GET /api/v1/leagues/{id}/elo`: the event's rating list (Elo as the seed's method: FIDE's K
@@ -1159,8 +1159,8 @@ async fn elo(
     Query(q): Query<PlayersQuery>,
 ) -> Response {
     use chuhe_league::elo::{
-        EloOptions, InitialRating, RatedPlayer, rated_games_of_board, rating_list, rating_table,
-        to_rated_game,
+        EloOptions, InitialRating, RatedPlayer, rated_games_of_board, rating_list, rating_order,
+        rating_table, to_rated_game,
     };
     let h = match league(&env, &id) {
         Ok(h) => h,
@@ -1210,15 +1210,9 @@ async fn elo(
     };
     let lang = lang_named(q.lang.as_deref());
     let table = rating_table(&rows, &names, &teams, lang);
-    let mut order: Vec<&chuhe_league::elo::RatingRow> = rows.iter().collect();
-    order.sort_by(|a, b| {
-        b.after
-            .cmp(&a.after)
-            .then_with(|| names[a.player].cmp(&names[b.player]))
-    });
     let body = json!({
         "event": l.spec.name,
-        "rows": order.iter().map(|r| json!({
+        "rows": rating_order(&rows, &names).iter().map(|r| json!({
             "player": names[r.player],
             "team": teams[r.player],
             "before": r.before,
@@ -1233,5 +1227,5 @@ async fn elo(
             "after": r.after,
         })).collect::<Vec<_>>(),
     });
-    printout(&q, &l.spec.name, body, std::slice::from_ref(&table))
+    printout(&q, lang, &l.spec.name, body, std::slice::from_ref(&table))
 }

@@ -332,11 +332,7 @@ pub async fn command_stopped(
     if entries.is_empty() {
         return Ok(entries);
     }
-    let rows = entries
-        .iter()
-        .map(stored)
-        .collect::<Result<Vec<_>, _>>()
-        .map_err(|e| RunError::Store(e.to_string()))?;
+    let rows = stored_all(&entries)?;
     env.persist
         .append_competition(league.id, rows)
         .await
@@ -347,6 +343,15 @@ pub async fn command_stopped(
             .map_err(|err| RunError::Store(format!("a committed entry did not fold: {err}")))?;
     }
     Ok(entries)
+}
+
+/// The entries as the store's log rows.
+fn stored_all(entries: &[Entry]) -> Result<Vec<NewCompetitionEvent>, RunError> {
+    entries
+        .iter()
+        .map(stored)
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| RunError::Store(e.to_string()))
 }
 
 fn stored(e: &Entry) -> Result<NewCompetitionEvent, PersistError> {
@@ -493,11 +498,7 @@ impl Runner {
         if entries.is_empty() {
             return Ok(entries);
         }
-        let rows = entries
-            .iter()
-            .map(stored)
-            .collect::<Result<Vec<_>, _>>()
-            .map_err(|e| RunError::Store(e.to_string()))?;
+        let rows = stored_all(&entries)?;
         if let Err(e) = self
             .env
             .persist
