@@ -187,7 +187,11 @@ impl Server {
             async move {
                 let _ = rx.await;
             },
-            Deps { persist, config },
+            Deps {
+                persist,
+                config,
+                cluster: None,
+            },
         ));
         Ok(Server {
             addr,

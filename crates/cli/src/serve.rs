@@ -327,6 +327,7 @@ pub fn run(args: ServeArgs) -> Result<std::process::ExitCode> {
             Deps {
                 persist,
                 config: Config { demo, ..s.config },
+                cluster: None,
             },
         )
         .await?;

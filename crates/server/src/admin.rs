@@ -40,7 +40,9 @@ impl AdminError {
                 ErrorKind::Invalid => "invalid_argument",
                 ErrorKind::NotFound => "not_found",
                 ErrorKind::Conflict => "conflict",
-                ErrorKind::Unavailable | ErrorKind::Internal => "store_unavailable",
+                ErrorKind::Unavailable | ErrorKind::Internal | ErrorKind::Fenced => {
+                    "store_unavailable"
+                }
             },
         }
     }
@@ -57,7 +59,9 @@ impl AdminError {
                 ErrorKind::Invalid => StatusCode::BAD_REQUEST,
                 ErrorKind::NotFound => StatusCode::NOT_FOUND,
                 ErrorKind::Conflict => StatusCode::CONFLICT,
-                ErrorKind::Unavailable | ErrorKind::Internal => StatusCode::SERVICE_UNAVAILABLE,
+                ErrorKind::Unavailable | ErrorKind::Internal | ErrorKind::Fenced => {
+                    StatusCode::SERVICE_UNAVAILABLE
+                }
             },
         }
     }

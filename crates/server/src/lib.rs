@@ -18,6 +18,7 @@ use tracing::{info, warn};
 pub mod admin;
 pub mod auth;
 pub mod board;
+pub mod cluster;
 pub mod conn;
 #[cfg(test)]
 mod decode_props;
@@ -162,12 +163,16 @@ impl Default for Config {
 pub struct Deps {
     pub persist: Arc<dyn Persist>,
     pub config: Config,
+    /// The other nodes (several nodes on one database, `--redis-url`); None: one node.
+    pub cluster: Option<Arc<dyn cluster::Cluster>>,
 }
 
 /// Shared by every task of the server.
 #[derive(Clone)]
 pub struct Env {
     pub persist: Arc<dyn Persist>,
+    /// The other nodes, when this is one of several (`--redis-url`); None: one node.
+    pub cluster: Option<Arc<dyn cluster::Cluster>>,
     pub config: Arc<Config>,
     pub metrics: Arc<metrics::Metrics>,
     pub registry: Arc<registry::Registry>,
@@ -201,6 +206,7 @@ impl Env {
         let (settled_tx, settled) = watch::channel(false);
         let env = Env {
             persist,
+            cluster: None,
             config: Arc::new(config),
             metrics: Arc::new(metrics::Metrics::default()),
             registry: Arc::new(registry::Registry::default()),
@@ -227,7 +233,8 @@ pub async fn serve(
 ) -> std::io::Result<()> {
     let (sd_tx, sd_rx) = watch::channel(false);
     let (done_tx, mut done_rx) = mpsc::channel::<()>(1);
-    let env = Env::start(deps.persist, deps.config, sd_rx, done_tx);
+    let mut env = Env::start(deps.persist, deps.config, sd_rx, done_tx);
+    env.cluster = deps.cluster;
     recover_all(&env).await;
     if let Some(d) = &env.config.demo {
         // Before the leagues' drivers: a demo season whose rounds fell due while the server

@@ -60,7 +60,20 @@ impl PersistError {
 
     /// Not the store's fault: nothing changed and retrying the same cannot help.
     pub fn is_client_error(&self) -> bool {
-        !matches!(self.kind, ErrorKind::Unavailable | ErrorKind::Internal)
+        !matches!(
+            self.kind,
+            ErrorKind::Unavailable | ErrorKind::Internal | ErrorKind::Fenced
+        )
+    }
+
+    /// This node is no longer the owner (a stale fencing token): nothing was stored.
+    pub fn fenced(message: impl Into<String>) -> PersistError {
+        PersistError::of(ErrorKind::Fenced, message)
+    }
+
+    /// Whether the store refused the write because another node owns the game now.
+    pub fn is_fenced(&self) -> bool {
+        self.kind == ErrorKind::Fenced
     }
 }
 
@@ -236,6 +249,25 @@ pub trait Persist: Send + Sync + 'static {
     /// a store without group commit.
     fn commit_stats(&self) -> Option<CommitStats> {
         None
+    }
+    /// Makes `node` the owner of a game in the database (several nodes, issue 23): bumps the
+    /// game's fencing token and returns it. From then on this store's appends to the game carry
+    /// the token, and the database refuses (`PersistError::is_fenced`) every append to it
+    /// carrying an older one — a stale owner's writes fail in the database itself. A store
+    /// without owners (one node) answers 0 and fences nothing.
+    fn claim_game(&self, game: i64, node: &str) -> BoxFut<'_, Result<u64, PersistError>> {
+        let _ = (game, node);
+        Box::pin(async { Ok(0) })
+    }
+    /// As [`Persist::claim_game`], for a competition (a league's runner) and its log.
+    fn claim_competition(&self, id: i64, node: &str) -> BoxFut<'_, Result<u64, PersistError>> {
+        let _ = (id, node);
+        Box::pin(async { Ok(0) })
+    }
+    /// Forgets this store's token of a game or competition this node gave up (its appends
+    /// carry none afterwards; the next owner claims anew).
+    fn unclaim(&self, game: Option<i64>, competition: Option<i64>) {
+        let _ = (game, competition);
     }
     /// A readiness probe: Ok when the store answers a trivial query and its writers run
     /// (`/readyz`). Bounded by the store's own ping timeout.

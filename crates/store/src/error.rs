@@ -77,6 +77,11 @@ pub enum StoreError {
     /// The database did not answer in time: `0` says what waited ([`Store::ping`](crate::Store::ping)).
     #[error("the database did not answer in time: {0}")]
     Timeout(String),
+    /// The append carried a fencing token older than the one the database holds for its game
+    /// or competition: another node has claimed it since (`Store::claim_*`). Nothing of that
+    /// append was stored; the writer is no longer the owner.
+    #[error("{what}: fencing token {token} is stale; another node owns it now")]
+    Fenced { what: String, token: u64 },
     #[error("migration failed: {0}")]
     Migrate(#[from] sqlx::migrate::MigrateError),
     #[error("database error: {0}")]
@@ -90,7 +95,10 @@ impl StoreError {
     /// Whether the error is the caller's mistake (bad input or state), as opposed to a failure
     /// of the database or the store itself.
     pub fn is_client_error(&self) -> bool {
-        !matches!(self.kind(), ErrorKind::Unavailable | ErrorKind::Internal)
+        !matches!(
+            self.kind(),
+            ErrorKind::Unavailable | ErrorKind::Internal | ErrorKind::Fenced
+        )
     }
 }
 
@@ -113,6 +121,10 @@ pub enum ErrorKind {
     Unavailable,
     /// The stored data or the schema is broken, or the store was configured wrong (500).
     Internal,
+    /// The writer is no longer the owner of the game or competition (a stale fencing token,
+    /// [`StoreError::Fenced`]): nothing was stored; the new owner carries on (409 to no one:
+    /// the server re-routes).
+    Fenced,
 }
 
 impl StoreError {
@@ -140,6 +152,7 @@ impl StoreError {
             | StoreError::CommitUnknown(_)
             | StoreError::Timeout(_)
             | StoreError::Closed => ErrorKind::Unavailable,
+            StoreError::Fenced { .. } => ErrorKind::Fenced,
             StoreError::Corrupt(_) | StoreError::Migrate(_) | StoreError::UnsupportedUrl(_) => {
                 ErrorKind::Internal
             }

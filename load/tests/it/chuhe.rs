@@ -49,7 +49,11 @@ async fn start_server() -> Result<Server, Box<dyn std::error::Error>> {
         async move {
             let _ = stopped.await;
         },
-        Deps { persist, config },
+        Deps {
+            persist,
+            config,
+            cluster: None,
+        },
     ));
     Ok(Server {
         _dir: dir,

@@ -39,6 +39,7 @@ async fn run(url: String) -> anyhow::Result<()> {
         Deps {
             persist: Arc::new(StoreAdapter::new(Arc::new(store))),
             config: Config::default(),
+            cluster: None,
         },
     )
     .await?;
