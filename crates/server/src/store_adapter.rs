@@ -104,6 +104,7 @@ impl<S: Store> Persist for StoreAdapter<S> {
                     game: GameId(op.game),
                     events: new_events(op.events),
                     finish: op.finish.map(finish_of),
+                    fence: None,
                 })
                 .collect();
             self.store
@@ -146,6 +147,7 @@ impl<S: Store> Persist for StoreAdapter<S> {
                 game: GameId(op.game),
                 events: new_events(op.events),
                 finish: op.finish.map(finish_of),
+                fence: None,
             };
             match self.store.resolve_append(&append).await.map_err(pe)? {
                 chuhe_store::Resolution::Committed { .. } => Ok(true),

@@ -785,6 +785,7 @@ where
                 game,
                 events,
                 finish: None,
+                fence: None,
             })
             .await
     }
@@ -795,6 +796,7 @@ where
                 game,
                 events,
                 finish: Some(finish),
+                fence: None,
             })
             .await
     }
@@ -810,6 +812,7 @@ where
                 game: a.game,
                 events: a.events,
                 finish: a.finish,
+                fence: a.fence,
             })
             .collect();
         self.writers.submit_many(ops).await
@@ -927,6 +930,47 @@ where
         id: CompetitionId,
         events: Vec<NewCompetitionEvent>,
     ) -> Result<u64> {
+        self.append_competition_fenced(id, events, None).await
+    }
+
+    async fn claim_game(&self, game: GameId, node: &str) -> Result<u64> {
+        check_text("node", node, 200)?;
+        // A row lock: waits for an append in flight to the game (the writers lock the row
+        // `FOR UPDATE`; SQLite: the write lock), and every append after it reads the new token.
+        let token: i64 = sqlx::query(
+            "UPDATE games SET fence_token = fence_token + 1, fence_node = $2 WHERE id = $1 \
+             RETURNING fence_token",
+        )
+        .bind(game.0)
+        .bind(node)
+        .fetch_optional(&self.pool)
+        .await?
+        .ok_or(StoreError::GameNotFound(game))?
+        .try_get("fence_token")?;
+        to_u64("fence_token", token)
+    }
+
+    async fn claim_competition(&self, id: CompetitionId, node: &str) -> Result<u64> {
+        check_text("node", node, 200)?;
+        let token: i64 = sqlx::query(
+            "UPDATE competitions SET fence_token = fence_token + 1, fence_node = $2 \
+             WHERE id = $1 RETURNING fence_token",
+        )
+        .bind(id.0)
+        .bind(node)
+        .fetch_optional(&self.pool)
+        .await?
+        .ok_or(StoreError::CompetitionNotFound(id))?
+        .try_get("fence_token")?;
+        to_u64("fence_token", token)
+    }
+
+    async fn append_competition_fenced(
+        &self,
+        id: CompetitionId,
+        events: Vec<NewCompetitionEvent>,
+        fence: Option<u64>,
+    ) -> Result<u64> {
         if events.is_empty() {
             return Err(StoreError::Invalid("append of no entries".into()));
         }
@@ -950,15 +994,29 @@ where
         // commit, so appends to one log (from any node) take turns and each sees the last seq
         // the one before it committed; SQLite takes its write lock here, waiting for other
         // writers under the busy timeout, instead of upgrading a read later (which can fail).
-        let last: i64 = sqlx::query(
-            "UPDATE competitions SET last_seq = last_seq + $2 WHERE id = $1 RETURNING last_seq",
+        // The same lock makes the fencing check race-free: a claim (an update of this row)
+        // waits for this transaction to end, or this update waits for the claim and then
+        // reads the token it set.
+        let row = sqlx::query(
+            "UPDATE competitions SET last_seq = last_seq + $2 WHERE id = $1 \
+             RETURNING last_seq, fence_token",
         )
         .bind(id.0)
         .bind(to_i64("entries", n)?)
         .fetch_optional(&mut *tx)
         .await?
-        .ok_or(StoreError::CompetitionNotFound(id))?
-        .try_get("last_seq")?;
+        .ok_or(StoreError::CompetitionNotFound(id))?;
+        let last: i64 = row.try_get("last_seq")?;
+        let current: i64 = row.try_get("fence_token")?;
+        if let Some(token) = fence
+            && to_i64("fence token", token)? != current
+        {
+            tx.rollback().await?;
+            return Err(StoreError::Fenced {
+                what: format!("competition {id}"),
+                token,
+            });
+        }
         let before = to_u64("last_seq", last)?.checked_sub(n).ok_or_else(|| {
             StoreError::Corrupt(format!("competition {id}: last_seq {last} below {n}"))
         })?;
