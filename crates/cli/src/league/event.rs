@@ -339,15 +339,8 @@ pub fn load(file: &Path, roster: Option<&Path>) -> Result<EventSpec> {
 
 /// The server's checks of an event file: its rules and its round times.
 pub fn check(spec: &EventSpec) -> Result<(), chuhe_server::league::spec::SpecError> {
-    use chuhe_server::league::spec::System;
     let rules = spec.rules()?;
-    let n = spec.teams.len() as u32;
-    let rounds = match rules.system {
-        System::RoundRobin { legs } => (n - 1 + n % 2) * legs,
-        System::Swiss { rounds } => rounds,
-        System::Knockout => n.next_power_of_two().trailing_zeros(),
-    };
-    spec.round_times(&rules, rounds)?;
+    spec.round_times(&rules, rules.planned_rounds())?;
     Ok(())
 }
 

@@ -23,7 +23,8 @@ use super::datetime::{parse_duration, parse_instant};
 pub struct EventSpec {
     /// Display name, e.g. "2026 全国象棋甲级联赛".
     pub name: String,
-    /// `round_robin`, `swiss` or `knockout`.
+    /// `round_robin`, `swiss` or `knockout` — or empty when `stages` gives each stage's.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub system: String,
     /// Round robin: 1 or 2 legs (default 2: 主客场).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -62,12 +63,49 @@ pub struct EventSpec {
     /// 5m; never before the lineups are revealed).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub games_open_before: Option<String>,
+    /// A multi-stage event (e.g. a round robin, then its top teams in a knockout): each
+    /// stage's system and what differs from the settings above (instead of `system`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub stages: Vec<StageSpec>,
     pub teams: Vec<TeamSpec>,
     /// Arbiters' account names (an account with the arbiter role is made for each new name).
     #[serde(default)]
     pub arbiters: Vec<String>,
     /// Round times: give `rounds_at` (one entry per round), or `first_round` and `every`.
     pub schedule: ScheduleSpec,
+}
+
+/// One stage of a multi-stage event: its system, and the settings that differ from the
+/// event's (game scoring, ranking, result chain); from the second on, who enters it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StageSpec {
+    /// Printed with the stage's rounds and standings (default "stage N").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// `round_robin`, `swiss` or `knockout`.
+    pub system: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub legs: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rounds: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub game_scoring: Option<ScoringSpec>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ranking: Option<RankingSpec>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub result_chain: Option<ChainSpec>,
+    /// Who enters (not for the first stage): `"all"` (default: every team still in, seeded
+    /// by the previous stage's standings) or `{"top": K}` (the first K of those standings).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub entrants: Option<EntrantsSpec>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum EntrantsSpec {
+    All(String),
+    Top { top: u32 },
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -255,12 +293,49 @@ pub enum System {
     Knockout,
 }
 
-/// Everything the league core decides with, checked.
+/// Who enters a stage after the first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Entrants {
+    /// Every team still in, seeded by the previous stage's standings.
+    All,
+    /// The first K of the previous stage's standings.
+    Top(u32),
+}
+
+/// One stage's rules: its system and how its matches are played and ranked.
 #[derive(Debug, Clone)]
-pub struct Rules {
+pub struct StageRules {
+    pub name: String,
     pub system: System,
     pub event: EventRules,
     pub criteria: Vec<TeamCriterion>,
+    pub entrants: Entrants,
+    /// How many teams play it (known from the file: withdrawals may make it fewer).
+    pub teams: u32,
+}
+
+impl StageRules {
+    /// The rounds it plays (a knockout's: enough for its bracket).
+    pub fn rounds(&self) -> u32 {
+        let n = self.teams;
+        match self.system {
+            System::RoundRobin { legs } => (n - 1 + n % 2) * legs,
+            System::Swiss { rounds } => rounds,
+            System::Knockout => n.next_power_of_two().trailing_zeros(),
+        }
+    }
+}
+
+/// Everything the league core decides with, checked.
+#[derive(Debug, Clone)]
+pub struct Rules {
+    /// The first stage's system, match rules and ranking (a single-system event's only ones;
+    /// a round's own are [`Rules::stages`]' of its stage).
+    pub system: System,
+    pub event: EventRules,
+    pub criteria: Vec<TeamCriterion>,
+    /// Every stage, first to last (one for a single-system event).
+    pub stages: Vec<StageRules>,
     pub lineup: LineupRules,
     pub missing: MissingLineupPolicy,
     pub lateness_ms: u64,
@@ -272,6 +347,19 @@ pub struct Rules {
     pub open_before_ms: u64,
     pub deadline_before_ms: u64,
     pub rosters: Vec<Roster>,
+}
+
+impl Rules {
+    /// The rounds every stage plays, in all (the schedule needs as many times).
+    pub fn planned_rounds(&self) -> u32 {
+        self.stages.iter().map(StageRules::rounds).sum()
+    }
+
+    /// Stage `stage`'s rules (1-based; the first's when there is no such stage).
+    pub fn stage(&self, stage: u32) -> &StageRules {
+        let i = (stage.max(1) - 1) as usize;
+        self.stages.get(i).unwrap_or(&self.stages[0])
+    }
 }
 
 fn half_points(field: &str, v: f64) -> Result<Points, SpecError> {
@@ -296,6 +384,123 @@ fn duration(field: &str, v: &Option<String>, default_ms: u64) -> Result<u64, Spe
     }
 }
 
+/// One system's rules from its settings (the event's own, or a stage's); `teams`: how many
+/// play it. Fields are named as at the event's top level.
+#[allow(clippy::too_many_arguments)]
+fn system_rules(
+    system: &str,
+    legs: Option<u32>,
+    rounds: Option<u32>,
+    game_scoring: Option<&ScoringSpec>,
+    ranking: Option<&RankingSpec>,
+    result_chain: Option<&ChainSpec>,
+    boards: u32,
+    teams: usize,
+) -> Result<(System, EventRules, Vec<TeamCriterion>), SpecError> {
+    let system = match system {
+        "round_robin" => {
+            if rounds.is_some() {
+                return Err(bad(
+                    "rounds",
+                    "only for a Swiss (a round robin has its own)",
+                ));
+            }
+            let legs = legs.unwrap_or(2);
+            if !(1..=2).contains(&legs) {
+                return Err(bad("legs", "a round robin has 1 or 2 legs"));
+            }
+            System::RoundRobin { legs }
+        }
+        "swiss" => {
+            let rounds =
+                rounds.ok_or_else(|| bad("rounds", "a Swiss needs its number of rounds"))?;
+            if rounds == 0 || rounds as usize >= teams {
+                return Err(bad(
+                    "rounds",
+                    format!("must be 1 to {} for {teams} teams", teams - 1),
+                ));
+            }
+            System::Swiss { rounds }
+        }
+        "knockout" => System::Knockout,
+        other => {
+            return Err(bad(
+                "system",
+                format!("unknown {other:?} (round_robin, swiss, knockout)"),
+            ));
+        }
+    };
+    let game_scoring = match game_scoring {
+        None => GameScoring::TWO_ONE_ZERO,
+        Some(ScoringSpec::Preset(p)) => match p.as_str() {
+            "2-1-0" => GameScoring::TWO_ONE_ZERO,
+            "3-1-0" => GameScoring::THREE_ONE_ZERO,
+            "3-0-asymmetric" => GameScoring::THREE_ZERO_ASYMMETRIC,
+            "1-0.5-0" => GameScoring::ONE_HALF_ZERO,
+            other => {
+                return Err(bad(
+                    "game_scoring",
+                    format!("unknown preset {other:?} (2-1-0, 3-1-0, 3-0-asymmetric, 1-0.5-0)"),
+                ));
+            }
+        },
+        Some(ScoringSpec::Custom {
+            win,
+            loss,
+            draw_red,
+            draw_black,
+        }) => GameScoring {
+            win: half_points("game_scoring.win", *win)?,
+            loss: half_points("game_scoring.loss", *loss)?,
+            draw_red: half_points("game_scoring.draw_red", *draw_red)?,
+            draw_black: half_points("game_scoring.draw_black", *draw_black)?,
+        },
+    };
+    let criteria = match (ranking, system) {
+        (None, System::Swiss { .. }) => chains::SWISS_2011.to_vec(),
+        (None, _) => chains::ROUND_ROBIN_2011.to_vec(),
+        (Some(RankingSpec::Preset(p)), s) => match (p.as_str(), s) {
+            ("2011", System::Swiss { .. }) => chains::SWISS_2011.to_vec(),
+            ("2011-game-points", System::Swiss { .. }) => chains::SWISS_2011_GAME_POINTS.to_vec(),
+            ("1999", System::Swiss { .. }) => chains::SWISS_1999.to_vec(),
+            ("2011", _) => chains::ROUND_ROBIN_2011.to_vec(),
+            ("1999", _) => chains::ROUND_ROBIN_1999.to_vec(),
+            (other, _) => {
+                return Err(bad(
+                    "ranking",
+                    format!(
+                        "unknown preset {other:?} for this system (2011, 1999, 2011-game-points for a Swiss, or a list of criteria)"
+                    ),
+                ));
+            }
+        },
+        (Some(RankingSpec::Criteria(list)), _) => {
+            if list.is_empty() {
+                return Err(bad("ranking", "needs at least one criterion"));
+            }
+            list.iter()
+                .enumerate()
+                .map(|(i, c)| {
+                    TeamCriterion::from_code(c).ok_or_else(|| {
+                        bad(format!("ranking[{i}]"), format!("unknown criterion {c:?}"))
+                    })
+                })
+                .collect::<Result<_, _>>()?
+        }
+    };
+    let chain = chain_of(result_chain)?;
+    Ok((
+        system,
+        EventRules {
+            boards,
+            game_scoring,
+            chain,
+            match_scoring: MatchScoring::default(),
+        },
+        criteria,
+    ))
+}
+
 impl EventSpec {
     /// Checks the file and gives the rules.
     pub fn rules(&self) -> Result<Rules, SpecError> {
@@ -312,101 +517,11 @@ impl EventSpec {
         if teams > 200 {
             return Err(bad("teams", "at most 200 teams"));
         }
-        let system = match self.system.as_str() {
-            "round_robin" => {
-                if self.rounds.is_some() {
-                    return Err(bad(
-                        "rounds",
-                        "only for a Swiss (a round robin has its own)",
-                    ));
-                }
-                let legs = self.legs.unwrap_or(2);
-                if !(1..=2).contains(&legs) {
-                    return Err(bad("legs", "a round robin has 1 or 2 legs"));
-                }
-                System::RoundRobin { legs }
-            }
-            "swiss" => {
-                let rounds = self
-                    .rounds
-                    .ok_or_else(|| bad("rounds", "a Swiss needs its number of rounds"))?;
-                if rounds == 0 || rounds as usize >= teams {
-                    return Err(bad(
-                        "rounds",
-                        format!("must be 1 to {} for {teams} teams", teams - 1),
-                    ));
-                }
-                System::Swiss { rounds }
-            }
-            "knockout" => System::Knockout,
-            other => {
-                return Err(bad(
-                    "system",
-                    format!("unknown {other:?} (round_robin, swiss, knockout)"),
-                ));
-            }
+        let stages = self.stage_rules()?;
+        let (system, event, criteria) = {
+            let s = &stages[0];
+            (s.system, s.event.clone(), s.criteria.clone())
         };
-        let game_scoring = match &self.game_scoring {
-            None => GameScoring::TWO_ONE_ZERO,
-            Some(ScoringSpec::Preset(p)) => match p.as_str() {
-                "2-1-0" => GameScoring::TWO_ONE_ZERO,
-                "3-1-0" => GameScoring::THREE_ONE_ZERO,
-                "3-0-asymmetric" => GameScoring::THREE_ZERO_ASYMMETRIC,
-                "1-0.5-0" => GameScoring::ONE_HALF_ZERO,
-                other => {
-                    return Err(bad(
-                        "game_scoring",
-                        format!("unknown preset {other:?} (2-1-0, 3-1-0, 3-0-asymmetric, 1-0.5-0)"),
-                    ));
-                }
-            },
-            Some(ScoringSpec::Custom {
-                win,
-                loss,
-                draw_red,
-                draw_black,
-            }) => GameScoring {
-                win: half_points("game_scoring.win", *win)?,
-                loss: half_points("game_scoring.loss", *loss)?,
-                draw_red: half_points("game_scoring.draw_red", *draw_red)?,
-                draw_black: half_points("game_scoring.draw_black", *draw_black)?,
-            },
-        };
-        let criteria = match (&self.ranking, system) {
-            (None, System::Swiss { .. }) => chains::SWISS_2011.to_vec(),
-            (None, _) => chains::ROUND_ROBIN_2011.to_vec(),
-            (Some(RankingSpec::Preset(p)), s) => match (p.as_str(), s) {
-                ("2011", System::Swiss { .. }) => chains::SWISS_2011.to_vec(),
-                ("2011-game-points", System::Swiss { .. }) => {
-                    chains::SWISS_2011_GAME_POINTS.to_vec()
-                }
-                ("1999", System::Swiss { .. }) => chains::SWISS_1999.to_vec(),
-                ("2011", _) => chains::ROUND_ROBIN_2011.to_vec(),
-                ("1999", _) => chains::ROUND_ROBIN_1999.to_vec(),
-                (other, _) => {
-                    return Err(bad(
-                        "ranking",
-                        format!(
-                            "unknown preset {other:?} for this system (2011, 1999, 2011-game-points for a Swiss, or a list of criteria)"
-                        ),
-                    ));
-                }
-            },
-            (Some(RankingSpec::Criteria(list)), _) => {
-                if list.is_empty() {
-                    return Err(bad("ranking", "needs at least one criterion"));
-                }
-                list.iter()
-                    .enumerate()
-                    .map(|(i, c)| {
-                        TeamCriterion::from_code(c).ok_or_else(|| {
-                            bad(format!("ranking[{i}]"), format!("unknown criterion {c:?}"))
-                        })
-                    })
-                    .collect::<Result<_, _>>()?
-            }
-        };
-        let chain = self.chain()?;
         let lineup_system = match self.lineup.system.as_deref() {
             None | Some("ordered_substitutes") => LineupSystem::OrderedSubstitutes,
             Some("fixed_order") => LineupSystem::FixedOrder,
@@ -540,13 +655,9 @@ impl EventSpec {
         };
         Ok(Rules {
             system,
-            event: EventRules {
-                boards: self.boards,
-                game_scoring,
-                chain,
-                match_scoring: MatchScoring::default(),
-            },
+            event,
             criteria,
+            stages,
             lineup: LineupRules {
                 system: lineup_system,
                 boards: self.boards,
@@ -573,8 +684,127 @@ impl EventSpec {
         })
     }
 
-    fn chain(&self) -> Result<ResultChain, SpecError> {
-        let Some(c) = &self.result_chain else {
+    /// Every stage's rules: the event's one system, or each of `stages`.
+    fn stage_rules(&self) -> Result<Vec<StageRules>, SpecError> {
+        let teams = self.teams.len();
+        if self.stages.is_empty() {
+            if self.system.is_empty() {
+                return Err(bad("system", "required (or give stages)"));
+            }
+            let (system, event, criteria) = system_rules(
+                &self.system,
+                self.legs,
+                self.rounds,
+                self.game_scoring.as_ref(),
+                self.ranking.as_ref(),
+                self.result_chain.as_ref(),
+                self.boards,
+                teams,
+            )?;
+            return Ok(vec![StageRules {
+                name: String::new(),
+                system,
+                event,
+                criteria,
+                entrants: Entrants::All,
+                teams: teams as u32,
+            }]);
+        }
+        if !self.system.is_empty() {
+            return Err(bad("system", "give system, or stages, not both"));
+        }
+        if self.legs.is_some() || self.rounds.is_some() {
+            return Err(bad(
+                if self.legs.is_some() {
+                    "legs"
+                } else {
+                    "rounds"
+                },
+                "with stages, each stage gives its own",
+            ));
+        }
+        if self.stages.len() > 8 {
+            return Err(bad("stages", "at most 8 stages"));
+        }
+        let mut out: Vec<StageRules> = Vec::with_capacity(self.stages.len());
+        for (i, st) in self.stages.iter().enumerate() {
+            let f = format!("stages[{i}]");
+            let at = |e: SpecError| bad(format!("{f}.{}", e.field), e.why);
+            let entrants = match (&st.entrants, out.last()) {
+                (None, _) => Entrants::All,
+                (Some(_), None) => {
+                    return Err(bad(
+                        format!("{f}.entrants"),
+                        "the first stage is played by every team",
+                    ));
+                }
+                (Some(EntrantsSpec::All(a)), Some(_)) if a == "all" => Entrants::All,
+                (Some(EntrantsSpec::All(a)), Some(_)) => {
+                    return Err(bad(
+                        format!("{f}.entrants"),
+                        format!("unknown {a:?} (\"all\", or {{\"top\": K}})"),
+                    ));
+                }
+                (Some(EntrantsSpec::Top { top }), Some(prev)) => {
+                    if *top < 2 || *top > prev.teams {
+                        return Err(bad(
+                            format!("{f}.entrants.top"),
+                            format!(
+                                "must be 2 to {} (the teams of the stage before)",
+                                prev.teams
+                            ),
+                        ));
+                    }
+                    Entrants::Top(*top)
+                }
+            };
+            if let Some(prev) = out.last() {
+                if prev.system == System::Knockout {
+                    return Err(bad(
+                        format!("{f}"),
+                        "a knockout is the last stage: it has no standings to pass teams on from",
+                    ));
+                }
+            }
+            let n = match (entrants, out.last()) {
+                (Entrants::Top(k), _) => k,
+                (Entrants::All, Some(prev)) => prev.teams,
+                (Entrants::All, None) => teams as u32,
+            };
+            let (system, event, criteria) = system_rules(
+                &st.system,
+                st.legs,
+                st.rounds,
+                st.game_scoring.as_ref().or(self.game_scoring.as_ref()),
+                st.ranking.as_ref().or(self.ranking.as_ref()),
+                st.result_chain.as_ref().or(self.result_chain.as_ref()),
+                self.boards,
+                n as usize,
+            )
+            .map_err(at)?;
+            let name = match &st.name {
+                Some(nm) if nm.trim().is_empty() || nm.chars().count() > 100 => {
+                    return Err(bad(format!("{f}.name"), "must be 1 to 100 characters"));
+                }
+                Some(nm) => nm.clone(),
+                None => format!("stage {}", i + 1),
+            };
+            out.push(StageRules {
+                name,
+                system,
+                event,
+                criteria,
+                entrants,
+                teams: n,
+            });
+        }
+        Ok(out)
+    }
+}
+
+fn chain_of(c: Option<&ChainSpec>) -> Result<ResultChain, SpecError> {
+    {
+        let Some(c) = c else {
             return Ok(ResultChain::single(tc("result_chain", "90m+30s")?));
         };
         let basis = match c.count_basis.as_deref() {
@@ -673,7 +903,9 @@ impl EventSpec {
         chain.count_basis = basis;
         Ok(chain)
     }
+}
 
+impl EventSpec {
     /// Each round's (start, lineup deadline), Unix ms; `rounds` is the number the system
     /// plays (a knockout's is known only as it goes: its later rounds follow `every`).
     pub fn round_times(&self, rules: &Rules, rounds: u32) -> Result<Vec<(u64, u64)>, SpecError> {

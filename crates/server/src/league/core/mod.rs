@@ -17,4 +17,7 @@ pub use event::{
     TeamAccounts, TeamSide,
 };
 pub use state::{FoldError, League};
-pub use view::{GameWant, live_score, match_result, next_due, table_standings, wanted_games};
+pub use view::{
+    GameWant, StageTables, knockout_winner, live_score, match_result, next_due, stage_tables,
+    standings_stage, table_standings, wanted_games,
+};

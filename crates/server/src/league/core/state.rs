@@ -11,7 +11,7 @@ use super::event::{
     BoardKey, BoardSetting, ColourName, Entry, ForfeitBy, LeagueEvent, Outcome, Revealed,
     TeamAccounts, TeamSide,
 };
-use crate::league::spec::{EventSpec, Rules, SpecError};
+use crate::league::spec::{EventSpec, Rules, SpecError, StageRules};
 
 /// A game of a board's chain.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -70,6 +70,8 @@ pub struct Table {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Round {
     pub number: u32,
+    /// The event's stage it belongs to (1-based; always 1 for a single-system event).
+    pub stage: u32,
     pub start_ms: u64,
     pub deadline_ms: u64,
     pub tables: Vec<Table>,
@@ -122,6 +124,8 @@ pub struct League {
     pub planned: Vec<(u64, u64)>,
     pub published: bool,
     pub rounds: Vec<Round>,
+    /// The teams of each stage begun so far, seeded (stage 1: every team, in file order).
+    pub stages: Vec<Vec<usize>>,
     pub withdrawals: Vec<Withdrawn>,
     /// Where each game of the league is played.
     pub games: BTreeMap<i64, (BoardKey, u32)>,
@@ -181,6 +185,7 @@ impl League {
             planned: rounds.clone(),
             published: false,
             rounds: Vec::new(),
+            stages: vec![(0..teams.len()).collect()],
             withdrawals: Vec::new(),
             games: BTreeMap::new(),
             public_seq: 1,
@@ -199,6 +204,21 @@ impl League {
             league.fold(e)?;
         }
         Ok(league)
+    }
+
+    /// The stage being played (the last begun), 1-based.
+    pub fn current_stage(&self) -> u32 {
+        self.stages.len() as u32
+    }
+
+    /// The rules a round's matches are played and ranked by: its stage's.
+    pub fn rules_of(&self, round: u32) -> &StageRules {
+        self.rules.stage(self.round(round).map_or(1, |r| r.stage))
+    }
+
+    /// A stage's rounds, in order.
+    pub fn stage_rounds(&self, stage: u32) -> impl Iterator<Item = &Round> {
+        self.rounds.iter().filter(move |r| r.stage == stage)
     }
 
     pub fn round(&self, r: u32) -> Option<&Round> {
@@ -255,6 +275,18 @@ impl League {
                 });
             }
             LeagueEvent::Published => self.published = true,
+            LeagueEvent::StageStarted { stage, teams } => {
+                if *stage as usize != self.stages.len() + 1
+                    || *stage as usize > self.rules.stages.len()
+                    || teams.iter().any(|t| *t >= self.teams.len())
+                {
+                    return Err(FoldError::Inconsistent {
+                        seq,
+                        why: format!("stage {stage} begun after stage {}", self.stages.len()),
+                    });
+                }
+                self.stages.push(teams.clone());
+            }
             LeagueEvent::RoundPaired {
                 round,
                 tables,
@@ -270,6 +302,7 @@ impl League {
                 }
                 self.rounds.push(Round {
                     number: *round,
+                    stage: self.stages.len() as u32,
                     start_ms: *start_ms,
                     deadline_ms: *deadline_ms,
                     tables: tables
@@ -496,21 +529,22 @@ impl League {
             return None;
         }
         let record = BoardRecord::Played(played);
-        chuhe_league::chain::evaluate_board(
-            &self.rules.event.chain,
-            &self.rules.event.game_scoring,
-            at.board,
-            &record,
-        )
-        .ok()
-        .map(|_| record)
+        let rules = &self.rules_of(at.round).event;
+        chuhe_league::chain::evaluate_board(&rules.chain, &rules.game_scoring, at.board, &record)
+            .ok()
+            .map(|_| record)
     }
 
     /// The first team's colour in a stage's game of a board, when it is known: scheduled
     /// (13.2), swapped from the previous game, or chosen.
     pub fn stage_colour(&self, at: BoardKey, stage: u32) -> Option<ColourName> {
         use chuhe_league::chain::StageColours;
-        let s = self.rules.event.chain.stages().get(stage as usize)?;
+        let s = self
+            .rules_of(at.round)
+            .event
+            .chain
+            .stages()
+            .get(stage as usize)?;
         let b = self.board(at)?;
         match s.colours {
             StageColours::AsScheduled => Some(ColourName::of_league(side_colour(

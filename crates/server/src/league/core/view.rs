@@ -16,7 +16,7 @@ use crate::league::spec::System;
 /// A match's result once every board has one (or it was forfeited).
 pub fn match_result(l: &League, round: u32, table: u32) -> Option<MatchResult> {
     let record = match_record(l, round, table)?;
-    evaluate_match(&l.rules.event, &record).ok()
+    evaluate_match(&l.rules_of(round).event, &record).ok()
 }
 
 /// The live 局分 of a match: the points of the boards decided so far, [first, second].
@@ -35,12 +35,10 @@ pub fn live_score(l: &League, round: u32, table: u32) -> [Points; 2] {
             board: b,
         };
         if let Some(rec) = l.board_record(at) {
-            if let Ok(r) = chuhe_league::chain::evaluate_board(
-                &l.rules.event.chain,
-                &l.rules.event.game_scoring,
-                b,
-                &rec,
-            ) {
+            let rules = &l.rules_of(round).event;
+            if let Ok(r) =
+                chuhe_league::chain::evaluate_board(&rules.chain, &rules.game_scoring, b, &rec)
+            {
                 sum[0] += r.points[0];
                 sum[1] += r.points[1];
             }
@@ -49,23 +47,57 @@ pub fn live_score(l: &League, round: u32, table: u32) -> [Points; 2] {
     sum
 }
 
-/// The standings from every match with a result so far (withdrawals and byes applied as the
-/// rules say). A knockout has a bracket, not standings: None.
-pub fn table_standings(l: &League) -> Option<Result<Standings, String>> {
-    let system = match l.rules.system {
+/// A stage's standings and what its printouts need, in the stage's own numbering: team `i`
+/// is `teams[i]` of the league (its `i`-th seed), round `k` the stage's `k`-th.
+#[derive(Debug, Clone)]
+pub struct StageTables {
+    pub stage: u32,
+    /// The stage's teams (league indices) by local index.
+    pub teams: Vec<usize>,
+    /// The league's round number of each of the stage's rounds, by local number − 1.
+    pub rounds: Vec<u32>,
+    pub standings: Standings,
+    pub matches: Vec<TeamMatch>,
+    /// Swiss byes (local round, local team).
+    pub byes: Vec<(u32, usize)>,
+}
+
+/// The stage whose standings are shown by default: the one being played, or, if it is a
+/// knockout, the last one before it with standings (None: there is none).
+pub fn standings_stage(l: &League) -> Option<u32> {
+    (1..=l.current_stage())
+        .rev()
+        .find(|s| l.rules.stage(*s).system != System::Knockout)
+}
+
+/// A stage's standings from every match with a result so far (withdrawals and byes applied
+/// as the rules say). A knockout has a bracket, not standings: None.
+pub fn stage_tables(l: &League, stage: u32) -> Option<Result<StageTables, String>> {
+    let rules = l.rules.stage(stage);
+    let system = match rules.system {
         System::RoundRobin { legs } => StandingsSystem::RoundRobin { legs },
         System::Swiss { .. } => StandingsSystem::Swiss,
         System::Knockout => return None,
     };
+    let teams = l.stages.get(stage.checked_sub(1)? as usize)?.clone();
+    let local = |team: usize| teams.iter().position(|t| *t == team);
+    let rounds: Vec<&super::state::Round> = l.stage_rounds(stage).collect();
     let mut matches = Vec::new();
     let mut schedule = Vec::new();
     let mut byes = Vec::new();
-    for r in &l.rounds {
+    for (i, r) in rounds.iter().enumerate() {
+        let number = i as u32 + 1;
         for (k, t) in r.tables.iter().enumerate() {
+            let (Some(first), Some(second)) = (local(t.teams[0]), local(t.teams[1])) else {
+                return Some(Err(format!(
+                    "round {} has a team outside stage {stage}",
+                    r.number
+                )));
+            };
             schedule.push(Fixture {
-                round: r.number,
-                first: t.teams[0],
-                second: t.teams[1],
+                round: number,
+                first,
+                second,
             });
             let withdrawn = t
                 .teams
@@ -76,47 +108,79 @@ pub fn table_standings(l: &League) -> Option<Result<Standings, String>> {
             }
             if let Some(result) = match_result(l, r.number, k as u32 + 1) {
                 matches.push(TeamMatch {
-                    round: r.number,
-                    first: t.teams[0],
-                    second: t.teams[1],
+                    round: number,
+                    first,
+                    second,
                     result,
                 });
             }
         }
-        if r.completed || r.number as usize <= l.rounds.len() {
-            for b in &r.byes {
-                byes.push((r.number, *b));
-            }
-        }
+        byes.extend(r.byes.iter().filter_map(|b| local(*b)).map(|b| (number, b)));
     }
+    // A withdrawal's round in the stage's numbering: the stage's rounds played before it left.
     let withdrawals: Vec<Withdrawal> = l
         .withdrawals
         .iter()
-        .map(|w| Withdrawal {
-            team: w.team,
-            after_round: w.after_round,
-            expelled: w.expelled,
+        .filter_map(|w| {
+            Some(Withdrawal {
+                team: local(w.team)?,
+                after_round: rounds.iter().filter(|r| r.number <= w.after_round).count() as u32,
+                expelled: w.expelled,
+            })
         })
         .collect();
     let penalties: Vec<Penalty> = Vec::new();
+    let swiss = matches!(system, StandingsSystem::Swiss);
+    let byes = if swiss { byes } else { Vec::new() };
     Some(
         standings(StandingsInput {
-            team_count: l.teams.len(),
+            team_count: teams.len(),
             system,
-            rules: &l.rules.event,
-            criteria: &l.rules.criteria,
-            matches,
-            byes: if matches!(system, StandingsSystem::Swiss) {
-                byes
-            } else {
-                Vec::new()
-            },
+            rules: &rules.event,
+            criteria: &rules.criteria,
+            matches: matches.clone(),
+            byes: byes.clone(),
             penalties,
             withdrawals,
             schedule: Some(schedule),
         })
+        .map(|standings| StageTables {
+            stage,
+            rounds: rounds.iter().map(|r| r.number).collect(),
+            teams: teams.clone(),
+            standings,
+            matches,
+            byes,
+        })
         .map_err(|e| e.to_string()),
     )
+}
+
+/// The standings shown by default ([`standings_stage`]'s), their teams as the league's
+/// indices. A knockout has a bracket, not standings: None.
+pub fn table_standings(l: &League) -> Option<Result<Standings, String>> {
+    let t = stage_tables(l, standings_stage(l)?)?;
+    Some(t.map(|t| {
+        let mut st = t.standings;
+        for r in &mut st.rows {
+            r.team = t.teams[r.team];
+        }
+        st
+    }))
+}
+
+/// The winner of a knockout stage, once its final has one.
+pub fn knockout_winner(l: &League, stage: u32) -> Option<usize> {
+    if l.rules.stage(stage).system != System::Knockout || !super::decide::stage_complete(l, stage) {
+        return None;
+    }
+    let last = l.stage_rounds(stage).last()?;
+    if let ([t], []) = (last.tables.as_slice(), last.byes.as_slice()) {
+        let m = match_result(l, last.number, 1)?;
+        let side = TeamSide::of_league(m.winner?);
+        return Some(t.teams[side.index()]);
+    }
+    None
 }
 
 /// A chain game the driver must set up.
@@ -186,7 +250,7 @@ pub fn wanted_games(l: &League, now: u64) -> Vec<GameWant> {
                     Some(last) => {
                         let Some(f) = &last.finished else { continue };
                         let next = last.stage + 1;
-                        if next as usize >= l.rules.event.chain.stages().len() {
+                        if next as usize >= l.rules_of(r.number).event.chain.stages().len() {
                             continue;
                         }
                         let mut start = f.at_ms + l.rules.break_ms;
@@ -212,7 +276,7 @@ pub fn wanted_games(l: &League, now: u64) -> Vec<GameWant> {
                     ColourName::Red => (first, second),
                     ColourName::Black => (second, first),
                 };
-                let time_control = l.rules.event.chain.stages()[stage as usize]
+                let time_control = l.rules_of(r.number).event.chain.stages()[stage as usize]
                     .time_control
                     .as_str()
                     .to_string();
