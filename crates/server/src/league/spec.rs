@@ -1060,4 +1060,73 @@ mod tests {
             "schedule.rounds_at"
         );
     }
+
+    #[test]
+    fn stages_are_checked_each_with_its_own_field() {
+        let staged = |stages: serde_json::Value| {
+            let mut v = serde_json::to_value(sample()).unwrap();
+            v.as_object_mut().unwrap().remove("system");
+            v["teams"] = serde_json::json!([
+                {"name": "A", "players": ["a1", "a2"]}, {"name": "B", "players": ["b1", "b2"]},
+                {"name": "C", "players": ["c1", "c2"]}, {"name": "D", "players": ["d1", "d2"]},
+            ]);
+            v["stages"] = stages;
+            serde_json::from_value::<EventSpec>(v).unwrap()
+        };
+        let ok = staged(serde_json::json!([
+            {"system": "round_robin", "legs": 1},
+            {"name": "final", "system": "knockout", "entrants": {"top": 2},
+             "result_chain": {"preset": "single", "time_control": "5m+3s"}},
+        ]));
+        let r = ok.rules().unwrap();
+        assert_eq!(r.stages.len(), 2);
+        assert_eq!(r.stages[0].name, "stage 1");
+        assert_eq!(r.stages[1].entrants, Entrants::Top(2));
+        assert_eq!(r.stages[1].event.chain.stages().len(), 1, "its own chain");
+        assert_eq!(r.stages[0].event.chain.stages().len(), 3, "the event's");
+        assert_eq!(r.planned_rounds(), 3 + 1);
+        assert_eq!(r.system, System::RoundRobin { legs: 1 });
+        let again: EventSpec = serde_json::from_str(&serde_json::to_string(&ok).unwrap()).unwrap();
+        assert_eq!(again, ok);
+        let cases = [
+            (
+                serde_json::json!([{"system": "swiss", "rounds": 2}, {"system": "league"}]),
+                "stages[1].system",
+            ),
+            (
+                serde_json::json!([{"system": "round_robin"}, {"system": "swiss", "rounds": 3, "entrants": {"top": 3}}]),
+                "stages[1].rounds",
+            ),
+            (
+                serde_json::json!([{"system": "round_robin"}, {"system": "knockout", "entrants": {"top": 5}}]),
+                "stages[1].entrants.top",
+            ),
+            (
+                serde_json::json!([{"system": "round_robin", "entrants": "all"}]),
+                "stages[0].entrants",
+            ),
+            (
+                serde_json::json!([{"system": "round_robin"}, {"system": "knockout", "entrants": "some"}]),
+                "stages[1].entrants",
+            ),
+            (
+                serde_json::json!([{"system": "knockout"}, {"system": "round_robin"}]),
+                "stages[1]",
+            ),
+            (
+                serde_json::json!([{"system": "round_robin", "result_chain": {"preset": "single", "time_control": "x"}}]),
+                "stages[0].result_chain.time_control",
+            ),
+        ];
+        for (stages, field) in cases {
+            let e = staged(stages).rules().unwrap_err();
+            assert_eq!(e.field, field, "{e}");
+        }
+        let mut both = ok.clone();
+        both.system = "round_robin".into();
+        assert_eq!(both.rules().unwrap_err().field, "system");
+        let mut neither = ok;
+        neither.stages.clear();
+        assert_eq!(neither.rules().unwrap_err().field, "system");
+    }
 }
