@@ -652,6 +652,18 @@ mod tests {
         check(&with_roster).unwrap();
     }
 
+    /// The two-stage example: a round robin of 4, then its first two in a final with its own
+    /// chain.
+    #[test]
+    fn the_two_stage_example_passes_the_servers_checks() {
+        let spec = load(&root().join("examples/league-two-stages.toml"), None).unwrap();
+        check(&spec).unwrap();
+        let rules = spec.rules().unwrap();
+        assert_eq!(rules.stages.len(), 2);
+        assert_eq!(rules.planned_rounds(), 4, "3 group rounds and the final");
+        assert_eq!(rules.stages[1].event.chain.stages().len(), 3);
+    }
+
     /// Every ```json block of docs/league.md that is an event file (it has "teams" and a
     /// "schedule" object) passes the checks; every ```csv block merges.
     #[test]
