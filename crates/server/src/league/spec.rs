@@ -163,7 +163,8 @@ pub struct ChainStageSpec {
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct LineupSpec {
-    /// `ordered_substitutes` (12.2, default), `fixed_order` (12.1), `free_order` (12.3).
+    /// `ordered_substitutes` (12.2, default), `fixed_order` (12.1), `free_order` (12.3),
+    /// `all_play_all` (12.4), `total_score` (12.5).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub system: Option<String>,
     /// Eligibility rules, e.g. `{"at_least": 1, "tag": "W", "boards": [1, 4]}`.
@@ -522,17 +523,7 @@ impl EventSpec {
             let s = &stages[0];
             (s.system, s.event.clone(), s.criteria.clone())
         };
-        let lineup_system = match self.lineup.system.as_deref() {
-            None | Some("ordered_substitutes") => LineupSystem::OrderedSubstitutes,
-            Some("fixed_order") => LineupSystem::FixedOrder,
-            Some("free_order") => LineupSystem::FreeOrder,
-            Some(other) => {
-                return Err(bad(
-                    "lineup.system",
-                    format!("unknown {other:?} (ordered_substitutes, fixed_order, free_order)"),
-                ));
-            }
-        };
+        let lineup_system = self.lineup_system()?;
         let mut eligibility = Vec::new();
         for (i, e) in self.lineup.eligibility.iter().enumerate() {
             let f = format!("lineup.eligibility[{i}]");
@@ -684,9 +675,62 @@ impl EventSpec {
         })
     }
 
+    /// The lineup system (12.1–12.5), checked against the boards and rosters it needs.
+    fn lineup_system(&self) -> Result<LineupSystem, SpecError> {
+        let system = match self.lineup.system.as_deref() {
+            None | Some("ordered_substitutes") => LineupSystem::OrderedSubstitutes,
+            Some("fixed_order") => LineupSystem::FixedOrder,
+            Some("free_order") => LineupSystem::FreeOrder,
+            Some("all_play_all") => LineupSystem::AllPlayAll,
+            Some("total_score") => LineupSystem::TotalScore,
+            Some(other) => {
+                return Err(bad(
+                    "lineup.system",
+                    format!(
+                        "unknown {other:?} (ordered_substitutes, fixed_order, free_order, all_play_all, total_score)"
+                    ),
+                ));
+            }
+        };
+        match system {
+            LineupSystem::AllPlayAll if self.boards > 8 => Err(bad(
+                "boards",
+                "12.4 all-play-all: at most 8 players a team (64 games a match)",
+            )),
+            LineupSystem::TotalScore => {
+                // 12.5: a team's result is its entrants' individual ranks: it registers
+                // exactly its entrants.
+                match self
+                    .teams
+                    .iter()
+                    .position(|t| t.players.len() != self.boards as usize)
+                {
+                    Some(i) => Err(bad(
+                        format!("teams[{i}].players"),
+                        format!(
+                            "12.5 total score: each team registers exactly its {} entrants (no substitutes)",
+                            self.boards
+                        ),
+                    )),
+                    None => Ok(system),
+                }
+            }
+            _ => Ok(system),
+        }
+    }
+
+    /// The games of a match: one a board, or (12.4) every player against every player.
+    fn match_games(&self) -> Result<u32, SpecError> {
+        Ok(match self.lineup_system()? {
+            LineupSystem::AllPlayAll => self.boards * self.boards,
+            _ => self.boards,
+        })
+    }
+
     /// Every stage's rules: the event's one system, or each of `stages`.
     fn stage_rules(&self) -> Result<Vec<StageRules>, SpecError> {
         let teams = self.teams.len();
+        let match_games = self.match_games()?;
         if self.stages.is_empty() {
             if self.system.is_empty() {
                 return Err(bad("system", "required (or give stages)"));
@@ -698,7 +742,7 @@ impl EventSpec {
                 self.game_scoring.as_ref(),
                 self.ranking.as_ref(),
                 self.result_chain.as_ref(),
-                self.boards,
+                match_games,
                 teams,
             )?;
             return Ok(vec![StageRules {
@@ -778,7 +822,7 @@ impl EventSpec {
                 st.game_scoring.as_ref().or(self.game_scoring.as_ref()),
                 st.ranking.as_ref().or(self.ranking.as_ref()),
                 st.result_chain.as_ref().or(self.result_chain.as_ref()),
-                self.boards,
+                match_games,
                 n as usize,
             )
             .map_err(at)?;

@@ -65,6 +65,9 @@ pub struct Table {
     pub revealed: Option<[Revealed; 2]>,
     pub forfeit: Option<ForfeitBy>,
     pub boards: Vec<Board>,
+    /// 12.4 all-play-all: who meets whom on each board (game) of the match, [first, second],
+    /// from the revealed lineups; None for the other systems (board k: the lineups' k-th).
+    pub pairs: Option<Vec<[String; 2]>>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -266,7 +269,7 @@ impl League {
                 expected: self.seq + 1,
             });
         }
-        let boards = self.rules.event.boards as usize;
+        let boards = self.rules.stage(self.current_stage()).event.boards as usize;
         match &e.event {
             LeagueEvent::Created { .. } => {
                 return Err(FoldError::Inconsistent {
@@ -313,6 +316,7 @@ impl League {
                             revealed: None,
                             forfeit: None,
                             boards: vec![Board::default(); boards],
+                            pairs: None,
                         })
                         .collect(),
                     byes: byes.clone(),
@@ -347,8 +351,11 @@ impl League {
                 table,
                 lineups,
             } => {
+                let teams = self.table_mut(seq, *round, *table)?.teams;
+                let pairs = all_play_all_pairs(&self.rules, &teams, lineups);
                 let t = self.table_mut(seq, *round, *table)?;
                 t.revealed = Some(lineups.clone());
+                t.pairs = pairs;
                 t.forfeit = match (&lineups[0], &lineups[1]) {
                     (Revealed::Forfeit, Revealed::Forfeit) => Some(ForfeitBy::Both),
                     (Revealed::Forfeit, _) => Some(ForfeitBy::First),
@@ -473,10 +480,13 @@ impl League {
     /// The principal playing `side`'s board `board` (1-based) of a revealed match.
     pub fn player_of(&self, table: &Table, side: TeamSide, board: u32) -> Option<(i64, String)> {
         let team = &self.teams[table.teams[side.index()]];
-        let name = table.revealed.as_ref()?[side.index()]
-            .players()?
-            .get(board as usize - 1)?
-            .clone();
+        let name = match &table.pairs {
+            Some(pairs) => pairs.get(board as usize - 1)?[side.index()].clone(),
+            None => table.revealed.as_ref()?[side.index()]
+                .players()?
+                .get(board as usize - 1)?
+                .clone(),
+        };
         let pos = self.rules.rosters[table.teams[side.index()]].position(&name)?;
         Some((*team.accounts.players.get(pos)?, name))
     }
@@ -565,6 +575,52 @@ impl League {
             }
         }
     }
+}
+
+/// 12.4: every player of one side against every player of the other
+/// (`chuhe_league::lineup::all_play_all`), sub-round by sub-round, numbered so that each game's
+/// colours are 13.2's for its number (the first side Red on odd numbers): within a sub-round the
+/// games the first side plays with Red take its odd numbers, in board order, those with Black
+/// its even ones. None when the lineups are not both players, or for another system.
+fn all_play_all_pairs(
+    rules: &Rules,
+    teams: &[usize; 2],
+    lineups: &[Revealed; 2],
+) -> Option<Vec<[String; 2]>> {
+    use chuhe_league::lineup::{LineupRules, LineupSystem, all_play_all};
+    if rules.lineup.system != LineupSystem::AllPlayAll {
+        return None;
+    }
+    let check = LineupRules {
+        deadline: None,
+        ..rules.lineup.clone()
+    };
+    let first = check
+        .validate(rules.rosters.get(teams[0])?, lineups[0].players()?, 0)
+        .ok()?;
+    let second = check
+        .validate(rules.rosters.get(teams[1])?, lineups[1].players()?, 0)
+        .ok()?;
+    let games = all_play_all(&first, &second)?;
+    let n = first.players().len();
+    let mut out: Vec<[String; 2]> = Vec::with_capacity(n * n);
+    for sub_round in games.chunks(n) {
+        let mut red = sub_round
+            .iter()
+            .filter(|g| g.first_colour == chuhe_league::Colour::Red);
+        let mut black = sub_round
+            .iter()
+            .filter(|g| g.first_colour == chuhe_league::Colour::Black);
+        for _ in 0..n {
+            let number = out.len() as u32 + 1;
+            let g = match side_colour(chuhe_league::Side::First, number) {
+                chuhe_league::Colour::Red => red.next()?,
+                chuhe_league::Colour::Black => black.next()?,
+            };
+            out.push([g.first_player.clone(), g.second_player.clone()]);
+        }
+    }
+    Some(out)
 }
 
 fn forfeit_record(by: ForfeitBy) -> BoardRecord {

@@ -1069,3 +1069,75 @@ fn a_swiss_after_a_round_robin_pairs_within_its_own_rounds() {
     assert_eq!(st.rounds, vec![4, 5]);
     assert_eq!(digest(&League::replay(7, &s.log).unwrap()), digest(&s.l));
 }
+
+#[test]
+fn all_play_all_plays_every_player_against_every_other_sub_round_by_sub_round() {
+    let mut s = Sim::new(spec(
+        "round_robin",
+        2,
+        serde_json::json!({
+            "legs": 1,
+            "lineup": {"system": "all_play_all"},
+            "result_chain": {"preset": "single", "time_control": "10m+5s"},
+        }),
+    ));
+    s.run(LeagueCommand::Publish, ORG, None).unwrap();
+    assert_eq!(s.l.rounds.len(), 1);
+    assert_eq!(s.l.rounds[0].tables[0].teams, [0, 1]);
+    assert_eq!(s.l.rounds[0].tables[0].boards.len(), 4, "2 × 2 games");
+    // Team 0 in an order of its own (any order, 12.4), team 1 by its registered order.
+    s.submit(1, 1, 0, &["p01", "p00"]).unwrap();
+    let r = s.l.rounds[0].clone();
+    s.at(r.deadline_ms);
+    s.at(r.start_ms);
+    let players = |s: &Sim, b: u32| {
+        let t = s.l.table(1, 1).unwrap();
+        [
+            s.l.player_of(t, TeamSide::First, b).unwrap().1,
+            s.l.player_of(t, TeamSide::Second, b).unwrap().1,
+        ]
+    };
+    // Sub-round 1: the lineups' boards, colours 13.2.
+    let started: Vec<u32> = (1..=4)
+        .filter(|b| !s.l.board(bk(1, 1, *b)).unwrap().games.is_empty())
+        .collect();
+    assert_eq!(started, [1, 2]);
+    assert_eq!(players(&s, 1), ["p01", "p10"]);
+    assert_eq!(players(&s, 2), ["p00", "p11"]);
+    assert_eq!(s.game(bk(1, 1, 1)).first_colour, ColourName::Red);
+    assert_eq!(s.game(bk(1, 1, 2)).first_colour, ColourName::Black);
+    // Sub-round 2 waits for every game of sub-round 1.
+    s.end(bk(1, 1, 1), Outcome::First, "checkmate");
+    assert!(s.l.board(bk(1, 1, 3)).unwrap().games.is_empty());
+    assert!(wanted_games(&s.l, s.now + 10 * HOUR).is_empty());
+    s.end(bk(1, 1, 2), Outcome::Draw, "draw_agreed");
+    let ended = s.now;
+    // Then the other pairs, a break later: first's board-1 player against second's board 2,
+    // with the colours swapped from sub-round 1 (the first side Red on odd games).
+    assert_eq!(players(&s, 3), ["p00", "p10"]);
+    assert_eq!(players(&s, 4), ["p01", "p11"]);
+    let g3 = s.game(bk(1, 1, 3)).clone();
+    assert_eq!(
+        (g3.first_colour, g3.red, g3.black, g3.start_ms),
+        (ColourName::Red, 100, 200, ended + 60_000)
+    );
+    assert_eq!(s.game(bk(1, 1, 4)).first_colour, ColourName::Black);
+    // Every player met every player once.
+    let met: std::collections::BTreeSet<[String; 2]> = (1..=4).map(|b| players(&s, b)).collect();
+    assert_eq!(met.len(), 4);
+    assert!(match_result(&s.l, 1, 1).is_none(), "two games to go");
+    s.end(bk(1, 1, 3), Outcome::Second, "checkmate");
+    s.end(bk(1, 1, 4), Outcome::First, "checkmate");
+    // 局分 over the four games (2-1-0): 2 + 1 + 0 + 2 against 0 + 1 + 2 + 0; the match is
+    // won on them (14.2).
+    let m = match_result(&s.l, 1, 1).unwrap();
+    assert_eq!(
+        m.game_points.map(|p| p.halves()),
+        [10, 6],
+        "{:?}",
+        m.game_points
+    );
+    assert_eq!(m.match_points.map(|p| p.halves()), [4, 0]);
+    assert!(s.l.rounds[0].completed);
+    assert_eq!(digest(&League::replay(7, &s.log).unwrap()), digest(&s.l));
+}

@@ -242,10 +242,22 @@ pub fn wanted_games(l: &League, now: u64) -> Vec<GameWant> {
                         let start = b
                             .replayed_at_ms
                             .map_or(r.start_ms, |t| (t + l.rules.break_ms).max(r.start_ms));
-                        if now + l.rules.open_before_ms < start {
-                            continue;
+                        // 12.4: a sub-round's games follow, a break later, once every game of
+                        // the sub-round before has decided its board.
+                        let n = l.rules.lineup.boards as usize;
+                        let sub_round = bi / n.max(1);
+                        if t.pairs.is_some() && sub_round > 0 {
+                            let Some(done) = sub_round_decided(l, r.number, table, sub_round - 1)
+                            else {
+                                continue;
+                            };
+                            (0, start.max(done + l.rules.break_ms))
+                        } else {
+                            if now + l.rules.open_before_ms < start {
+                                continue;
+                            }
+                            (0, start)
                         }
-                        (0, start)
                     }
                     Some(last) => {
                         let Some(f) = &last.finished else { continue };
@@ -294,6 +306,29 @@ pub fn wanted_games(l: &League, now: u64) -> Vec<GameWant> {
         }
     }
     out
+}
+
+/// 12.4: when sub-round `sub_round` (0-based) of a match had decided every one of its boards
+/// (its last game's end; a board set by an arbiter counts from the round's start), or None
+/// while one is still being played.
+fn sub_round_decided(l: &League, round: u32, table: u32, sub_round: usize) -> Option<u64> {
+    let n = l.rules.lineup.boards as usize;
+    let t = l.table(round, table)?;
+    let start = l.round(round)?.start_ms;
+    let mut done = start;
+    for bi in sub_round * n..(sub_round + 1) * n {
+        let at = BoardKey {
+            round,
+            table,
+            board: bi as u32 + 1,
+        };
+        l.board_record(at)?;
+        let b = t.boards.get(bi)?;
+        if let Some(f) = b.games.last().and_then(|g| g.finished.as_ref()) {
+            done = done.max(f.at_ms);
+        }
+    }
+    Some(done)
 }
 
 /// The next instant something becomes due (a deadline, a choice's deadline, a round's games
