@@ -20,7 +20,7 @@ use serde_json::{Value, json};
 
 use super::core::{
     BoardKey, ColourName, League, LeagueCommand, Revealed, TeamSide, knockout_winner, live_score,
-    match_result, stage_tables, standings_stage,
+    match_result, stage_tables, standings_stage, total_score_tables,
 };
 use super::datetime::{format_instant, parse_instant};
 use super::runner::{self, LeagueHandle, RunError};
@@ -696,6 +696,70 @@ struct StandingsQuery {
     stage: Option<u32>,
 }
 
+/// 12.5's standings: the teams by their entrants' rank sums, and the individual table they
+/// come from (JSON only).
+fn total_score_standings(
+    l: &League,
+    t: Result<super::core::TotalScoreTables, String>,
+    format: Option<&str>,
+) -> Response {
+    let t = match t {
+        Ok(t) => t,
+        Err(e) => return api_error(StatusCode::INTERNAL_SERVER_ERROR, "standings_failed", &e),
+    };
+    if let Some(other) = format.filter(|f| *f != "json") {
+        return api_error(
+            StatusCode::BAD_REQUEST,
+            "invalid_argument",
+            &format!("format {other:?}: a 12.5 total-score ranking is served as json"),
+        );
+    }
+    use chuhe_league::lineup::TotalScoreCriterion;
+    let rows: Vec<Value> = t
+        .rows
+        .iter()
+        .map(|r| {
+            json!({
+                "team": t.teams[r.team],
+                "name": l.teams[t.teams[r.team]].name,
+                "rank": r.rank,
+                "rankSum": r.rank_sum,
+                "decidedBy": r.decided_by.map(|c| match c {
+                    TotalScoreCriterion::RankSum => "rank_sum".to_string(),
+                    TotalScoreCriterion::BestRank(n) => format!("best_rank_{n}"),
+                    TotalScoreCriterion::Fouls => "fouls".to_string(),
+                }),
+            })
+        })
+        .collect();
+    let players: Vec<Value> = t
+        .individual
+        .iter()
+        .map(|r| {
+            let (team, name) = &t.players[r.player];
+            json!({
+                "rank": r.rank,
+                "player": name,
+                "team": t.teams[*team],
+                "games": r.games,
+                "points": r.points.to_decimal(),
+                "wins": r.wins,
+                "fouls": r.fouls,
+                "decidedBy": r.decided_by.map(|c| c.code()),
+            })
+        })
+        .collect();
+    ok(json!({
+        "league": l.id.to_string(),
+        "stage": t.stage,
+        "lineupSystem": "total_score",
+        "criteria": ["rank_sum", "best_rank", "fouls"],
+        "rows": rows,
+        "players": players,
+        "completedRounds": l.stage_rounds(t.stage).filter(|r| r.completed).count(),
+    }))
+}
+
 async fn standings(
     State(env): State<Env>,
     Path(id): Path<String>,
@@ -717,6 +781,9 @@ async fn standings(
         Some(s) => Some(s),
         None => standings_stage(&l),
     };
+    if let Some(t) = stage.and_then(|s| total_score_tables(&l, s)) {
+        return total_score_standings(&l, t, q.format.as_deref());
+    }
     let t = match stage.and_then(|s| stage_tables(&l, s)) {
         None if stage.is_some_and(|s| s > l.current_stage()) => {
             return api_error(

@@ -1173,4 +1173,34 @@ mod tests {
         neither.stages.clear();
         assert_eq!(neither.rules().unwrap_err().field, "system");
     }
+
+    #[test]
+    fn the_lineup_systems_12_4_and_12_5_are_checked() {
+        let mut s = sample();
+        s.lineup.system = Some("all_play_all".into());
+        let r = s.rules().unwrap();
+        assert_eq!(r.lineup.system, LineupSystem::AllPlayAll);
+        assert_eq!(r.lineup.boards, 2, "players a team");
+        assert_eq!(r.event.boards, 4, "every player against every player");
+        s.boards = 9;
+        for t in &mut s.teams {
+            t.players = (0..9)
+                .map(|k| PlayerSpec::Name(format!("{}{k}", t.name)))
+                .collect();
+        }
+        assert_eq!(s.rules().unwrap_err().field, "boards");
+        let mut s = sample();
+        s.lineup.system = Some("total_score".into());
+        assert_eq!(
+            s.rules().unwrap_err().field,
+            "teams[0].players",
+            "a substitute"
+        );
+        s.teams[0].players.truncate(2);
+        let r = s.rules().unwrap();
+        assert_eq!(r.lineup.system, LineupSystem::TotalScore);
+        assert_eq!(r.event.boards, 2);
+        s.lineup.system = Some("team_spirit".into());
+        assert_eq!(s.rules().unwrap_err().field, "lineup.system");
+    }
 }

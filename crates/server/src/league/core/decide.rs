@@ -677,14 +677,10 @@ pub(crate) fn stage_complete(l: &League, stage: u32) -> bool {
 fn seed_next_stage(l: &League) -> Result<Vec<usize>, LeagueError> {
     let stage = l.current_stage();
     let next = l.rules.stage(stage + 1);
-    let st = super::view::stage_tables(l, stage)
+    let rows: Vec<(usize, Option<u32>)> = super::view::stage_ranking(l, stage)
         .ok_or_else(|| LeagueError::Seeding(format!("stage {stage} has no standings")))?
-        .map_err(LeagueError::Seeding)?;
-    let rows: Vec<(usize, Option<u32>)> = st
-        .standings
-        .rows
-        .iter()
-        .map(|r| (st.teams[r.team], r.rank))
+        .map_err(LeagueError::Seeding)?
+        .into_iter()
         .filter(|(team, rank)| rank.is_some() && !l.withdrawals.iter().any(|w| w.team == *team))
         .collect();
     let k = match next.entrants {

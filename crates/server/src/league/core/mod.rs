@@ -18,6 +18,7 @@ pub use event::{
 };
 pub use state::{FoldError, League};
 pub use view::{
-    GameWant, StageTables, knockout_winner, live_score, match_result, next_due, stage_tables,
-    standings_stage, table_standings, wanted_games,
+    GameWant, StageTables, TotalScoreTables, knockout_winner, live_score, match_result, next_due,
+    stage_ranking, stage_tables, standings_stage, table_standings, total_score_tables,
+    wanted_games,
 };

@@ -69,7 +69,9 @@ impl Sim {
         let times = spec.round_times(&rules, rules.planned_rounds()).unwrap();
         let teams = (0..spec.teams.len())
             .map(|t| TeamAccounts {
-                players: (0..3).map(|k| 100 * t as i64 + 100 + k).collect(),
+                players: (0..spec.teams[t].players.len() as i64)
+                    .map(|k| 100 * t as i64 + 100 + k)
+                    .collect(),
                 captains: vec![900 + t as i64],
             })
             .collect();
@@ -1140,4 +1142,75 @@ fn all_play_all_plays_every_player_against_every_other_sub_round_by_sub_round() 
     assert_eq!(m.match_points.map(|p| p.halves()), [4, 0]);
     assert!(s.l.rounds[0].completed);
     assert_eq!(digest(&League::replay(7, &s.log).unwrap()), digest(&s.l));
+}
+
+#[test]
+fn total_score_ranks_the_teams_by_their_entrants_individual_ranks() {
+    let mut v = serde_json::to_value(spec(
+        "round_robin",
+        4,
+        serde_json::json!({
+            "legs": 1,
+            "lineup": {"system": "total_score"},
+            "result_chain": {"preset": "single", "time_control": "10m+5s"},
+        }),
+    ))
+    .unwrap();
+    // 12.5: exactly the entrants, no substitutes.
+    for t in v["teams"].as_array_mut().unwrap() {
+        t["players"].as_array_mut().unwrap().truncate(2);
+    }
+    let mut s = Sim::new(serde_json::from_value(v).unwrap());
+    assert!(
+        total_score_tables(&s.l, 1)
+            .unwrap()
+            .unwrap()
+            .individual
+            .iter()
+            .all(|r| r.games == 0)
+    );
+    s.run(LeagueCommand::Publish, ORG, None).unwrap();
+    // Every game won by the player of the team listed earlier in the file: its entrants score
+    // 6, 4, 2 and 0 points, team by team.
+    for round in 1..=3 {
+        play_round_seeded(&mut s, round);
+    }
+    let t = total_score_tables(&s.l, 1).unwrap().unwrap();
+    let mut points: Vec<(String, i32)> = t
+        .individual
+        .iter()
+        .map(|r| (t.players[r.player].1.clone(), r.points.halves()))
+        .collect();
+    points.sort();
+    assert_eq!(
+        points,
+        [
+            ("p00", 12),
+            ("p01", 12),
+            ("p10", 8),
+            ("p11", 8),
+            ("p20", 4),
+            ("p21", 4),
+            ("p30", 0),
+            ("p31", 0)
+        ]
+        .map(|(n, p)| (n.to_string(), p))
+    );
+    // Two entrants a team within ranks 1–2, 3–4, 5–6, 7–8: the rank sums order the teams.
+    let order: Vec<usize> = t.rows.iter().map(|r| t.teams[r.team]).collect();
+    assert_eq!(order, [0, 1, 2, 3]);
+    assert!(
+        t.rows
+            .iter()
+            .skip(1)
+            .all(|r| r.decided_by == Some(chuhe_league::lineup::TotalScoreCriterion::RankSum))
+    );
+    assert!((2..=3).contains(&t.rows[0].rank_sum), "{:?}", t.rows);
+    assert_eq!(
+        stage_ranking(&s.l, 1).unwrap().unwrap(),
+        t.rows
+            .iter()
+            .map(|r| (t.teams[r.team], Some(r.rank)))
+            .collect::<Vec<_>>()
+    );
 }

@@ -62,6 +62,166 @@ pub struct StageTables {
     pub byes: Vec<(u32, usize)>,
 }
 
+/// A 12.5 (队员总分制) stage's ranking: every entrant's individual standing from its games,
+/// and the teams by the sum of their entrants' individual ranks (1999 15.5, 2011 14.8) —
+/// `chuhe_league::lineup::rank_total_score`. Indices are the stage's, as in [`StageTables`].
+#[derive(Debug, Clone)]
+pub struct TotalScoreTables {
+    pub stage: u32,
+    /// The stage's teams (league indices) by local index.
+    pub teams: Vec<usize>,
+    /// Every entrant: (local team, name), by individual index.
+    pub players: Vec<(usize, String)>,
+    pub individual: Vec<chuhe_league::individual::IndividualRow>,
+    pub rows: Vec<chuhe_league::lineup::TotalScoreRow>,
+}
+
+/// A 12.5 stage's individual and team rankings (None: not a 12.5 event, or a knockout).
+pub fn total_score_tables(l: &League, stage: u32) -> Option<Result<TotalScoreTables, String>> {
+    use chuhe_league::chain::{BoardRecord, GameResult};
+    use chuhe_league::individual::{
+        IndividualGame, IndividualInput, IndividualResult, chains, individual_standings,
+    };
+    if l.rules.lineup.system != chuhe_league::lineup::LineupSystem::TotalScore {
+        return None;
+    }
+    let rules = l.rules.stage(stage);
+    let criteria = match rules.system {
+        System::RoundRobin { .. } => chains::ROUND_ROBIN_2011,
+        System::Swiss { .. } => chains::SWISS_2011_OPPONENTS,
+        System::Knockout => return None,
+    };
+    let teams = l.stages.get(stage.checked_sub(1)? as usize)?.clone();
+    let mut players = Vec::new();
+    let mut index = std::collections::BTreeMap::new();
+    for (k, &team) in teams.iter().enumerate() {
+        for p in l.rules.rosters[team].players() {
+            index.insert((team, p.name.clone()), players.len());
+            players.push((k, p.name.clone()));
+        }
+    }
+    let mut games = Vec::new();
+    for (ri, r) in l.stage_rounds(stage).enumerate() {
+        for (k, t) in r.tables.iter().enumerate() {
+            let table = k as u32 + 1;
+            for board in 1..=t.boards.len() as u32 {
+                let at = BoardKey {
+                    round: r.number,
+                    table,
+                    board,
+                };
+                let (Some(record), Some(first), Some(second)) = (
+                    l.board_record(at),
+                    l.player_of(t, TeamSide::First, board),
+                    l.player_of(t, TeamSide::Second, board),
+                ) else {
+                    continue;
+                };
+                let (Some(&a), Some(&b)) = (
+                    index.get(&(t.teams[0], first.1)),
+                    index.get(&(t.teams[1], second.1)),
+                ) else {
+                    continue;
+                };
+                // Each game counts in the individual event; a forfeited board is one game
+                // won by forfeit with 13.2's colours.
+                let game = |first_colour: chuhe_league::Colour, result, fouls: [u32; 2]| {
+                    let (red, black) = match first_colour {
+                        chuhe_league::Colour::Red => (a, b),
+                        chuhe_league::Colour::Black => (b, a),
+                    };
+                    let f = match first_colour {
+                        chuhe_league::Colour::Red => fouls,
+                        chuhe_league::Colour::Black => [fouls[1], fouls[0]],
+                    };
+                    IndividualGame {
+                        round: ri as u32 + 1,
+                        red,
+                        black,
+                        result,
+                        fouls: f,
+                    }
+                };
+                match record {
+                    BoardRecord::Played(played) => {
+                        for g in played {
+                            let first_red = g.first_colour == chuhe_league::Colour::Red;
+                            let result = match (g.result, first_red) {
+                                (GameResult::Draw, _) => IndividualResult::Draw,
+                                (GameResult::FirstWins, true) | (GameResult::SecondWins, false) => {
+                                    IndividualResult::RedWins
+                                }
+                                _ => IndividualResult::BlackWins,
+                            };
+                            games.push(game(g.first_colour, result, g.fouls));
+                        }
+                    }
+                    BoardRecord::Forfeit { forfeited_by } => {
+                        let colour =
+                            chuhe_league::colour::side_colour(chuhe_league::Side::First, board);
+                        let first_forfeits = forfeited_by == chuhe_league::Side::First;
+                        let red_forfeits = first_forfeits == (colour == chuhe_league::Colour::Red);
+                        let result = if red_forfeits {
+                            IndividualResult::RedForfeits
+                        } else {
+                            IndividualResult::BlackForfeits
+                        };
+                        games.push(game(colour, result, [0, 0]));
+                    }
+                    BoardRecord::DoubleForfeit => {}
+                }
+            }
+        }
+    }
+    let individual = match individual_standings(IndividualInput {
+        player_count: players.len(),
+        scoring: rules.event.game_scoring,
+        criteria,
+        games,
+        byes: Vec::new(),
+        penalties: std::collections::BTreeMap::new(),
+    }) {
+        Ok(rows) => rows,
+        Err(e) => return Some(Err(e.to_string())),
+    };
+    let mut ranks = vec![Vec::new(); teams.len()];
+    let mut fouls = vec![0u32; teams.len()];
+    for row in &individual {
+        let team = players[row.player].0;
+        ranks[team].push(row.rank);
+        fouls[team] += row.fouls;
+    }
+    let rows = chuhe_league::lineup::rank_total_score(&ranks, &fouls);
+    Some(Ok(TotalScoreTables {
+        stage,
+        teams,
+        players,
+        individual,
+        rows,
+    }))
+}
+
+/// A stage's teams (league indices) best first with their ranks (shared when tied), by its
+/// standings — or, in a 12.5 event, by its rank sums.
+pub fn stage_ranking(l: &League, stage: u32) -> Option<Result<Vec<(usize, Option<u32>)>, String>> {
+    if let Some(t) = total_score_tables(l, stage) {
+        return Some(t.map(|t| {
+            t.rows
+                .iter()
+                .map(|r| (t.teams[r.team], Some(r.rank)))
+                .collect()
+        }));
+    }
+    let t = stage_tables(l, stage)?;
+    Some(t.map(|t| {
+        t.standings
+            .rows
+            .iter()
+            .map(|r| (t.teams[r.team], r.rank))
+            .collect()
+    }))
+}
+
 /// The stage whose standings are shown by default: the one being played, or, if it is a
 /// knockout, the last one before it with standings (None: there is none).
 pub fn standings_stage(l: &League) -> Option<u32> {
