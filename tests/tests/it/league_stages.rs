@@ -77,32 +77,106 @@ async fn play(addr: SocketAddr, game: String, players: [String; 2], loser: usize
     r.with_context(|| format!("game {game}"))
 }
 
-#[tokio::test]
-async fn a_two_stage_event_runs_live_to_its_final() -> Result<()> {
-    for b in backends() {
-        two_stages(b).await.with_context(|| format!("on {b}"))?;
+/// What the league's stream said so far.
+#[derive(Default)]
+struct Events {
+    /// Each round's matches, [first, second].
+    tables: BTreeMap<u32, Vec<[usize; 2]>>,
+    stage_started: Option<Value>,
+    /// Each game set up: (round, table, board), its start, its first team's colour.
+    games: Vec<((u32, u32, u32), u64, String)>,
+}
+
+/// Brings `round` to now (the lineups close at once: the registered order plays; the clocks
+/// start 1.5 s later) and plays every game the league sets up for it — `first_wins(first,
+/// second)` says on every board whose player wins (the other resigns) — until the round is
+/// complete.
+#[allow(clippy::too_many_arguments)]
+async fn play_round(
+    addr: SocketAddr,
+    fan: &mut Client,
+    league: &str,
+    org: &str,
+    tokens: &HashMap<i64, String>,
+    round: u32,
+    ev: &mut Events,
+    first_wins: impl Fn(usize, usize) -> bool,
+) -> Result<()> {
+    let now = now_ms();
+    let body =
+        json!({"start": (now + 1_500).to_string(), "lineup_deadline": (now + 200).to_string()});
+    let (s, v) = http_json(
+        addr,
+        "POST",
+        &format!("{league}/rounds/{round}/reschedule"),
+        Some(org),
+        Some(&body),
+    )
+    .await?;
+    ensure!(s == 200, "reschedule round {round}: {s} {v}");
+    let mut games = JoinSet::new();
+    loop {
+        let (_, kind, v) = fan.league_next().await?;
+        match kind.as_str() {
+            "round_paired" => {
+                let r = v["round"].as_u64().context("round")? as u32;
+                ev.tables
+                    .insert(r, serde_json::from_value(v["tables"].clone())?);
+            }
+            "stage_started" => ev.stage_started = Some(v.clone()),
+            "game_created" => {
+                let at = &v["at"];
+                ensure!(at["round"] == round, "a game of another round: {v}");
+                let t = at["table"].as_u64().context("table")? as u32;
+                let b = at["board"].as_u64().context("board")? as u32;
+                let [first, second] = ev.tables[&round][t as usize - 1];
+                let colour = v["first_colour"].as_str().context("first_colour")?;
+                ev.games.push((
+                    (round, t, b),
+                    v["start_ms"].as_u64().context("start_ms")?,
+                    colour.to_string(),
+                ));
+                // The loser's colour: 0 red, 1 black.
+                let loser = usize::from(first_wins(first, second) == (colour == "red"));
+                let red = tokens[&v["red"].as_i64().context("red")?].clone();
+                let black = tokens[&v["black"].as_i64().context("black")?].clone();
+                let game = v["game"].as_i64().context("game")?.to_string();
+                games.spawn(play(addr, game, [red, black], loser));
+            }
+            "round_completed" if v["round"] == round => break,
+            "round_completed" => bail!("round {} completed during round {round}", v["round"]),
+            _ => {}
+        }
+    }
+    while let Some(r) = games.join_next().await {
+        r??;
     }
     Ok(())
 }
 
-async fn two_stages(backend: &str) -> Result<()> {
+/// The server on a fresh database with a league made from `spec`, published: its path, its
+/// players' tokens (by account id), and a spectator following its stream.
+async fn league_of(
+    backend: &str,
+    spec: &Value,
+) -> Result<(TestDb, Server, Cast, String, HashMap<i64, String>, Client)> {
     let (db, server, cast) = start_seeded(backend, Config::default()).await?;
     let addr = server.addr;
     let org = cast.organizer.as_str();
+    let (s, v) = http_json(addr, "POST", "/api/v1/leagues", Some(org), Some(spec)).await?;
+    ensure!(s == 201, "create: {s} {v}");
+    let id = v["id"].as_str().context("id")?.to_string();
+    let path = format!("/api/v1/leagues/{id}");
+    let (s, v) = http_json(addr, "POST", &format!("{path}/publish"), Some(org), None).await?;
+    ensure!(s == 200, "publish: {s} {v}");
     let (s, v) = http_json(
         addr,
         "POST",
-        "/api/v1/leagues",
+        &format!("{path}/tokens"),
         Some(org),
-        Some(&example()?),
+        Some(&json!({})),
     )
     .await?;
-    ensure!(s == 201, "create: {s} {v}");
-    let id = v["id"].as_str().context("id")?.to_string();
-    let path = |rest: &str| format!("/api/v1/leagues/{id}{rest}");
-    let (s, v) = http_json(addr, "POST", &path("/publish"), Some(org), None).await?;
-    ensure!(s == 200, "publish: {s} {v}");
-    let (s, v) = http_json(addr, "POST", &path("/tokens"), Some(org), Some(&json!({}))).await?;
     ensure!(s == 201, "tokens: {s} {v}");
     let mut tokens = HashMap::new();
     for t in v["tokens"].as_array().context("tokens")? {
@@ -113,6 +187,21 @@ async fn two_stages(backend: &str) -> Result<()> {
     }
     let mut fan = Client::connect(addr, None, Encoding::Json).await?;
     fan.league_subscribe(&id, 0).await?;
+    Ok((db, server, cast, path, tokens, fan))
+}
+
+#[tokio::test]
+async fn a_two_stage_event_runs_live_to_its_final() -> Result<()> {
+    for b in backends() {
+        two_stages(b).await.with_context(|| format!("on {b}"))?;
+    }
+    Ok(())
+}
+
+async fn two_stages(backend: &str) -> Result<()> {
+    let (db, server, cast, league, tokens, mut fan) = league_of(backend, &example()?).await?;
+    let (addr, org) = (server.addr, cast.organizer.as_str());
+    let path = |rest: &str| format!("{league}{rest}");
 
     // Published: the group's three rounds, all of stage 1; the final waits for them.
     let (_, sum) = http_json(addr, "GET", &path(""), None, None).await?;
@@ -141,63 +230,24 @@ async fn two_stages(backend: &str) -> Result<()> {
         "{v}"
     );
 
-    // Each round: the lineups close at once (the registered order plays), the clocks start a
-    // moment later, and on every board the team listed earlier in the file wins — except in
-    // the final, which the second seed wins.
-    let mut tables: BTreeMap<u32, Vec<[usize; 2]>> = BTreeMap::new();
-    let mut stage_started = None;
+    // Each round: on every board the team listed earlier in the file wins — except in the
+    // final, which the second seed wins.
+    let mut ev = Events::default();
     for round in 1..=4u32 {
-        let now = now_ms();
-        let body =
-            json!({"start": (now + 1_500).to_string(), "lineup_deadline": (now + 200).to_string()});
-        let (s, v) = http_json(
-            addr,
-            "POST",
-            &path(&format!("/rounds/{round}/reschedule")),
-            Some(org),
-            Some(&body),
+        let first_wins =
+            |first: usize, second: usize| if round == 4 { false } else { first < second };
+        play_round(
+            addr, &mut fan, &league, org, &tokens, round, &mut ev, first_wins,
         )
         .await?;
-        ensure!(s == 200, "reschedule round {round}: {s} {v}");
-        let mut games = JoinSet::new();
-        loop {
-            let (_, kind, v) = fan.league_next().await?;
-            match kind.as_str() {
-                "round_paired" => {
-                    let r = v["round"].as_u64().context("round")? as u32;
-                    let t: Vec<[usize; 2]> = serde_json::from_value(v["tables"].clone())?;
-                    tables.insert(r, t);
-                }
-                "stage_started" => stage_started = Some(v.clone()),
-                "game_created" => {
-                    let at = &v["at"];
-                    ensure!(at["round"] == round, "a game of another round: {v}");
-                    let t = at["table"].as_u64().context("table")? as usize;
-                    let [first, second] = tables[&round][t - 1];
-                    let first_red = v["first_colour"] == "red";
-                    let first_wins = if round == 4 { false } else { first < second };
-                    // The loser's colour: 0 red, 1 black.
-                    let loser = usize::from(first_wins == first_red);
-                    let red = tokens[&v["red"].as_i64().context("red")?].clone();
-                    let black = tokens[&v["black"].as_i64().context("black")?].clone();
-                    let game = v["game"].as_i64().context("game")?.to_string();
-                    games.spawn(play(addr, game, [red, black], loser));
-                }
-                "round_completed" if v["round"] == round => break,
-                "round_completed" => bail!("round {} completed during round {round}", v["round"]),
-                _ => {}
-            }
-        }
-        while let Some(r) = games.join_next().await {
-            r??;
-        }
         if round == 3 {
             // The group is complete: its first two go on, seeded by its standings.
             let (_, kind, v) = fan.league_next().await?;
             ensure!(kind == "stage_started", "{kind} {v}");
-            stage_started = Some(v);
+            ev.stage_started = Some(v);
         }
     }
+    let (stage_started, tables) = (ev.stage_started, ev.tables);
     let started = stage_started.context("no stage_started")?;
     assert_eq!(started["stage"], 2);
     assert_eq!(
@@ -248,6 +298,79 @@ async fn two_stages(backend: &str) -> Result<()> {
         ex["result_chain"]["stages"].as_array().map(Vec::len),
         Some(3)
     );
+    fan.close().await;
+    server.stop().await?;
+    db.drop_db().await;
+    Ok(())
+}
+
+#[tokio::test]
+async fn an_all_play_all_match_runs_live_sub_round_by_sub_round() -> Result<()> {
+    for b in backends() {
+        all_play_all(b).await.with_context(|| format!("on {b}"))?;
+    }
+    Ok(())
+}
+
+/// 12.4: two teams of the example, one match of 2 × 2 players: the second sub-round's games are
+/// set up once the first's have ended, each pair meets once, and the match is won on the 局分
+/// of all four games.
+async fn all_play_all(backend: &str) -> Result<()> {
+    let mut spec = example()?;
+    let o = spec.as_object_mut().context("object")?;
+    o.remove("stages");
+    o.insert("system".into(), json!("round_robin"));
+    o.insert("legs".into(), json!(1));
+    o.insert("break_between_games".into(), json!("1s"));
+    spec["lineup"]["system"] = json!("all_play_all");
+    spec["teams"].as_array_mut().context("teams")?.truncate(2);
+    let (db, server, cast, league, tokens, mut fan) = league_of(backend, &spec).await?;
+    let (addr, org) = (server.addr, cast.organizer.as_str());
+    let mut ev = Events::default();
+    // The first-listed team wins every game but the last one.
+    let played = std::sync::atomic::AtomicU32::new(0);
+    let first_wins =
+        |_: usize, _: usize| played.fetch_add(1, std::sync::atomic::Ordering::SeqCst) < 3;
+    play_round(
+        addr, &mut fan, &league, org, &tokens, 1, &mut ev, first_wins,
+    )
+    .await?;
+    let boards: Vec<u32> = ev.games.iter().map(|g| g.0.2).collect();
+    assert_eq!(boards, [1, 2, 3, 4], "sub-round 1, then sub-round 2");
+    let colours: Vec<&str> = ev.games.iter().map(|g| g.2.as_str()).collect();
+    assert_eq!(
+        colours,
+        ["red", "black", "red", "black"],
+        "13.2 by game number"
+    );
+    assert!(
+        ev.games[2].1 > ev.games[1].1 && ev.games[3].1 > ev.games[0].1,
+        "sub-round 2 starts after sub-round 1: {:?}",
+        ev.games
+    );
+    let (s, m) = http_json(
+        addr,
+        "GET",
+        &format!("{league}/rounds/1/tables/1"),
+        None,
+        None,
+    )
+    .await?;
+    assert_eq!(s, 200, "{m}");
+    let bs = m["boards"].as_array().context("boards")?;
+    assert_eq!(bs.len(), 4);
+    let mut pairs = std::collections::BTreeSet::new();
+    for b in bs {
+        let g = &b["games"][0];
+        pairs.insert(format!(
+            "{} {} {}",
+            g["redId"], g["blackId"], g["firstColour"]
+        ));
+    }
+    assert_eq!(pairs.len(), 4, "four different games: {m}");
+    // 3 games won and 1 lost, 2-1-0: 局分 6–2; the match 2–0.
+    assert_eq!(m["gamePoints"], json!(["6", "2"]), "{m}");
+    assert_eq!(m["matchPoints"], json!(["2", "0"]), "{m}");
     fan.close().await;
     server.stop().await?;
     db.drop_db().await;
