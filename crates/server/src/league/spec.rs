@@ -805,7 +805,7 @@ impl EventSpec {
             if let Some(prev) = out.last() {
                 if prev.system == System::Knockout {
                     return Err(bad(
-                        format!("{f}"),
+                        f.clone(),
                         "a knockout is the last stage: it has no standings to pass teams on from",
                     ));
                 }

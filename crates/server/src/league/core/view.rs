@@ -201,9 +201,12 @@ pub fn total_score_tables(l: &League, stage: u32) -> Option<Result<TotalScoreTab
     }))
 }
 
-/// A stage's teams (league indices) best first with their ranks (shared when tied), by its
-/// standings — or, in a 12.5 event, by its rank sums.
-pub fn stage_ranking(l: &League, stage: u32) -> Option<Result<Vec<(usize, Option<u32>)>, String>> {
+/// Teams (league indices), best first, with their ranks (shared when tied; None: unranked).
+pub type Ranking = Vec<(usize, Option<u32>)>;
+
+/// A stage's teams best first with their ranks, by its standings — or, in a 12.5 event, by its
+/// rank sums.
+pub fn stage_ranking(l: &League, stage: u32) -> Option<Result<Ranking, String>> {
     if let Some(t) = total_score_tables(l, stage) {
         return Some(t.map(|t| {
             t.rows
