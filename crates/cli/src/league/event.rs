@@ -339,15 +339,8 @@ pub fn load(file: &Path, roster: Option<&Path>) -> Result<EventSpec> {
 
 /// The server's checks of an event file: its rules and its round times.
 pub fn check(spec: &EventSpec) -> Result<(), chuhe_server::league::spec::SpecError> {
-    use chuhe_server::league::spec::System;
     let rules = spec.rules()?;
-    let n = spec.teams.len() as u32;
-    let rounds = match rules.system {
-        System::RoundRobin { legs } => (n - 1 + n % 2) * legs,
-        System::Swiss { rounds } => rounds,
-        System::Knockout => n.next_power_of_two().trailing_zeros(),
-    };
-    spec.round_times(&rules, rounds)?;
+    spec.round_times(&rules, rules.planned_rounds())?;
     Ok(())
 }
 
@@ -657,6 +650,18 @@ mod tests {
         )
         .unwrap();
         check(&with_roster).unwrap();
+    }
+
+    /// The two-stage example: a round robin of 4, then its first two in a final with its own
+    /// chain.
+    #[test]
+    fn the_two_stage_example_passes_the_servers_checks() {
+        let spec = load(&root().join("examples/league-two-stages.toml"), None).unwrap();
+        check(&spec).unwrap();
+        let rules = spec.rules().unwrap();
+        assert_eq!(rules.stages.len(), 2);
+        assert_eq!(rules.planned_rounds(), 4, "3 group rounds and the final");
+        assert_eq!(rules.stages[1].event.chain.stages().len(), 3);
     }
 
     /// Every ```json block of docs/league.md that is an event file (it has "teams" and a

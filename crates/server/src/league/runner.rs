@@ -247,15 +247,7 @@ pub async fn create(
     by: Option<i64>,
 ) -> Result<LeagueHandle, CreateError> {
     let rules = spec.rules()?;
-    let rounds = match rules.system {
-        super::spec::System::RoundRobin { legs } => {
-            let n = spec.teams.len() as u32;
-            (n - 1 + n % 2) * legs
-        }
-        super::spec::System::Swiss { rounds } => rounds,
-        super::spec::System::Knockout => spec.teams.len().next_power_of_two().trailing_zeros(),
-    };
-    let times = spec.round_times(&rules, rounds)?;
+    let times = spec.round_times(&rules, rules.planned_rounds())?;
     let mut teams = Vec::with_capacity(spec.teams.len());
     for t in &spec.teams {
         let mut acc = TeamAccounts::default();
