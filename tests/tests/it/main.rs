@@ -4,6 +4,7 @@ mod demo;
 mod game;
 mod hardening;
 mod league;
+mod nodes;
 mod outage;
 mod recovery;
 mod robustness;
