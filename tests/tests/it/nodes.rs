@@ -87,7 +87,9 @@ fn passing(code: &str) -> bool {
 }
 
 /// Sends a move until it is acknowledged (its seq) or refused for good (the code), retrying
-/// while the answer says the game is passing between nodes, for at most `within`.
+/// while the answer says the game is passing between nodes, for at most `within`. A resent
+/// move answered `stale_ply` was played by an earlier attempt whose answer was lost (only
+/// this client plays its side): it counts as played, seq 0 (the log check confirms it).
 async fn play_through(
     c: &mut Client,
     game: &str,
@@ -96,9 +98,15 @@ async fn play_through(
     within: Duration,
 ) -> Result<std::result::Result<u64, String>> {
     let deadline = tokio::time::Instant::now() + within;
+    let mut resent = false;
     loop {
         let req = c.send_move(game, ply, mv).await?;
-        match answer(c, req).await? {
+        let a = answer(c, req).await?;
+        if resent && a.as_ref().is_err_and(|code| code == "stale_ply") {
+            return Ok(Ok(0));
+        }
+        resent = true;
+        match a {
             Ok(seq) => return Ok(Ok(seq)),
             Err(code) if passing(&code) && tokio::time::Instant::now() < deadline => {
                 // The answer itself says when to try again: a retry pace, not a wait.
