@@ -5,6 +5,7 @@ mod game;
 mod hardening;
 mod league;
 mod league_stages;
+mod nodes;
 mod outage;
 mod recovery;
 mod robustness;
