@@ -525,6 +525,18 @@ impl Cluster {
         Ok(out)
     }
 
+    /// [`Cluster::finish`], and a test's outcome with every node's log added to its error (and
+    /// printed for a passing test too when `CHUHE_E2E_NODE_LOGS` is set).
+    pub async fn finish_with(self, outcome: Result<()>) -> Result<()> {
+        if outcome.is_ok() && std::env::var_os("CHUHE_E2E_NODE_LOGS").is_some() {
+            use std::io::Write as _;
+            let _ = writeln!(std::io::stderr(), "the nodes' logs:\n{}", self.logs());
+        }
+        let outcome = outcome.map_err(|e| anyhow!("{e:#}\nthe nodes' logs:\n{}", self.logs()));
+        self.finish().await;
+        outcome
+    }
+
     /// Kills every node and Redis, and drops the database (as dropping it does).
     pub async fn finish(mut self) {
         for n in &mut self.nodes {
