@@ -24,6 +24,37 @@ pub struct RedisClusterOptions {
     pub lease_ttl: Duration,
 }
 
+/// A node id for this process: the host name (letters, digits, `.`, `-`, `_` kept; at most
+/// 40 characters) and 8 random hex digits, e.g. `web-3-a91f03c2`. Unique among running nodes
+/// even when two start on one host.
+pub fn default_node_id() -> String {
+    let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .ok()
+        .or_else(|| std::env::var("HOSTNAME").ok())
+        .unwrap_or_default();
+    let host: String = host
+        .trim()
+        .chars()
+        .filter(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_'))
+        .take(40)
+        .collect();
+    let host = if host.is_empty() {
+        "chuhe".into()
+    } else {
+        host
+    };
+    let suffix = chuhe_cluster::random_suffix();
+    format!("{host}-{}", &suffix[..8])
+}
+
+/// Whether `id` can name a node: 1 to 64 ASCII letters, digits, `.`, `-` or `_`.
+pub fn valid_node_id(id: &str) -> bool {
+    (1..=64).contains(&id.len())
+        && id
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_'))
+}
+
 /// [`Cluster`] on Redis.
 pub struct RedisClusterAdapter {
     inner: RedisCluster,
@@ -190,6 +221,17 @@ mod tests {
         assert_eq!(m.channel, "node:a");
         assert_eq!(&m.payload[..], b"\x01\x02");
         a.unsubscribe("node:a").await.unwrap();
+    }
+
+    #[test]
+    fn node_ids() {
+        let a = default_node_id();
+        assert!(valid_node_id(&a), "{a}");
+        assert_ne!(a, default_node_id(), "random suffix");
+        assert!(!valid_node_id(""));
+        assert!(!valid_node_id("a b"));
+        assert!(!valid_node_id(&"x".repeat(65)));
+        assert!(valid_node_id("web-1.eu_2"));
     }
 
     #[tokio::test]
