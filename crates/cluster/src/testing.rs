@@ -100,6 +100,31 @@ impl ThrowawayRedis {
         }
     }
 
+    /// Freezes the server (SIGSTOP): connections stay open and nothing answers, as with a
+    /// hung Redis or a partition. [`ThrowawayRedis::thaw`] resumes it.
+    pub fn freeze(&self) -> io::Result<()> {
+        self.signal("-STOP")
+    }
+
+    /// Resumes a frozen server (SIGCONT).
+    pub fn thaw(&self) -> io::Result<()> {
+        self.signal("-CONT")
+    }
+
+    fn signal(&self, sig: &str) -> io::Result<()> {
+        let Some(child) = &self.child else {
+            return Err(io::Error::other("redis-server is not running"));
+        };
+        let status = Command::new("kill")
+            .args([sig, &child.id().to_string()])
+            .status()?;
+        if status.success() {
+            Ok(())
+        } else {
+            Err(io::Error::other(format!("kill {sig} failed: {status}")))
+        }
+    }
+
     /// Kills the server (SIGKILL: no shutdown, nothing kept) and waits for it to end.
     pub fn kill(&mut self) -> io::Result<()> {
         if let Some(mut child) = self.child.take() {
@@ -112,6 +137,7 @@ impl ThrowawayRedis {
 
 impl Drop for ThrowawayRedis {
     fn drop(&mut self) {
+        // A frozen process dies of SIGKILL too.
         let _ = self.kill();
     }
 }

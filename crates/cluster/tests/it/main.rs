@@ -296,3 +296,49 @@ async fn after_a_redis_restart_subscriptions_and_leases_come_back() -> TestResul
     }
     Ok(())
 }
+
+/// Redis stops answering (frozen, the connections still open): `connected` goes false (the
+/// pub/sub connection's ping times out), renewals fail without reporting anything, and once
+/// Redis answers again (its data intact) everything carries on: the lease is still held and
+/// messages flow.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hung_redis_is_noticed_and_nothing_is_lost_when_it_answers_again() -> TestResult {
+    let Some(redis) = ThrowawayRedis::start_or_skip("a_hung_redis")? else {
+        return Ok(());
+    };
+    let p = prefix();
+    let mut cfg = config(&redis, &p, "node-a");
+    cfg.lease_ttl = Duration::from_secs(60);
+    cfg.renew_every = Duration::from_secs(3600);
+    cfg.timeout = Duration::from_millis(300);
+    let a = RedisCluster::connect(cfg).await?;
+    let b = RedisCluster::connect(config(&redis, &p, "node-b")).await?;
+    let mut lost = a.take_lost().ok_or("lost taken")?;
+    let mut inbox = a.take_messages().ok_or("messages taken")?;
+    let mut connected = a.connected();
+    wait_connected(&mut connected, true).await?;
+    a.subscribe("node:a").await?;
+    check(a.acquire("game:1").await?.is_none(), "a takes game:1")?;
+
+    redis.freeze()?;
+    let outcome = async {
+        wait_connected(&mut connected, false).await?;
+        check(a.renew_now().await.is_err(), "no renewal from a hung Redis")?;
+        check(lost.try_recv().is_err(), "nothing reported")?;
+        Ok::<_, Box<dyn std::error::Error + Send + Sync>>(())
+    }
+    .await;
+    redis.thaw()?;
+    outcome?;
+    wait_connected(&mut connected, true).await?;
+    eventually("a's renewal", || async { a.renew_now().await.ok() }).await?;
+    check(lost.try_recv().is_err(), "nothing lost")?;
+    check(a.held() == vec!["game:1".to_string()], "still held")?;
+    eventually("b's publish", || async {
+        b.publish("node:a", b"back").await.ok()
+    })
+    .await?;
+    let m = next_message(&mut inbox).await?;
+    check(m.payload == b"back", "messages flow again")?;
+    Ok(())
+}
