@@ -36,6 +36,7 @@ pub mod metrics;
 pub mod outbox;
 pub mod persist;
 pub mod record;
+pub mod redis_cluster;
 pub mod registry;
 pub mod request;
 pub mod shard;
