@@ -67,3 +67,261 @@ pub trait Cluster: Send + Sync + 'static {
     /// outage; messages published meanwhile are missed, leases are not renewed).
     fn connected(&self) -> watch::Receiver<bool>;
 }
+
+/// Several in-process nodes' coordination service, for tests: leases that expire `ttl` after
+/// their last renewal (each node renews its own every `ttl / 3`), and pub/sub channels that
+/// deliver to each subscribed node in publish order. Tests make leases expire at once
+/// ([`MemoryHub::expire`], [`MemoryHub::expire_node`]) or a node stop renewing
+/// ([`MemoryCluster::freeze`]) instead of waiting.
+#[derive(Clone)]
+pub struct MemoryHub {
+    inner: std::sync::Arc<std::sync::Mutex<Hub>>,
+    ttl: std::time::Duration,
+}
+
+#[derive(Default)]
+struct Hub {
+    /// key → (holder, expires at).
+    leases: std::collections::HashMap<String, (String, tokio::time::Instant)>,
+    nodes: std::collections::HashMap<String, HubNode>,
+}
+
+struct HubNode {
+    channels: std::collections::HashSet<String>,
+    tx: mpsc::Sender<ClusterMessage>,
+    /// Keys this node believes it holds.
+    held: std::collections::HashSet<String>,
+    lost: mpsc::UnboundedSender<String>,
+    frozen: bool,
+    connected: watch::Sender<bool>,
+}
+
+/// One node's view of a [`MemoryHub`].
+pub struct MemoryCluster {
+    hub: MemoryHub,
+    node: String,
+    messages: std::sync::Mutex<Option<mpsc::Receiver<ClusterMessage>>>,
+    lost: std::sync::Mutex<Option<mpsc::UnboundedReceiver<String>>>,
+    connected: watch::Receiver<bool>,
+    renewer: tokio::task::JoinHandle<()>,
+}
+
+impl MemoryHub {
+    pub fn new(ttl: std::time::Duration) -> MemoryHub {
+        MemoryHub {
+            inner: Default::default(),
+            ttl,
+        }
+    }
+
+    fn with<T>(&self, f: impl FnOnce(&mut Hub) -> T) -> T {
+        let mut g = match self.inner.lock() {
+            Ok(g) => g,
+            Err(p) => p.into_inner(),
+        };
+        f(&mut g)
+    }
+
+    /// A node joining the hub (it renews its leases from a task of the current runtime).
+    pub fn join(&self, node: &str) -> std::sync::Arc<MemoryCluster> {
+        let (tx, rx) = mpsc::channel(65_536);
+        let (lost_tx, lost_rx) = mpsc::unbounded_channel();
+        let (connected_tx, connected) = watch::channel(true);
+        self.with(|h| {
+            h.nodes.insert(
+                node.to_string(),
+                HubNode {
+                    channels: Default::default(),
+                    tx,
+                    held: Default::default(),
+                    lost: lost_tx,
+                    frozen: false,
+                    connected: connected_tx,
+                },
+            )
+        });
+        let hub = self.clone();
+        let me = node.to_string();
+        let renewer = tokio::spawn(async move {
+            let mut every = tokio::time::interval(hub.ttl / 3);
+            loop {
+                every.tick().await;
+                hub.renew(&me);
+            }
+        });
+        std::sync::Arc::new(MemoryCluster {
+            hub: self.clone(),
+            node: node.to_string(),
+            messages: std::sync::Mutex::new(Some(rx)),
+            lost: std::sync::Mutex::new(Some(lost_rx)),
+            connected,
+            renewer,
+        })
+    }
+
+    /// Extends `node`'s leases; the ones it finds expired or taken are reported lost.
+    fn renew(&self, node: &str) {
+        let now = tokio::time::Instant::now();
+        let ttl = self.ttl;
+        self.with(|h| {
+            let Hub { leases, nodes } = h;
+            let Some(n) = nodes.get_mut(node) else {
+                return;
+            };
+            if n.frozen {
+                return;
+            }
+            let mut lost = Vec::new();
+            for key in &n.held {
+                match leases.get_mut(key) {
+                    Some((holder, exp)) if holder == node && *exp > now => *exp = now + ttl,
+                    _ => lost.push(key.clone()),
+                }
+            }
+            for key in lost {
+                n.held.remove(&key);
+                let _ = n.lost.send(key);
+            }
+        });
+    }
+
+    /// Makes the lease on `key` expire now (its holder finds it lost at its next renewal).
+    pub fn expire(&self, key: &str) {
+        self.with(|h| h.leases.remove(key));
+    }
+
+    /// Makes every lease `node` holds expire now, as if it had stopped renewing for a TTL.
+    pub fn expire_node(&self, node: &str) {
+        self.with(|h| h.leases.retain(|_, (holder, _)| holder != node));
+    }
+
+    /// The node holding `key`'s lease now.
+    pub fn holder_of(&self, key: &str) -> Option<String> {
+        let now = tokio::time::Instant::now();
+        self.with(|h| {
+            h.leases
+                .get(key)
+                .filter(|(_, exp)| *exp > now)
+                .map(|(n, _)| n.clone())
+        })
+    }
+}
+
+impl MemoryCluster {
+    /// Stops (true) or resumes (false) renewing this node's leases and noticing their loss: a
+    /// process frozen by `SIGSTOP`, as the others see it.
+    pub fn freeze(&self, frozen: bool) {
+        self.hub.with(|h| {
+            if let Some(n) = h.nodes.get_mut(&self.node) {
+                n.frozen = frozen;
+            }
+        });
+    }
+
+    /// Leaves the hub as a killed process does: no more renewals or messages; its leases
+    /// expire at their time (or at once with [`MemoryHub::expire_node`]).
+    pub fn leave(&self) {
+        self.renewer.abort();
+        self.hub.with(|h| {
+            if let Some(n) = h.nodes.remove(&self.node) {
+                n.connected.send_replace(false);
+            }
+        });
+    }
+}
+
+impl Drop for MemoryCluster {
+    fn drop(&mut self) {
+        self.renewer.abort();
+    }
+}
+
+impl Cluster for MemoryCluster {
+    fn node_id(&self) -> &str {
+        &self.node
+    }
+
+    fn acquire(&self, key: &str) -> BoxFut<'_, Result<Option<String>, ClusterError>> {
+        let now = tokio::time::Instant::now();
+        let ttl = self.hub.ttl;
+        let r = self.hub.with(|h| {
+            if !h.nodes.contains_key(&self.node) {
+                return Err(ClusterError("this node left the hub".into()));
+            }
+            match h.leases.get(key) {
+                Some((holder, exp)) if *exp > now && holder != &self.node => {
+                    return Ok(Some(holder.clone()));
+                }
+                _ => {}
+            }
+            h.leases
+                .insert(key.to_string(), (self.node.clone(), now + ttl));
+            if let Some(n) = h.nodes.get_mut(&self.node) {
+                n.held.insert(key.to_string());
+            }
+            Ok(None)
+        });
+        Box::pin(async move { r })
+    }
+
+    fn holder(&self, key: &str) -> BoxFut<'_, Result<Option<String>, ClusterError>> {
+        let r = self.hub.holder_of(key);
+        Box::pin(async move { Ok(r) })
+    }
+
+    fn release(&self, key: &str) -> BoxFut<'_, Result<(), ClusterError>> {
+        self.hub.with(|h| {
+            if h.leases.get(key).is_some_and(|(n, _)| n == &self.node) {
+                h.leases.remove(key);
+            }
+            if let Some(n) = h.nodes.get_mut(&self.node) {
+                n.held.remove(key);
+            }
+        });
+        Box::pin(async { Ok(()) })
+    }
+
+    fn lost(&self) -> Option<mpsc::UnboundedReceiver<String>> {
+        self.lost.lock().ok()?.take()
+    }
+
+    fn publish(&self, channel: &str, payload: Bytes) -> BoxFut<'_, Result<(), ClusterError>> {
+        self.hub.with(|h| {
+            for n in h.nodes.values() {
+                if n.channels.contains(channel) {
+                    let _ = n.tx.try_send(ClusterMessage {
+                        channel: channel.to_string(),
+                        payload: payload.clone(),
+                    });
+                }
+            }
+        });
+        Box::pin(async { Ok(()) })
+    }
+
+    fn subscribe(&self, channel: &str) -> BoxFut<'_, Result<(), ClusterError>> {
+        self.hub.with(|h| {
+            if let Some(n) = h.nodes.get_mut(&self.node) {
+                n.channels.insert(channel.to_string());
+            }
+        });
+        Box::pin(async { Ok(()) })
+    }
+
+    fn unsubscribe(&self, channel: &str) -> BoxFut<'_, Result<(), ClusterError>> {
+        self.hub.with(|h| {
+            if let Some(n) = h.nodes.get_mut(&self.node) {
+                n.channels.remove(channel);
+            }
+        });
+        Box::pin(async { Ok(()) })
+    }
+
+    fn messages(&self) -> Option<mpsc::Receiver<ClusterMessage>> {
+        self.messages.lock().ok()?.take()
+    }
+
+    fn connected(&self) -> watch::Receiver<bool> {
+        self.connected.clone()
+    }
+}
