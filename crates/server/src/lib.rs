@@ -263,7 +263,7 @@ pub async fn serve(
         // keeps sweeping.
         Some(link) => {
             node::start(&env);
-            node::sweep(&env, &link).await;
+            node::sweep(&env, &link, false).await;
         }
         None => recover_all(&env).await,
     }

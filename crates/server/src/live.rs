@@ -678,7 +678,8 @@ impl LiveGame {
         else {
             return;
         };
-        self.env.leagues.game_ended(
+        self.env.leagues.game_ended_anywhere(
+            &self.env,
             league,
             crate::league::runner::GameEnd {
                 game: self.id,

@@ -57,6 +57,11 @@ pub fn game_key(id: i64) -> String {
     format!("game:{id}")
 }
 
+/// The lease key of a league (its runner).
+pub fn league_key(id: i64) -> String {
+    format!("league:{id}")
+}
+
 fn node_channel(node: &str) -> String {
     format!("node:{node}")
 }
@@ -102,6 +107,8 @@ pub struct Link {
     >,
     /// Games whose lease this node took (released at shutdown).
     owned: Mutex<std::collections::HashSet<i64>>,
+    /// Leagues whose lease this node took (released at shutdown).
+    leagues: Mutex<std::collections::HashSet<i64>>,
 }
 
 impl Link {
@@ -117,6 +124,7 @@ impl Link {
             publish_tx,
             receivers: Mutex::new(Some((relay_rx, ctl_rx, publish_rx))),
             owned: Mutex::default(),
+            leagues: Mutex::default(),
         })
     }
 
@@ -127,6 +135,49 @@ impl Link {
     /// This node holds `game`'s lease and runs it.
     pub(crate) fn took(&self, game: i64) {
         self.owned().insert(game);
+    }
+
+    /// This node runs the league `id` (holds its lease).
+    pub(crate) fn took_league(&self, id: i64) {
+        if let Ok(mut l) = self.leagues.lock() {
+            l.insert(id);
+        }
+    }
+
+    /// A league game ended here but its league runs on another node: tell that node.
+    pub(crate) fn tell_league(self: &Arc<Self>, league: i64, end: crate::league::runner::GameEnd) {
+        let link = self.clone();
+        tokio::spawn(async move {
+            let holder = match link.cluster.holder(&league_key(league)).await {
+                Ok(Some(h)) => h,
+                Ok(None) => {
+                    // Nobody runs it right now: its next runner reconciles its games' ends.
+                    debug!(
+                        league,
+                        "league not running anywhere; its next runner catches up"
+                    );
+                    return;
+                }
+                Err(e) => {
+                    warn!(league, error = %e, "cannot tell the league a game ended");
+                    return;
+                }
+            };
+            let msg = NodeMessage {
+                kind: Some(node_message::Kind::LeagueGameEnded(w::LeagueGameEnded {
+                    league,
+                    game: end.game,
+                    result: end.result,
+                    reason: end.reason,
+                    red_fouls: end.fouls[0],
+                    black_fouls: end.fouls[1],
+                })),
+            };
+            link.publish(Publish::Raw(
+                node_channel(&holder),
+                Bytes::from(msg.encode_to_vec()),
+            ));
+        });
     }
 
     /// This node gave `game` up (or lost it).
@@ -316,6 +367,8 @@ struct RemoteSub {
     last: u64,
     /// Waiting for a catch-up (channel frames are skipped meanwhile: the catch-up has them).
     catching_up: bool,
+    /// Needs a catch-up (a gap, a new owner, a catch-up that failed): asked at the next tick.
+    stale: bool,
 }
 
 /// A request sent to an owner, waiting for its answer.
@@ -352,7 +405,12 @@ impl Relay {
         mut messages: mpsc::Receiver<ClusterMessage>,
         lost: Option<mpsc::UnboundedReceiver<String>>,
     ) {
-        if let Err(e) = self.link.cluster.subscribe(&node_channel(&self.link.id)).await {
+        if let Err(e) = self
+            .link
+            .cluster
+            .subscribe(&node_channel(&self.link.id))
+            .await
+        {
             warn!(error = %e, "cannot subscribe to this node's channel");
         }
         let mut lost = lost;
@@ -374,7 +432,10 @@ impl Relay {
                     }
                     self.on_cmd(cmd);
                 }
-                _ = tick.tick() => self.expire(Instant::now()),
+                _ = tick.tick() => {
+                    self.expire(Instant::now());
+                    self.catch_up();
+                }
             }
         }
         // Shutdown: the shards have settled; the games this node ran are free for the others.
@@ -382,6 +443,14 @@ impl Relay {
         for id in owned {
             let _ = self.link.cluster.release(&game_key(id)).await;
             self.env.persist.unclaim(Some(id), None);
+        }
+        let leagues: Vec<i64> = match self.link.leagues.lock() {
+            Ok(mut l) => l.drain().collect(),
+            Err(_) => Vec::new(),
+        };
+        for id in leagues {
+            let _ = self.link.cluster.release(&league_key(id)).await;
+            self.env.persist.unclaim(None, Some(id));
         }
         for (_, call) in self.pending.drain() {
             if let Some(out) = self.conns.get(&call.conn) {
@@ -391,7 +460,22 @@ impl Relay {
     }
 
     fn on_lost(&mut self, key: &str) {
-        let Some(id) = key.strip_prefix("game:").and_then(|s| s.parse::<i64>().ok()) else {
+        if let Some(id) = key
+            .strip_prefix("league:")
+            .and_then(|s| s.parse::<i64>().ok())
+        {
+            warn!(league = id, "league lease lost; its runner stops here");
+            if let Ok(mut l) = self.link.leagues.lock() {
+                l.remove(&id);
+            }
+            self.env.leagues.forget(id);
+            self.env.persist.unclaim(None, Some(id));
+            return;
+        }
+        let Some(id) = key
+            .strip_prefix("game:")
+            .and_then(|s| s.parse::<i64>().ok())
+        else {
             return;
         };
         warn!(game = id, "lease lost; unloading the game here");
@@ -427,7 +511,10 @@ impl Relay {
                     },
                 );
             }
-            Ctl::Owner { id, owner: Some(node) } => {
+            Ctl::Owner {
+                id,
+                owner: Some(node),
+            } => {
                 let Some(g) = self.games.get_mut(&id) else {
                     return;
                 };
@@ -492,16 +579,28 @@ impl Relay {
 
     /// Every local subscriber of `id` asks the game's (new) owner for what it missed.
     fn resubscribe_all(&mut self, id: i64) {
-        let Some(g) = self.games.get_mut(&id) else {
-            return;
-        };
-        let owner = owner_of(g);
-        let mut asks = Vec::new();
-        for s in &mut g.subs {
-            s.catching_up = true;
-            asks.push((s.out.clone(), s.who.clone(), s.last));
+        if let Some(g) = self.games.get_mut(&id) {
+            for s in &mut g.subs {
+                s.stale = true;
+                s.catching_up = false;
+            }
         }
-        for (out, who, last) in asks {
+        self.catch_up();
+    }
+
+    /// Asks the owner for the catch-up of every stale subscriber (one call each).
+    fn catch_up(&mut self) {
+        let mut asks = Vec::new();
+        for (id, g) in self.games.iter_mut() {
+            let owner = owner_of(g);
+            g.subs.retain(|s| !s.out.is_closed());
+            for s in g.subs.iter_mut().filter(|s| s.stale && !s.catching_up) {
+                s.stale = false;
+                s.catching_up = true;
+                asks.push((*id, owner.clone(), s.out.clone(), s.who.clone(), s.last));
+            }
+        }
+        for (id, owner, out, who, last) in asks {
             self.send_call(id, &owner, internal_subscribe(out, who, last), true);
         }
     }
@@ -542,7 +641,8 @@ impl Relay {
             } => {
                 let env = self.env.clone();
                 tokio::spawn(async move {
-                    if let Some(v) = record_from_store(&env, game, public || arbiter.is_some()).await
+                    if let Some(v) =
+                        record_from_store(&env, game, public || arbiter.is_some()).await
                     {
                         let _ = reply.send(v);
                     }
@@ -613,9 +713,12 @@ impl Relay {
                 continue;
             };
             if let Some(g) = self.games.get_mut(&c.game) {
-                // A subscriber whose catch-up did not come: asked again at the next sweep.
-                for s in g.subs.iter_mut().filter(|s| s.out.conn_id == c.conn) {
-                    s.catching_up = false;
+                // A subscriber whose catch-up did not come: asked again at the next tick.
+                if c.sub.is_some() {
+                    for s in g.subs.iter_mut().filter(|s| s.out.conn_id == c.conn) {
+                        s.catching_up = false;
+                        s.stale = true;
+                    }
                 }
             }
             if c.internal {
@@ -651,6 +754,20 @@ impl Relay {
                     self.on_frame(frame);
                 }
             }
+            Some(node_message::Kind::LeagueGameEnded(e)) => {
+                let end = crate::league::runner::GameEnd {
+                    game: e.game,
+                    result: e.result,
+                    reason: e.reason,
+                    fouls: [e.red_fouls, e.black_fouls],
+                };
+                if !self.env.leagues.game_ended_here(e.league, end) {
+                    debug!(
+                        league = e.league,
+                        "a game end for a league not running here"
+                    );
+                }
+            }
             None => {}
         }
     }
@@ -668,26 +785,26 @@ impl Relay {
             return;
         };
         let frame = Arc::new(SharedFrame::with_proto(cf.seq, msg, cf.message));
-        let mut gaps = Vec::new();
+        let mut gap = false;
         g.subs.retain_mut(|s| {
-            if s.live != live || s.catching_up || frame.seq <= s.last {
+            if s.live != live || s.catching_up || s.stale || frame.seq <= s.last {
                 return true;
             }
             if frame.seq > s.last + 1 {
-                s.catching_up = true;
-                gaps.push((s.out.clone(), s.who.clone(), s.last));
+                debug!(
+                    game = id,
+                    last = s.last,
+                    "a gap in a relayed stream; catching up"
+                );
+                s.stale = true;
+                gap = true;
                 return true;
             }
             s.last = frame.seq;
             s.out.send(Out::Shared(frame.clone()))
         });
-        if gaps.is_empty() {
-            return;
-        }
-        let owner = owner_of(g);
-        for (out, who, last) in gaps {
-            debug!(game = id, last, "a gap in a relayed stream; asking for the catch-up");
-            self.send_call(id, &owner, internal_subscribe(out, who, last), true);
+        if gap {
+            self.catch_up();
         }
     }
 
@@ -707,8 +824,20 @@ impl Relay {
             if answers {
                 if let Some(call) = self.pending.remove(&f.call) {
                     deliver = !call.internal;
-                    if let (Some(who), Some(seq)) = (call.sub, reply_seq) {
-                        self.subscribed(call.game, f.conn_id, who, f.live, seq);
+                    match (call.sub, reply_seq) {
+                        (Some(who), Some(seq)) => {
+                            self.subscribed(call.game, f.conn_id, who, f.live, seq)
+                        }
+                        // A catch-up refused (the owner is not ready yet): asked again.
+                        (Some(_), None) => {
+                            if let Some(g) = self.games.get_mut(&call.game) {
+                                for s in g.subs.iter_mut().filter(|s| s.out.conn_id == f.conn_id) {
+                                    s.catching_up = false;
+                                    s.stale = true;
+                                }
+                            }
+                        }
+                        _ => {}
                     }
                 }
             }
@@ -736,6 +865,7 @@ impl Relay {
                 s.live = live;
                 s.last = seq;
                 s.catching_up = false;
+                s.stale = false;
             }
             None => g.subs.push(RemoteSub {
                 out,
@@ -743,6 +873,7 @@ impl Relay {
                 live,
                 last: seq,
                 catching_up: false,
+                stale: false,
             }),
         }
     }
@@ -756,7 +887,13 @@ impl Relay {
         let relay_flag = nr.relay.then(|| Arc::new(AtomicBool::new(true)));
         let out = Outbox::remote(
             nr.conn_id,
-            sink(self.link.clone(), origin, nr.conn_id, nr.call, relay_flag.clone()),
+            sink(
+                self.link.clone(),
+                origin,
+                nr.conn_id,
+                nr.call,
+                relay_flag.clone(),
+            ),
         );
         let Some(Ok((_, mut body))) = cm.kind.and_then(crate::request::game_request) else {
             error_to(&out, cm.request_id, nr.game, &ClientError::UnknownMessage);
@@ -836,7 +973,9 @@ fn sink(
 
 fn error_to(out: &Outbox, req: u32, game: i64, e: &ClientError) {
     out.send_msg(ServerMessage {
-        kind: Some(server_message::Kind::Error(e.to_wire(req, &game.to_string()))),
+        kind: Some(server_message::Kind::Error(
+            e.to_wire(req, &game.to_string()),
+        )),
     });
 }
 
@@ -891,12 +1030,13 @@ async fn sweeper(env: Env) {
         if *env.shutdown.borrow() {
             return;
         }
-        sweep(&env, &link).await;
+        sweep(&env, &link, true).await;
     }
 }
 
-/// One sweep (also run at start, in place of recovering every unfinished game).
-pub(crate) async fn sweep(env: &Env, link: &Arc<Link>) {
+/// One sweep (also run at start, in place of recovering every unfinished game; the leagues
+/// are started after it then, see `serve`). `leagues`: also start the leagues nobody runs.
+pub(crate) async fn sweep(env: &Env, link: &Arc<Link>, leagues: bool) {
     // Remote games first: a vanished owner's game is taken, a moved one re-routed.
     for h in env.registry.remote_handles() {
         let key = game_key(h.id);
@@ -931,6 +1071,12 @@ pub(crate) async fn sweep(env: &Env, link: &Arc<Link>) {
             return;
         }
     };
+    // Leagues nobody runs (a dead node's): the first node to take the lease runs them.
+    if let Ok(list) = env.persist.competitions().await {
+        for c in list.into_iter().filter(|_| leagues) {
+            crate::league::runner::start_owned(env, c.id.0).await;
+        }
+    }
     for id in ids {
         if env.registry.get(id).is_some() {
             continue;

@@ -127,7 +127,11 @@ impl Registry {
 
     /// Several nodes: a remote game whose owner is gone — this node takes its lease if it can
     /// and runs it from now on (its local subscribers move to it), or follows the new owner.
-    pub(crate) async fn take_over(&self, env: &Env, remote: &GameHandle) -> Result<(), ClientError> {
+    pub(crate) async fn take_over(
+        &self,
+        env: &Env,
+        remote: &GameHandle,
+    ) -> Result<(), ClientError> {
         let Some(link) = &env.node else {
             return Ok(());
         };
@@ -144,7 +148,9 @@ impl Registry {
             });
             return Ok(());
         }
-        remote.alive.store(false, std::sync::atomic::Ordering::Release);
+        remote
+            .alive
+            .store(false, std::sync::atomic::Ordering::Release);
         self.remove_dead(id);
         self.recover_owned(env, link, seed).await?;
         link.ctl(node::Ctl::Owner { id, owner: None });

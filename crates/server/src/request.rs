@@ -160,9 +160,7 @@ pub fn game_request(
             let Some(action) = a.action else {
                 return Some(Err((
                     a.game_id,
-                    crate::ClientError::InvalidArgument(
-                        "the arbiter command has no action".into(),
-                    ),
+                    crate::ClientError::InvalidArgument("the arbiter command has no action".into()),
                 )));
             };
             (

@@ -454,19 +454,23 @@ impl Shard {
         tokio::spawn(async move {
             let _ = cluster.release(&crate::node::game_key(id)).await;
         });
-        let subs = slot.game.take_subscribers().into_iter().map(|(out, who, last)| {
-            Box::new(Request {
-                req: 0,
-                who,
-                out,
-                lag: Duration::ZERO,
-                received: Instant::now(),
-                body: crate::request::Body::Subscribe {
-                    last_seq: last,
-                    relay: None,
-                },
-            })
-        });
+        let subs = slot
+            .game
+            .take_subscribers()
+            .into_iter()
+            .map(|(out, who, last)| {
+                Box::new(Request {
+                    req: 0,
+                    who,
+                    out,
+                    lag: Duration::ZERO,
+                    received: Instant::now(),
+                    body: crate::request::Body::Subscribe {
+                        last_seq: last,
+                        relay: None,
+                    },
+                })
+            });
         for r in req.into_iter().chain(slot.backlog.drain(..)).chain(subs) {
             link.ctl(crate::node::Ctl::Reroute(id, r));
         }

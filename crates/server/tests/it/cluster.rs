@@ -16,7 +16,10 @@ fn red_or_black<'a>(ply: usize, red: &'a mut Client, black: &'a mut Client) -> &
 async fn a_game_is_played_from_clients_on_every_node() -> Result<()> {
     let c = Cluster::start(3).await?;
     let game = c.create_game(0, "").await?;
-    assert_eq!(c.hub.holder_of(&format!("game:{game}")).as_deref(), Some("n0"));
+    assert_eq!(
+        c.hub.holder_of(&format!("game:{game}")).as_deref(),
+        Some("n0")
+    );
     let mut red = Client::connect(c.nodes[1].addr, Some(&c.cast.red)).await?;
     let mut black = Client::connect(c.nodes[2].addr, Some(&c.cast.black)).await?;
     red.subscribe(&game, 0).await?;
@@ -51,7 +54,10 @@ async fn a_game_is_played_from_clients_on_every_node() -> Result<()> {
     }
     assert_eq!(c.stored_moves(&game).await?, MOVES);
     // Still one owner.
-    assert_eq!(c.hub.holder_of(&format!("game:{game}")).as_deref(), Some("n0"));
+    assert_eq!(
+        c.hub.holder_of(&format!("game:{game}")).as_deref(),
+        Some("n0")
+    );
     Ok(())
 }
 
@@ -84,8 +90,8 @@ async fn a_resumed_subscription_on_another_node_gets_exactly_what_it_missed() ->
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_owner_shutting_down_hands_the_game_on_and_spectators_keep_their_socket()
--> Result<()> {
+async fn the_owner_shutting_down_hands_the_game_on_and_spectators_keep_their_socket() -> Result<()>
+{
     let mut c = Cluster::start(3).await?;
     let game = c.create_game(0, "").await?;
     let key = format!("game:{game}");
@@ -200,11 +206,81 @@ async fn the_broadcast_delay_holds_on_a_remote_node() -> Result<()> {
         .await?;
     assert_eq!(snap.moves.len(), 2, "the snapshot is the delayed one");
     // The record read over HTTP on the remote node is the delayed one too.
-    let (status, body) =
-        crate::harness::http(c.nodes[1].addr, "GET", &format!("/api/v1/games/{game}"), None, None)
-            .await?;
+    let (status, body) = crate::harness::http(
+        c.nodes[1].addr,
+        "GET",
+        &format!("/api/v1/games/{game}"),
+        None,
+        None,
+    )
+    .await?;
     assert_eq!(status, 200, "{body}");
     let v: serde_json::Value = serde_json::from_str(&body)?;
     assert_eq!(v["moves"].as_array().map(|m| m.len()), Some(2), "{body}");
+    Ok(())
+}
+
+/// A league's event file: 2 teams of 2, its one round far in the future.
+fn league_spec() -> String {
+    let base = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis() as u64)
+        .unwrap_or(0)
+        + 3_600_000;
+    serde_json::json!({
+        "name": "双节点联赛",
+        "system": "round_robin",
+        "legs": 1,
+        "boards": 2,
+        "result_chain": {"preset": "slow-fast-armageddon",
+                         "time_controls": ["5m+2s", "3m+2s", "red:2m;black:90s"]},
+        "lineup": {"deadline_before": "30m"},
+        "teams": [
+            {"name": "队A", "players": ["A1", "A2"]},
+            {"name": "队B", "players": ["B1", "B2"]},
+        ],
+        "arbiters": ["裁判长"],
+        "schedule": {"rounds_at": [base.to_string()]},
+    })
+    .to_string()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_league_runs_on_one_node_and_moves_when_that_node_stops() -> Result<()> {
+    let mut c = Cluster::start(2).await?;
+    let spec = league_spec();
+    let (status, body) = crate::harness::http(
+        c.nodes[0].addr,
+        "POST",
+        "/api/v1/leagues",
+        Some(&c.cast.organizer),
+        Some(&spec),
+    )
+    .await?;
+    assert_eq!(status, 201, "{body}");
+    let v: serde_json::Value = serde_json::from_str(&body)?;
+    let id = v["id"].as_str().ok_or("no id")?.to_string();
+    let key = format!("league:{id}");
+    // Its runner is n0's: n1's sweeps leave it alone.
+    assert_eq!(c.hub.holder_of(&key).as_deref(), Some("n0"));
+    let path = format!("/api/v1/leagues/{id}");
+    let (status, _) = crate::harness::http(c.nodes[0].addr, "GET", &path, None, None).await?;
+    assert_eq!(status, 200);
+    c.nodes[0].stop().await?;
+    // n1 takes the league and runs it from its log.
+    assert_eq!(c.wait_holder_other_than(&key, "n0").await?, "n1");
+    let deadline = tokio::time::Instant::now() + crate::harness::TIMEOUT;
+    loop {
+        let (status, body) =
+            crate::harness::http(c.nodes[1].addr, "GET", &path, None, None).await?;
+        if status == 200 {
+            let v: serde_json::Value = serde_json::from_str(&body)?;
+            assert_eq!(v["name"].as_str(), Some("双节点联赛"), "{body}");
+            break;
+        }
+        assert!(tokio::time::Instant::now() < deadline, "{status} {body}");
+        // The runner starts right after the lease is taken: ask again after a round trip.
+        crate::harness::http(c.nodes[1].addr, "GET", "/healthz", None, None).await?;
+    }
     Ok(())
 }

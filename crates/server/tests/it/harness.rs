@@ -6,7 +6,9 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
-use chuhe_proto::v1::{self as w, ClientMessage, GameEvent, ServerMessage, client_message, server_message};
+use chuhe_proto::v1::{
+    self as w, ClientMessage, GameEvent, ServerMessage, client_message, server_message,
+};
 use chuhe_server::cluster::{MemoryCluster, MemoryHub};
 use chuhe_server::persist::{MemoryPersist, Role};
 use chuhe_server::{Config, Deps, Persist};
@@ -206,11 +208,7 @@ pub async fn http(
     let mut buf = Vec::new();
     tokio::time::timeout(TIMEOUT, s.read_to_end(&mut buf)).await??;
     let text = String::from_utf8_lossy(&buf).to_string();
-    let status: u16 = text
-        .split_whitespace()
-        .nth(1)
-        .ok_or("no status")?
-        .parse()?;
+    let status: u16 = text.split_whitespace().nth(1).ok_or("no status")?.parse()?;
     let body = text
         .split_once("\r\n\r\n")
         .map(|(_, b)| b.to_string())
@@ -237,7 +235,8 @@ impl Client {
             req.headers_mut()
                 .insert("Authorization", format!("Bearer {t}").parse()?);
         }
-        let (ws, _) = tokio::time::timeout(TIMEOUT, tokio_tungstenite::connect_async(req)).await??;
+        let (ws, _) =
+            tokio::time::timeout(TIMEOUT, tokio_tungstenite::connect_async(req)).await??;
         let mut c = Client {
             ws,
             next_req: 1,
@@ -255,13 +254,15 @@ impl Client {
             request_id: id,
             kind: Some(kind),
         };
-        self.ws.send(Message::Binary(m.encode_to_vec().into())).await?;
+        self.ws
+            .send(Message::Binary(m.encode_to_vec().into()))
+            .await?;
         Ok(id)
     }
 
-    async fn read(&mut self) -> Result<ServerMessage> {
+    async fn read(&mut self, deadline: tokio::time::Instant) -> Result<ServerMessage> {
         loop {
-            let m = tokio::time::timeout(TIMEOUT, self.ws.next())
+            let m = tokio::time::timeout_at(deadline, self.ws.next())
                 .await?
                 .ok_or("socket closed")??;
             match m {
@@ -278,8 +279,10 @@ impl Client {
             let m = self.seen.remove(i).ok_or("gone")?;
             return f(&m).ok_or_else(|| "unreachable".into());
         }
+        // One deadline for the whole wait (the server's pings do not extend it).
+        let deadline = tokio::time::Instant::now() + TIMEOUT;
         loop {
-            let m = self.read().await?;
+            let m = self.read(deadline).await?;
             if let Some(t) = f(&m) {
                 return Ok(t);
             }
@@ -324,8 +327,14 @@ impl Client {
             match self.answer(req).await? {
                 Ok(r) => return Ok(r),
                 Err(code)
-                    if ["unavailable", "shutting_down", "busy", "store_unavailable", "game_not_found"]
-                        .contains(&code.as_str())
+                    if [
+                        "unavailable",
+                        "shutting_down",
+                        "busy",
+                        "store_unavailable",
+                        "game_not_found",
+                    ]
+                    .contains(&code.as_str())
                         && tokio::time::Instant::now() < deadline =>
                 {
                     // Retryable: the game is moving between nodes. Wait for the next retry
