@@ -93,6 +93,8 @@ struct HubNode {
     held: std::collections::HashSet<String>,
     lost: mpsc::UnboundedSender<String>,
     frozen: bool,
+    /// Cut off from the hub (an outage of the coordination service, as this node sees it).
+    down: bool,
     connected: watch::Sender<bool>,
 }
 
@@ -136,6 +138,7 @@ impl MemoryHub {
                     held: Default::default(),
                     lost: lost_tx,
                     frozen: false,
+                    down: false,
                     connected: connected_tx,
                 },
             )
@@ -168,7 +171,7 @@ impl MemoryHub {
             let Some(n) = nodes.get_mut(node) else {
                 return;
             };
-            if n.frozen {
+            if n.frozen || n.down {
                 return;
             }
             let mut lost = Vec::new();
@@ -214,6 +217,17 @@ impl MemoryCluster {
         self.hub.with(|h| {
             if let Some(n) = h.nodes.get_mut(&self.node) {
                 n.frozen = frozen;
+            }
+        });
+    }
+
+    /// Cuts this node off from the hub (true) or reconnects it (false): meanwhile messages to
+    /// and from it are lost, its leases are not renewed and `connected` says false.
+    pub fn outage(&self, down: bool) {
+        self.hub.with(|h| {
+            if let Some(n) = h.nodes.get_mut(&self.node) {
+                n.down = down;
+                n.connected.send_replace(!down);
             }
         });
     }
@@ -287,7 +301,10 @@ impl Cluster for MemoryCluster {
 
     fn publish(&self, channel: &str, payload: Bytes) -> BoxFut<'_, Result<(), ClusterError>> {
         self.hub.with(|h| {
-            for n in h.nodes.values() {
+            if h.nodes.get(&self.node).is_none_or(|n| n.down) {
+                return;
+            }
+            for n in h.nodes.values().filter(|n| !n.down) {
                 if n.channels.contains(channel) {
                     let _ = n.tx.try_send(ClusterMessage {
                         channel: channel.to_string(),

@@ -416,10 +416,22 @@ impl Relay {
         let mut lost = lost;
         let mut tick = tokio::time::interval(Duration::from_millis(100));
         let mut settled = self.env.settled.clone();
+        let mut connected = self.link.cluster.connected();
         loop {
             tokio::select! {
                 biased;
                 _ = async { let _ = settled.wait_for(|s| *s).await; } => break,
+                Ok(()) = connected.changed() => {
+                    // Back from an outage of the coordination service: messages published
+                    // meanwhile are lost; every relayed subscriber catches up by seq.
+                    if *connected.borrow_and_update() {
+                        info!("coordination service reachable again; subscribers catch up");
+                        let ids: Vec<i64> = self.games.keys().copied().collect();
+                        for id in ids {
+                            self.resubscribe_all(id);
+                        }
+                    }
+                }
                 Some(c) = ctl.recv() => self.on_ctl(c).await,
                 Some(key) = async { match lost.as_mut() { Some(l) => l.recv().await, None => None } } => {
                     self.on_lost(&key);

@@ -284,3 +284,26 @@ async fn a_league_runs_on_one_node_and_moves_when_that_node_stops() -> Result<()
     }
     Ok(())
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_spectator_catches_up_after_its_node_was_cut_off_from_the_hub() -> Result<()> {
+    let c = Cluster::start(2).await?;
+    let game = c.create_game(0, "").await?;
+    let mut red = Client::connect(c.nodes[0].addr, Some(&c.cast.red)).await?;
+    let mut black = Client::connect(c.nodes[0].addr, Some(&c.cast.black)).await?;
+    let mut spectator = Client::connect(c.nodes[1].addr, None).await?;
+    spectator.subscribe(&game, 0).await?;
+    red.play(&game, 1, MOVES[0]).await?;
+    assert_eq!(spectator.next_move().await?.1, MOVES[0]);
+    // n1 loses the coordination service: the owner's messages meanwhile never reach it.
+    c.nodes[1].cluster.outage(true);
+    black.play(&game, 2, MOVES[1]).await?;
+    red.play(&game, 3, MOVES[2]).await?;
+    c.nodes[1].cluster.outage(false);
+    // Back: the spectator gets what it missed, once each, in order, and the stream goes on.
+    assert_eq!(spectator.next_move().await?.1, MOVES[1]);
+    assert_eq!(spectator.next_move().await?.1, MOVES[2]);
+    black.play(&game, 4, MOVES[3]).await?;
+    assert_eq!(spectator.next_move().await?.1, MOVES[3]);
+    Ok(())
+}
