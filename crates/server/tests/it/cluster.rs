@@ -264,8 +264,27 @@ async fn a_league_runs_on_one_node_and_moves_when_that_node_stops() -> Result<()
     // Its runner is n0's: n1's sweeps leave it alone.
     assert_eq!(c.hub.holder_of(&key).as_deref(), Some("n0"));
     let path = format!("/api/v1/leagues/{id}");
-    let (status, _) = crate::harness::http(c.nodes[0].addr, "GET", &path, None, None).await?;
+    let (status, on_owner) =
+        crate::harness::http(c.nodes[0].addr, "GET", &path, None, None).await?;
     assert_eq!(status, 200);
+    // Asked of the other node, the league's node answers (forwarded), the same.
+    let (status, forwarded) =
+        crate::harness::http(c.nodes[1].addr, "GET", &path, None, None).await?;
+    assert_eq!(status, 200, "{forwarded}");
+    assert_eq!(
+        serde_json::from_str::<serde_json::Value>(&forwarded)?,
+        serde_json::from_str::<serde_json::Value>(&on_owner)?
+    );
+    // An organizer's command through the other node reaches the league too.
+    let (status, body) = crate::harness::http(
+        c.nodes[1].addr,
+        "POST",
+        &format!("{path}/publish"),
+        Some(&c.cast.organizer),
+        None,
+    )
+    .await?;
+    assert_eq!(status, 200, "{body}");
     c.nodes[0].stop().await?;
     // n1 takes the league and runs it from its log.
     assert_eq!(c.wait_holder_other_than(&key, "n0").await?, "n1");
