@@ -97,6 +97,9 @@ impl Registry {
         seed: GameSeed,
     ) -> Result<GameHandle, ClientError> {
         let id = seed.row.id.0;
+        env.leagues
+            .learn_arbiters(env, seed.row.key.as_deref())
+            .await;
         if let Err(e) = claim(env, link, id).await {
             let _ = link.cluster.release(&node::game_key(id)).await;
             return Err(e);

@@ -134,6 +134,9 @@ impl LeagueHandle {
 #[derive(Default)]
 pub struct Leagues {
     map: Mutex<crate::IdMap<i64, LeagueHandle>>,
+    /// Several nodes: the arbiters of leagues that run on other nodes, read from their logs
+    /// when one of their games is taken up here (an event's arbiters never change).
+    remote_arbiters: Mutex<crate::IdMap<i64, Arc<Vec<i64>>>>,
 }
 
 impl Leagues {
@@ -141,6 +144,42 @@ impl Leagues {
         match self.map.lock() {
             Ok(g) => g,
             Err(p) => p.into_inner(),
+        }
+    }
+
+    /// The arbiters of a league running on another node, as last read (none: not read).
+    pub(crate) fn remote_arbiters(&self, id: i64) -> Arc<Vec<i64>> {
+        self.remote_arbiters
+            .lock()
+            .ok()
+            .and_then(|m| m.get(&id).cloned())
+            .unwrap_or_default()
+    }
+
+    /// Several nodes: reads the arbiters of the league a game belongs to from its log, when
+    /// that league does not run here (so its arbiters rule on the game here too).
+    pub(crate) async fn learn_arbiters(&self, env: &Env, key: Option<&str>) {
+        let Some(id) = key
+            .and_then(crate::load::league_board)
+            .and_then(|b| b.league_id.parse::<i64>().ok())
+        else {
+            return;
+        };
+        if self.get(id).is_some()
+            || self
+                .remote_arbiters
+                .lock()
+                .is_ok_and(|m| m.contains_key(&id))
+        {
+            return;
+        }
+        match load(env, id).await {
+            Ok(league) => {
+                if let Ok(mut m) = self.remote_arbiters.lock() {
+                    m.insert(id, Arc::new(league.arbiters.clone()));
+                }
+            }
+            Err(e) => warn!(league = id, error = %e, "cannot read the league's arbiters"),
         }
     }
 
