@@ -342,3 +342,71 @@ impl Cluster for MemoryCluster {
         self.connected.clone()
     }
 }
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    #[tokio::test(start_paused = true)]
+    async fn a_lease_has_one_holder_until_it_expires_and_its_loss_is_reported() {
+        let hub = MemoryHub::new(Duration::from_secs(3));
+        let a = hub.join("a");
+        let b = hub.join("b");
+        assert_eq!(a.acquire("game:1").await.unwrap(), None);
+        assert_eq!(
+            a.acquire("game:1").await.unwrap(),
+            None,
+            "a holds it already"
+        );
+        assert_eq!(b.acquire("game:1").await.unwrap(), Some("a".into()));
+        // Renewed while a runs: still a's long after one TTL.
+        tokio::time::sleep(Duration::from_secs(10)).await;
+        assert_eq!(b.holder("game:1").await.unwrap(), Some("a".into()));
+        // Frozen, a stops renewing: the lease lapses after the TTL and b takes it.
+        a.freeze(true);
+        tokio::time::sleep(Duration::from_secs(4)).await;
+        assert_eq!(b.acquire("game:1").await.unwrap(), None);
+        assert_eq!(a.holder("game:1").await.unwrap(), Some("b".into()));
+        // Thawed, a finds it lost at its next renewal.
+        let mut lost = a.lost().unwrap();
+        a.freeze(false);
+        assert_eq!(lost.recv().await.as_deref(), Some("game:1"));
+        assert!(a.lost().is_none(), "taken once");
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn messages_reach_the_subscribed_nodes_in_order_and_not_during_an_outage() {
+        let hub = MemoryHub::new(Duration::from_secs(3));
+        let a = hub.join("a");
+        let b = hub.join("b");
+        let mut rx = b.messages().unwrap();
+        b.subscribe("game:1:live").await.unwrap();
+        for i in 0..3u8 {
+            a.publish("game:1:live", Bytes::from(vec![i]))
+                .await
+                .unwrap();
+        }
+        a.publish("game:2:live", Bytes::from_static(b"x"))
+            .await
+            .unwrap();
+        for i in 0..3u8 {
+            let m = rx.recv().await.unwrap();
+            assert_eq!(
+                (m.channel.as_str(), &m.payload[..]),
+                ("game:1:live", &[i][..])
+            );
+        }
+        b.outage(true);
+        assert!(!*b.connected().borrow());
+        a.publish("game:1:live", Bytes::from_static(b"lost"))
+            .await
+            .unwrap();
+        b.outage(false);
+        a.publish("game:1:live", Bytes::from_static(b"after"))
+            .await
+            .unwrap();
+        assert_eq!(&rx.recv().await.unwrap().payload[..], b"after");
+    }
+}

@@ -515,8 +515,15 @@ impl Relay {
                     return;
                 }
                 for ch in [format!("game:{id}:live"), format!("game:{id}:public")] {
-                    if let Err(e) = self.link.cluster.subscribe(&ch).await {
-                        warn!(game = id, error = %e, "cannot subscribe to a game's channel");
+                    // Bounded: an unreachable coordination service must not stall the relay
+                    // (its subscribers catch up when it is back).
+                    let limit = self.env.config.remote_timeout;
+                    match tokio::time::timeout(limit, self.link.cluster.subscribe(&ch)).await {
+                        Ok(Ok(())) => {}
+                        Ok(Err(e)) => {
+                            warn!(game = id, error = %e, "cannot subscribe to a game's channel")
+                        }
+                        Err(_) => warn!(game = id, "subscribing to a game's channel timed out"),
                     }
                 }
                 self.games.insert(

@@ -773,3 +773,66 @@ impl Persist for MemoryPersist {
         Box::pin(async move { Ok(r) })
     }
 }
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod fencing_tests {
+    use super::*;
+
+    fn row(seq: u64) -> EventRow {
+        EventRow {
+            seq,
+            kind: "move",
+            payload: vec![seq as u8],
+            at_ms: 0,
+            actor: None,
+            reason: None,
+        }
+    }
+
+    #[tokio::test]
+    async fn a_claim_fences_every_other_nodes_appends() {
+        let one = MemoryPersist::default();
+        let two = one.node_view();
+        let p = one.create_account("p", Role::Player).await.unwrap();
+        let g = one
+            .create_game(NewGame {
+                red: chuhe_store::PrincipalId(p.id),
+                black: chuhe_store::PrincipalId(p.id),
+                time_control: "10m".into(),
+                ruleset: "cxa".into(),
+                start_fen: String::new(),
+                broadcast_delay: Default::default(),
+                event: None,
+                round: None,
+                board: None,
+                scheduled_start_ms: None,
+                created_at_ms: 0,
+                start_mode: "now".into(),
+                lateness_limit_ms: 0,
+                key: None,
+            })
+            .await
+            .unwrap()
+            .id
+            .0;
+        // Never claimed (one node): appends carry no token and are taken.
+        one.append(g, vec![row(1)], None).await.unwrap();
+        assert_eq!(one.claim_game(g, "one").await.unwrap(), 1);
+        one.append(g, vec![row(2)], None).await.unwrap();
+        // The other node claims it: the first node's appends are refused, nothing stored.
+        assert_eq!(two.claim_game(g, "two").await.unwrap(), 2);
+        let e = one.append(g, vec![row(3)], None).await.unwrap_err();
+        assert!(e.is_fenced() && !e.is_client_error());
+        two.append(g, vec![row(3)], None).await.unwrap();
+        assert_eq!(two.events(g).await.unwrap().len(), 3);
+        // Unclaimed, the first node's appends carry no token: still refused.
+        one.unclaim(Some(g), None);
+        assert!(
+            one.append(g, vec![row(4)], None)
+                .await
+                .unwrap_err()
+                .is_fenced()
+        );
+    }
+}
