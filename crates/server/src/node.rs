@@ -62,6 +62,12 @@ pub fn league_key(id: i64) -> String {
     format!("league:{id}")
 }
 
+/// The lease every node holds on itself while it runs: a sweep asks once per owner node
+/// whether it is alive instead of once per remote game.
+fn alive_key(node: &str) -> String {
+    format!("alive:{node}")
+}
+
 fn node_channel(node: &str) -> String {
     format!("node:{node}")
 }
@@ -112,6 +118,9 @@ pub struct Link {
     /// League API requests forwarded to the league's node, waiting for its answer.
     http_calls: Mutex<HashMap<u64, tokio::sync::oneshot::Sender<w::NodeHttpResponse>>>,
     next_http_call: std::sync::atomic::AtomicU64,
+    /// Remote games whose owner answered `unavailable` or did not answer: the next sweep
+    /// looks their lease holder up even though their owner node is alive.
+    suspects: Mutex<std::collections::HashSet<i64>>,
 }
 
 impl Link {
@@ -130,6 +139,7 @@ impl Link {
             leagues: Mutex::default(),
             http_calls: Mutex::default(),
             next_http_call: std::sync::atomic::AtomicU64::new(1),
+            suspects: Mutex::default(),
         })
     }
 
@@ -205,6 +215,12 @@ impl Link {
             summary: Default::default(),
             alive,
             remote: Some(owner),
+        }
+    }
+
+    fn suspect(&self, game: i64) {
+        if let Ok(mut s) = self.suspects.lock() {
+            s.insert(game);
         }
     }
 
@@ -287,6 +303,16 @@ pub fn start(env: &Env) {
     };
     tokio::spawn(relay.run(relay_rx, ctl_rx, messages, lost));
     tokio::spawn(sweeper(env.clone()));
+    let me = link.clone();
+    tokio::spawn(async move {
+        match me.cluster.acquire(&alive_key(&me.id)).await {
+            Ok(None) => {}
+            Ok(Some(other)) => {
+                warn!(node = %me.id, holder = %other, "another process holds this node's id")
+            }
+            Err(e) => warn!(error = %e, "cannot announce this node"),
+        }
+    });
 }
 
 /// Sends what the node publishes, in order; consecutive frames for one node go as one message.
@@ -469,6 +495,7 @@ impl Relay {
             let _ = self.link.cluster.release(&league_key(id)).await;
             self.env.persist.unclaim(None, Some(id));
         }
+        let _ = self.link.cluster.release(&alive_key(&self.link.id)).await;
         for (_, call) in self.pending.drain() {
             if let Some(out) = self.conns.get(&call.conn) {
                 error_to(out, call.req, call.game, &ClientError::ShuttingDown);
@@ -736,6 +763,7 @@ impl Relay {
             let Some(c) = self.pending.remove(&k) else {
                 continue;
             };
+            self.link.suspect(c.game);
             if let Some(g) = self.games.get_mut(&c.game) {
                 // A subscriber whose catch-up did not come: asked again at the next tick.
                 if c.sub.is_some() {
@@ -856,7 +884,13 @@ impl Relay {
         if let Some(call) = self.pending.get(&f.call) {
             let (answers, reply_seq) = match &msg.kind {
                 Some(server_message::Kind::Reply(r)) => (r.request_id == call.req, Some(r.seq)),
-                Some(server_message::Kind::Error(e)) => (e.request_id == call.req, None),
+                Some(server_message::Kind::Error(e)) => {
+                    if e.code == ClientError::Unavailable.code() {
+                        // The owner does not run the game (any more): look again.
+                        self.link.suspect(call.game);
+                    }
+                    (e.request_id == call.req, None)
+                }
                 _ => (false, None),
             };
             if answers {
@@ -1075,8 +1109,36 @@ async fn sweeper(env: Env) {
 /// One sweep (also run at start, in place of recovering every unfinished game; the leagues
 /// are started after it then, see `serve`). `leagues`: also start the leagues nobody runs.
 pub(crate) async fn sweep(env: &Env, link: &Arc<Link>, leagues: bool) {
-    // Remote games first: a vanished owner's game is taken, a moved one re-routed.
+    // Remote games first: a vanished owner's game is taken, a moved one re-routed. Only the
+    // games of owner nodes that are gone, and suspects, are looked up one by one.
+    let suspects: std::collections::HashSet<i64> = link
+        .suspects
+        .lock()
+        .map(|mut s| std::mem::take(&mut *s))
+        .unwrap_or_default();
+    let mut alive: HashMap<String, bool> = HashMap::new();
     for h in env.registry.remote_handles() {
+        let owner = h
+            .remote
+            .as_ref()
+            .and_then(|o| o.lock().ok().map(|o| o.clone()))
+            .unwrap_or_default();
+        if !suspects.contains(&h.id) {
+            let up = match alive.get(&owner) {
+                Some(up) => *up,
+                None => {
+                    let up = match link.cluster.holder(&alive_key(&owner)).await {
+                        Ok(holder) => holder.as_deref() == Some(owner.as_str()),
+                        Err(_) => return,
+                    };
+                    alive.insert(owner.clone(), up);
+                    up
+                }
+            };
+            if up {
+                continue;
+            }
+        }
         let key = game_key(h.id);
         match link.cluster.holder(&key).await {
             Ok(Some(node)) if node != link.id => {
