@@ -376,3 +376,67 @@ async fn all_play_all(backend: &str) -> Result<()> {
     db.drop_db().await;
     Ok(())
 }
+
+#[tokio::test]
+async fn a_total_score_event_ranks_its_teams_by_rank_sums() -> Result<()> {
+    for b in backends() {
+        total_score(b).await.with_context(|| format!("on {b}"))?;
+    }
+    Ok(())
+}
+
+/// 12.5: two teams of two entrants play their match; the first-listed team's players win both
+/// games, so they rank 1–2 individually (rank sum 3) and the others 3–4 (7).
+async fn total_score(backend: &str) -> Result<()> {
+    let mut spec = example()?;
+    let o = spec.as_object_mut().context("object")?;
+    o.remove("stages");
+    o.insert("system".into(), json!("round_robin"));
+    o.insert("legs".into(), json!(1));
+    spec["lineup"]["system"] = json!("total_score");
+    let teams = spec["teams"].as_array_mut().context("teams")?;
+    teams.truncate(2);
+    for t in teams {
+        t["players"].as_array_mut().context("players")?.truncate(2);
+    }
+    let (db, server, cast, league, tokens, mut fan) = league_of(backend, &spec).await?;
+    let (addr, org) = (server.addr, cast.organizer.as_str());
+    let mut ev = Events::default();
+    play_round(addr, &mut fan, &league, org, &tokens, 1, &mut ev, |a, b| {
+        a < b
+    })
+    .await?;
+    let (s, st) = http_json(addr, "GET", &format!("{league}/standings"), None, None).await?;
+    assert_eq!(s, 200, "{st}");
+    assert_eq!(st["lineupSystem"], "total_score");
+    let rows: Vec<(Value, Value)> = st["rows"]
+        .as_array()
+        .context("rows")?
+        .iter()
+        .map(|r| (r["name"].clone(), r["rankSum"].clone()))
+        .collect();
+    assert_eq!(
+        rows,
+        [(json!("东城"), json!(3)), (json!("西城"), json!(7))],
+        "{st}"
+    );
+    assert_eq!(st["rows"][1]["decidedBy"], "rank_sum");
+    assert_eq!(st["players"].as_array().map(Vec::len), Some(4));
+    let (s, text) = http(
+        addr,
+        "GET",
+        &format!("{league}/standings?format=text"),
+        None,
+        None,
+    )
+    .await?;
+    assert_eq!(s, 200, "{text}");
+    assert!(
+        text.contains("队员总分制") && text.contains("甲一"),
+        "{text}"
+    );
+    fan.close().await;
+    server.stop().await?;
+    db.drop_db().await;
+    Ok(())
+}

@@ -699,24 +699,24 @@ struct StandingsQuery {
 }
 
 /// 12.5's standings: the teams by their entrants' rank sums, and the individual table they
-/// come from (JSON only).
+/// come from — JSON, or the two tables as text, CSV or HTML.
 fn total_score_standings(
     l: &League,
     t: Result<super::core::TotalScoreTables, String>,
     format: Option<&str>,
+    lang: Lang,
 ) -> Response {
     let t = match t {
         Ok(t) => t,
         Err(e) => return api_error(StatusCode::INTERNAL_SERVER_ERROR, "standings_failed", &e),
     };
-    if let Some(other) = format.filter(|f| *f != "json") {
-        return api_error(
-            StatusCode::BAD_REQUEST,
-            "invalid_argument",
-            &format!("format {other:?}: a 12.5 total-score ranking is served as json"),
-        );
-    }
     use chuhe_league::lineup::TotalScoreCriterion;
+    let decided = |c: Option<TotalScoreCriterion>| match c {
+        None => String::new(),
+        Some(TotalScoreCriterion::RankSum) => "rank_sum".into(),
+        Some(TotalScoreCriterion::BestRank(n)) => format!("best_rank_{n}"),
+        Some(TotalScoreCriterion::Fouls) => "fouls".into(),
+    };
     let rows: Vec<Value> = t
         .rows
         .iter()
@@ -726,11 +726,7 @@ fn total_score_standings(
                 "name": l.teams[t.teams[r.team]].name,
                 "rank": r.rank,
                 "rankSum": r.rank_sum,
-                "decidedBy": r.decided_by.map(|c| match c {
-                    TotalScoreCriterion::RankSum => "rank_sum".to_string(),
-                    TotalScoreCriterion::BestRank(n) => format!("best_rank_{n}"),
-                    TotalScoreCriterion::Fouls => "fouls".to_string(),
-                }),
+                "decidedBy": r.decided_by.map(|c| decided(Some(c))),
             })
         })
         .collect();
@@ -751,6 +747,103 @@ fn total_score_standings(
             })
         })
         .collect();
+    let zh = matches!(lang, Lang::Zh);
+    let label = |z: &str, e: &str| if zh { z.to_string() } else { e.to_string() };
+    let teams_table = chuhe_league::report::Table {
+        title: label("团体名次（队员总分制）", "Teams (12.5 total score)"),
+        header: vec![
+            label("名次", "Rank"),
+            label("队名", "Team"),
+            label("个人名次总和", "Rank sum"),
+            label("决定名次", "Decided by"),
+        ],
+        rows: t
+            .rows
+            .iter()
+            .map(|r| {
+                vec![
+                    r.rank.to_string(),
+                    l.teams[t.teams[r.team]].name.clone(),
+                    r.rank_sum.to_string(),
+                    decided(r.decided_by),
+                ]
+            })
+            .collect(),
+        left: vec![1],
+        points: Vec::new(),
+        notes: Vec::new(),
+    };
+    let players_table = chuhe_league::report::Table {
+        title: label("个人名次", "Players"),
+        header: vec![
+            label("名次", "Rank"),
+            label("姓名", "Player"),
+            label("队名", "Team"),
+            label("局数", "Games"),
+            label("积分", "Points"),
+            label("胜局", "Wins"),
+            label("犯规", "Fouls"),
+        ],
+        rows: t
+            .individual
+            .iter()
+            .map(|r| {
+                let (team, name) = &t.players[r.player];
+                vec![
+                    r.rank.to_string(),
+                    name.clone(),
+                    l.teams[t.teams[*team]].name.clone(),
+                    r.games.to_string(),
+                    r.points.to_decimal(),
+                    r.wins.to_string(),
+                    r.fouls.to_string(),
+                ]
+            })
+            .collect(),
+        left: vec![1, 2],
+        points: vec![4],
+        notes: Vec::new(),
+    };
+    let heading = vec![
+        l.spec.name.clone(),
+        label(
+            "队员总分制：个人名次总和少者列前，再比最高个人名次、次高个人名次……、全队犯规（1999 15.5，2011 14.8）",
+            "12.5 total score: the lower sum of the entrants' individual ranks first, then the best individual rank, the second best, …, then fewer fouls (1999 15.5, 2011 14.8)",
+        ),
+    ];
+    let tables = [teams_table, players_table];
+    match format.unwrap_or("json") {
+        "json" => {}
+        "text" => {
+            return typed(
+                "text/plain; charset=utf-8",
+                chuhe_league::report::text_document(&heading, &tables),
+            );
+        }
+        "csv" => {
+            return typed(
+                "text/csv; charset=utf-8",
+                format!(
+                    "{}{}",
+                    chuhe_league::text::BOM,
+                    chuhe_league::report::csv_document(&heading, &tables)
+                ),
+            );
+        }
+        "html" => {
+            return typed(
+                "text/html; charset=utf-8",
+                chuhe_league::report::html_document(&l.spec.name, &heading, &tables, lang),
+            );
+        }
+        other => {
+            return api_error(
+                StatusCode::BAD_REQUEST,
+                "invalid_argument",
+                &format!("format {other:?}: json, html, csv or text"),
+            );
+        }
+    }
     ok(json!({
         "league": l.id.to_string(),
         "stage": t.stage,
@@ -784,7 +877,7 @@ async fn standings(
         None => standings_stage(&l),
     };
     if let Some(t) = stage.and_then(|s| total_score_tables(&l, s)) {
-        return total_score_standings(&l, t, q.format.as_deref());
+        return total_score_standings(&l, t, q.format.as_deref(), lang_named(q.lang.as_deref()));
     }
     let t = match stage.and_then(|s| stage_tables(&l, s)) {
         None if stage.is_some_and(|s| s > l.current_stage()) => {

@@ -1214,3 +1214,53 @@ fn total_score_ranks_the_teams_by_their_entrants_individual_ranks() {
             .collect::<Vec<_>>()
     );
 }
+
+#[test]
+fn a_team_that_withdrew_is_not_passed_on_to_the_next_stage() {
+    let mut s = Sim::new(two_stages());
+    s.run(LeagueCommand::Publish, ORG, None).unwrap();
+    play_round_seeded(&mut s, 1);
+    play_round_seeded(&mut s, 2);
+    // T0, first so far, withdraws after round 2.
+    s.run(
+        LeagueCommand::Withdraw {
+            team: 0,
+            after_round: 2,
+            expelled: false,
+        },
+        ARB,
+        Some("withdrew by letter"),
+    )
+    .unwrap();
+    play_round_seeded(&mut s, 3);
+    assert_eq!(s.l.current_stage(), 2);
+    assert_eq!(s.l.stages[1], vec![1, 2], "the next two, T0 not among them");
+    assert_eq!(s.l.rounds[3].tables[0].teams, [1, 2]);
+    // Naming a withdrawn team is refused.
+    let mut again = Sim::new(two_stages());
+    again.run(LeagueCommand::Publish, ORG, None).unwrap();
+    for round in 1..=3 {
+        play_round(&mut again, round, |_, _| Outcome::Draw);
+    }
+    again
+        .run(
+            LeagueCommand::Withdraw {
+                team: 3,
+                after_round: 3,
+                expelled: false,
+            },
+            ARB,
+            Some("withdrew after the group"),
+        )
+        .unwrap();
+    let e = again
+        .run(
+            LeagueCommand::StartNextStage {
+                teams: Some(vec![3, 0]),
+            },
+            ORG,
+            None,
+        )
+        .unwrap_err();
+    assert_eq!(e.code(), "invalid_argument", "{e}");
+}
