@@ -400,7 +400,7 @@ impl Cluster {
     /// when `CHUHE_TEST_DATABASE_URL` is unset or `redis-server` is not installed.
     pub async fn start(n: usize, options: NodeOptions) -> Result<Option<Cluster>> {
         if std::env::var("CHUHE_TEST_DATABASE_URL").is_err() {
-            crate::say_skipped("(several nodes need PostgreSQL)", "CHUHE_TEST_DATABASE_URL");
+            crate::say_skipped("on three nodes", "CHUHE_TEST_DATABASE_URL");
             return Ok(None);
         }
         if !on_path("redis-server") {

@@ -315,7 +315,6 @@ fn key(game: &str) -> String {
 /// on the next, a spectator on every node (both encodings). Every game is played to its end
 /// (20 plies, then red resigns); every spectator sees every event of its game in order.
 #[tokio::test]
-#[ignore = "needs issue 23 routing (lands from the route branch)"]
 async fn players_and_spectators_spread_over_three_nodes_play_whole_games() -> Result<()> {
     let Some(mut cluster) = Cluster::start(3, NodeOptions::default()).await? else {
         return Ok(());
@@ -371,7 +370,6 @@ async fn players_and_spectators_spread_over_three_nodes_play_whole_games_on(
 /// every acknowledged move; the clocks resume as they were at the last commit (the gap is
 /// credited, as after a restart); a spectator of the dead node resumes by seq on another.
 #[tokio::test]
-#[ignore = "needs issue 23 routing (lands from the route branch)"]
 async fn kill_9_of_the_owner_mid_game_moves_the_game_to_another_node() -> Result<()> {
     let Some(mut cluster) = Cluster::start(3, NodeOptions::default()).await? else {
         return Ok(());
@@ -459,7 +457,6 @@ async fn kill_9_of_the_owner_mid_game_moves_the_game_to_another_node_on(
 /// the outage, the other node's player gets through once Redis is back, and the log has
 /// every acknowledged move once; spectators on every node see each event once, in order.
 #[tokio::test]
-#[ignore = "needs issue 23 routing (lands from the route branch)"]
 async fn redis_restarted_mid_game_loses_and_doubles_nothing() -> Result<()> {
     let Some(mut cluster) = Cluster::start(3, NodeOptions::default()).await? else {
         return Ok(());
@@ -529,7 +526,6 @@ async fn redis_restarted_mid_game_loses_and_doubles_nothing_on(
 /// anywhere sees a second history, and the resumed node serves the game again through the
 /// new owner.
 #[tokio::test]
-#[ignore = "needs issue 23 routing (lands from the route branch)"]
 async fn a_node_frozen_past_its_lease_cannot_write_when_it_resumes() -> Result<()> {
     let Some(mut cluster) = Cluster::start(3, NodeOptions::default()).await? else {
         return Ok(());
