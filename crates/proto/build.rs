@@ -12,6 +12,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         "chuhe/v1/ws.proto",
         "chuhe/v1/admin.proto",
         "chuhe/v1/storage.proto",
+        "chuhe/v1/node.proto",
     ];
     for f in &files {
         println!("cargo:rerun-if-changed={}", root.join(f).display());

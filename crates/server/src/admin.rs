@@ -264,6 +264,10 @@ pub async fn create_game(
             env.config.move_limit_plies
         },
     };
+    env.registry
+        .own_new(env, seed.row.id.0)
+        .await
+        .map_err(|e| AdminError::Invalid(e.to_string()))?;
     let h = crate::load::create(env.clone(), seed)
         .await
         .map_err(|e| AdminError::Invalid(e.to_string()))?;

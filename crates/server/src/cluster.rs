@@ -67,3 +67,346 @@ pub trait Cluster: Send + Sync + 'static {
     /// outage; messages published meanwhile are missed, leases are not renewed).
     fn connected(&self) -> watch::Receiver<bool>;
 }
+
+/// Several in-process nodes' coordination service, for tests: leases that expire `ttl` after
+/// their last renewal (each node renews its own every `ttl / 3`), and pub/sub channels that
+/// deliver to each subscribed node in publish order. Tests make leases expire at once
+/// ([`MemoryHub::expire`], [`MemoryHub::expire_node`]) or a node stop renewing
+/// ([`MemoryCluster::freeze`]) instead of waiting.
+#[derive(Clone)]
+pub struct MemoryHub {
+    inner: std::sync::Arc<std::sync::Mutex<Hub>>,
+    ttl: std::time::Duration,
+}
+
+#[derive(Default)]
+struct Hub {
+    /// key → (holder, expires at).
+    leases: std::collections::HashMap<String, (String, tokio::time::Instant)>,
+    nodes: std::collections::HashMap<String, HubNode>,
+}
+
+struct HubNode {
+    channels: std::collections::HashSet<String>,
+    tx: mpsc::Sender<ClusterMessage>,
+    /// Keys this node believes it holds.
+    held: std::collections::HashSet<String>,
+    lost: mpsc::UnboundedSender<String>,
+    frozen: bool,
+    /// Cut off from the hub (an outage of the coordination service, as this node sees it).
+    down: bool,
+    connected: watch::Sender<bool>,
+}
+
+/// One node's view of a [`MemoryHub`].
+pub struct MemoryCluster {
+    hub: MemoryHub,
+    node: String,
+    messages: std::sync::Mutex<Option<mpsc::Receiver<ClusterMessage>>>,
+    lost: std::sync::Mutex<Option<mpsc::UnboundedReceiver<String>>>,
+    connected: watch::Receiver<bool>,
+    renewer: tokio::task::JoinHandle<()>,
+}
+
+impl MemoryHub {
+    pub fn new(ttl: std::time::Duration) -> MemoryHub {
+        MemoryHub {
+            inner: Default::default(),
+            ttl,
+        }
+    }
+
+    fn with<T>(&self, f: impl FnOnce(&mut Hub) -> T) -> T {
+        let mut g = match self.inner.lock() {
+            Ok(g) => g,
+            Err(p) => p.into_inner(),
+        };
+        f(&mut g)
+    }
+
+    /// A node joining the hub (it renews its leases from a task of the current runtime).
+    pub fn join(&self, node: &str) -> std::sync::Arc<MemoryCluster> {
+        let (tx, rx) = mpsc::channel(65_536);
+        let (lost_tx, lost_rx) = mpsc::unbounded_channel();
+        let (connected_tx, connected) = watch::channel(true);
+        self.with(|h| {
+            h.nodes.insert(
+                node.to_string(),
+                HubNode {
+                    channels: Default::default(),
+                    tx,
+                    held: Default::default(),
+                    lost: lost_tx,
+                    frozen: false,
+                    down: false,
+                    connected: connected_tx,
+                },
+            )
+        });
+        let hub = self.clone();
+        let me = node.to_string();
+        let renewer = tokio::spawn(async move {
+            let mut every = tokio::time::interval(hub.ttl / 3);
+            loop {
+                every.tick().await;
+                hub.renew(&me);
+            }
+        });
+        std::sync::Arc::new(MemoryCluster {
+            hub: self.clone(),
+            node: node.to_string(),
+            messages: std::sync::Mutex::new(Some(rx)),
+            lost: std::sync::Mutex::new(Some(lost_rx)),
+            connected,
+            renewer,
+        })
+    }
+
+    /// Extends `node`'s leases; the ones it finds expired or taken are reported lost.
+    fn renew(&self, node: &str) {
+        let now = tokio::time::Instant::now();
+        let ttl = self.ttl;
+        self.with(|h| {
+            let Hub { leases, nodes } = h;
+            let Some(n) = nodes.get_mut(node) else {
+                return;
+            };
+            if n.frozen || n.down {
+                return;
+            }
+            let mut lost = Vec::new();
+            for key in &n.held {
+                match leases.get_mut(key) {
+                    Some((holder, exp)) if holder == node && *exp > now => *exp = now + ttl,
+                    _ => lost.push(key.clone()),
+                }
+            }
+            for key in lost {
+                n.held.remove(&key);
+                let _ = n.lost.send(key);
+            }
+        });
+    }
+
+    /// Makes the lease on `key` expire now (its holder finds it lost at its next renewal).
+    pub fn expire(&self, key: &str) {
+        self.with(|h| h.leases.remove(key));
+    }
+
+    /// Makes every lease `node` holds expire now, as if it had stopped renewing for a TTL.
+    pub fn expire_node(&self, node: &str) {
+        self.with(|h| h.leases.retain(|_, (holder, _)| holder != node));
+    }
+
+    /// The node holding `key`'s lease now.
+    pub fn holder_of(&self, key: &str) -> Option<String> {
+        let now = tokio::time::Instant::now();
+        self.with(|h| {
+            h.leases
+                .get(key)
+                .filter(|(_, exp)| *exp > now)
+                .map(|(n, _)| n.clone())
+        })
+    }
+}
+
+impl MemoryCluster {
+    /// Stops (true) or resumes (false) renewing this node's leases and noticing their loss: a
+    /// process frozen by `SIGSTOP`, as the others see it.
+    pub fn freeze(&self, frozen: bool) {
+        self.hub.with(|h| {
+            if let Some(n) = h.nodes.get_mut(&self.node) {
+                n.frozen = frozen;
+            }
+        });
+    }
+
+    /// Cuts this node off from the hub (true) or reconnects it (false): meanwhile messages to
+    /// and from it are lost, its leases are not renewed and `connected` says false.
+    pub fn outage(&self, down: bool) {
+        self.hub.with(|h| {
+            if let Some(n) = h.nodes.get_mut(&self.node) {
+                n.down = down;
+                n.connected.send_replace(!down);
+            }
+        });
+    }
+
+    /// Leaves the hub as a killed process does: no more renewals or messages; its leases
+    /// expire at their time (or at once with [`MemoryHub::expire_node`]).
+    pub fn leave(&self) {
+        self.renewer.abort();
+        self.hub.with(|h| {
+            if let Some(n) = h.nodes.remove(&self.node) {
+                n.connected.send_replace(false);
+            }
+        });
+    }
+}
+
+impl Drop for MemoryCluster {
+    fn drop(&mut self) {
+        self.renewer.abort();
+    }
+}
+
+impl Cluster for MemoryCluster {
+    fn node_id(&self) -> &str {
+        &self.node
+    }
+
+    fn acquire(&self, key: &str) -> BoxFut<'_, Result<Option<String>, ClusterError>> {
+        let now = tokio::time::Instant::now();
+        let ttl = self.hub.ttl;
+        let r = self.hub.with(|h| {
+            if !h.nodes.contains_key(&self.node) {
+                return Err(ClusterError("this node left the hub".into()));
+            }
+            match h.leases.get(key) {
+                Some((holder, exp)) if *exp > now && holder != &self.node => {
+                    return Ok(Some(holder.clone()));
+                }
+                _ => {}
+            }
+            h.leases
+                .insert(key.to_string(), (self.node.clone(), now + ttl));
+            if let Some(n) = h.nodes.get_mut(&self.node) {
+                n.held.insert(key.to_string());
+            }
+            Ok(None)
+        });
+        Box::pin(async move { r })
+    }
+
+    fn holder(&self, key: &str) -> BoxFut<'_, Result<Option<String>, ClusterError>> {
+        let r = self.hub.holder_of(key);
+        Box::pin(async move { Ok(r) })
+    }
+
+    fn release(&self, key: &str) -> BoxFut<'_, Result<(), ClusterError>> {
+        self.hub.with(|h| {
+            if h.leases.get(key).is_some_and(|(n, _)| n == &self.node) {
+                h.leases.remove(key);
+            }
+            if let Some(n) = h.nodes.get_mut(&self.node) {
+                n.held.remove(key);
+            }
+        });
+        Box::pin(async { Ok(()) })
+    }
+
+    fn lost(&self) -> Option<mpsc::UnboundedReceiver<String>> {
+        self.lost.lock().ok()?.take()
+    }
+
+    fn publish(&self, channel: &str, payload: Bytes) -> BoxFut<'_, Result<(), ClusterError>> {
+        self.hub.with(|h| {
+            if h.nodes.get(&self.node).is_none_or(|n| n.down) {
+                return;
+            }
+            for n in h.nodes.values().filter(|n| !n.down) {
+                if n.channels.contains(channel) {
+                    let _ = n.tx.try_send(ClusterMessage {
+                        channel: channel.to_string(),
+                        payload: payload.clone(),
+                    });
+                }
+            }
+        });
+        Box::pin(async { Ok(()) })
+    }
+
+    fn subscribe(&self, channel: &str) -> BoxFut<'_, Result<(), ClusterError>> {
+        self.hub.with(|h| {
+            if let Some(n) = h.nodes.get_mut(&self.node) {
+                n.channels.insert(channel.to_string());
+            }
+        });
+        Box::pin(async { Ok(()) })
+    }
+
+    fn unsubscribe(&self, channel: &str) -> BoxFut<'_, Result<(), ClusterError>> {
+        self.hub.with(|h| {
+            if let Some(n) = h.nodes.get_mut(&self.node) {
+                n.channels.remove(channel);
+            }
+        });
+        Box::pin(async { Ok(()) })
+    }
+
+    fn messages(&self) -> Option<mpsc::Receiver<ClusterMessage>> {
+        self.messages.lock().ok()?.take()
+    }
+
+    fn connected(&self) -> watch::Receiver<bool> {
+        self.connected.clone()
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    #[tokio::test(start_paused = true)]
+    async fn a_lease_has_one_holder_until_it_expires_and_its_loss_is_reported() {
+        let hub = MemoryHub::new(Duration::from_secs(3));
+        let a = hub.join("a");
+        let b = hub.join("b");
+        assert_eq!(a.acquire("game:1").await.unwrap(), None);
+        assert_eq!(
+            a.acquire("game:1").await.unwrap(),
+            None,
+            "a holds it already"
+        );
+        assert_eq!(b.acquire("game:1").await.unwrap(), Some("a".into()));
+        // Renewed while a runs: still a's long after one TTL.
+        tokio::time::sleep(Duration::from_secs(10)).await;
+        assert_eq!(b.holder("game:1").await.unwrap(), Some("a".into()));
+        // Frozen, a stops renewing: the lease lapses after the TTL and b takes it.
+        a.freeze(true);
+        tokio::time::sleep(Duration::from_secs(4)).await;
+        assert_eq!(b.acquire("game:1").await.unwrap(), None);
+        assert_eq!(a.holder("game:1").await.unwrap(), Some("b".into()));
+        // Thawed, a finds it lost at its next renewal.
+        let mut lost = a.lost().unwrap();
+        a.freeze(false);
+        assert_eq!(lost.recv().await.as_deref(), Some("game:1"));
+        assert!(a.lost().is_none(), "taken once");
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn messages_reach_the_subscribed_nodes_in_order_and_not_during_an_outage() {
+        let hub = MemoryHub::new(Duration::from_secs(3));
+        let a = hub.join("a");
+        let b = hub.join("b");
+        let mut rx = b.messages().unwrap();
+        b.subscribe("game:1:live").await.unwrap();
+        for i in 0..3u8 {
+            a.publish("game:1:live", Bytes::from(vec![i]))
+                .await
+                .unwrap();
+        }
+        a.publish("game:2:live", Bytes::from_static(b"x"))
+            .await
+            .unwrap();
+        for i in 0..3u8 {
+            let m = rx.recv().await.unwrap();
+            assert_eq!(
+                (m.channel.as_str(), &m.payload[..]),
+                ("game:1:live", &[i][..])
+            );
+        }
+        b.outage(true);
+        assert!(!*b.connected().borrow());
+        a.publish("game:1:live", Bytes::from_static(b"lost"))
+            .await
+            .unwrap();
+        b.outage(false);
+        a.publish("game:1:live", Bytes::from_static(b"after"))
+            .await
+            .unwrap();
+        assert_eq!(&rx.recv().await.unwrap().payload[..], b"after");
+    }
+}

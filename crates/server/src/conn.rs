@@ -693,43 +693,11 @@ impl Conn {
                 });
                 return;
             }
-            K::Subscribe(s) => (
-                s.game_id,
-                Body::Subscribe {
-                    last_seq: s.last_seq,
-                },
-            ),
-            K::Unsubscribe(u) => (u.game_id, Body::Unsubscribe),
-            K::Move(m) => (
-                m.game_id,
-                Body::Move {
-                    ply: m.ply,
-                    mv: m.r#move,
-                    offer_draw: m.offer_draw,
-                    think_ms: (m.think_ms > 0).then_some(m.think_ms),
-                },
-            ),
-            K::OfferDraw(o) => (o.game_id, Body::OfferDraw),
-            K::AnswerDraw(a) => (a.game_id, Body::AnswerDraw { accept: a.accept }),
-            K::Resign(r) => (r.game_id, Body::Resign),
-            K::ClaimMoveLimit(c) => (c.game_id, Body::ClaimMoveLimit),
-            K::RequestRuling(r) => (r.game_id, Body::RequestRuling),
-            K::Arbiter(a) => {
-                let Some(action) = a.action else {
-                    return self.send_error(
-                        req,
-                        &a.game_id,
-                        &ClientError::InvalidArgument("the arbiter command has no action".into()),
-                    );
-                };
-                (
-                    a.game_id,
-                    Body::Arbiter {
-                        reason: a.reason,
-                        action,
-                    },
-                )
-            }
+            k => match crate::request::game_request(k) {
+                Some(Ok(r)) => r,
+                Some(Err((game, e))) => return self.send_error(req, &game, &e),
+                None => return self.send_error(req, "", &ClientError::UnknownMessage),
+            },
         };
         // A game this connection already talks to is found without awaiting; otherwise it is
         // looked up (and maybe loaded from the store) in a boxed future, which is large and

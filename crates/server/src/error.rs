@@ -73,6 +73,10 @@ pub enum ClientError {
     ShuttingDown,
     #[error("game {0}'s stored record cannot be loaded; an arbiter or operator must look at it")]
     GameUnavailable(String),
+    /// Several nodes: the node that runs the game did not answer in time (it may be failing
+    /// over to another node). Retry: a move resent with its ply is played at most once.
+    #[error("the game's node did not answer in time; retry (a resent move is played once)")]
+    Unavailable,
 }
 
 impl ClientError {
@@ -101,6 +105,7 @@ impl ClientError {
             ClientError::StoreUnavailable => "store_unavailable",
             ClientError::ShuttingDown => "shutting_down",
             ClientError::GameUnavailable(_) => "game_unavailable",
+            ClientError::Unavailable => "unavailable",
         }
     }
 
@@ -128,13 +133,17 @@ impl ClientError {
         "store_unavailable",
         "shutting_down",
         "game_unavailable",
+        "unavailable",
     ];
 
     /// Server-side trouble is worth a warning; a client's mistake is debug.
     pub fn is_server_side(&self) -> bool {
         matches!(
             self,
-            ClientError::StoreUnavailable | ClientError::Busy | ClientError::GameUnavailable(_)
+            ClientError::StoreUnavailable
+                | ClientError::Busy
+                | ClientError::GameUnavailable(_)
+                | ClientError::Unavailable
         )
     }
 

@@ -27,6 +27,9 @@ pub(crate) enum ShardCmd {
     },
     /// A game whose first event is committed: the shard runs it from now on.
     Adopt(Box<LiveGame>),
+    /// Several nodes: this node lost the game's lease. The shard unloads it (after the commit
+    /// in flight is settled) and its requests and subscribers follow the game to its owner.
+    Unload(i64),
 }
 
 /// The handle to a game: its shard's mailbox, the game's id and summary.
@@ -37,6 +40,9 @@ pub struct GameHandle {
     pub summary: Arc<Mutex<GameSummary>>,
     /// False once the shard has unloaded the game (or stopped).
     pub(crate) alive: Arc<AtomicBool>,
+    /// Several nodes: the node that owns the game when it is not this one (requests go to
+    /// this node's relay, which forwards them there).
+    pub(crate) remote: Option<Arc<Mutex<String>>>,
 }
 
 impl std::fmt::Debug for GameHandle {
@@ -79,6 +85,11 @@ impl GameHandle {
             .await
             .ok()?;
         rx.await.ok()
+    }
+
+    /// Whether the game runs on another node (its requests are relayed there).
+    pub fn is_remote(&self) -> bool {
+        self.remote.is_some()
     }
 
     pub fn is_alive(&self) -> bool {

@@ -33,6 +33,10 @@ pub fn router(env: Env) -> Router {
         .route("/api/v1/tokens", post(issue_token))
         .route("/api/v1/tokens/revoke", post(revoke_token))
         .merge(crate::league::api::router())
+        .layer(axum::middleware::from_fn_with_state(
+            env.clone(),
+            crate::node::forward_league,
+        ))
         .layer(axum::middleware::map_response_with_state(
             (),
             |State(()): State<()>, uri: axum::http::Uri, r: Response| json_errors(uri, r),

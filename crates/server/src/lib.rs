@@ -33,6 +33,7 @@ pub mod listen;
 pub mod live;
 pub mod load;
 pub mod metrics;
+pub mod node;
 pub mod outbox;
 pub mod persist;
 pub mod record;
@@ -126,6 +127,13 @@ pub struct Config {
     /// Addresses with no per-address cap: a reverse proxy or a load generator on this host
     /// (all its clients share its address). Loopback by default.
     pub unlimited_addresses: Vec<std::net::IpAddr>,
+    /// Several nodes: how long a request relayed to a game's owner node waits for its answer
+    /// before it is answered `unavailable` (retryable).
+    pub remote_timeout: Duration,
+    /// Several nodes: how often a node looks for games nobody owns (a dead node's) and for
+    /// remote games that moved. With leases of 3 s, a dead owner's games continue within
+    /// about 3 s plus this.
+    pub cluster_sweep: Duration,
 }
 
 impl Default for Config {
@@ -156,6 +164,8 @@ impl Default for Config {
                 std::net::IpAddr::from([127, 0, 0, 1]),
                 std::net::IpAddr::from(std::net::Ipv6Addr::LOCALHOST),
             ],
+            remote_timeout: Duration::from_secs(3),
+            cluster_sweep: Duration::from_millis(500),
         }
     }
 }
@@ -174,6 +184,8 @@ pub struct Env {
     pub persist: Arc<dyn Persist>,
     /// The other nodes, when this is one of several (`--redis-url`); None: one node.
     pub cluster: Option<Arc<dyn cluster::Cluster>>,
+    /// This node's link to the others (routing, fan-out, failover) when `cluster` is set.
+    pub node: Option<Arc<node::Link>>,
     pub config: Arc<Config>,
     pub metrics: Arc<metrics::Metrics>,
     pub registry: Arc<registry::Registry>,
@@ -199,6 +211,17 @@ impl Env {
         shutdown: watch::Receiver<bool>,
         tasks_done: mpsc::Sender<()>,
     ) -> Env {
+        Env::start_with(persist, None, config, shutdown, tasks_done)
+    }
+
+    /// As [`Env::start`], for one node of several when `cluster` is given.
+    pub fn start_with(
+        persist: Arc<dyn Persist>,
+        cluster: Option<Arc<dyn cluster::Cluster>>,
+        config: Config,
+        shutdown: watch::Receiver<bool>,
+        tasks_done: mpsc::Sender<()>,
+    ) -> Env {
         let count = match config.shards {
             0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
             n => n,
@@ -207,7 +230,8 @@ impl Env {
         let (settled_tx, settled) = watch::channel(false);
         let env = Env {
             persist,
-            cluster: None,
+            node: cluster.clone().map(node::Link::new),
+            cluster,
             config: Arc::new(config),
             metrics: Arc::new(metrics::Metrics::default()),
             registry: Arc::new(registry::Registry::default()),
@@ -234,9 +258,16 @@ pub async fn serve(
 ) -> std::io::Result<()> {
     let (sd_tx, sd_rx) = watch::channel(false);
     let (done_tx, mut done_rx) = mpsc::channel::<()>(1);
-    let mut env = Env::start(deps.persist, deps.config, sd_rx, done_tx);
-    env.cluster = deps.cluster;
-    recover_all(&env).await;
+    let env = Env::start_with(deps.persist, deps.cluster, deps.config, sd_rx, done_tx);
+    match env.node.clone() {
+        // Several nodes: this node takes the unfinished games nobody runs (a sweep), and
+        // keeps sweeping.
+        Some(link) => {
+            node::start(&env);
+            node::sweep(&env, &link, false).await;
+        }
+        None => recover_all(&env).await,
+    }
     if let Some(d) = &env.config.demo {
         // Before the leagues' drivers: a demo season whose rounds fell due while the server
         // was down is moved, not started all at once.

@@ -26,7 +26,7 @@ use crate::error::ClientError;
 use crate::game::{self, Answer, Command, Decided, Event, State};
 use crate::outbox::{Out, Outbox, SharedFrame};
 use crate::persist::{AppendOp, EventRow, FinishRow};
-use crate::request::{Body, RecordView, Request};
+use crate::request::{Body, Principal, RecordView, Request};
 use crate::view::View;
 
 /// A decision handed to the store: what settles it once the commit's outcome is known.
@@ -76,8 +76,10 @@ pub(crate) struct LiveGame {
     public: Option<View>,
     ring: VecDeque<Arc<SharedFrame>>,
     public_ring: VecDeque<Arc<SharedFrame>>,
-    live_subs: Vec<Outbox>,
-    public_subs: Vec<Outbox>,
+    live_subs: Vec<Sub>,
+    public_subs: Vec<Sub>,
+    /// Several nodes: where this game's streams are published for the other nodes' relays.
+    channels: Option<Arc<crate::node::GameChannels>>,
     delayed: VecDeque<Pending>,
     delay_plies: u32,
     delay_ms: u64,
@@ -94,6 +96,7 @@ impl LiveGame {
     /// replayed): its views start empty and fill as events are published or replayed.
     pub(crate) fn new(env: Env, id: i64, core: State) -> LiveGame {
         let gid = id.to_string();
+        let channels = crate::node::GameChannels::of(&env, id);
         let delay = core.info.delay.unwrap_or_default();
         let delay_plies = delay.plies;
         let delay_ms = u64::from(delay.seconds) * 1000;
@@ -116,6 +119,7 @@ impl LiveGame {
             public_ring: VecDeque::new(),
             live_subs: Vec::new(),
             public_subs: Vec::new(),
+            channels,
             delayed: VecDeque::new(),
             delay_plies,
             delay_ms,
@@ -140,7 +144,10 @@ impl LiveGame {
     /// published, so spectators of a delayed game see after a restart exactly what they saw
     /// before it.
     pub(crate) fn replayed(&mut self, events: Vec<Event>) {
+        // Not published to the other nodes again: their relays asked for what they missed.
+        let channels = self.channels.take();
         self.publish_framed(events.into_iter().map(|e| (e.event, None)).collect());
+        self.channels = channels;
         if self.core.is_finished() {
             self.finished_at = Some(Instant::now());
         }
@@ -328,6 +335,9 @@ impl LiveGame {
             }
             push_ring(&mut self.ring, frame.clone(), self.env.config.replay_events);
             send_all(&mut self.live_subs, &frame);
+            if let Some(c) = &self.channels {
+                c.publish(true, &frame);
+            }
             if self.public.is_some() {
                 self.delayed.push_back(Pending {
                     release_ms,
@@ -370,6 +380,9 @@ impl LiveGame {
                 self.env.config.replay_events,
             );
             send_all(&mut self.public_subs, &p.frame);
+            if let Some(c) = &self.channels {
+                c.publish(false, &p.frame);
+            }
             released = true;
         }
         if released {
@@ -476,8 +489,22 @@ impl LiveGame {
 
     /// Forgets a connection's subscriptions.
     pub(crate) fn detach(&mut self, conn: u64) {
-        self.live_subs.retain(|o| o.conn_id != conn);
-        self.public_subs.retain(|o| o.conn_id != conn);
+        self.live_subs.retain(|s| s.out.conn_id != conn);
+        self.public_subs.retain(|s| s.out.conn_id != conn);
+    }
+
+    /// Takes every subscriber with the last seq it was sent (the game leaves this node: they
+    /// subscribe again wherever it goes).
+    pub(crate) fn take_subscribers(&mut self) -> Vec<(Outbox, Arc<Principal>, u64)> {
+        let live = self.live.seq;
+        let public = self.public.as_ref().map_or(live, |p| p.seq);
+        let mut v: Vec<_> = self
+            .live_subs
+            .drain(..)
+            .map(|s| (s.out, s.who, live))
+            .collect();
+        v.extend(self.public_subs.drain(..).map(|s| (s.out, s.who, public)));
+        v
     }
 
     /// The record as the live stream (`public` false) or the delayed public stream sees it.
@@ -519,8 +546,8 @@ impl LiveGame {
     /// already (a subscription, a refusal, a resent move).
     pub(crate) fn prepare(&mut self, r: &Request) -> Prepared {
         let cmd = match &r.body {
-            Body::Subscribe { last_seq } => {
-                self.subscribe(r, *last_seq);
+            Body::Subscribe { last_seq, relay } => {
+                self.subscribe(r, *last_seq, relay.as_deref());
                 // A player subscribing has joined its game (lateness, a start on arrival).
                 let joined = r.who.actor().side_in(&self.core).is_some_and(|s| {
                     game::tracks_joining(&self.core) && !self.core.joined[crate::side::index(s)]
@@ -594,7 +621,12 @@ impl LiveGame {
         }
     }
 
-    fn subscribe(&mut self, r: &Request, last_seq: u64) {
+    fn subscribe(
+        &mut self,
+        r: &Request,
+        last_seq: u64,
+        relay: Option<&std::sync::atomic::AtomicBool>,
+    ) {
         let actor = self.actor_of(&r.who);
         let player = actor.side_in(&self.core).is_some();
         let live = actor.is_arbiter() || player || self.public.is_none();
@@ -608,6 +640,9 @@ impl LiveGame {
         };
         let first_in_ring = ring.front().map(|f| f.seq).unwrap_or(view.seq + 1);
         let out = &r.out;
+        if let Some(flag) = relay {
+            flag.store(live, Ordering::Release);
+        }
         self.reply(r, view.seq);
         if last_seq == 0 || last_seq > view.seq || last_seq + 1 < first_in_ring {
             out.send_msg(ServerMessage {
@@ -623,8 +658,14 @@ impl LiveGame {
         } else {
             &mut self.public_subs
         };
-        list.retain(|o| o.conn_id != out.conn_id);
-        list.push(out.clone());
+        if relay.is_some() {
+            return;
+        }
+        list.retain(|s| s.out.conn_id != out.conn_id);
+        list.push(Sub {
+            out: out.clone(),
+            who: r.who.clone(),
+        });
     }
 
     /// A league's game that has just ended tells its league.
@@ -637,7 +678,8 @@ impl LiveGame {
         else {
             return;
         };
-        self.env.leagues.game_ended(
+        self.env.leagues.game_ended_anywhere(
+            &self.env,
             league,
             crate::league::runner::GameEnd {
                 game: self.id,
@@ -670,10 +712,16 @@ fn push_ring(ring: &mut VecDeque<Arc<SharedFrame>>, f: Arc<SharedFrame>, cap: us
     ring.push_back(f);
 }
 
-fn send_all(subs: &mut Vec<Outbox>, frame: &Arc<SharedFrame>) {
+/// A subscriber: its connection's queue, and who it is (to subscribe it again elsewhere).
+struct Sub {
+    out: Outbox,
+    who: Arc<Principal>,
+}
+
+fn send_all(subs: &mut Vec<Sub>, frame: &Arc<SharedFrame>) {
     // A failed send means the connection is gone or was kicked for being too slow (its writer
     // closes it with 4008): either way it leaves the list.
-    subs.retain(|o| o.send(Out::Shared(frame.clone())));
+    subs.retain(|s| s.out.send(Out::Shared(frame.clone())));
 }
 
 /// The short name of an event kind, stored beside it in the log.

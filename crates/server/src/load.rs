@@ -177,7 +177,7 @@ pub async fn recover(env: Env, seed: GameSeed) -> Result<GameHandle, RecoverErro
 }
 
 /// A stored event as the core folds it.
-fn decode(game: i64, seq: u64, payload: &[u8]) -> Result<Event, RecoverError> {
+pub(crate) fn decode(game: i64, seq: u64, payload: &[u8]) -> Result<Event, RecoverError> {
     let bad = |why: String| RecoverError::Decode { game, seq, why };
     let s = StoredEvent::decode(payload).map_err(|e| bad(e.to_string()))?;
     let clock = crate::snapshot::stored_clock(&s).map_err(bad)?;

@@ -51,6 +51,13 @@ impl SharedFrame {
         }
     }
 
+    /// The frame's protobuf encoding (made once, shared with every protobuf connection).
+    pub fn proto_bytes(&self) -> Bytes {
+        self.proto
+            .get_or_init(|| Bytes::from(chuhe_proto::encode_proto(&self.msg)))
+            .clone()
+    }
+
     pub fn ws_message(&self, enc: Encoding) -> Message {
         match enc {
             Encoding::Proto => Message::Binary(
@@ -113,7 +120,6 @@ impl Kick {
 /// one reader that takes everything at once, so a wake-up costs one lock for all queued
 /// frames, and cloning an [`Outbox`] (once per request routed to a game) is two counters, not
 /// a channel's sender bookkeeping. The kick lives beside it, so a connection is one allocation.
-#[derive(Debug)]
 struct Queue {
     items: Mutex<VecDeque<Out>>,
     capacity: usize,
@@ -124,6 +130,21 @@ struct Queue {
     /// The [`Inbox`] was dropped: sends fail.
     reader_gone: AtomicBool,
     kick: Kick,
+    /// Frames for a client on another node (see [`Outbox::remote`]): each is handed to this
+    /// instead of the queue.
+    sink: Option<Sink>,
+}
+
+/// Where a remote client's frames go (the owner's publisher, addressed to the client's node).
+pub type Sink = Box<dyn Fn(Out) -> bool + Send + Sync>;
+
+impl std::fmt::Debug for Queue {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Queue")
+            .field("capacity", &self.capacity)
+            .field("remote", &self.sink.is_some())
+            .finish()
+    }
 }
 
 impl Queue {
@@ -244,6 +265,7 @@ impl Outbox {
             senders: AtomicUsize::new(1),
             reader_gone: AtomicBool::new(false),
             kick: Kick::default(),
+            sink: None,
         });
         (
             Outbox {
@@ -259,8 +281,31 @@ impl Outbox {
         )
     }
 
+    /// The outbox of a client connected to another node, as its game's owner answers it:
+    /// every frame goes to `sink` (which sends it to the client's node) in order. Nothing
+    /// reads it here; it never fills.
+    pub fn remote(conn_id: u64, sink: Sink) -> Outbox {
+        let q = Arc::new(Queue {
+            items: Mutex::new(VecDeque::new()),
+            capacity: 1,
+            reader: AtomicWaker::new(),
+            senders: AtomicUsize::new(1),
+            reader_gone: AtomicBool::new(false),
+            kick: Kick::default(),
+            sink: Some(sink),
+        });
+        Outbox {
+            conn_id,
+            encoding: Encoding::Proto,
+            q,
+        }
+    }
+
     /// Queues a frame; false when the connection is gone or was just kicked.
     pub fn send(&self, out: Out) -> bool {
+        if let Some(sink) = &self.q.sink {
+            return sink(out);
+        }
         if self.is_closed() {
             return false;
         }

@@ -183,6 +183,21 @@ pub trait Persist: Send + Sync + 'static {
     /// Creates a game row (no events yet); returns it with its id. With a key that is already
     /// stored, returns that game unchanged (creating is idempotent by key).
     fn create_game(&self, game: NewGame) -> BoxFut<'_, Result<StoredGame, PersistError>>;
+    /// Several games' rows at once (a league round's boards), each exactly as
+    /// [`Persist::create_game`] (answers in the order of `games`). Stores with transactions
+    /// create them in one; the default creates them one after another.
+    fn create_games(
+        &self,
+        games: Vec<NewGame>,
+    ) -> BoxFut<'_, Result<Vec<StoredGame>, PersistError>> {
+        Box::pin(async move {
+            let mut out = Vec::with_capacity(games.len());
+            for g in games {
+                out.push(self.create_game(g).await?);
+            }
+            Ok(out)
+        })
+    }
     /// The game created with `key`, if any.
     fn game_by_key(&self, key: &str) -> BoxFut<'_, Result<Option<StoredGame>, PersistError>>;
     /// A principal by name and role (None: no such).
@@ -281,7 +296,12 @@ pub use chuhe_store::StoreStats as CommitStats;
 
 /// An in-memory [`Persist`] for tests.
 pub struct MemoryPersist {
-    inner: Mutex<Mem>,
+    /// The data, shared by every node's view ([`MemoryPersist::node_view`]).
+    inner: std::sync::Arc<Mutex<Mem>>,
+    /// This view's fencing tokens: game id → token, and competitions' (see
+    /// [`Persist::claim_game`]). Appends carry them; the data's own tokens decide.
+    tokens: Mutex<HashMap<i64, u64>>,
+    competition_tokens: Mutex<HashMap<i64, u64>>,
     /// While set, every append fails (a store outage) and stores nothing.
     failing: std::sync::atomic::AtomicBool,
     /// While set, every append commits but is answered as failed with its outcome unknown
@@ -299,7 +319,9 @@ pub struct MemoryPersist {
 impl Default for MemoryPersist {
     fn default() -> Self {
         MemoryPersist {
-            inner: Mutex::default(),
+            inner: Default::default(),
+            tokens: Mutex::default(),
+            competition_tokens: Mutex::default(),
             failing: std::sync::atomic::AtomicBool::new(false),
             ambiguous: Mutex::new(None),
             unresolved: std::sync::atomic::AtomicU32::new(0),
@@ -316,9 +338,34 @@ struct Mem {
     tokens: HashMap<String, (i64, i64, bool)>,
     competitions: Vec<(Competition, Vec<CompetitionEvent>)>,
     next_id: i64,
+    /// The newest fencing token of each claimed game and competition (none: never claimed).
+    fences: HashMap<i64, u64>,
+    competition_fences: HashMap<i64, u64>,
+}
+
+/// Whether an append carrying `mine` (this view's token, 0: none) is refused: the game was
+/// claimed since (by another node's view, or again).
+fn fenced_out(fences: &HashMap<i64, u64>, id: i64, mine: u64) -> bool {
+    fences.get(&id).is_some_and(|&t| t != mine)
+}
+
+fn token_of(tokens: &Mutex<HashMap<i64, u64>>, id: i64) -> u64 {
+    tokens
+        .lock()
+        .map(|t| t.get(&id).copied().unwrap_or(0))
+        .unwrap_or(0)
 }
 
 impl MemoryPersist {
+    /// Another node's view of the same data: its own fencing tokens (and outage switches),
+    /// the same games, accounts and logs — several in-process nodes on one database.
+    pub fn node_view(&self) -> MemoryPersist {
+        MemoryPersist {
+            inner: self.inner.clone(),
+            ..MemoryPersist::default()
+        }
+    }
+
     /// Makes every append fail (true) or work again (false).
     pub fn set_failing(&self, failing: bool) {
         self.failing
@@ -404,7 +451,13 @@ impl Persist for MemoryPersist {
                 })
             });
         }
+        let token = token_of(&self.tokens, game);
         let r = self.with(|m| {
+            if fenced_out(&m.fences, game, token) {
+                return Err(PersistError::fenced(format!(
+                    "game {game} is owned by another node now"
+                )));
+            }
             let Some((row, log)) = m.games.get_mut(&game) else {
                 return Err(PersistError::not_found(format!("no game {game}")));
             };
@@ -571,7 +624,13 @@ impl Persist for MemoryPersist {
         id: i64,
         events: Vec<NewCompetitionEvent>,
     ) -> BoxFut<'_, Result<u64, PersistError>> {
+        let token = token_of(&self.competition_tokens, id);
         let r = self.with(|m| {
+            if fenced_out(&m.competition_fences, id, token) {
+                return Err(PersistError::fenced(format!(
+                    "competition {id} is run by another node now"
+                )));
+            }
             let Some((c, log)) = m.competitions.get_mut((id as usize).wrapping_sub(1)) else {
                 return Err(PersistError::not_found(format!("competition {id}")));
             };
@@ -609,6 +668,41 @@ impl Persist for MemoryPersist {
                 .ok_or_else(|| PersistError::not_found(format!("competition {id}")))
         });
         Box::pin(async move { r })
+    }
+
+    fn claim_game(&self, game: i64, node: &str) -> BoxFut<'_, Result<u64, PersistError>> {
+        let _ = node;
+        let t = self.with(|m| {
+            let t = m.fences.entry(game).or_insert(0);
+            *t += 1;
+            *t
+        });
+        if let Ok(mut mine) = self.tokens.lock() {
+            mine.insert(game, t);
+        }
+        Box::pin(async move { Ok(t) })
+    }
+
+    fn claim_competition(&self, id: i64, node: &str) -> BoxFut<'_, Result<u64, PersistError>> {
+        let _ = node;
+        let t = self.with(|m| {
+            let t = m.competition_fences.entry(id).or_insert(0);
+            *t += 1;
+            *t
+        });
+        if let Ok(mut mine) = self.competition_tokens.lock() {
+            mine.insert(id, t);
+        }
+        Box::pin(async move { Ok(t) })
+    }
+
+    fn unclaim(&self, game: Option<i64>, competition: Option<i64>) {
+        if let (Some(g), Ok(mut t)) = (game, self.tokens.lock()) {
+            t.remove(&g);
+        }
+        if let (Some(c), Ok(mut t)) = (competition, self.competition_tokens.lock()) {
+            t.remove(&c);
+        }
     }
 
     fn authenticate(&self, token: &str) -> BoxFut<'_, Result<Option<Account>, PersistError>> {
@@ -692,5 +786,68 @@ impl Persist for MemoryPersist {
             false
         });
         Box::pin(async move { Ok(r) })
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod fencing_tests {
+    use super::*;
+
+    fn row(seq: u64) -> EventRow {
+        EventRow {
+            seq,
+            kind: "move",
+            payload: vec![seq as u8],
+            at_ms: 0,
+            actor: None,
+            reason: None,
+        }
+    }
+
+    #[tokio::test]
+    async fn a_claim_fences_every_other_nodes_appends() {
+        let one = MemoryPersist::default();
+        let two = one.node_view();
+        let p = one.create_account("p", Role::Player).await.unwrap();
+        let g = one
+            .create_game(NewGame {
+                red: chuhe_store::PrincipalId(p.id),
+                black: chuhe_store::PrincipalId(p.id),
+                time_control: "10m".into(),
+                ruleset: "cxa".into(),
+                start_fen: String::new(),
+                broadcast_delay: Default::default(),
+                event: None,
+                round: None,
+                board: None,
+                scheduled_start_ms: None,
+                created_at_ms: 0,
+                start_mode: "now".into(),
+                lateness_limit_ms: 0,
+                key: None,
+            })
+            .await
+            .unwrap()
+            .id
+            .0;
+        // Never claimed (one node): appends carry no token and are taken.
+        one.append(g, vec![row(1)], None).await.unwrap();
+        assert_eq!(one.claim_game(g, "one").await.unwrap(), 1);
+        one.append(g, vec![row(2)], None).await.unwrap();
+        // The other node claims it: the first node's appends are refused, nothing stored.
+        assert_eq!(two.claim_game(g, "two").await.unwrap(), 2);
+        let e = one.append(g, vec![row(3)], None).await.unwrap_err();
+        assert!(e.is_fenced() && !e.is_client_error());
+        two.append(g, vec![row(3)], None).await.unwrap();
+        assert_eq!(two.events(g).await.unwrap().len(), 3);
+        // Unclaimed, the first node's appends carry no token: still refused.
+        one.unclaim(Some(g), None);
+        assert!(
+            one.append(g, vec![row(4)], None)
+                .await
+                .unwrap_err()
+                .is_fenced()
+        );
     }
 }

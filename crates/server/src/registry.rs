@@ -9,6 +9,7 @@ use crate::Env;
 use crate::error::ClientError;
 use crate::handle::GameHandle;
 use crate::load::{self, GameSeed};
+use crate::node;
 
 #[derive(Default)]
 pub struct Registry {
@@ -53,6 +54,7 @@ impl Registry {
         let handles: Vec<GameHandle> = self.map().values().cloned().collect();
         let mut v: Vec<(i64, GameSummary)> = handles
             .iter()
+            .filter(|h| !h.is_remote())
             .filter_map(|h| h.summary.lock().ok().map(|s| (h.id, s.clone())))
             .filter(|(_, s)| !s.finished)
             .collect();
@@ -70,6 +72,14 @@ impl Registry {
             return Ok(h);
         }
         let seed = load_seed(env, id).await?;
+        if let Some(link) = &env.node {
+            if let Some(owner) = acquire(link, id).await? {
+                let h = link.remote_handle(id, owner);
+                self.insert(h.clone());
+                return Ok(h);
+            }
+            return self.recover_owned(env, link, seed).await;
+        }
         let h = load::recover(env.clone(), seed).await.map_err(|e| {
             tracing::error!(game = id, error = %e, "cannot load game");
             e.client_error()
@@ -77,6 +87,114 @@ impl Registry {
         self.insert(h.clone());
         Ok(h)
     }
+
+    /// Several nodes: this node holds the game's lease; it claims the game in the store
+    /// (fencing whoever wrote before) and recovers it by folding its log.
+    async fn recover_owned(
+        &self,
+        env: &Env,
+        link: &std::sync::Arc<crate::node::Link>,
+        seed: GameSeed,
+    ) -> Result<GameHandle, ClientError> {
+        let id = seed.row.id.0;
+        env.leagues
+            .learn_arbiters(env, seed.row.key.as_deref())
+            .await;
+        if let Err(e) = claim(env, link, id).await {
+            let _ = link.cluster.release(&node::game_key(id)).await;
+            return Err(e);
+        }
+        match load::recover(env.clone(), seed).await {
+            Ok(h) => {
+                link.took(id);
+                self.insert(h.clone());
+                Ok(h)
+            }
+            Err(e) => {
+                tracing::error!(game = id, error = %e, "cannot load game");
+                env.persist.unclaim(Some(id), None);
+                let _ = link.cluster.release(&node::game_key(id)).await;
+                Err(e.client_error())
+            }
+        }
+    }
+
+    /// Several nodes: the handles of games other nodes run.
+    pub(crate) fn remote_handles(&self) -> Vec<GameHandle> {
+        self.map()
+            .values()
+            .filter(|h| h.is_remote() && h.is_alive())
+            .cloned()
+            .collect()
+    }
+
+    /// Several nodes: a remote game whose owner is gone — this node takes its lease if it can
+    /// and runs it from now on (its local subscribers move to it), or follows the new owner.
+    pub(crate) async fn take_over(
+        &self,
+        env: &Env,
+        remote: &GameHandle,
+    ) -> Result<(), ClientError> {
+        let Some(link) = &env.node else {
+            return Ok(());
+        };
+        let id = remote.id;
+        let _guard = self.loading.lock().await;
+        if self.get(id).is_some_and(|h| !h.is_remote()) {
+            return Ok(());
+        }
+        let seed = load_seed(env, id).await?;
+        if let Some(owner) = acquire(link, id).await? {
+            link.ctl(node::Ctl::Owner {
+                id,
+                owner: Some(owner),
+            });
+            return Ok(());
+        }
+        remote
+            .alive
+            .store(false, std::sync::atomic::Ordering::Release);
+        self.remove_dead(id);
+        self.recover_owned(env, link, seed).await?;
+        link.ctl(node::Ctl::Owner { id, owner: None });
+        Ok(())
+    }
+
+    /// Several nodes: makes this node the owner of a game about to be created (its lease and
+    /// its claim in the store) before its first event is committed.
+    pub async fn own_new(&self, env: &Env, id: i64) -> Result<(), ClientError> {
+        let Some(link) = &env.node else {
+            return Ok(());
+        };
+        if acquire(link, id).await?.is_some() {
+            return Err(ClientError::Unavailable);
+        }
+        claim(env, link, id).await?;
+        link.took(id);
+        Ok(())
+    }
+}
+
+/// Takes a game's lease: `None` this node holds it now, `Some(node)` another node does.
+async fn acquire(link: &node::Link, id: i64) -> Result<Option<String>, ClientError> {
+    link.cluster
+        .acquire(&node::game_key(id))
+        .await
+        .map_err(|e| {
+            tracing::warn!(game = id, error = %e, "cannot take the game's lease");
+            ClientError::Unavailable
+        })
+}
+
+async fn claim(env: &Env, link: &node::Link, id: i64) -> Result<(), ClientError> {
+    env.persist
+        .claim_game(id, &link.id)
+        .await
+        .map(|_| ())
+        .map_err(|e| {
+            tracing::warn!(game = id, error = %e, "cannot claim the game in the store");
+            ClientError::StoreUnavailable
+        })
 }
 
 pub async fn load_seed(env: &Env, id: i64) -> Result<GameSeed, ClientError> {

@@ -63,6 +63,11 @@ pub struct Request {
 pub enum Body {
     Subscribe {
         last_seq: u64,
+        /// Set when another node relays the subscription (several nodes): the game answers
+        /// the catch-up, records here whether the subscriber follows the live stream (true)
+        /// or the delayed one, and does not add it to its own subscribers — the client's node
+        /// forwards the game's channel to it.
+        relay: Option<Arc<std::sync::atomic::AtomicBool>>,
     },
     Unsubscribe,
     Move {
@@ -119,4 +124,93 @@ impl Body {
 #[derive(Debug, Clone)]
 pub struct RecordView {
     pub view: View,
+}
+
+/// A game request's body from the client message that asks it, with the game's id; `None`
+/// for a message that is not a game request. `Err`: a game request that cannot be asked
+/// (answered with the error, for that game id).
+pub fn game_request(
+    kind: w::client_message::Kind,
+) -> Option<Result<(String, Body), (String, crate::ClientError)>> {
+    use w::client_message::Kind as K;
+    Some(Ok(match kind {
+        K::Subscribe(s) => (
+            s.game_id,
+            Body::Subscribe {
+                last_seq: s.last_seq,
+                relay: None,
+            },
+        ),
+        K::Unsubscribe(u) => (u.game_id, Body::Unsubscribe),
+        K::Move(m) => (
+            m.game_id,
+            Body::Move {
+                ply: m.ply,
+                mv: m.r#move,
+                offer_draw: m.offer_draw,
+                think_ms: (m.think_ms > 0).then_some(m.think_ms),
+            },
+        ),
+        K::OfferDraw(o) => (o.game_id, Body::OfferDraw),
+        K::AnswerDraw(a) => (a.game_id, Body::AnswerDraw { accept: a.accept }),
+        K::Resign(r) => (r.game_id, Body::Resign),
+        K::ClaimMoveLimit(c) => (c.game_id, Body::ClaimMoveLimit),
+        K::RequestRuling(r) => (r.game_id, Body::RequestRuling),
+        K::Arbiter(a) => {
+            let Some(action) = a.action else {
+                return Some(Err((
+                    a.game_id,
+                    crate::ClientError::InvalidArgument("the arbiter command has no action".into()),
+                )));
+            };
+            (
+                a.game_id,
+                Body::Arbiter {
+                    reason: a.reason,
+                    action,
+                },
+            )
+        }
+        _ => return None,
+    }))
+}
+
+impl Body {
+    /// The client message kind that asks this of `game_id` (the inverse of
+    /// [`game_request`]): how a request crosses to the game's owner node.
+    pub fn to_kind(&self, game_id: String) -> w::client_message::Kind {
+        use w::client_message::Kind as K;
+        match self {
+            Body::Subscribe { last_seq, .. } => K::Subscribe(w::Subscribe {
+                game_id,
+                last_seq: *last_seq,
+            }),
+            Body::Unsubscribe => K::Unsubscribe(w::Unsubscribe { game_id }),
+            Body::Move {
+                ply,
+                mv,
+                offer_draw,
+                think_ms,
+            } => K::Move(w::MakeMove {
+                game_id,
+                ply: *ply,
+                r#move: mv.clone(),
+                offer_draw: *offer_draw,
+                think_ms: think_ms.unwrap_or(0),
+            }),
+            Body::OfferDraw => K::OfferDraw(w::OfferDraw { game_id }),
+            Body::AnswerDraw { accept } => K::AnswerDraw(w::AnswerDraw {
+                game_id,
+                accept: *accept,
+            }),
+            Body::Resign => K::Resign(w::Resign { game_id }),
+            Body::ClaimMoveLimit => K::ClaimMoveLimit(w::ClaimMoveLimit { game_id }),
+            Body::RequestRuling => K::RequestRuling(w::RequestRuling { game_id }),
+            Body::Arbiter { reason, action } => K::Arbiter(w::ArbiterCommand {
+                game_id,
+                reason: reason.clone(),
+                action: Some(*action),
+            }),
+        }
+    }
 }

@@ -79,6 +79,7 @@ impl Shards {
             tx: tx.clone(),
             summary: game.summary.clone(),
             alive: game.alive.clone(),
+            remote: None,
         };
         tx.send(ShardCmd::Adopt(Box::new(game)))
             .await
@@ -119,6 +120,8 @@ struct Slot {
     backlog: VecDeque<Box<Request>>,
     /// The instant this game is in the shard's timer set under.
     wake: Option<Instant>,
+    /// Several nodes: the game's lease was lost; it leaves once its commit in flight settles.
+    leaving: bool,
 }
 
 impl Slot {
@@ -253,6 +256,15 @@ impl Shard {
                     self.retime(id);
                 }
             }
+            ShardCmd::Unload(id) => {
+                if let Some(slot) = self.slots.get_mut(&id) {
+                    if slot.inflight.is_some() {
+                        slot.leaving = true;
+                    } else {
+                        self.evict(id, None);
+                    }
+                }
+            }
             ShardCmd::Detach(id, conn) => {
                 if let Some(slot) = self.slots.get_mut(&id) {
                     slot.game.detach(conn);
@@ -278,6 +290,7 @@ impl Shard {
                         inflight: None,
                         backlog: VecDeque::new(),
                         wake: None,
+                        leaving: false,
                     },
                 );
                 self.retime(id);
@@ -346,6 +359,17 @@ impl Shard {
             match results.next() {
                 Some(Ok(())) => self.settle(id, true),
                 Some(Err(e)) if e.outcome_unknown => self.resolve(id),
+                // Another node owns the game now: nothing was stored and nothing is answered
+                // here; the game leaves and the request follows it to its owner.
+                Some(Err(e)) if e.is_fenced() => {
+                    tracing::warn!(game = id, "commit fenced: another node owns the game");
+                    let req = self
+                        .slots
+                        .get_mut(&id)
+                        .and_then(|s| s.inflight.take())
+                        .and_then(|(_, r)| r);
+                    self.evict(id, req);
+                }
                 _ => self.settle(id, false),
             }
         }
@@ -392,6 +416,9 @@ impl Shard {
             return;
         };
         slot.game.conclude(staged, committed, req.as_deref());
+        if slot.leaving {
+            return self.evict(id, None);
+        }
         if !self.stopping {
             while let Some(slot) = self.slots.get_mut(&id) {
                 if slot.inflight.is_some() {
@@ -404,6 +431,49 @@ impl Shard {
             }
         }
         self.retime(id);
+    }
+
+    /// Several nodes: the game leaves this node (its lease is lost or its commit was fenced):
+    /// it is unloaded here, and `req` (a fenced request), the requests waiting behind it and
+    /// its subscribers (with the last seq each was sent) follow it to its owner.
+    fn evict(&mut self, id: i64, req: Option<Box<Request>>) {
+        let Some(mut slot) = self.slots.remove(&id) else {
+            return;
+        };
+        if let Some(t) = slot.wake.take() {
+            self.timers.remove(&(t, id));
+        }
+        slot.game.unloaded();
+        self.env.registry.remove_dead(id);
+        self.env.persist.unclaim(Some(id), None);
+        let Some(link) = self.env.node.clone() else {
+            return;
+        };
+        link.gave_up(id);
+        let cluster = link.cluster.clone();
+        tokio::spawn(async move {
+            let _ = cluster.release(&crate::node::game_key(id)).await;
+        });
+        let subs = slot
+            .game
+            .take_subscribers()
+            .into_iter()
+            .map(|(out, who, last)| {
+                Box::new(Request {
+                    req: 0,
+                    who,
+                    out,
+                    lag: Duration::ZERO,
+                    received: Instant::now(),
+                    body: crate::request::Body::Subscribe {
+                        last_seq: last,
+                        relay: None,
+                    },
+                })
+            });
+        for r in req.into_iter().chain(slot.backlog.drain(..)).chain(subs) {
+            link.ctl(crate::node::Ctl::Reroute(id, r));
+        }
     }
 
     /// Wakes every game whose time has come.
@@ -428,6 +498,15 @@ impl Shard {
                     if let Some(slot) = self.slots.remove(&id) {
                         slot.game.unloaded();
                         self.env.registry.remove_dead(id);
+                        if let Some(link) = self.env.node.clone() {
+                            // Several nodes: a finished game's lease goes with it.
+                            link.gave_up(id);
+                            self.env.persist.unclaim(Some(id), None);
+                            let cluster = link.cluster.clone();
+                            tokio::spawn(async move {
+                                let _ = cluster.release(&crate::node::game_key(id)).await;
+                            });
+                        }
                     }
                     continue;
                 }

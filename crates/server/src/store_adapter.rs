@@ -263,6 +263,13 @@ impl<S: Store> Persist for StoreAdapter<S> {
         Box::pin(async move { self.store.create_game(game).await.map_err(pe) })
     }
 
+    fn create_games(
+        &self,
+        games: Vec<NewGame>,
+    ) -> BoxFut<'_, Result<Vec<StoredGame>, PersistError>> {
+        Box::pin(async move { self.store.create_games(games).await.map_err(pe) })
+    }
+
     fn game_by_key(&self, key: &str) -> BoxFut<'_, Result<Option<StoredGame>, PersistError>> {
         let key = key.to_string();
         Box::pin(async move { self.store.game_by_key(&key).await.map_err(pe) })

@@ -252,6 +252,10 @@ pub trait Store: Send + Sync + 'static {
     /// any node, store one game and all return it.
     fn create_game(&self, new: NewGame) -> impl Future<Output = Result<Game>> + Send;
 
+    /// Creates several games in one transaction (a league round's boards): each as
+    /// [`create_game`](Store::create_game) would, in order; all of them or (on an error) none.
+    fn create_games(&self, new: Vec<NewGame>) -> impl Future<Output = Result<Vec<Game>>> + Send;
+
     /// One game ([`StoreError::GameNotFound`]).
     fn game(&self, id: GameId) -> impl Future<Output = Result<Game>> + Send;
 
@@ -535,6 +539,9 @@ impl Store for AnyStore {
     }
     async fn create_game(&self, new: NewGame) -> Result<Game> {
         delegate!(self, s => s.create_game(new))
+    }
+    async fn create_games(&self, new: Vec<NewGame>) -> Result<Vec<Game>> {
+        delegate!(self, s => s.create_games(new))
     }
     async fn game(&self, id: GameId) -> Result<Game> {
         delegate!(self, s => s.game(id))

@@ -678,27 +678,39 @@ where
     }
 
     async fn create_game(&self, new: NewGame) -> Result<Game> {
-        if new.red == new.black {
-            return Err(StoreError::Invalid(
-                "red and black must be different players".into(),
-            ));
+        self.create_games(vec![new])
+            .await?
+            .pop()
+            .ok_or_else(|| StoreError::Corrupt("creating one game returned none".into()))
+    }
+
+    async fn create_games(&self, new: Vec<NewGame>) -> Result<Vec<Game>> {
+        let mut players = std::collections::BTreeSet::new();
+        for g in &new {
+            if g.red == g.black {
+                return Err(StoreError::Invalid(
+                    "red and black must be different players".into(),
+                ));
+            }
+            check_text("time control", &g.time_control, 200)?;
+            check_text("ruleset", &g.ruleset, 100)?;
+            check_text("start FEN", &g.start_fen, 200)?;
+            check_opt_no_nul("event", g.event.as_deref())?;
+            check_opt_no_nul("round", g.round.as_deref())?;
+            check_text("start mode", &g.start_mode, 64)?;
+            if g.lateness_limit_ms < 0 {
+                return Err(StoreError::Invalid(format!(
+                    "lateness limit {} ms is negative",
+                    g.lateness_limit_ms
+                )));
+            }
+            if let Some(key) = &g.key {
+                check_text("game key", key, MAX_GAME_KEY_CHARS)?;
+            }
+            to_i64("broadcast delay", g.broadcast_delay.millis)?;
+            players.extend([g.red, g.black]);
         }
-        check_text("time control", &new.time_control, 200)?;
-        check_text("ruleset", &new.ruleset, 100)?;
-        check_text("start FEN", &new.start_fen, 200)?;
-        check_opt_no_nul("event", new.event.as_deref())?;
-        check_opt_no_nul("round", new.round.as_deref())?;
-        check_text("start mode", &new.start_mode, 64)?;
-        if new.lateness_limit_ms < 0 {
-            return Err(StoreError::Invalid(format!(
-                "lateness limit {} ms is negative",
-                new.lateness_limit_ms
-            )));
-        }
-        if let Some(key) = &new.key {
-            check_text("game key", key, MAX_GAME_KEY_CHARS)?;
-        }
-        for side in [new.red, new.black] {
+        for side in players {
             // Principals are never deleted and never change role, so checking before the
             // insert is race-free.
             let p = self.fetch_principal(side).await?;
@@ -712,7 +724,8 @@ where
         }
         // A key already stored inserts nothing (and no error: `games_by_key` is the conflict
         // target). On PostgreSQL an insert of the same key by a transaction still running waits
-        // for it, so the stored game is committed when it is read below.
+        // for it, so the stored game is committed when it is read below. All of them in one
+        // transaction: one durable write for a round of games.
         let sql = format!(
             "INSERT INTO games (red_id, black_id, time_control, ruleset, start_fen, \
              delay_moves, delay_ms, event, round, board, scheduled_start_ms, \
@@ -721,34 +734,48 @@ where
              ON CONFLICT (key) DO NOTHING RETURNING {}",
             DB::GAME_COLS
         );
-        let row = sqlx::query(&sql)
-            .bind(new.red.0)
-            .bind(new.black.0)
-            .bind(new.time_control.as_str())
-            .bind(new.ruleset.as_str())
-            .bind(new.start_fen.as_str())
-            .bind(i64::from(new.broadcast_delay.moves))
-            .bind(to_i64("broadcast delay", new.broadcast_delay.millis)?)
-            .bind(new.event.as_deref())
-            .bind(new.round.as_deref())
-            .bind(new.board.map(i64::from))
-            .bind(new.scheduled_start_ms)
-            .bind(new.created_at_ms)
-            .bind(new.start_mode.as_str())
-            .bind(new.lateness_limit_ms)
-            .bind(new.key.as_deref())
-            .fetch_optional(&self.pool)
-            .await?;
-        if let Some(row) = row {
-            return Self::game_from(&row);
+        let by_key = format!("SELECT {} FROM games WHERE key = $1", DB::GAME_COLS);
+        let mut out = Vec::with_capacity(new.len());
+        let mut tx = self.pool.begin().await?;
+        for g in &new {
+            let row = sqlx::query(&sql)
+                .bind(g.red.0)
+                .bind(g.black.0)
+                .bind(g.time_control.as_str())
+                .bind(g.ruleset.as_str())
+                .bind(g.start_fen.as_str())
+                .bind(i64::from(g.broadcast_delay.moves))
+                .bind(to_i64("broadcast delay", g.broadcast_delay.millis)?)
+                .bind(g.event.as_deref())
+                .bind(g.round.as_deref())
+                .bind(g.board.map(i64::from))
+                .bind(g.scheduled_start_ms)
+                .bind(g.created_at_ms)
+                .bind(g.start_mode.as_str())
+                .bind(g.lateness_limit_ms)
+                .bind(g.key.as_deref())
+                .fetch_optional(&mut *tx)
+                .await?;
+            if let Some(row) = row {
+                out.push(Self::game_from(&row)?);
+                continue;
+            }
+            // Only a key can conflict (the id is generated): the game stored under it, as it
+            // is (stored before, or earlier in this batch).
+            let key = g.key.as_deref().unwrap_or_default();
+            let row = sqlx::query(&by_key)
+                .bind(key)
+                .fetch_optional(&mut *tx)
+                .await?
+                .ok_or_else(|| {
+                    StoreError::Corrupt(format!(
+                        "creating a game with key {key:?} conflicted, but no game has the key"
+                    ))
+                })?;
+            out.push(Self::game_from(&row)?);
         }
-        // Only a key can conflict (the id is generated): the game stored under it, as it is.
-        let key = new.key.as_deref().unwrap_or_default();
-        self.fetch_game_by_key(key).await?.ok_or_else(|| {
-            StoreError::Corrupt(format!(
-                "creating a game with key {key:?} conflicted, but no game has the key"
-            ))
-        })
+        tx.commit().await?;
+        Ok(out)
     }
 
     async fn game_by_key(&self, key: &str) -> Result<Option<Game>> {

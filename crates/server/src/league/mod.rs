@@ -18,9 +18,12 @@ pub mod ws;
 /// the games carry it): the event's own arbiters do; an arbiter of another event, or of no
 /// event, is a spectator of them (no commands, the delayed view, no event log).
 pub fn arbiter_of(env: &crate::Env, league: &str, arbiter: i64) -> bool {
-    league
-        .parse::<i64>()
-        .ok()
-        .and_then(|id| env.leagues.get(id))
-        .is_some_and(|h| h.snapshot().arbiters.contains(&arbiter))
+    let Ok(id) = league.parse::<i64>() else {
+        return false;
+    };
+    match env.leagues.get(id) {
+        Some(h) => h.snapshot().arbiters.contains(&arbiter),
+        // Several nodes: the league runs elsewhere; its arbiters as its log names them.
+        None => env.leagues.remote_arbiters(id).contains(&arbiter),
+    }
 }

@@ -134,6 +134,9 @@ impl LeagueHandle {
 #[derive(Default)]
 pub struct Leagues {
     map: Mutex<crate::IdMap<i64, LeagueHandle>>,
+    /// Several nodes: the arbiters of leagues that run on other nodes, read from their logs
+    /// when one of their games is taken up here (an event's arbiters never change).
+    remote_arbiters: Mutex<crate::IdMap<i64, Arc<Vec<i64>>>>,
 }
 
 impl Leagues {
@@ -141,6 +144,42 @@ impl Leagues {
         match self.map.lock() {
             Ok(g) => g,
             Err(p) => p.into_inner(),
+        }
+    }
+
+    /// The arbiters of a league running on another node, as last read (none: not read).
+    pub(crate) fn remote_arbiters(&self, id: i64) -> Arc<Vec<i64>> {
+        self.remote_arbiters
+            .lock()
+            .ok()
+            .and_then(|m| m.get(&id).cloned())
+            .unwrap_or_default()
+    }
+
+    /// Several nodes: reads the arbiters of the league a game belongs to from its log, when
+    /// that league does not run here (so its arbiters rule on the game here too).
+    pub(crate) async fn learn_arbiters(&self, env: &Env, key: Option<&str>) {
+        let Some(id) = key
+            .and_then(crate::load::league_board)
+            .and_then(|b| b.league_id.parse::<i64>().ok())
+        else {
+            return;
+        };
+        if self.get(id).is_some()
+            || self
+                .remote_arbiters
+                .lock()
+                .is_ok_and(|m| m.contains_key(&id))
+        {
+            return;
+        }
+        match load(env, id).await {
+            Ok(league) => {
+                if let Ok(mut m) = self.remote_arbiters.lock() {
+                    m.insert(id, Arc::new(league.arbiters.clone()));
+                }
+            }
+            Err(e) => warn!(league = id, error = %e, "cannot read the league's arbiters"),
         }
     }
 
@@ -157,7 +196,26 @@ impl Leagues {
     /// A league game ended: its league learns it (a full mailbox is caught up on by the
     /// league's reconciliation when it next starts).
     pub fn game_ended(&self, league: i64, end: GameEnd) {
-        if let Some(h) = self.get(league) {
+        self.game_ended_here(league, end);
+    }
+
+    /// As [`Leagues::game_ended`], and with several nodes the league's node learns it when
+    /// the league runs elsewhere.
+    pub(crate) fn game_ended_anywhere(&self, env: &Env, league: i64, end: GameEnd) {
+        let Some(link) = &env.node else {
+            return self.game_ended(league, end);
+        };
+        if !self.game_ended_here(league, end.clone()) {
+            link.tell_league(league, end);
+        }
+    }
+
+    /// As [`Leagues::game_ended`]; false when the league does not run on this node.
+    pub(crate) fn game_ended_here(&self, league: i64, end: GameEnd) -> bool {
+        let Some(h) = self.get(league) else {
+            return false;
+        };
+        {
             if h.tx.try_send(Msg::GameEnded(end)).is_err() {
                 warn!(
                     league,
@@ -165,6 +223,13 @@ impl Leagues {
                 );
             }
         }
+        true
+    }
+
+    /// Several nodes: this node lost the league's lease; its runner stops (once the last
+    /// handle to it is gone) and its writes are refused by the store meanwhile.
+    pub(crate) fn forget(&self, id: i64) {
+        self.lock().remove(&id);
     }
 }
 
@@ -178,11 +243,46 @@ pub async fn start_all(env: &Env) {
         }
     };
     for c in list {
-        match load(env, c.id.0).await {
-            Ok(league) => {
-                spawn(env, league);
+        start_owned(env, c.id.0).await;
+    }
+}
+
+/// Starts a stored league's runner here unless it runs already — with several nodes, only when
+/// this node takes its lease (`league:<id>`) and claims it in the store.
+pub(crate) async fn start_owned(env: &Env, id: i64) {
+    if env.leagues.get(id).is_some() || !own(env, id).await {
+        return;
+    }
+    match load(env, id).await {
+        Ok(league) => {
+            spawn(env, league);
+        }
+        Err(e) => error!(league = id, error = %e, "league not started"),
+    }
+}
+
+/// Several nodes: takes the league's lease and claims it in the store; true when this node
+/// runs it (always, with one node).
+pub(crate) async fn own(env: &Env, id: i64) -> bool {
+    let Some(link) = &env.node else {
+        return true;
+    };
+    match link.cluster.acquire(&crate::node::league_key(id)).await {
+        Ok(None) => match env.persist.claim_competition(id, &link.id).await {
+            Ok(_) => {
+                link.took_league(id);
+                true
             }
-            Err(e) => error!(league = c.id.0, error = %e, "league not started"),
+            Err(e) => {
+                warn!(league = id, error = %e, "cannot claim the league in the store");
+                let _ = link.cluster.release(&crate::node::league_key(id)).await;
+                false
+            }
+        },
+        Ok(Some(_)) => false,
+        Err(e) => {
+            warn!(league = id, error = %e, "cannot take the league's lease");
+            false
         }
     }
 }
@@ -247,15 +347,7 @@ pub async fn create(
     by: Option<i64>,
 ) -> Result<LeagueHandle, CreateError> {
     let rules = spec.rules()?;
-    let rounds = match rules.system {
-        super::spec::System::RoundRobin { legs } => {
-            let n = spec.teams.len() as u32;
-            (n - 1 + n % 2) * legs
-        }
-        super::spec::System::Swiss { rounds } => rounds,
-        super::spec::System::Knockout => spec.teams.len().next_power_of_two().trailing_zeros(),
-    };
-    let times = spec.round_times(&rules, rounds)?;
+    let times = spec.round_times(&rules, rules.planned_rounds())?;
     let mut teams = Vec::with_capacity(spec.teams.len());
     for t in &spec.teams {
         let mut acc = TeamAccounts::default();
@@ -304,6 +396,9 @@ pub async fn create(
     };
     let league = League::create(c.id.0, &first)
         .map_err(|e| PersistError::unavailable(format!("the new league does not fold: {e}")))?;
+    if !own(env, c.id.0).await {
+        warn!(league = c.id.0, "the new league's lease is held elsewhere");
+    }
     env.persist
         .append_competition(c.id.0, vec![stored(&first)?])
         .await?;
@@ -637,13 +732,24 @@ impl Runner {
         if wants.is_empty() {
             return;
         }
+        // Every row in one store transaction, then each game started on its shard.
+        let news = wants.iter().map(|w| self.new_game(w)).collect();
+        let rows = match self.env.persist.create_games(news).await {
+            Ok(rows) => rows,
+            Err(e) => {
+                warn!(league = self.league.id, games = wants.len(), error = %e, "league games not set up; retrying");
+                self.retry_at = Some(Instant::now() + RETRY);
+                return;
+            }
+        };
         let mut cmds = Vec::with_capacity(wants.len());
-        for want in wants {
-            match self.create_game(&want).await {
-                Ok(game) => cmds.push(LeagueCommand::GameCreated {
+        for (want, row) in wants.into_iter().zip(rows) {
+            // Creates its first event if it has none (a fresh game), else takes it up.
+            match self.env.registry.get_or_load(&self.env, row.id.0).await {
+                Ok(_) => cmds.push(LeagueCommand::GameCreated {
                     at: want.at,
                     stage: want.stage,
-                    game,
+                    game: row.id.0,
                     first_colour: want.first_colour,
                     red: want.red.0,
                     black: want.black.0,
@@ -677,9 +783,10 @@ impl Runner {
         }
     }
 
-    async fn create_game(&self, want: &super::core::GameWant) -> Result<i64, String> {
+    /// A wanted game's row: stored by its key, so setting it up again finds it.
+    fn new_game(&self, want: &super::core::GameWant) -> NewGame {
         let l = &self.league;
-        let new = NewGame {
+        NewGame {
             red: chuhe_store::PrincipalId(want.red.0),
             black: chuhe_store::PrincipalId(want.black.0),
             time_control: want.time_control.clone(),
@@ -697,20 +804,7 @@ impl Runner {
             start_mode: "scheduled".into(),
             lateness_limit_ms: l.rules.lateness_ms as i64,
             key: Some(want.key(l.id)),
-        };
-        let row = self
-            .env
-            .persist
-            .create_game(new)
-            .await
-            .map_err(|e| e.to_string())?;
-        // Creates its first event if it has none (a fresh game), else takes it up.
-        self.env
-            .registry
-            .get_or_load(&self.env, row.id.0)
-            .await
-            .map_err(|e| e.to_string())?;
-        Ok(row.id.0)
+        }
     }
 
     /// Learns the end of every game of the league that ended while the league could not hear

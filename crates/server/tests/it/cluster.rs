@@ -1,0 +1,328 @@
+//! Several nodes on one store (issue 23), in process: an in-memory hub for leases and
+//! channels, each node with its own view (its own fencing tokens) of one in-memory store.
+
+use crate::harness::{Client, Cluster, Result};
+
+/// Legal opening moves, red and black alternately.
+const MOVES: [&str; 8] = [
+    "h2e2", "h9g7", "h0g2", "i9h9", "i0h0", "b9c7", "b0c2", "a9b9",
+];
+
+fn red_or_black<'a>(ply: usize, red: &'a mut Client, black: &'a mut Client) -> &'a mut Client {
+    if ply % 2 == 1 { red } else { black }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_game_is_played_from_clients_on_every_node() -> Result<()> {
+    let c = Cluster::start(3).await?;
+    let game = c.create_game(0, "").await?;
+    assert_eq!(
+        c.hub.holder_of(&format!("game:{game}")).as_deref(),
+        Some("n0")
+    );
+    let mut red = Client::connect(c.nodes[1].addr, Some(&c.cast.red)).await?;
+    let mut black = Client::connect(c.nodes[2].addr, Some(&c.cast.black)).await?;
+    red.subscribe(&game, 0).await?;
+    black.subscribe(&game, 0).await?;
+    let mut spectators = Vec::new();
+    for n in &c.nodes {
+        let mut s = Client::connect(n.addr, None).await?;
+        s.subscribe(&game, 0).await?;
+        spectators.push(s);
+    }
+    for (i, mv) in MOVES.iter().enumerate() {
+        let ply = i + 1;
+        let r = red_or_black(ply, &mut red, &mut black)
+            .play(&game, ply as u32, mv)
+            .await?;
+        assert!(r.seq > 0);
+    }
+    // Every spectator, on every node, sees every move once and in order.
+    for s in &mut spectators {
+        let mut last = 0;
+        for mv in MOVES {
+            let (seq, got) = s.next_move().await?;
+            assert_eq!(got, mv);
+            assert!(seq > last, "seqs increase");
+            last = seq;
+        }
+    }
+    // The players see each other's moves too.
+    for (i, mv) in MOVES.iter().enumerate() {
+        assert_eq!(red.next_move().await?.1, *mv, "red sees ply {}", i + 1);
+        assert_eq!(black.next_move().await?.1, *mv, "black sees ply {}", i + 1);
+    }
+    assert_eq!(c.stored_moves(&game).await?, MOVES);
+    // Still one owner.
+    assert_eq!(
+        c.hub.holder_of(&format!("game:{game}")).as_deref(),
+        Some("n0")
+    );
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_resumed_subscription_on_another_node_gets_exactly_what_it_missed() -> Result<()> {
+    let c = Cluster::start(2).await?;
+    let game = c.create_game(0, "").await?;
+    let mut red = Client::connect(c.nodes[0].addr, Some(&c.cast.red)).await?;
+    let mut black = Client::connect(c.nodes[0].addr, Some(&c.cast.black)).await?;
+    let mut seqs = Vec::new();
+    for (i, mv) in MOVES[..4].iter().enumerate() {
+        let ply = i + 1;
+        seqs.push(
+            red_or_black(ply, &mut red, &mut black)
+                .play(&game, ply as u32, mv)
+                .await?
+                .seq,
+        );
+    }
+    // A spectator on the other node that saw up to ply 2 resumes: plies 3 and 4 come, then
+    // the live stream goes on.
+    let mut s = Client::connect(c.nodes[1].addr, None).await?;
+    let reply = s.subscribe(&game, seqs[1]).await?;
+    assert_eq!(reply.seq, seqs[3]);
+    assert_eq!(s.next_move().await?, (seqs[2], MOVES[2].to_string()));
+    assert_eq!(s.next_move().await?, (seqs[3], MOVES[3].to_string()));
+    red.play(&game, 5, MOVES[4]).await?;
+    assert_eq!(s.next_move().await?.1, MOVES[4]);
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_owner_shutting_down_hands_the_game_on_and_spectators_keep_their_socket() -> Result<()>
+{
+    let mut c = Cluster::start(3).await?;
+    let game = c.create_game(0, "").await?;
+    let key = format!("game:{game}");
+    let mut red = Client::connect(c.nodes[1].addr, Some(&c.cast.red)).await?;
+    let mut black = Client::connect(c.nodes[2].addr, Some(&c.cast.black)).await?;
+    let mut spectator = Client::connect(c.nodes[1].addr, None).await?;
+    spectator.subscribe(&game, 0).await?;
+    red.play(&game, 1, MOVES[0]).await?;
+    black.play(&game, 2, MOVES[1]).await?;
+    assert_eq!(spectator.next_move().await?.1, MOVES[0]);
+    assert_eq!(spectator.next_move().await?.1, MOVES[1]);
+    c.nodes[0].stop().await?;
+    let owner = c.wait_holder_other_than(&key, "n0").await?;
+    assert!(owner == "n1" || owner == "n2");
+    // The game goes on with every acknowledged move; the spectator on a surviving node keeps
+    // its socket and gets the moves played on the new owner.
+    for (i, mv) in MOVES.iter().enumerate().skip(2) {
+        let ply = i + 1;
+        red_or_black(ply, &mut red, &mut black)
+            .play(&game, ply as u32, mv)
+            .await?;
+    }
+    for mv in &MOVES[2..] {
+        assert_eq!(spectator.next_move().await?.1, *mv);
+    }
+    assert_eq!(c.stored_moves(&game).await?, MOVES);
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_dead_owners_game_is_taken_by_another_node_when_its_lease_expires() -> Result<()> {
+    let c = Cluster::start(2).await?;
+    let game = c.create_game(0, "").await?;
+    let key = format!("game:{game}");
+    let mut red = Client::connect(c.nodes[1].addr, Some(&c.cast.red)).await?;
+    let mut black = Client::connect(c.nodes[1].addr, Some(&c.cast.black)).await?;
+    let mut spectator = Client::connect(c.nodes[1].addr, None).await?;
+    spectator.subscribe(&game, 0).await?;
+    red.play(&game, 1, MOVES[0]).await?;
+    assert_eq!(spectator.next_move().await?.1, MOVES[0]);
+    // n0 stops answering anything, as a killed process: no renewals, no messages.
+    c.nodes[0].cluster.leave();
+    c.hub.expire_node("n0");
+    assert_eq!(c.wait_holder_other_than(&key, "n0").await?, "n1");
+    black.play(&game, 2, MOVES[1]).await?;
+    red.play(&game, 3, MOVES[2]).await?;
+    assert_eq!(spectator.next_move().await?.1, MOVES[1]);
+    assert_eq!(spectator.next_move().await?.1, MOVES[2]);
+    assert_eq!(c.stored_moves(&game).await?, MOVES[..3]);
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_fenced_commit_unloads_the_game_and_the_new_owner_answers() -> Result<()> {
+    let c = Cluster::start(2).await?;
+    let game = c.create_game(0, "").await?;
+    let key = format!("game:{game}");
+    let mut red = Client::connect(c.nodes[0].addr, Some(&c.cast.red)).await?;
+    let mut black = Client::connect(c.nodes[0].addr, Some(&c.cast.black)).await?;
+    red.subscribe(&game, 0).await?;
+    red.play(&game, 1, MOVES[0]).await?;
+    // n0 is frozen past its lease (it neither renews nor notices the loss); n1 takes the game
+    // and claims it in the store.
+    c.nodes[0].cluster.freeze(true);
+    c.hub.expire_node("n0");
+    assert_eq!(c.wait_holder_other_than(&key, "n0").await?, "n1");
+    // n0 still runs its copy: black's move there is refused by the store (fenced), never
+    // acknowledged by n0; the game leaves n0 and the move is answered by n1.
+    let r = black.play(&game, 2, MOVES[1]).await?;
+    assert!(r.seq > 0);
+    assert_eq!(c.stored_moves(&game).await?, MOVES[..2]);
+    // Red, subscribed on n0, follows the game to n1 without reconnecting.
+    assert_eq!(red.next_move().await?.1, MOVES[0]);
+    assert_eq!(red.next_move().await?.1, MOVES[1]);
+    red.play(&game, 3, MOVES[2]).await?;
+    assert_eq!(red.next_move().await?.1, MOVES[2]);
+    c.nodes[0].cluster.freeze(false);
+    // Never two owners: n0 never takes the lease back while n1 runs the game.
+    assert_eq!(c.hub.holder_of(&key).as_deref(), Some("n1"));
+    assert_eq!(c.stored_moves(&game).await?, MOVES[..3]);
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_broadcast_delay_holds_on_a_remote_node() -> Result<()> {
+    let c = Cluster::start(2).await?;
+    let game = c.create_game(0, r#","delay":{"plies":2}"#).await?;
+    let mut red = Client::connect(c.nodes[0].addr, Some(&c.cast.red)).await?;
+    let mut black = Client::connect(c.nodes[0].addr, Some(&c.cast.black)).await?;
+    let mut spectator = Client::connect(c.nodes[1].addr, None).await?;
+    spectator.subscribe(&game, 0).await?;
+    for (i, mv) in MOVES[..4].iter().enumerate() {
+        let ply = i + 1;
+        red_or_black(ply, &mut red, &mut black)
+            .play(&game, ply as u32, mv)
+            .await?;
+    }
+    // Ply k reaches the remote spectator only once ply k + 2 is committed.
+    for (i, mv) in MOVES[..2].iter().enumerate() {
+        let (_, got) = spectator.next_move().await?;
+        assert_eq!(got, *mv);
+        assert!(c.stored_moves(&game).await?.len() >= i + 1 + 2);
+    }
+    // A new subscription on the remote node gets the delayed view, not the live one.
+    let mut late = Client::connect(c.nodes[1].addr, None).await?;
+    late.subscribe(&game, 0).await?;
+    let snap = late
+        .expect(|m| match &m.kind {
+            Some(chuhe_proto::v1::server_message::Kind::Snapshot(s)) => Some(s.clone()),
+            _ => None,
+        })
+        .await?;
+    assert_eq!(snap.moves.len(), 2, "the snapshot is the delayed one");
+    // The record read over HTTP on the remote node is the delayed one too.
+    let (status, body) = crate::harness::http(
+        c.nodes[1].addr,
+        "GET",
+        &format!("/api/v1/games/{game}"),
+        None,
+        None,
+    )
+    .await?;
+    assert_eq!(status, 200, "{body}");
+    let v: serde_json::Value = serde_json::from_str(&body)?;
+    assert_eq!(v["moves"].as_array().map(|m| m.len()), Some(2), "{body}");
+    Ok(())
+}
+
+/// A league's event file: 2 teams of 2, its one round far in the future.
+fn league_spec() -> String {
+    let base = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis() as u64)
+        .unwrap_or(0)
+        + 3_600_000;
+    serde_json::json!({
+        "name": "双节点联赛",
+        "system": "round_robin",
+        "legs": 1,
+        "boards": 2,
+        "result_chain": {"preset": "slow-fast-armageddon",
+                         "time_controls": ["5m+2s", "3m+2s", "red:2m;black:90s"]},
+        "lineup": {"deadline_before": "30m"},
+        "teams": [
+            {"name": "队A", "players": ["A1", "A2"]},
+            {"name": "队B", "players": ["B1", "B2"]},
+        ],
+        "arbiters": ["裁判长"],
+        "schedule": {"rounds_at": [base.to_string()]},
+    })
+    .to_string()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_league_runs_on_one_node_and_moves_when_that_node_stops() -> Result<()> {
+    let mut c = Cluster::start(2).await?;
+    let spec = league_spec();
+    let (status, body) = crate::harness::http(
+        c.nodes[0].addr,
+        "POST",
+        "/api/v1/leagues",
+        Some(&c.cast.organizer),
+        Some(&spec),
+    )
+    .await?;
+    assert_eq!(status, 201, "{body}");
+    let v: serde_json::Value = serde_json::from_str(&body)?;
+    let id = v["id"].as_str().ok_or("no id")?.to_string();
+    let key = format!("league:{id}");
+    // Its runner is n0's: n1's sweeps leave it alone.
+    assert_eq!(c.hub.holder_of(&key).as_deref(), Some("n0"));
+    let path = format!("/api/v1/leagues/{id}");
+    let (status, on_owner) =
+        crate::harness::http(c.nodes[0].addr, "GET", &path, None, None).await?;
+    assert_eq!(status, 200);
+    // Asked of the other node, the league's node answers (forwarded), the same.
+    let (status, forwarded) =
+        crate::harness::http(c.nodes[1].addr, "GET", &path, None, None).await?;
+    assert_eq!(status, 200, "{forwarded}");
+    assert_eq!(
+        serde_json::from_str::<serde_json::Value>(&forwarded)?,
+        serde_json::from_str::<serde_json::Value>(&on_owner)?
+    );
+    // An organizer's command through the other node reaches the league too.
+    let (status, body) = crate::harness::http(
+        c.nodes[1].addr,
+        "POST",
+        &format!("{path}/publish"),
+        Some(&c.cast.organizer),
+        None,
+    )
+    .await?;
+    assert_eq!(status, 200, "{body}");
+    c.nodes[0].stop().await?;
+    // n1 takes the league and runs it from its log.
+    assert_eq!(c.wait_holder_other_than(&key, "n0").await?, "n1");
+    let deadline = tokio::time::Instant::now() + crate::harness::TIMEOUT;
+    loop {
+        let (status, body) =
+            crate::harness::http(c.nodes[1].addr, "GET", &path, None, None).await?;
+        if status == 200 {
+            let v: serde_json::Value = serde_json::from_str(&body)?;
+            assert_eq!(v["name"].as_str(), Some("双节点联赛"), "{body}");
+            break;
+        }
+        assert!(tokio::time::Instant::now() < deadline, "{status} {body}");
+        // The runner starts right after the lease is taken: ask again after a round trip.
+        crate::harness::http(c.nodes[1].addr, "GET", "/healthz", None, None).await?;
+    }
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_spectator_catches_up_after_its_node_was_cut_off_from_the_hub() -> Result<()> {
+    let c = Cluster::start(2).await?;
+    let game = c.create_game(0, "").await?;
+    let mut red = Client::connect(c.nodes[0].addr, Some(&c.cast.red)).await?;
+    let mut black = Client::connect(c.nodes[0].addr, Some(&c.cast.black)).await?;
+    let mut spectator = Client::connect(c.nodes[1].addr, None).await?;
+    spectator.subscribe(&game, 0).await?;
+    red.play(&game, 1, MOVES[0]).await?;
+    assert_eq!(spectator.next_move().await?.1, MOVES[0]);
+    // n1 loses the coordination service: the owner's messages meanwhile never reach it.
+    c.nodes[1].cluster.outage(true);
+    black.play(&game, 2, MOVES[1]).await?;
+    red.play(&game, 3, MOVES[2]).await?;
+    c.nodes[1].cluster.outage(false);
+    // Back: the spectator gets what it missed, once each, in order, and the stream goes on.
+    assert_eq!(spectator.next_move().await?.1, MOVES[1]);
+    assert_eq!(spectator.next_move().await?.1, MOVES[2]);
+    black.play(&game, 4, MOVES[3]).await?;
+    assert_eq!(spectator.next_move().await?.1, MOVES[3]);
+    Ok(())
+}

@@ -1,0 +1,5 @@
+//! The server's integration tests, one binary (a module per topic): several servers in this
+//! process, real websocket clients.
+
+mod cluster;
+mod harness;
