@@ -596,8 +596,9 @@ async fn pubsub_task(
                     }
                     None => return,
                 },
+                // Any answer will do: subscribed, Redis answers `["pong", ""]`, not `PONG`.
                 _ = ping.tick() => {
-                    if !ok(config, sink.ping::<String>()).await {
+                    if !ok(config, sink.ping::<redis::Value>()).await {
                         break;
                     }
                 }

@@ -342,3 +342,21 @@ async fn a_hung_redis_is_noticed_and_nothing_is_lost_when_it_answers_again() -> 
     check(m.payload == b"back", "messages flow again")?;
     Ok(())
 }
+
+/// A subscribed connection stays up: its keep-alive pings (every second) are answered in
+/// subscribed mode too, and `connected` does not flicker.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_subscribed_connection_stays_up() -> TestResult {
+    let Some(redis) = ThrowawayRedis::start_or_skip("a_subscribed_connection_stays_up")? else {
+        return Ok(());
+    };
+    let a = RedisCluster::connect(config(&redis, &prefix(), "node-a")).await?;
+    let mut connected = a.connected();
+    wait_connected(&mut connected, true).await?;
+    a.subscribe("node:a").await?;
+    connected.mark_unchanged();
+    // Three pings' worth of time: a ping failing in subscribed mode would reconnect.
+    let changed = tokio::time::timeout(Duration::from_millis(3500), connected.changed()).await;
+    check(changed.is_err(), "connected changed while Redis was up")?;
+    Ok(())
+}
