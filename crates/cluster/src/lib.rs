@@ -70,6 +70,9 @@ pub struct Config {
     pub lease_ttl: Duration,
     /// How often held leases are renewed. Default `lease_ttl / 3`.
     pub renew_every: Duration,
+    /// Whether a renewal also runs at once each time the pub/sub connection comes back
+    /// (so leases are taken back right after Redis restarted empty). Default true.
+    pub renew_on_reconnect: bool,
     /// How long a command or a connection attempt may take. Default 1 s.
     pub timeout: Duration,
     /// The pub/sub connection's first and longest wait between reconnection attempts
@@ -91,6 +94,7 @@ impl Config {
             node_id: node_id.into(),
             lease_ttl,
             renew_every: lease_ttl / 3,
+            renew_on_reconnect: true,
             timeout: Duration::from_secs(1),
             reconnect_min: Duration::from_millis(50),
             reconnect_max: Duration::from_secs(1),
@@ -193,6 +197,10 @@ struct Shared {
     acquire: Script,
     release: Script,
     renew: Script,
+    /// Wakes the renewal task at once: the pub/sub connection is back, so Redis may have
+    /// restarted empty and the node's leases should be taken back before another node takes
+    /// them.
+    renew_soon: tokio::sync::Notify,
 }
 
 /// A node's connection to the cluster's Redis; see the crate docs. Cheap to share behind an
@@ -270,6 +278,7 @@ impl RedisCluster {
             acquire: Script::new(ACQUIRE),
             release: Script::new(RELEASE),
             renew: Script::new(RENEW),
+            renew_soon: tokio::sync::Notify::new(),
         });
         // Learn this Redis's lifetime marker before anything is held.
         let _ = shared.renew_round().await;
@@ -521,7 +530,10 @@ async fn renew_task(shared: Arc<Shared>) {
     every.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     every.tick().await;
     loop {
-        every.tick().await;
+        tokio::select! {
+            _ = every.tick() => {}
+            _ = shared.renew_soon.notified() => every.reset(),
+        }
         if let Err(e) = shared.renew_round().await {
             // Unreachable: nothing is reported; the next round tries again.
             tracing::debug!(node = %shared.config.node_id, "lease renewal failed: {e}");
@@ -573,6 +585,9 @@ async fn pubsub_task(
         }
         backoff = config.reconnect_min;
         connected.send_if_modified(|c| !std::mem::replace(c, true));
+        if config.renew_on_reconnect {
+            shared.renew_soon.notify_one();
+        }
         tracing::info!(node = %config.node_id, channels = channels.len(), "pub/sub connected");
         let mut ping = tokio::time::interval(Duration::from_secs(1));
         ping.tick().await;

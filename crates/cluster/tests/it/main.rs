@@ -234,8 +234,8 @@ async fn connecting_to_no_redis_fails_fast() -> TestResult {
 }
 
 /// Redis is killed and started again, empty: `connected` goes false then true, the
-/// subscriptions come back, the leases this node held are taken back, and the one another
-/// node took first is reported lost.
+/// subscriptions come back, a node's leases are taken back at once (the renewal that runs on
+/// reconnecting), and a lease another node took first is reported lost.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn after_a_redis_restart_subscriptions_and_leases_come_back() -> TestResult {
     let Some(mut redis) = ThrowawayRedis::start_or_skip("after_a_redis_restart")? else {
@@ -244,24 +244,34 @@ async fn after_a_redis_restart_subscriptions_and_leases_come_back() -> TestResul
     let p = prefix();
     let mut cfg = config(&redis, &p, "node-a");
     cfg.lease_ttl = Duration::from_secs(60);
-    cfg.renew_every = Duration::from_secs(3600); // by hand only: the test decides the order
+    cfg.renew_every = Duration::from_secs(3600); // only the renewal on reconnecting
     let a = RedisCluster::connect(cfg).await?;
+    // c renews by hand only, so the test decides who comes first after the restart.
+    let mut cfg = config(&redis, &p, "node-c");
+    cfg.lease_ttl = Duration::from_secs(60);
+    cfg.renew_every = Duration::from_secs(3600);
+    cfg.renew_on_reconnect = false;
+    let c = RedisCluster::connect(cfg).await?;
     let b = RedisCluster::connect(config(&redis, &p, "node-b")).await?;
-    let mut lost = a.take_lost().ok_or("lost taken")?;
+    let mut lost_a = a.take_lost().ok_or("lost taken")?;
+    let mut lost_c = c.take_lost().ok_or("lost taken")?;
     let mut inbox = a.take_messages().ok_or("messages taken")?;
     let mut connected = a.connected();
     wait_connected(&mut connected, true).await?;
     a.subscribe("node:a").await?;
     check(a.acquire("game:1").await?.is_none(), "a takes game:1")?;
     check(a.acquire("game:2").await?.is_none(), "a takes game:2")?;
+    check(c.acquire("game:3").await?.is_none(), "c takes game:3")?;
+    c.acquire("game:4").await?;
     a.renew_now().await?;
+    c.renew_now().await?;
 
     redis.kill()?;
     wait_connected(&mut connected, false).await?;
     // Unreachable: a renewal fails and reports nothing.
     check(a.renew_now().await.is_err(), "no renewal without Redis")?;
     check(
-        lost.try_recv().is_err(),
+        lost_a.try_recv().is_err(),
         "nothing reported during the outage",
     )?;
     // Subscribed during the outage: subscribed once the connection is back.
@@ -269,21 +279,33 @@ async fn after_a_redis_restart_subscriptions_and_leases_come_back() -> TestResul
     redis.start()?;
     wait_connected(&mut connected, true).await?;
 
-    // b comes first to game:2 (as a node would after seeing no holder).
-    eventually("b to take game:2", || async {
-        b.acquire("game:2").await.ok().map(|h| h.is_none())
+    // a takes its leases back by itself.
+    for key in ["game:1", "game:2"] {
+        eventually("a to take its lease back", || async {
+            (a.holder(key).await.ok()? == Some("node-a".into())).then_some(())
+        })
+        .await?;
+    }
+    // b comes first to c's game:3 (as a node would after seeing no holder).
+    eventually("b to take game:3", || async {
+        b.acquire("game:3").await.ok().map(|h| h.is_none())
     })
     .await?;
-    eventually("a's renewal", || async { a.renew_now().await.ok() }).await?;
+    eventually("c's renewal", || async { c.renew_now().await.ok() }).await?;
     check(
-        a.holder("game:1").await? == Some("node-a".into()),
-        "a took game:1 back",
+        c.holder("game:4").await? == Some("node-c".into()),
+        "c took game:4 back",
     )?;
-    let l = tokio::time::timeout(DEADLINE, lost.recv()).await?;
-    check(l.as_deref() == Some("game:2"), "game:2 reported lost")?;
+    let l = tokio::time::timeout(DEADLINE, lost_c.recv()).await?;
+    check(l.as_deref() == Some("game:3"), "game:3 reported lost")?;
     check(
-        a.held() == vec!["game:1".to_string()],
-        "a holds game:1 only",
+        c.held() == vec!["game:4".to_string()],
+        "c holds game:4 only",
+    )?;
+    check(lost_a.try_recv().is_err(), "a lost nothing")?;
+    check(
+        a.held() == vec!["game:1".to_string(), "game:2".to_string()],
+        "a holds both",
     )?;
 
     for channel in ["node:a", "game:5"] {
