@@ -76,7 +76,8 @@ pub struct Config {
     /// How long a command or a connection attempt may take. Default 1 s.
     pub timeout: Duration,
     /// The pub/sub connection's first and longest wait between reconnection attempts
-    /// (doubling in between). Default 50 ms and 1 s.
+    /// (doubling in between), and of the renewals after a failed one. Default 50 ms and
+    /// 500 ms.
     pub reconnect_min: Duration,
     pub reconnect_max: Duration,
     /// Messages received but not yet taken from [`RedisCluster::take_messages`] before the
@@ -97,7 +98,7 @@ impl Config {
             renew_on_reconnect: true,
             timeout: Duration::from_secs(1),
             reconnect_min: Duration::from_millis(50),
-            reconnect_max: Duration::from_secs(1),
+            reconnect_max: Duration::from_millis(500),
             message_buffer: 4096,
         }
     }
@@ -529,14 +530,27 @@ async fn renew_task(shared: Arc<Shared>) {
     let mut every = tokio::time::interval(shared.config.renew_every.max(Duration::from_millis(1)));
     every.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     every.tick().await;
+    // After a failed round, the next comes sooner (backing off like the pub/sub connection):
+    // once Redis is back, the node takes back or renews its leases within a fraction of a
+    // second rather than at the next regular round.
+    let mut retry: Option<Duration> = None;
     loop {
+        let again = tokio::time::sleep(retry.unwrap_or(shared.config.renew_every));
         tokio::select! {
             _ = every.tick() => {}
             _ = shared.renew_soon.notified() => every.reset(),
+            _ = again, if retry.is_some() => every.reset(),
         }
-        if let Err(e) = shared.renew_round().await {
-            // Unreachable: nothing is reported; the next round tries again.
-            tracing::debug!(node = %shared.config.node_id, "lease renewal failed: {e}");
+        match shared.renew_round().await {
+            Ok(()) => retry = None,
+            Err(e) => {
+                // Unreachable: nothing is reported; the next round tries again.
+                tracing::debug!(node = %shared.config.node_id, "lease renewal failed: {e}");
+                retry = Some(match retry {
+                    None => shared.config.reconnect_min,
+                    Some(r) => (r * 2).min(shared.config.reconnect_max),
+                });
+            }
         }
     }
 }
