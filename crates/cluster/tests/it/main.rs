@@ -382,3 +382,57 @@ async fn a_subscribed_connection_stays_up() -> TestResult {
     check(changed.is_err(), "connected changed while Redis was up")?;
     Ok(())
 }
+
+/// Redis unreachable for longer than the TTL (frozen here, its data kept): nothing is
+/// reported during the outage; once it answers, the renewal finds the leases expired and
+/// reports them lost (Redis did not restart, so nothing is taken back).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn leases_that_expired_during_an_outage_are_reported_lost_afterwards() -> TestResult {
+    let Some(redis) = ThrowawayRedis::start_or_skip("leases_expired_during_an_outage")? else {
+        return Ok(());
+    };
+    let mut cfg = config(&redis, &prefix(), "node-a");
+    cfg.lease_ttl = Duration::from_millis(400);
+    cfg.renew_every = Duration::from_millis(130);
+    cfg.timeout = Duration::from_millis(300);
+    let a = RedisCluster::connect(cfg).await?;
+    let mut lost = a.take_lost().ok_or("lost taken")?;
+    let mut connected = a.connected();
+    wait_connected(&mut connected, true).await?;
+    check(a.acquire("game:1").await?.is_none(), "a takes game:1")?;
+    a.renew_now().await?;
+    let frozen = Instant::now();
+    redis.freeze()?;
+    let outcome = async {
+        wait_connected(&mut connected, false).await?;
+        // Past the TTL (measured from the freeze: the last renewal was before it).
+        let mut renewals_failed = 0;
+        while frozen.elapsed() < Duration::from_millis(900) || renewals_failed == 0 {
+            if a.renew_now().await.is_err() {
+                renewals_failed += 1;
+            } else {
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+        }
+        check(
+            lost.try_recv().is_err(),
+            "nothing reported during the outage",
+        )?;
+        check(
+            a.held() == vec!["game:1".to_string()],
+            "still held as far as a knows",
+        )?;
+        Ok::<_, Box<dyn std::error::Error + Send + Sync>>(())
+    }
+    .await;
+    redis.thaw()?;
+    outcome?;
+    let l = tokio::time::timeout(DEADLINE, lost.recv()).await?;
+    check(
+        l.as_deref() == Some("game:1"),
+        "reported lost once Redis answers",
+    )?;
+    check(a.held().is_empty(), "not held any more")?;
+    check(a.holder("game:1").await?.is_none(), "not taken back")?;
+    Ok(())
+}
