@@ -101,6 +101,8 @@ pub struct Link {
     pub cluster: Arc<dyn Cluster>,
     pub id: String,
     relay_tx: mpsc::Sender<ShardCmd>,
+    /// The node's metrics (set once the node's `Env` exists).
+    metrics: std::sync::OnceLock<Arc<crate::metrics::Metrics>>,
     ctl_tx: mpsc::UnboundedSender<Ctl>,
     publish_tx: mpsc::Sender<Publish>,
     #[allow(clippy::type_complexity)]
@@ -132,6 +134,7 @@ impl Link {
             id: cluster.node_id().to_string(),
             cluster,
             relay_tx,
+            metrics: std::sync::OnceLock::new(),
             ctl_tx,
             publish_tx,
             receivers: Mutex::new(Some((relay_rx, ctl_rx, publish_rx))),
@@ -218,6 +221,17 @@ impl Link {
         }
     }
 
+    fn count(&self, which: impl Fn(&crate::metrics::Metrics) -> &std::sync::atomic::AtomicU64) {
+        if let Some(m) = self.metrics.get() {
+            which(m).fetch_add(1, Ordering::Relaxed);
+        }
+    }
+
+    /// A game left this node (lease lost, commit fenced).
+    pub(crate) fn game_left(&self) {
+        self.count(|m| &m.cluster_games_left_total);
+    }
+
     fn suspect(&self, game: i64) {
         if let Ok(mut s) = self.suspects.lock() {
             s.insert(game);
@@ -233,6 +247,7 @@ impl Link {
             Ok(()) => true,
             Err(_) => {
                 warn!("cluster publish queue full; a message is dropped");
+                self.count(|m| &m.cluster_publish_dropped_total);
                 false
             }
         }
@@ -288,6 +303,7 @@ pub fn start(env: &Env) {
         return;
     };
     let lost = link.cluster.lost();
+    let _ = link.metrics.set(env.metrics.clone());
     tokio::spawn(publisher(
         link.cluster.clone(),
         publish_rx,
@@ -737,6 +753,9 @@ impl Relay {
             return;
         }
         let internal = matches!(&r.body, Body::Subscribe { relay: Some(_), .. });
+        if !internal {
+            self.link.count(|m| &m.cluster_relayed_total);
+        }
         self.pending.insert(
             call,
             Call {
@@ -776,6 +795,7 @@ impl Relay {
             if c.internal {
                 continue;
             }
+            self.link.count(|m| &m.cluster_remote_timeouts_total);
             if let Some(out) = self.conns.get(&c.conn) {
                 error_to(out, c.req, c.game, &ClientError::Unavailable);
             }

@@ -450,6 +450,7 @@ impl Shard {
             return;
         };
         link.gave_up(id);
+        link.game_left();
         let cluster = link.cluster.clone();
         tokio::spawn(async move {
             let _ = cluster.release(&crate::node::game_key(id)).await;

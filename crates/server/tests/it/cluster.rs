@@ -53,6 +53,18 @@ async fn a_game_is_played_from_clients_on_every_node() -> Result<()> {
         assert_eq!(black.next_move().await?.1, *mv, "black sees ply {}", i + 1);
     }
     assert_eq!(c.stored_moves(&game).await?, MOVES);
+    let (_, metrics) = crate::harness::http(
+        c.nodes[1].addr,
+        "GET",
+        "/metrics",
+        Some(&c.cast.organizer),
+        None,
+    )
+    .await?;
+    assert!(
+        !metrics.contains("chuhe_cluster_relayed_total 0"),
+        "red's moves and subscriptions went to n0: {metrics}"
+    );
     // Still one owner.
     assert_eq!(
         c.hub.holder_of(&format!("game:{game}")).as_deref(),
@@ -168,6 +180,18 @@ async fn a_fenced_commit_unloads_the_game_and_the_new_owner_answers() -> Result<
     assert_eq!(red.next_move().await?.1, MOVES[1]);
     red.play(&game, 3, MOVES[2]).await?;
     assert_eq!(red.next_move().await?.1, MOVES[2]);
+    let (_, metrics) = crate::harness::http(
+        c.nodes[0].addr,
+        "GET",
+        "/metrics",
+        Some(&c.cast.organizer),
+        None,
+    )
+    .await?;
+    assert!(
+        metrics.contains("chuhe_cluster_games_left_total 1"),
+        "{metrics}"
+    );
     c.nodes[0].cluster.freeze(false);
     // Never two owners: n0 never takes the lease back while n1 runs the game.
     assert_eq!(c.hub.holder_of(&key).as_deref(), Some("n1"));
