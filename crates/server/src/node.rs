@@ -31,7 +31,7 @@ use std::time::Duration;
 use axum::body::Bytes;
 use chuhe_proto::v1::{
     self as w, ChannelFrame, ClientMessage, NodeFrame, NodeFrames, NodeMessage, NodePrincipal,
-    NodeRequest, ServerMessage, node_message, server_message,
+    NodeRequest, ServerMessage, client_message, node_message, server_message,
 };
 use prost::Message as _;
 use tokio::sync::mpsc;
@@ -94,6 +94,17 @@ pub(crate) enum Ctl {
     /// A request for a game that has just left this node's shard (lost lease, fenced commit):
     /// it goes wherever the game is now.
     Reroute(i64, Box<Request>),
+    /// A league websocket message for a league `owner` runs.
+    League {
+        id: i64,
+        owner: String,
+        req: u32,
+        who: Arc<Principal>,
+        out: Outbox,
+        kind: Box<client_message::Kind>,
+    },
+    /// A league's node as its lease says now: its relayed subscribers catch up there.
+    LeagueOwner { id: i64, owner: String },
 }
 
 /// This node's link to the others (in [`Env::node`]).
@@ -286,6 +297,58 @@ impl GameChannels {
     }
 }
 
+/// A channel a league's runner publishes its public stream on.
+pub(crate) struct Channel {
+    name: String,
+    link: Arc<Link>,
+}
+
+impl Channel {
+    pub(crate) fn of(env: &Env, name: String) -> Option<Channel> {
+        Some(Channel {
+            name,
+            link: env.node.clone()?,
+        })
+    }
+
+    pub(crate) fn publish(&self, frame: &SharedFrame) {
+        let msg = ChannelFrame {
+            seq: frame.seq,
+            message: frame.proto_bytes().to_vec(),
+        };
+        self.link.publish(Publish::Raw(
+            self.name.clone(),
+            Bytes::from(msg.encode_to_vec()),
+        ));
+    }
+}
+
+/// A league websocket message for a league that does not run here: relayed to the node
+/// that runs it. `Some(kind)`: no other node runs it (answer it here).
+pub(crate) async fn relay_league(
+    env: &Env,
+    who: &Principal,
+    out: &Outbox,
+    req: u32,
+    id: i64,
+    kind: client_message::Kind,
+) -> Option<client_message::Kind> {
+    let link = env.node.clone()?;
+    let owner = match link.cluster.holder(&league_key(id)).await {
+        Ok(Some(owner)) if owner != link.id => owner,
+        _ => return Some(kind),
+    };
+    link.ctl(Ctl::League {
+        id,
+        owner,
+        req,
+        who: Arc::new(who.clone()),
+        out: out.clone(),
+        kind: Box::new(kind),
+    });
+    None
+}
+
 /// Starts this node's cluster tasks (the publisher, the relay, the sweeper) when it is one
 /// of several; they stop at shutdown, the relay once the shards have settled (it releases
 /// this node's leases then, so the others take its games at once).
@@ -313,6 +376,7 @@ pub fn start(env: &Env) {
         env: env.clone(),
         link: link.clone(),
         games: crate::IdMap::default(),
+        leagues: crate::IdMap::default(),
         pending: HashMap::new(),
         conns: HashMap::new(),
         next_call: 0,
@@ -422,7 +486,9 @@ struct RemoteSub {
 struct Call {
     conn: u64,
     req: u32,
+    /// The game's id, or the league's.
     game: i64,
+    league: bool,
     deadline: Instant,
     /// A relayed subscription: who subscribes (the reply puts it among the game's subscribers).
     sub: Option<Arc<Principal>>,
@@ -430,10 +496,19 @@ struct Call {
     internal: bool,
 }
 
+/// Where a relayed message goes.
+struct Target<'a> {
+    id: i64,
+    league: bool,
+    owner: &'a str,
+}
+
 struct Relay {
     env: Env,
     link: Arc<Link>,
     games: crate::IdMap<i64, RemoteGame>,
+    /// Leagues other nodes run that local connections follow (their subscribers).
+    leagues: crate::IdMap<i64, RemoteGame>,
     pending: HashMap<u64, Call>,
     /// The queues of local connections that sent requests to other nodes, by connection id.
     conns: HashMap<u64, Outbox>,
@@ -476,6 +551,12 @@ impl Relay {
                         let ids: Vec<i64> = self.games.keys().copied().collect();
                         for id in ids {
                             self.resubscribe_all(id);
+                        }
+                        for l in self.leagues.values_mut() {
+                            for s in &mut l.subs {
+                                s.stale = true;
+                                s.catching_up = false;
+                            }
                         }
                     }
                 }
@@ -622,6 +703,29 @@ impl Relay {
                     None => warn!(game = id, "game taken over but not found here"),
                 }
             }
+            Ctl::League {
+                id,
+                owner,
+                req,
+                who,
+                out,
+                kind,
+            } => self.on_league(id, owner, req, who, out, *kind).await,
+            Ctl::LeagueOwner { id, owner } => {
+                if let Some(l) = self.leagues.get_mut(&id) {
+                    let changed = l.owner.lock().map(|mut o| {
+                        let changed = *o != owner;
+                        *o = owner;
+                        changed
+                    });
+                    if changed.unwrap_or(false) {
+                        for s in &mut l.subs {
+                            s.stale = true;
+                            s.catching_up = false;
+                        }
+                    }
+                }
+            }
             Ctl::Reroute(id, r) => {
                 if self.games.contains_key(&id) {
                     self.on_cmd(ShardCmd::Client(id, r));
@@ -669,6 +773,31 @@ impl Relay {
         }
         for (id, owner, out, who, last) in asks {
             self.send_call(id, &owner, internal_subscribe(out, who, last), true);
+        }
+        let mut asks = Vec::new();
+        for (id, l) in self.leagues.iter_mut() {
+            let owner = owner_of(l);
+            l.subs.retain(|s| !s.out.is_closed());
+            for s in l.subs.iter_mut().filter(|s| s.stale && !s.catching_up) {
+                s.stale = false;
+                s.catching_up = true;
+                asks.push((*id, owner.clone(), s.out.clone(), s.who.clone(), s.last));
+            }
+        }
+        for (id, owner, out, who, last) in asks {
+            let message = ClientMessage {
+                request_id: 0,
+                kind: Some(client_message::Kind::LeagueSubscribe(w::LeagueSubscribe {
+                    league_id: id.to_string(),
+                    last_seq: last,
+                })),
+            };
+            let to = Target {
+                id,
+                league: true,
+                owner: &owner,
+            };
+            self.send_message(to, out, who, message, Duration::ZERO, true, true);
         }
     }
 
@@ -721,53 +850,162 @@ impl Relay {
 
     /// Sends a request to the game's owner and waits for its answer (until the deadline).
     fn send_call(&mut self, id: i64, owner: &str, r: Request, relay: bool) {
-        self.next_call += 1;
-        let call = self.next_call;
         let message = ClientMessage {
             request_id: r.req,
             kind: Some(r.body.to_kind(id.to_string())),
         };
-        let principal = r.who.account.as_ref().map(|a| NodePrincipal {
+        let internal = matches!(&r.body, Body::Subscribe { relay: Some(_), .. });
+        let to = Target {
+            id,
+            league: false,
+            owner,
+        };
+        self.send_message(to, r.out, r.who, message, r.lag, relay, internal);
+    }
+
+    /// Sends a client message to the node running a game or league; its answer comes back
+    /// to `out` (a relayed subscription's reply makes it a subscriber here).
+    #[allow(clippy::too_many_arguments)]
+    fn send_message(
+        &mut self,
+        to: Target<'_>,
+        out: Outbox,
+        who: Arc<Principal>,
+        message: ClientMessage,
+        lag: Duration,
+        relay: bool,
+        internal: bool,
+    ) {
+        self.next_call += 1;
+        let call = self.next_call;
+        let req = message.request_id;
+        let principal = who.account.as_ref().map(|a| NodePrincipal {
             account_id: a.id,
             name: a.name.clone(),
             role: a.role.as_str().to_string(),
         });
         let nr = NodeRequest {
             origin: self.link.id.clone(),
-            conn_id: r.out.conn_id,
+            conn_id: out.conn_id,
             call,
-            game: id,
+            game: to.id,
             principal,
             message: message.encode_to_vec(),
-            lag_ms: u32::try_from(r.lag.as_millis()).unwrap_or(u32::MAX),
+            lag_ms: u32::try_from(lag.as_millis()).unwrap_or(u32::MAX),
             relay,
+            league: to.league,
         };
         let msg = NodeMessage {
             kind: Some(node_message::Kind::Request(nr)),
         };
         if !self.link.publish(Publish::Raw(
-            node_channel(owner),
+            node_channel(to.owner),
             Bytes::from(msg.encode_to_vec()),
         )) {
-            error_to(&r.out, r.req, id, &ClientError::Busy);
+            error_to(&out, req, to.id, &ClientError::Busy);
             return;
         }
-        let internal = matches!(&r.body, Body::Subscribe { relay: Some(_), .. });
         if !internal {
             self.link.count(|m| &m.cluster_relayed_total);
         }
         self.pending.insert(
             call,
             Call {
-                conn: r.out.conn_id,
-                req: r.req,
-                game: id,
+                conn: out.conn_id,
+                req,
+                game: to.id,
+                league: to.league,
                 deadline: Instant::now() + self.env.config.remote_timeout,
-                sub: relay.then(|| r.who.clone()),
+                sub: relay.then(|| who.clone()),
                 internal,
             },
         );
-        self.conns.insert(r.out.conn_id, r.out);
+        self.conns.insert(out.conn_id, out);
+    }
+
+    /// The subscribers of a remote game or league.
+    fn subs_of(&mut self, league: bool, id: i64) -> Option<&mut Vec<RemoteSub>> {
+        let map = if league {
+            &mut self.leagues
+        } else {
+            &mut self.games
+        };
+        map.get_mut(&id).map(|g| &mut g.subs)
+    }
+
+    /// Marks a subscriber of a remote game or league for a new catch-up.
+    fn restale(&mut self, league: bool, id: i64, conn: u64) {
+        if let Some(subs) = self.subs_of(league, id) {
+            for s in subs.iter_mut().filter(|s| s.out.conn_id == conn) {
+                s.catching_up = false;
+                s.stale = true;
+            }
+        }
+    }
+
+    /// A league's node may have changed: looks its lease holder up (in the background).
+    fn look_up_league(&self, id: i64) {
+        let link = self.link.clone();
+        tokio::spawn(async move {
+            if let Ok(Some(owner)) = link.cluster.holder(&league_key(id)).await {
+                link.ctl(Ctl::LeagueOwner { id, owner });
+            }
+        });
+    }
+
+    /// A league message for a league another node runs.
+    async fn on_league(
+        &mut self,
+        id: i64,
+        owner: String,
+        req: u32,
+        who: Arc<Principal>,
+        out: Outbox,
+        kind: client_message::Kind,
+    ) {
+        if !self.leagues.contains_key(&id) {
+            let ch = format!("league:{id}:public");
+            let limit = self.env.config.remote_timeout;
+            match tokio::time::timeout(limit, self.link.cluster.subscribe(&ch)).await {
+                Ok(Ok(())) => {}
+                _ => warn!(league = id, "cannot subscribe to a league's channel"),
+            }
+            self.leagues.insert(
+                id,
+                RemoteGame {
+                    owner: Arc::new(Mutex::new(owner.clone())),
+                    alive: Arc::new(AtomicBool::new(true)),
+                    subs: Vec::new(),
+                },
+            );
+        }
+        if let Some(l) = self.leagues.get_mut(&id) {
+            if let Ok(mut o) = l.owner.lock() {
+                *o = owner.clone();
+            }
+            if let client_message::Kind::LeagueUnsubscribe(_) = &kind {
+                l.subs.retain(|s| s.out.conn_id != out.conn_id);
+                out.send_msg(ServerMessage {
+                    kind: Some(server_message::Kind::Reply(w::Reply {
+                        request_id: req,
+                        game_id: String::new(),
+                        seq: 0,
+                    })),
+                });
+                return;
+            }
+        }
+        let relay = matches!(kind, client_message::Kind::LeagueSubscribe(_));
+        let message = ClientMessage {
+            request_id: req,
+            kind: Some(kind),
+        };
+        let to = Target {
+            id,
+            league: true,
+            owner: &owner,
+        };
+        self.send_message(to, out, who, message, Duration::ZERO, relay, false);
     }
 
     /// Answers `unavailable` to requests whose owner did not answer in time.
@@ -782,15 +1020,14 @@ impl Relay {
             let Some(c) = self.pending.remove(&k) else {
                 continue;
             };
-            self.link.suspect(c.game);
-            if let Some(g) = self.games.get_mut(&c.game) {
-                // A subscriber whose catch-up did not come: asked again at the next tick.
-                if c.sub.is_some() {
-                    for s in g.subs.iter_mut().filter(|s| s.out.conn_id == c.conn) {
-                        s.catching_up = false;
-                        s.stale = true;
-                    }
-                }
+            if c.league {
+                self.look_up_league(c.game);
+            } else {
+                self.link.suspect(c.game);
+            }
+            // A subscriber whose catch-up did not come: asked again at the next tick.
+            if c.sub.is_some() {
+                self.restale(c.league, c.game, c.conn);
             }
             if c.internal {
                 continue;
@@ -804,16 +1041,18 @@ impl Relay {
     }
 
     fn on_message(&mut self, m: ClusterMessage) {
-        if let Some(rest) = m.channel.strip_prefix("game:") {
-            let mut parts = rest.splitn(2, ':');
-            let (Some(id), Some(stream)) = (parts.next(), parts.next()) else {
+        for (prefix, league) in [("game:", false), ("league:", true)] {
+            if let Some(rest) = m.channel.strip_prefix(prefix) {
+                let mut parts = rest.splitn(2, ':');
+                let (Some(id), Some(stream)) = (parts.next(), parts.next()) else {
+                    return;
+                };
+                let Ok(id) = id.parse::<i64>() else {
+                    return;
+                };
+                self.on_channel(league, id, stream == "live", &m.payload);
                 return;
-            };
-            let Ok(id) = id.parse::<i64>() else {
-                return;
-            };
-            self.on_channel(id, stream == "live", &m.payload);
-            return;
+            }
         }
         let Ok(msg) = NodeMessage::decode(&m.payload[..]) else {
             warn!(channel = m.channel, "undecodable node message");
@@ -860,8 +1099,8 @@ impl Relay {
 
     /// A frame of a remote game's stream: to every local subscriber of that stream that has
     /// not had it (a subscriber that missed one asks for the catch-up instead).
-    fn on_channel(&mut self, id: i64, live: bool, payload: &[u8]) {
-        let Some(g) = self.games.get_mut(&id) else {
+    fn on_channel(&mut self, league: bool, id: i64, live: bool, payload: &[u8]) {
+        let Some(subs) = self.subs_of(league, id) else {
             return;
         };
         let Ok(cf) = ChannelFrame::decode(payload) else {
@@ -872,8 +1111,10 @@ impl Relay {
         };
         let frame = Arc::new(SharedFrame::with_proto(cf.seq, msg, cf.message));
         let mut gap = false;
-        g.subs.retain_mut(|s| {
-            if s.live != live || s.catching_up || s.stale || frame.seq <= s.last {
+        subs.retain_mut(|s| {
+            // A league has one stream (its public one).
+            let other_stream = !league && s.live != live;
+            if other_stream || s.catching_up || s.stale || frame.seq <= s.last {
                 return true;
             }
             if frame.seq > s.last + 1 {
@@ -905,7 +1146,10 @@ impl Relay {
             let (answers, reply_seq) = match &msg.kind {
                 Some(server_message::Kind::Reply(r)) => (r.request_id == call.req, Some(r.seq)),
                 Some(server_message::Kind::Error(e)) => {
-                    if e.code == ClientError::Unavailable.code() {
+                    if call.league && e.code == "not_found" {
+                        // The league's node changed: look again.
+                        self.look_up_league(call.game);
+                    } else if e.code == ClientError::Unavailable.code() {
                         // The owner does not run the game (any more): look again.
                         self.link.suspect(call.game);
                     }
@@ -918,17 +1162,10 @@ impl Relay {
                     deliver = !call.internal;
                     match (call.sub, reply_seq) {
                         (Some(who), Some(seq)) => {
-                            self.subscribed(call.game, f.conn_id, who, f.live, seq)
+                            self.subscribed(call.league, call.game, f.conn_id, who, f.live, seq)
                         }
                         // A catch-up refused (the owner is not ready yet): asked again.
-                        (Some(_), None) => {
-                            if let Some(g) = self.games.get_mut(&call.game) {
-                                for s in g.subs.iter_mut().filter(|s| s.out.conn_id == f.conn_id) {
-                                    s.catching_up = false;
-                                    s.stale = true;
-                                }
-                            }
-                        }
+                        (Some(_), None) => self.restale(call.league, call.game, f.conn_id),
                         _ => {}
                     }
                 }
@@ -945,21 +1182,29 @@ impl Relay {
         ))));
     }
 
-    fn subscribed(&mut self, id: i64, conn: u64, who: Arc<Principal>, live: bool, seq: u64) {
+    fn subscribed(
+        &mut self,
+        league: bool,
+        id: i64,
+        conn: u64,
+        who: Arc<Principal>,
+        live: bool,
+        seq: u64,
+    ) {
         let Some(out) = self.conns.get(&conn).cloned() else {
             return;
         };
-        let Some(g) = self.games.get_mut(&id) else {
+        let Some(subs) = self.subs_of(league, id) else {
             return;
         };
-        match g.subs.iter_mut().find(|s| s.out.conn_id == conn) {
+        match subs.iter_mut().find(|s| s.out.conn_id == conn) {
             Some(s) => {
                 s.live = live;
                 s.last = seq;
                 s.catching_up = false;
                 s.stale = false;
             }
-            None => g.subs.push(RemoteSub {
+            None => subs.push(RemoteSub {
                 out,
                 who,
                 live,
@@ -976,6 +1221,20 @@ impl Relay {
         let Ok(cm) = ClientMessage::decode(&nr.message[..]) else {
             return;
         };
+        if nr.league {
+            let out = Outbox::remote(
+                nr.conn_id,
+                sink(self.link.clone(), origin, nr.conn_id, nr.call, None),
+            );
+            let who = principal_of(nr.principal);
+            let (env, req, relay) = (self.env.clone(), cm.request_id, nr.relay);
+            if let Some(kind) = cm.kind {
+                tokio::spawn(async move {
+                    crate::league::ws::on_message_relayed(&env, &who, &out, req, kind, relay).await;
+                });
+            }
+            return;
+        }
         let relay_flag = nr.relay.then(|| Arc::new(AtomicBool::new(true)));
         let out = Outbox::remote(
             nr.conn_id,
@@ -994,13 +1253,7 @@ impl Relay {
         if let Body::Subscribe { relay, .. } = &mut body {
             *relay = relay_flag;
         }
-        let who = Arc::new(Principal {
-            account: nr.principal.map(|p| Account {
-                id: p.account_id,
-                name: p.name,
-                role: Role::parse(&p.role).unwrap_or(Role::Player),
-            }),
-        });
+        let who = principal_of(nr.principal);
         let r = Request {
             req: cm.request_id,
             who,
@@ -1019,6 +1272,17 @@ impl Relay {
             None => error_to(&out, cm.request_id, nr.game, &ClientError::Unavailable),
         }
     }
+}
+
+/// Who sent a relayed request, as its node authenticated it.
+fn principal_of(p: Option<NodePrincipal>) -> Arc<Principal> {
+    Arc::new(Principal {
+        account: p.map(|p| Account {
+            id: p.account_id,
+            name: p.name,
+            role: Role::parse(&p.role).unwrap_or(Role::Player),
+        }),
+    })
 }
 
 /// A re-subscription the relay asks for a local subscriber (its reply is not the client's).

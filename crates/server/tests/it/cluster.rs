@@ -299,6 +299,16 @@ async fn a_league_runs_on_one_node_and_moves_when_that_node_stops() -> Result<()
         serde_json::from_str::<serde_json::Value>(&forwarded)?,
         serde_json::from_str::<serde_json::Value>(&on_owner)?
     );
+    // A websocket follower of the league on the other node: its catch-up comes from the
+    // league's node, then the stream through the league's channel.
+    let mut follower = Client::connect(c.nodes[1].addr, None).await?;
+    let top = follower.league_subscribe(&id, 0).await?;
+    assert!(top >= 1);
+    let (first, kind) = follower.league_next().await?;
+    assert_eq!((first, kind.as_str()), (1, "created"));
+    for _ in 1..top {
+        follower.league_next().await?;
+    }
     // An organizer's command through the other node reaches the league too.
     let (status, body) = crate::harness::http(
         c.nodes[1].addr,
@@ -309,6 +319,12 @@ async fn a_league_runs_on_one_node_and_moves_when_that_node_stops() -> Result<()
     )
     .await?;
     assert_eq!(status, 200, "{body}");
+    // Publishing pairs the first round: both entries come, once each, in order.
+    assert_eq!(follower.league_next().await?, (top + 1, "published".into()));
+    assert_eq!(
+        follower.league_next().await?,
+        (top + 2, "round_paired".into())
+    );
     c.nodes[0].stop().await?;
     // n1 takes the league and runs it from its log.
     assert_eq!(c.wait_holder_other_than(&key, "n0").await?, "n1");
@@ -325,6 +341,24 @@ async fn a_league_runs_on_one_node_and_moves_when_that_node_stops() -> Result<()
         // The runner starts right after the lease is taken: ask again after a round trip.
         crate::harness::http(c.nodes[1].addr, "GET", "/healthz", None, None).await?;
     }
+    // The follower on n1 kept its socket: the league's next public entry reaches it.
+    let later = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis() as u64)
+        .unwrap_or(0)
+        + 7_200_000;
+    let (status, body) = crate::harness::http(
+        c.nodes[1].addr,
+        "POST",
+        &format!("{path}/rounds/1/reschedule"),
+        Some(&c.cast.organizer),
+        Some(&format!(r#"{{"start":"{later}"}}"#)),
+    )
+    .await?;
+    assert_eq!(status, 200, "{body}");
+    let (seq, kind) = follower.league_next().await?;
+    assert_eq!(seq, top + 3, "{kind}");
+    assert!(kind.contains("reschedul"), "{kind}");
     Ok(())
 }
 

@@ -374,6 +374,28 @@ impl Client {
     }
 }
 
+impl Client {
+    /// Subscribes to a league's public stream; the reply's seq.
+    pub async fn league_subscribe(&mut self, league: &str, last_seq: u64) -> Result<u64> {
+        let req = self
+            .send(client_message::Kind::LeagueSubscribe(w::LeagueSubscribe {
+                league_id: league.into(),
+                last_seq,
+            }))
+            .await?;
+        Ok(self.answer(req).await??.seq)
+    }
+
+    /// The next league update: its seq and kind.
+    pub async fn league_next(&mut self) -> Result<(u64, String)> {
+        self.expect(|m| match &m.kind {
+            Some(server_message::Kind::League(u)) => Some((u.seq, u.kind.clone())),
+            _ => None,
+        })
+        .await
+    }
+}
+
 pub fn moved(e: &GameEvent) -> Option<String> {
     match &e.kind {
         Some(w::game_event::Kind::Move(m)) => m.r#move.as_ref().map(|m| m.iccs.clone()),
