@@ -51,6 +51,12 @@ use crate::request::{Body, Principal, RecordView, Request};
 const PUBLISH_QUEUE: usize = 65_536;
 /// The relay's mailbox (remote games' requests).
 const RELAY_MAILBOX: usize = 65_536;
+/// Every node publishes the games it runs this often (the cluster-wide game list)…
+const GAME_LIST_EVERY: Duration = Duration::from_secs(1);
+/// …and a list older than this is dropped (its node is gone).
+const GAME_LIST_TTL: Duration = Duration::from_secs(3);
+/// The channel of the nodes' game lists.
+const GAMES_CHANNEL: &str = "games";
 
 /// The lease key of a game.
 pub fn game_key(id: i64) -> String {
@@ -131,6 +137,8 @@ pub struct Link {
     /// League API requests forwarded to the league's node, waiting for its answer.
     http_calls: Mutex<HashMap<u64, tokio::sync::oneshot::Sender<w::NodeHttpResponse>>>,
     next_http_call: std::sync::atomic::AtomicU64,
+    /// The other nodes' game lists as they last published them, with when they came.
+    lists: Mutex<HashMap<String, (Instant, Vec<w::GameSummary>)>>,
     /// Remote games whose owner answered `unavailable` or did not answer: the next sweep
     /// looks their lease holder up even though their owner node is alive.
     suspects: Mutex<std::collections::HashSet<i64>>,
@@ -154,6 +162,7 @@ impl Link {
             http_calls: Mutex::default(),
             next_http_call: std::sync::atomic::AtomicU64::new(1),
             suspects: Mutex::default(),
+            lists: Mutex::default(),
         })
     }
 
@@ -241,6 +250,19 @@ impl Link {
     /// A game left this node (lease lost, commit fenced).
     pub(crate) fn game_left(&self) {
         self.count(|m| &m.cluster_games_left_total);
+    }
+
+    /// The unfinished games the other nodes run (as they said within the last 3 s).
+    pub(crate) fn others_games(&self) -> Vec<w::GameSummary> {
+        let now = Instant::now();
+        let Ok(mut lists) = self.lists.lock() else {
+            return Vec::new();
+        };
+        lists.retain(|_, (at, _)| now.duration_since(*at) < GAME_LIST_TTL);
+        lists
+            .values()
+            .flat_map(|(_, g)| g.iter().cloned())
+            .collect()
     }
 
     fn suspect(&self, game: i64) {
@@ -534,6 +556,9 @@ impl Relay {
             .await
         {
             warn!(error = %e, "cannot subscribe to this node's channel");
+        }
+        if let Err(e) = self.link.cluster.subscribe(GAMES_CHANNEL).await {
+            warn!(error = %e, "cannot subscribe to the nodes' game lists");
         }
         let mut lost = lost;
         let mut tick = tokio::time::interval(Duration::from_millis(100));
@@ -1065,6 +1090,13 @@ impl Relay {
                     self.on_frame(frame);
                 }
             }
+            Some(node_message::Kind::Games(g)) => {
+                if g.node != self.link.id {
+                    if let Ok(mut lists) = self.link.lists.lock() {
+                        lists.insert(g.node, (Instant::now(), g.games));
+                    }
+                }
+            }
             Some(node_message::Kind::HttpRequest(r)) => {
                 tokio::spawn(serve_http(self.env.clone(), self.link.clone(), r));
             }
@@ -1377,10 +1409,21 @@ async fn sweeper(env: Env) {
         return;
     };
     let mut every = tokio::time::interval(env.config.cluster_sweep);
+    let mut lists = tokio::time::interval(GAME_LIST_EVERY);
     let mut shutdown = env.shutdown.clone();
     loop {
         tokio::select! {
             _ = every.tick() => {}
+            _ = lists.tick() => {
+                let msg = NodeMessage {
+                    kind: Some(node_message::Kind::Games(w::NodeGames {
+                        node: link.id.clone(),
+                        games: env.registry.local_games(),
+                    })),
+                };
+                link.publish(Publish::Raw(GAMES_CHANNEL.into(), Bytes::from(msg.encode_to_vec())));
+                continue;
+            }
             _ = shutdown.changed() => return,
         }
         if *env.shutdown.borrow() {

@@ -70,6 +70,27 @@ async fn a_game_is_played_from_clients_on_every_node() -> Result<()> {
         c.hub.holder_of(&format!("game:{game}")).as_deref(),
         Some("n0")
     );
+    // The game list of a node that does not run the game shows it (the nodes publish theirs).
+    let deadline = tokio::time::Instant::now() + crate::harness::TIMEOUT;
+    let mut tick = tokio::time::interval(std::time::Duration::from_millis(50));
+    loop {
+        tick.tick().await;
+        let (status, body) =
+            crate::harness::http(c.nodes[2].addr, "GET", "/api/v1/games", None, None).await?;
+        assert_eq!(status, 200, "{body}");
+        let v: serde_json::Value = serde_json::from_str(&body)?;
+        let listed = v["games"].as_array().is_some_and(|g| {
+            g.iter()
+                .any(|g| g["gameId"].as_str() == Some(game.as_str()))
+        });
+        if listed {
+            break;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "never listed: {body}"
+        );
+    }
     Ok(())
 }
 
