@@ -1090,13 +1090,12 @@ impl Relay {
                     self.on_frame(frame);
                 }
             }
-            Some(node_message::Kind::Games(g)) => {
-                if g.node != self.link.id {
-                    if let Ok(mut lists) = self.link.lists.lock() {
-                        lists.insert(g.node, (Instant::now(), g.games));
-                    }
+            Some(node_message::Kind::Games(g)) if g.node != self.link.id => {
+                if let Ok(mut lists) = self.link.lists.lock() {
+                    lists.insert(g.node, (Instant::now(), g.games));
                 }
             }
+            Some(node_message::Kind::Games(_)) => {}
             Some(node_message::Kind::HttpRequest(r)) => {
                 tokio::spawn(serve_http(self.env.clone(), self.link.clone(), r));
             }
