@@ -516,6 +516,8 @@ struct Call {
     sub: Option<Arc<Principal>>,
     /// Asked by the relay itself (a re-subscription): its reply is not the client's.
     internal: bool,
+    /// The request as sent (to send it again to a game's new owner).
+    request: NodeRequest,
 }
 
 /// Where a relayed message goes.
@@ -696,8 +698,9 @@ impl Relay {
                         return;
                     }
                     info!(game = id, from = %*o, to = %node, "game moved; re-routing");
-                    *o = node;
+                    *o = node.clone();
                 }
+                self.resend_pending(id, Some(&node));
                 self.resubscribe_all(id);
             }
             Ctl::Owner { id, owner: None } => {
@@ -709,6 +712,7 @@ impl Relay {
                 for ch in [format!("game:{id}:live"), format!("game:{id}:public")] {
                     let _ = self.link.cluster.unsubscribe(&ch).await;
                 }
+                self.resend_pending(id, None);
                 match self.env.registry.get(id).filter(|h| !h.is_remote()) {
                     Some(h) => {
                         for s in g.subs {
@@ -768,6 +772,64 @@ impl Relay {
                             Err(e) => error_to(&r.out, r.req, id, &e),
                         }
                     });
+                }
+            }
+        }
+    }
+
+    /// The requests of a game still waiting for its old owner's answer go to its new owner
+    /// (`None`: this node) at once rather than time out: a move is idempotent by ply, so one
+    /// the old owner committed before it vanished is answered again, not played twice.
+    fn resend_pending(&mut self, id: i64, owner: Option<&str>) {
+        let calls: Vec<u64> = self
+            .pending
+            .iter()
+            .filter(|(_, c)| !c.league && c.game == id)
+            .map(|(k, _)| *k)
+            .collect();
+        let deadline = Instant::now() + self.env.config.remote_timeout;
+        for k in calls {
+            match owner {
+                Some(node) => {
+                    let Some(c) = self.pending.get_mut(&k) else {
+                        continue;
+                    };
+                    c.deadline = deadline;
+                    let msg = NodeMessage {
+                        kind: Some(node_message::Kind::Request(c.request.clone())),
+                    };
+                    self.link.publish(Publish::Raw(
+                        node_channel(node),
+                        Bytes::from(msg.encode_to_vec()),
+                    ));
+                }
+                None => {
+                    // Runs here now: the request goes to the local game (subscriptions as
+                    // plain local ones), answering the connection directly.
+                    let Some(c) = self.pending.remove(&k) else {
+                        continue;
+                    };
+                    if c.internal {
+                        continue;
+                    }
+                    let Some(out) = self.conns.get(&c.conn).cloned() else {
+                        continue;
+                    };
+                    let Ok(cm) = ClientMessage::decode(&c.request.message[..]) else {
+                        continue;
+                    };
+                    let Some(Ok((_, body))) = cm.kind.and_then(crate::request::game_request) else {
+                        continue;
+                    };
+                    let r = Request {
+                        req: c.req,
+                        who: principal_of(c.request.principal),
+                        out,
+                        lag: Duration::from_millis(u64::from(c.request.lag_ms)),
+                        received: Instant::now(),
+                        body,
+                    };
+                    self.link.ctl(Ctl::Reroute(id, Box::new(r)));
                 }
             }
         }
@@ -921,7 +983,7 @@ impl Relay {
             league: to.league,
         };
         let msg = NodeMessage {
-            kind: Some(node_message::Kind::Request(nr)),
+            kind: Some(node_message::Kind::Request(nr.clone())),
         };
         if !self.link.publish(Publish::Raw(
             node_channel(to.owner),
@@ -943,6 +1005,7 @@ impl Relay {
                 deadline: Instant::now() + self.env.config.remote_timeout,
                 sub: relay.then(|| who.clone()),
                 internal,
+                request: nr,
             },
         );
         self.conns.insert(out.conn_id, out);

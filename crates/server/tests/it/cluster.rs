@@ -405,3 +405,32 @@ async fn a_spectator_catches_up_after_its_node_was_cut_off_from_the_hub() -> Res
     assert_eq!(spectator.next_move().await?.1, MOVES[3]);
     Ok(())
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_move_sent_to_a_dead_owner_is_answered_by_the_next_one() -> Result<()> {
+    let c = Cluster::start(2).await?;
+    let game = c.create_game(0, "").await?;
+    let mut red = Client::connect(c.nodes[1].addr, Some(&c.cast.red)).await?;
+    red.subscribe(&game, 0).await?;
+    // n0 dies (no more messages), its leases not yet expired: the move waits for it…
+    c.nodes[0].cluster.leave();
+    let req = red
+        .send(chuhe_proto::v1::client_message::Kind::Move(
+            chuhe_proto::v1::MakeMove {
+                game_id: game.clone(),
+                ply: 1,
+                r#move: MOVES[0].into(),
+                ..Default::default()
+            },
+        ))
+        .await?;
+    red.ping().await?;
+    // …and once its leases lapse, n1 takes the game and answers the move itself (no
+    // `unavailable`, no resend by the client).
+    c.hub.expire_node("n0");
+    let reply = red.answer(req).await?;
+    assert!(reply.is_ok(), "{reply:?}");
+    assert_eq!(c.stored_moves(&game).await?, MOVES[..1]);
+    assert_eq!(red.next_move().await?.1, MOVES[0]);
+    Ok(())
+}
