@@ -254,15 +254,37 @@ impl Link {
 
     /// The unfinished games the other nodes run (as they said within the last 3 s).
     pub(crate) fn others_games(&self) -> Vec<w::GameSummary> {
+        self.lists_by_node()
+            .into_iter()
+            .flat_map(|(_, g)| g)
+            .collect()
+    }
+
+    /// The other nodes' game lists (said within the last 3 s), by node.
+    fn lists_by_node(&self) -> Vec<(String, Vec<w::GameSummary>)> {
         let now = Instant::now();
         let Ok(mut lists) = self.lists.lock() else {
             return Vec::new();
         };
         lists.retain(|_, (at, _)| now.duration_since(*at) < GAME_LIST_TTL);
         lists
-            .values()
-            .flat_map(|(_, g)| g.iter().cloned())
+            .iter()
+            .map(|(n, (_, g))| (n.clone(), g.clone()))
             .collect()
+    }
+
+    /// Whether `node` runs (holds its own alive lease), asked once per sweep.
+    async fn is_alive(
+        &self,
+        node: &str,
+        cache: &mut HashMap<String, bool>,
+    ) -> Result<bool, crate::cluster::ClusterError> {
+        if let Some(up) = cache.get(node) {
+            return Ok(*up);
+        }
+        let up = self.cluster.holder(&alive_key(node)).await?.as_deref() == Some(node);
+        cache.insert(node.to_string(), up);
+        Ok(up)
     }
 
     fn suspect(&self, game: i64) {
@@ -1513,19 +1535,10 @@ pub(crate) async fn sweep(env: &Env, link: &Arc<Link>, leagues: bool) {
             .and_then(|o| o.lock().ok().map(|o| o.clone()))
             .unwrap_or_default();
         if !suspects.contains(&h.id) {
-            let up = match alive.get(&owner) {
-                Some(up) => *up,
-                None => {
-                    let up = match link.cluster.holder(&alive_key(&owner)).await {
-                        Ok(holder) => holder.as_deref() == Some(owner.as_str()),
-                        Err(_) => return,
-                    };
-                    alive.insert(owner.clone(), up);
-                    up
-                }
-            };
-            if up {
-                continue;
+            match link.is_alive(&owner, &mut alive).await {
+                Ok(true) => continue,
+                Ok(false) => {}
+                Err(_) => return,
             }
         }
         let key = game_key(h.id);
@@ -1566,8 +1579,15 @@ pub(crate) async fn sweep(env: &Env, link: &Arc<Link>, leagues: bool) {
             crate::league::runner::start_owned(env, c.id.0).await;
         }
     }
+    // Games a live node lists as its own are not looked up one by one.
+    let mut listed = std::collections::HashSet::new();
+    for (node, games) in link.lists_by_node() {
+        if let Ok(true) = link.is_alive(&node, &mut alive).await {
+            listed.extend(games.iter().filter_map(|g| g.game_id.parse::<i64>().ok()));
+        }
+    }
     for id in ids {
-        if env.registry.get(id).is_some() {
+        if env.registry.get(id).is_some() || listed.contains(&id) {
             continue;
         }
         match link.cluster.holder(&game_key(id)).await {
