@@ -434,3 +434,43 @@ async fn a_move_sent_to_a_dead_owner_is_answered_by_the_next_one() -> Result<()>
     assert_eq!(red.next_move().await?.1, MOVES[0]);
     Ok(())
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_lost_lease_unloads_the_game_and_its_clients_follow_it() -> Result<()> {
+    let c = Cluster::start(2).await?;
+    let game = c.create_game(0, "").await?;
+    let key = format!("game:{game}");
+    let mut red = Client::connect(c.nodes[0].addr, Some(&c.cast.red)).await?;
+    let mut black = Client::connect(c.nodes[0].addr, Some(&c.cast.black)).await?;
+    let mut spectator = Client::connect(c.nodes[0].addr, None).await?;
+    spectator.subscribe(&game, 0).await?;
+    red.play(&game, 1, MOVES[0]).await?;
+    assert_eq!(spectator.next_move().await?.1, MOVES[0]);
+    // The game's lease lapses while n0 runs: n0 finds it lost at its next renewal and unloads
+    // the game; whichever node takes it next runs it, and n0's clients keep their sockets.
+    c.hub.expire(&key);
+    let deadline = tokio::time::Instant::now() + crate::harness::TIMEOUT;
+    let mut tick = tokio::time::interval(std::time::Duration::from_millis(20));
+    loop {
+        tick.tick().await;
+        let (_, metrics) = crate::harness::http(
+            c.nodes[0].addr,
+            "GET",
+            "/metrics",
+            Some(&c.cast.organizer),
+            None,
+        )
+        .await?;
+        if metrics.contains("chuhe_cluster_games_left_total 1") {
+            break;
+        }
+        assert!(tokio::time::Instant::now() < deadline, "never unloaded");
+    }
+    black.play(&game, 2, MOVES[1]).await?;
+    red.play(&game, 3, MOVES[2]).await?;
+    assert_eq!(spectator.next_move().await?.1, MOVES[1]);
+    assert_eq!(spectator.next_move().await?.1, MOVES[2]);
+    assert_eq!(c.stored_moves(&game).await?, MOVES[..3]);
+    assert!(c.hub.holder_of(&key).is_some());
+    Ok(())
+}
