@@ -168,8 +168,11 @@ async fn a_dead_owners_game_is_taken_by_another_node_when_its_lease_expires() ->
     // n0 stops answering anything, as a killed process: no renewals, no messages.
     c.nodes[0].cluster.leave();
     c.hub.expire_node("n0");
+    assert_eq!(c.restarts(&game).await?, 0);
     assert_eq!(c.wait_holder_other_than(&key, "n0").await?, "n1");
     black.play(&game, 2, MOVES[1]).await?;
+    // n1 recovered the game from its log: the gap is credited as after a restart, once.
+    assert_eq!(c.restarts(&game).await?, 1);
     red.play(&game, 3, MOVES[2]).await?;
     assert_eq!(spectator.next_move().await?.1, MOVES[1]);
     assert_eq!(spectator.next_move().await?.1, MOVES[2]);

@@ -170,6 +170,23 @@ impl Cluster {
         Ok(moves)
     }
 
+    /// How many `ServerRestarted` events a game's log holds (one per recovery: the clocks
+    /// credited for the gap).
+    pub async fn restarts(&self, game: &str) -> Result<usize> {
+        let id: i64 = game.parse()?;
+        let mut n = 0;
+        for (_, payload) in self.persist.events(id).await? {
+            let s = w::StoredEvent::decode(&payload[..])?;
+            if matches!(
+                s.event.and_then(|e| e.kind),
+                Some(w::game_event::Kind::ServerRestarted(_))
+            ) {
+                n += 1;
+            }
+        }
+        Ok(n)
+    }
+
     /// Waits until `key`'s lease is held by a node other than `not`; returns it.
     pub async fn wait_holder_other_than(&self, key: &str, not: &str) -> Result<String> {
         let deadline = tokio::time::Instant::now() + TIMEOUT;
