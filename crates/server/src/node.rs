@@ -1265,9 +1265,17 @@ impl Relay {
                     if call.league && e.code == "not_found" {
                         // The league's node changed: look again.
                         self.look_up_league(call.game);
-                    } else if e.code == ClientError::Unavailable.code() {
-                        // The owner does not run the game (any more): look again.
+                    } else if e.code == ClientError::Unavailable.code()
+                        || e.code == ClientError::ShuttingDown.code()
+                    {
+                        // The owner does not run the game (any more), or is stopping: look
+                        // again. A client's request waits (nothing was done with it) and goes
+                        // to the game's next owner as soon as it moves, or is answered
+                        // `unavailable` at its deadline.
                         self.link.suspect(call.game);
+                        if !call.league && !call.internal && e.request_id == call.req {
+                            return;
+                        }
                     }
                     (e.request_id == call.req, None)
                 }

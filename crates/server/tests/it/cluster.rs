@@ -137,11 +137,24 @@ async fn the_owner_shutting_down_hands_the_game_on_and_spectators_keep_their_soc
     assert_eq!(spectator.next_move().await?.1, MOVES[0]);
     assert_eq!(spectator.next_move().await?.1, MOVES[1]);
     c.nodes[0].stop().await?;
+    // A move sent at once waits for the game's next owner (no error to resend on).
+    let req = red
+        .send(chuhe_proto::v1::client_message::Kind::Move(
+            chuhe_proto::v1::MakeMove {
+                game_id: game.clone(),
+                ply: 3,
+                r#move: MOVES[2].into(),
+                ..Default::default()
+            },
+        ))
+        .await?;
+    let answer = red.answer(req).await?;
+    assert!(answer.is_ok(), "{answer:?}");
     let owner = c.wait_holder_other_than(&key, "n0").await?;
     assert!(owner == "n1" || owner == "n2");
     // The game goes on with every acknowledged move; the spectator on a surviving node keeps
     // its socket and gets the moves played on the new owner.
-    for (i, mv) in MOVES.iter().enumerate().skip(2) {
+    for (i, mv) in MOVES.iter().enumerate().skip(3) {
         let ply = i + 1;
         red_or_black(ply, &mut red, &mut black)
             .play(&game, ply as u32, mv)
