@@ -199,6 +199,7 @@ impl Registry {
 
 /// Takes a game's lease: `None` this node holds it now, `Some(node)` another node does.
 async fn acquire(link: &node::Link, id: i64) -> Result<Option<String>, ClientError> {
+    link.wait_released(id).await;
     link.cluster
         .acquire(&node::game_key(id))
         .await

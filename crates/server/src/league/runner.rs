@@ -277,7 +277,14 @@ pub(crate) async fn start_owned(env: &Env, id: i64) {
         Ok(league) => {
             spawn(env, league);
         }
-        Err(e) => error!(league = id, error = %e, "league not started"),
+        Err(e) => {
+            error!(league = id, error = %e, "league not started");
+            if let Some(link) = &env.node {
+                // Not run here: free for a node that can.
+                env.persist.unclaim(None, Some(id));
+                let _ = link.cluster.release(&crate::node::league_key(id)).await;
+            }
+        }
     }
 }
 
