@@ -16,8 +16,11 @@ struct RemoteSub {
     out: Outbox,
     who: Arc<Principal>,
     live: bool,
-    /// The last seq it was sent.
+    /// The last seq it was sent: nothing at or below it is sent again (a catch-up that
+    /// overlaps another, or the channel, never doubles a frame).
     last: u64,
+    /// The seq its last catch-up's reply gave (a snapshot brings it there).
+    target: u64,
     /// Waiting for a catch-up (channel frames are skipped meanwhile: the catch-up has them).
     catching_up: bool,
     /// Needs a catch-up (a gap, a new owner, a catch-up that failed): asked at the next tick.
@@ -34,6 +37,8 @@ struct Call {
     deadline: Instant,
     /// A relayed subscription: who subscribes (the reply puts it among the game's subscribers).
     sub: Option<Arc<Principal>>,
+    /// A relayed subscription: the last seq it asked from.
+    from: u64,
     /// Asked by the relay itself (a re-subscription): its reply is not the client's.
     internal: bool,
     /// The request as sent (to send it again to a game's new owner).
@@ -47,7 +52,14 @@ struct Target<'a> {
     owner: &'a str,
 }
 
+/// Where the frames of a relayed subscription's catch-up belong: (league?, id, until when
+/// its frames may still come).
+type CatchUp = (bool, i64, Instant);
+
 pub(super) struct Relay {
+    /// Relayed subscriptions' calls, kept a while after their reply: their catch-up frames
+    /// follow it and are filtered by the subscriber's last seq.
+    catch_ups: HashMap<u64, CatchUp>,
     env: Env,
     link: Arc<Link>,
     games: crate::IdMap<i64, RemoteGame>,
@@ -66,6 +78,7 @@ fn owner_of(g: &RemoteGame) -> String {
 impl Relay {
     pub(super) fn new(env: Env, link: Arc<Link>) -> Relay {
         Relay {
+            catch_ups: HashMap::new(),
             env,
             link,
             games: crate::IdMap::default(),
@@ -527,6 +540,15 @@ impl Relay {
         if !internal {
             self.link.count(|m| &m.cluster_relayed_total);
         }
+        let from = match &message.kind {
+            Some(client_message::Kind::Subscribe(s)) => s.last_seq,
+            Some(client_message::Kind::LeagueSubscribe(s)) => s.last_seq,
+            _ => 0,
+        };
+        if relay {
+            let until = Instant::now() + 2 * self.env.config.remote_timeout;
+            self.catch_ups.insert(call, (to.league, to.id, until));
+        }
         self.pending.insert(
             call,
             Call {
@@ -536,6 +558,7 @@ impl Relay {
                 league: to.league,
                 deadline: Instant::now() + self.env.config.remote_timeout,
                 sub: relay.then(|| who.clone()),
+                from,
                 internal,
                 request: nr,
             },
@@ -658,6 +681,7 @@ impl Relay {
             }
         }
         self.conns.retain(|_, o| !o.is_closed());
+        self.catch_ups.retain(|_, (_, _, until)| *until > now);
     }
 
     fn on_message(&mut self, m: ClusterMessage) {
@@ -799,9 +823,15 @@ impl Relay {
                 if let Some(call) = self.pending.remove(&f.call) {
                     deliver = !call.internal;
                     match (call.sub, reply_seq) {
-                        (Some(who), Some(seq)) => {
-                            self.subscribed(call.league, call.game, f.conn_id, who, f.live, seq)
-                        }
+                        (Some(who), Some(seq)) => self.subscribed(
+                            call.league,
+                            call.game,
+                            f.conn_id,
+                            who,
+                            f.live,
+                            call.from,
+                            seq,
+                        ),
                         // A catch-up refused (the owner is not ready yet): asked again.
                         (Some(_), None) => self.restale(call.league, call.game, f.conn_id),
                         _ => {}
@@ -812,6 +842,26 @@ impl Relay {
         if !deliver {
             return;
         }
+        // A catch-up's frames: each event once, past what the subscriber already has.
+        if let Some(&(league, id, _)) = self.catch_ups.get(&f.call) {
+            let seq = match &msg.kind {
+                Some(server_message::Kind::Event(e)) => Some(e.seq),
+                Some(server_message::Kind::League(u)) => Some(u.seq),
+                _ => None,
+            };
+            let snapshot = matches!(msg.kind, Some(server_message::Kind::Snapshot(_)));
+            if let Some(sub) = self
+                .subs_of(league, id)
+                .and_then(|subs| subs.iter_mut().find(|s| s.out.conn_id == f.conn_id))
+            {
+                match seq {
+                    Some(seq) if seq <= sub.last => return,
+                    Some(seq) => sub.last = seq,
+                    None if snapshot => sub.last = sub.last.max(sub.target),
+                    None => {}
+                }
+            }
+        }
         let Some(out) = self.conns.get(&f.conn_id) else {
             return;
         };
@@ -820,6 +870,9 @@ impl Relay {
         ))));
     }
 
+    /// A relayed subscription's reply: the connection is a subscriber, `from` the seq it
+    /// asked from (its catch-up brings it to `seq`).
+    #[allow(clippy::too_many_arguments)]
     fn subscribed(
         &mut self,
         league: bool,
@@ -827,6 +880,7 @@ impl Relay {
         conn: u64,
         who: Arc<Principal>,
         live: bool,
+        from: u64,
         seq: u64,
     ) {
         let Some(out) = self.conns.get(&conn).cloned() else {
@@ -837,8 +891,12 @@ impl Relay {
         };
         match subs.iter_mut().find(|s| s.out.conn_id == conn) {
             Some(s) => {
+                if s.live != live {
+                    // Another stream: its seqs start again from what was asked.
+                    s.last = from;
+                }
                 s.live = live;
-                s.last = seq;
+                s.target = seq;
                 s.catching_up = false;
                 s.stale = false;
             }
@@ -846,7 +904,8 @@ impl Relay {
                 out,
                 who,
                 live,
-                last: seq,
+                last: from,
+                target: seq,
                 catching_up: false,
                 stale: false,
             }),

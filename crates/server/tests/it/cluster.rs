@@ -413,12 +413,24 @@ async fn a_spectator_catches_up_after_its_node_was_cut_off_from_the_hub() -> Res
     c.nodes[1].cluster.outage(true);
     black.play(&game, 2, MOVES[1]).await?;
     red.play(&game, 3, MOVES[2]).await?;
+    // Back, lost again and back (catch-ups overlap: each is asked for on reconnection).
     c.nodes[1].cluster.outage(false);
-    // Back: the spectator gets what it missed, once each, in order, and the stream goes on.
+    c.nodes[1].cluster.outage(true);
+    c.nodes[1].cluster.outage(false);
+    // The spectator gets what it missed, once each, in order, and the stream goes on.
     assert_eq!(spectator.next_move().await?.1, MOVES[1]);
     assert_eq!(spectator.next_move().await?.1, MOVES[2]);
     black.play(&game, 4, MOVES[3]).await?;
     assert_eq!(spectator.next_move().await?.1, MOVES[3]);
+    red.play(&game, 5, MOVES[4]).await?;
+    assert_eq!(spectator.next_move().await?.1, MOVES[4]);
+    // Everything the catch-ups sent came before the last move: no move came twice.
+    let doubled: Vec<_> = spectator
+        .seen
+        .iter()
+        .filter(|m| matches!(&m.kind, Some(chuhe_proto::v1::server_message::Kind::Event(e)) if crate::harness::moved(e).is_some()))
+        .collect();
+    assert!(doubled.is_empty(), "{doubled:?}");
     Ok(())
 }
 
