@@ -9,6 +9,7 @@
 //! - `Error` → `Error` with its code; `Goodbye` → `Error` with `goodbye:<code>`.
 
 use std::net::SocketAddr;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use chuhe_proto::v1::{
     self as w, ClientMessage, ServerMessage, client_message, game_event, server_message,
@@ -29,18 +30,31 @@ pub const SUBSCRIBE_REQUEST: u32 = 0x4000_0000;
 /// `requestId` of our `Resign`.
 pub const RESIGN_REQUEST: u32 = 0x4000_0001;
 
-/// chuhe's protocol in one encoding.
+/// chuhe's protocol in one encoding, to one node or spread over several.
 pub struct ChuheProtocol {
-    url: String,
+    urls: Vec<String>,
     encoding: Encoding,
+    /// Spectator connections (and reconnections) so far: the next goes to the next node.
+    spectators: AtomicUsize,
 }
 
 impl ChuheProtocol {
     /// `url` is the websocket endpoint, e.g. `ws://127.0.0.1:8080/ws`.
     pub fn new(url: &str, encoding: Encoding) -> Self {
+        Self::nodes(&[url.to_owned()], encoding)
+    }
+
+    /// Several nodes of one cluster (their websocket endpoints), spread over as
+    /// [`node_for`] says. An empty list is one node at an empty URL (every request fails).
+    pub fn nodes(urls: &[String], encoding: Encoding) -> Self {
         Self {
-            url: url.to_owned(),
+            urls: if urls.is_empty() {
+                vec![String::new()]
+            } else {
+                urls.to_vec()
+            },
             encoding,
+            spectators: AtomicUsize::new(0),
         }
     }
 
@@ -49,6 +63,19 @@ impl ChuheProtocol {
             Encoding::Proto => Message::Binary(encode_proto(m).into()),
             Encoding::Json => Message::text(encode_json(m)),
         }
+    }
+}
+
+/// Which of `nodes` nodes a client connects to: game `game`'s red player to node `game mod
+/// nodes` (the games spread over the nodes), its black player to the next node (so one player's commands cross nodes whenever there are several),
+/// spectators round-robin by their connection number `spectator` (the spectators of one board
+/// spread evenly over every node; a reconnection may land on another node than before).
+pub fn node_for(role: Role, game: usize, spectator: usize, nodes: usize) -> usize {
+    let nodes = nodes.max(1);
+    match role {
+        Role::Player(Seat::Red) => game % nodes,
+        Role::Player(Seat::Black) => (game + 1) % nodes,
+        Role::Spectator => spectator % nodes,
     }
 }
 
@@ -66,8 +93,12 @@ impl Protocol for ChuheProtocol {
     }
 
     fn request(&self, who: &Participant) -> Result<Request, DriverError> {
-        let mut req = self
-            .url
+        let spectator = match who.role {
+            Role::Spectator => self.spectators.fetch_add(1, Ordering::Relaxed),
+            Role::Player(_) => 0,
+        };
+        let url = &self.urls[node_for(who.role, who.game.index, spectator, self.urls.len())];
+        let mut req = url
             .as_str()
             .into_client_request()
             .map_err(|e| DriverError::Url(e.to_string()))?;
@@ -357,6 +388,54 @@ mod tests {
     use super::*;
     use crate::driver::GameSpec;
     use std::sync::Arc;
+
+    #[test]
+    fn nodes_are_spread_over() {
+        // One node: everyone on it.
+        for role in [
+            Role::Player(Seat::Red),
+            Role::Player(Seat::Black),
+            Role::Spectator,
+        ] {
+            assert_eq!(node_for(role, 7, 5, 1), 0);
+            assert_eq!(node_for(role, 7, 5, 0), 0);
+        }
+        // Three: games spread, each game's players on two different nodes.
+        let reds: Vec<usize> = (0..6)
+            .map(|g| node_for(Role::Player(Seat::Red), g, 0, 3))
+            .collect();
+        assert_eq!(reds, [0, 1, 2, 0, 1, 2]);
+        for g in 0..6 {
+            assert_ne!(
+                node_for(Role::Player(Seat::Red), g, 0, 3),
+                node_for(Role::Player(Seat::Black), g, 0, 3)
+            );
+        }
+        // The spectators of one board: evenly over the three.
+        let mut per = [0; 3];
+        for n in 0..300 {
+            per[node_for(Role::Spectator, 4, n, 3)] += 1;
+        }
+        assert_eq!(per, [100, 100, 100]);
+    }
+
+    #[test]
+    fn spectators_connect_to_the_nodes_in_turn() {
+        let urls: Vec<String> = (1..=3).map(|p| format!("ws://127.0.0.1:{p}/ws")).collect();
+        let p = ChuheProtocol::nodes(&urls, Encoding::Json);
+        let ports: Vec<Option<u16>> = (0..4)
+            .map(|_| {
+                p.request(&who(Role::Spectator))
+                    .ok()
+                    .and_then(|r| r.uri().port_u16())
+            })
+            .collect();
+        assert_eq!(ports, [Some(1), Some(2), Some(3), Some(1)]);
+        let red = p.request(&who(Role::Player(Seat::Red))).ok();
+        let black = p.request(&who(Role::Player(Seat::Black))).ok();
+        assert_eq!(red.and_then(|r| r.uri().port_u16()), Some(1));
+        assert_eq!(black.and_then(|r| r.uri().port_u16()), Some(2));
+    }
 
     fn who(role: Role) -> Participant {
         Participant {

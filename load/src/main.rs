@@ -289,10 +289,12 @@ struct CommonArgs {
     disk_probe: Option<PathBuf>,
     #[arg(long, default_value = "10ms", value_parser = parse_duration)]
     disk_probe_every: Duration,
-    /// chuhe's websocket URL, e.g. ws://127.0.0.1:8080/ws.
-    #[arg(long, env = "CHUHE_LOAD_CHUHE_URL")]
-    chuhe_url: Option<String>,
-    /// PID of the chuhe server, to sample its CPU and memory.
+    /// chuhe's websocket URL, e.g. ws://127.0.0.1:8080/ws. Several nodes of one cluster: the
+    /// flag again or a comma list; games, players and the spectators of every board spread
+    /// over them (red of game i on node i mod N, black on the next, spectators in turn).
+    #[arg(long, env = "CHUHE_LOAD_CHUHE_URL", value_delimiter = ',')]
+    chuhe_url: Vec<String>,
+    /// PID of the chuhe server, to sample its CPU and memory (with several nodes: one of them).
     #[arg(long)]
     chuhe_pid: Option<u32>,
     /// An organizer token of the chuhe server (players, tokens and games are created with it).
@@ -648,11 +650,12 @@ async fn run_scenario(scenario: Scenario, common: CommonArgs) -> Result<bool> {
         relay_report = Some(report);
     }
     if matches!(common.target, TargetChoice::Chuhe | TargetChoice::Both) {
-        let url = common
-            .chuhe_url
-            .as_deref()
-            .context("--target chuhe needs --chuhe-url ws://127.0.0.1:PORT/ws")?;
-        let _ = loopback_addr(url)?;
+        if common.chuhe_url.is_empty() {
+            bail!("--target chuhe needs --chuhe-url ws://127.0.0.1:PORT/ws");
+        }
+        for url in &common.chuhe_url {
+            let _ = loopback_addr(url)?;
+        }
         let encoding = match common.encoding {
             Wire::Proto => chuhe_proto::Encoding::Proto,
             Wire::Json => chuhe_proto::Encoding::Json,
@@ -664,7 +667,7 @@ async fn run_scenario(scenario: Scenario, common: CommonArgs) -> Result<bool> {
             time_control: common.time_control.clone(),
             setup_concurrency: common.setup_concurrency,
         };
-        let target = Target::chuhe(url, encoding, setup)?;
+        let target = Target::chuhe_nodes(&common.chuhe_url, encoding, setup)?;
         let opts = options(common.chuhe_pid);
         let report = probed(&common, scenario::run(&scenario, &target, &moves, &opts)).await?;
         chuhe_report = Some(report);

@@ -49,6 +49,8 @@ pub enum AddrError {
     NotLoopback(IpAddr),
     #[error("bad source address range {0:?}: use 127.0.0.1 or 127.0.0.1-127.0.0.8")]
     Range(String),
+    #[error("no server address to connect to")]
+    NoTarget,
 }
 
 /// Refuses anything but loopback.
@@ -103,7 +105,8 @@ pub fn client_ws_config() -> WebSocketConfig {
 
 /// Opens client websockets to one loopback server.
 pub struct Connector {
-    target: SocketAddr,
+    /// The nodes; a request goes to the one its URL names (the first if it names none).
+    targets: Vec<SocketAddr>,
     sources: Vec<IpAddr>,
     next_source: AtomicUsize,
     permits: Semaphore,
@@ -118,12 +121,29 @@ impl Connector {
         concurrency: usize,
         timeout: Duration,
     ) -> Result<Self, AddrError> {
-        ensure_loopback(target.ip())?;
+        Self::nodes(vec![target], sources, concurrency, timeout)
+    }
+
+    /// As [`Connector::new`], to several nodes (at least one): each connect goes to the node
+    /// its request's URL names.
+    pub fn nodes(
+        targets: Vec<SocketAddr>,
+        sources: Vec<IpAddr>,
+        concurrency: usize,
+        timeout: Duration,
+    ) -> Result<Self, AddrError> {
+        let Some(first) = targets.first() else {
+            return Err(AddrError::NoTarget);
+        };
+        ensure_loopback(first.ip())?;
+        for t in &targets {
+            ensure_loopback(t.ip())?;
+        }
         for ip in &sources {
             ensure_loopback(*ip)?;
         }
         Ok(Self {
-            target,
+            targets,
             sources,
             next_source: AtomicUsize::new(0),
             permits: Semaphore::new(concurrency.max(1)),
@@ -132,7 +152,31 @@ impl Connector {
     }
 
     pub fn target(&self) -> SocketAddr {
-        self.target
+        self.targets[0]
+    }
+
+    /// The node `request`'s URL names, if it is one of the targets; else the first.
+    fn peer(&self, request: &Request) -> SocketAddr {
+        if self.targets.len() > 1 {
+            let uri = request.uri();
+            let host = uri
+                .host()
+                .unwrap_or("")
+                .trim_start_matches('[')
+                .trim_end_matches(']');
+            let ip = if host == "localhost" {
+                Some(IpAddr::V4(Ipv4Addr::LOCALHOST))
+            } else {
+                host.parse().ok()
+            };
+            if let (Some(ip), Some(port)) = (ip, uri.port_u16()) {
+                let named = SocketAddr::new(ip, port);
+                if self.targets.contains(&named) {
+                    return named;
+                }
+            }
+        }
+        self.targets[0]
     }
 
     /// Opens a websocket with `request` (whose URL names the path; the TCP peer is the target).
@@ -152,22 +196,20 @@ impl Connector {
     }
 
     async fn open(&self, request: Request) -> Result<Ws, ConnectError> {
-        let socket = match self.target {
+        let target = self.peer(&request);
+        let socket = match target {
             SocketAddr::V4(_) => TcpSocket::new_v4(),
             SocketAddr::V6(_) => TcpSocket::new_v6(),
         }
         .map_err(ConnectError::Tcp)?;
-        if !self.sources.is_empty() && self.target.is_ipv4() {
+        if !self.sources.is_empty() && target.is_ipv4() {
             let i = self.next_source.fetch_add(1, Ordering::Relaxed) % self.sources.len();
             let ip = self.sources[i];
             socket
                 .bind(SocketAddr::new(ip, 0))
                 .map_err(|e| ConnectError::Bind(ip, e))?;
         }
-        let stream = socket
-            .connect(self.target)
-            .await
-            .map_err(ConnectError::Tcp)?;
+        let stream = socket.connect(target).await.map_err(ConnectError::Tcp)?;
         let _ = stream.set_nodelay(true);
         let (ws, _resp) =
             tokio_tungstenite::client_async_with_config(request, stream, Some(client_ws_config()))

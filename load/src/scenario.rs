@@ -233,8 +233,8 @@ pub async fn run(
         .map(|d| d.as_secs())
         .unwrap_or(0);
     let fd_limit = crate::net::raise_fd_limit().unwrap_or(0);
-    let connector = Arc::new(Connector::new(
-        target.addr(),
+    let connector = Arc::new(Connector::nodes(
+        target.addrs(),
         opts.sources.clone(),
         opts.connect_concurrency,
         Duration::from_millis(opts.connect_timeout_ms),

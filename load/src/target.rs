@@ -77,6 +77,8 @@ pub struct Target {
     kind: TargetKind,
     url: String,
     addr: SocketAddr,
+    /// Every node's endpoint and address (the first is `url`/`addr`); one for the relay.
+    nodes: Vec<(String, SocketAddr)>,
     protocol: Arc<dyn Protocol>,
     /// Distinguishes the games of this run from other runs' on the same server.
     run_id: String,
@@ -117,6 +119,7 @@ impl Target {
             kind: TargetKind::Relay,
             url: url.to_owned(),
             addr,
+            nodes: vec![(url.to_owned(), addr)],
             protocol: Arc::new(RelayProtocol::new(url)),
             run_id: run_id(),
             chuhe: None,
@@ -126,7 +129,26 @@ impl Target {
     /// A chuhe server whose websocket endpoint is `url` (`ws://127.0.0.1:PORT/ws`); games are
     /// created through its organizer API on the same host and port.
     pub fn chuhe(url: &str, encoding: Encoding, setup: ChuheSetup) -> Result<Self, TargetError> {
-        let addr = loopback_addr(url)?;
+        Self::chuhe_nodes(&[url.to_owned()], encoding, setup)
+    }
+
+    /// Several nodes of one chuhe cluster (issue 23), given by their websocket endpoints: games
+    /// are created through every node's organizer API in turn, and clients spread over the
+    /// nodes as [`crate::chuhe::node_for`] says.
+    pub fn chuhe_nodes(
+        urls: &[String],
+        encoding: Encoding,
+        setup: ChuheSetup,
+    ) -> Result<Self, TargetError> {
+        let nodes = urls
+            .iter()
+            .map(|u| loopback_addr(u).map(|a| (u.clone(), a)))
+            .collect::<Result<Vec<_>, _>>()?;
+        let Some(&(_, addr)) = nodes.first() else {
+            return Err(TargetError::Unsupported(
+                "the chuhe target needs at least one url".into(),
+            ));
+        };
         if setup.organizer_token.is_empty() {
             return Err(TargetError::Unsupported(
                 "the chuhe target needs an organizer token to create players and games".into(),
@@ -134,9 +156,10 @@ impl Target {
         }
         Ok(Self {
             kind: TargetKind::Chuhe,
-            url: url.to_owned(),
+            url: urls.join(","),
             addr,
-            protocol: Arc::new(ChuheProtocol::new(url, encoding)),
+            nodes,
+            protocol: Arc::new(ChuheProtocol::nodes(urls, encoding)),
             run_id: run_id(),
             chuhe: Some(Arc::new(setup)),
         })
@@ -152,6 +175,11 @@ impl Target {
 
     pub fn addr(&self) -> SocketAddr {
         self.addr
+    }
+
+    /// Every node's address (one for a single server).
+    pub fn addrs(&self) -> Vec<SocketAddr> {
+        self.nodes.iter().map(|(_, a)| *a).collect()
     }
 
     pub fn protocol(&self) -> Arc<dyn Protocol> {
@@ -208,7 +236,8 @@ impl Target {
         let mut set = tokio::task::JoinSet::new();
         for w in 0..workers {
             let setup = Arc::clone(setup);
-            let addr = self.addr;
+            // Worker w creates its games through node w mod nodes.
+            let addr = self.nodes[w % self.nodes.len()].1;
             let run = self.run_id.clone();
             let lines: Vec<(usize, Arc<[String]>)> = (first..first + n)
                 .skip(w)

@@ -6,6 +6,8 @@
 //! Waiting is always for an event, with a generous timeout only as a failure
 //! guard.
 
+pub mod nodes;
+
 use std::sync::Arc;
 use std::time::Duration;
 

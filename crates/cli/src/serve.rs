@@ -8,6 +8,7 @@ use std::sync::Arc;
 
 use anyhow::{Context, Result};
 use chuhe_server::persist::Persist;
+use chuhe_server::redis_cluster::{self, RedisClusterAdapter, RedisClusterOptions};
 use chuhe_server::store_adapter::StoreAdapter;
 use chuhe_server::{Config, Deps};
 use chuhe_store::{SqliteSync, StoreOptions};
@@ -24,9 +25,24 @@ pub struct ServeArgs {
     /// sqlite://chuhe.db]. A missing SQLite file or PostgreSQL database is created.
     #[arg(long, env = "CHUHE_DATABASE_URL")]
     pub database_url: Option<String>,
-    /// Redis URL (used by multi-node deployments; accepted and unused on one node).
+    /// Redis URL (`redis://HOST:PORT`): run as one node of several sharing the PostgreSQL
+    /// database, coordinated through this Redis (leases, routing, fan-out). Needs a
+    /// PostgreSQL `--database-url`. Without it: one node.
     #[arg(long, env = "CHUHE_REDIS_URL")]
     pub redis_url: Option<String>,
+    /// With --redis-url: this node's id, unique among the running nodes (1 to 64 letters,
+    /// digits, `.`, `-`, `_`) [default: the host name and 8 random hex digits].
+    #[arg(long, env = "CHUHE_NODE_ID")]
+    pub node_id: Option<String>,
+    /// With --redis-url: how long a node's lease on a game lives without renewal, i.e. how
+    /// soon another node takes over the games of a node that died: `3s`, `2500ms`
+    /// (300ms..=60s) [default: 3s].
+    #[arg(long, env = "CHUHE_LEASE_TTL")]
+    pub lease_ttl: Option<String>,
+    /// With --redis-url: prefix of every Redis key and channel, one per cluster sharing a
+    /// Redis [default: chuhe].
+    #[arg(long, env = "CHUHE_REDIS_PREFIX")]
+    pub redis_prefix: Option<String>,
     /// TOML file with any of these options (keys as the long flags, with `_`).
     #[arg(long, env = "CHUHE_CONFIG")]
     pub config: Option<PathBuf>,
@@ -86,6 +102,9 @@ struct FileConfig {
     listen: Option<SocketAddr>,
     database_url: Option<String>,
     redis_url: Option<String>,
+    node_id: Option<String>,
+    lease_ttl: Option<String>,
+    redis_prefix: Option<String>,
     sqlite_sync: Option<String>,
     pg_writers: Option<usize>,
     scheduler: Option<String>,
@@ -153,6 +172,25 @@ pub struct Settings {
     pub demo: bool,
     pub log: String,
     pub log_format: LogFormat,
+    /// With `--redis-url`: this node's place in a cluster; None: one node.
+    pub cluster: Option<RedisClusterOptions>,
+}
+
+/// Parses a lease TTL: `3s`, `2500ms`, or seconds without a unit (`3`, `1.5`).
+fn parse_duration(s: &str) -> Option<std::time::Duration> {
+    let s = s.trim();
+    if let Some(ms) = s.strip_suffix("ms") {
+        return ms
+            .trim()
+            .parse::<u64>()
+            .ok()
+            .map(std::time::Duration::from_millis);
+    }
+    let secs = s.strip_suffix('s').unwrap_or(s).trim();
+    secs.parse::<f64>()
+        .ok()
+        .filter(|v| v.is_finite() && *v >= 0.0)
+        .map(std::time::Duration::from_secs_f64)
 }
 
 pub fn settings(args: &ServeArgs) -> Result<Settings> {
@@ -242,17 +280,69 @@ pub fn settings(args: &ServeArgs) -> Result<Settings> {
         "json" => LogFormat::Json,
         other => anyhow::bail!("log_format must be text or json, not {other:?}"),
     };
-    let _redis = args.redis_url.clone().or(file.redis_url);
+    let database_url = args
+        .database_url
+        .clone()
+        .or(file.database_url)
+        .unwrap_or_else(|| DEFAULT_DATABASE.to_string());
+    let node_id = args.node_id.clone().or(file.node_id);
+    let lease_ttl = args.lease_ttl.clone().or(file.lease_ttl);
+    let redis_prefix = args.redis_prefix.clone().or(file.redis_prefix);
+    let cluster = match args.redis_url.clone().or(file.redis_url) {
+        None => {
+            anyhow::ensure!(
+                node_id.is_none() && lease_ttl.is_none() && redis_prefix.is_none(),
+                "node_id, lease_ttl and redis_prefix need redis_url (several nodes)"
+            );
+            None
+        }
+        Some(url) => {
+            anyhow::ensure!(
+                database_url.starts_with("postgres://")
+                    || database_url.starts_with("postgresql://"),
+                "redis_url is set but the database is {database_url}: several nodes need \
+                 PostgreSQL (they share its database); use a postgres:// database_url, or \
+                 no redis_url for one node"
+            );
+            anyhow::ensure!(
+                url.starts_with("redis://"),
+                "redis_url must be redis://HOST:PORT, not {url:?}"
+            );
+            let node_id = node_id.unwrap_or_else(redis_cluster::default_node_id);
+            anyhow::ensure!(
+                redis_cluster::valid_node_id(&node_id),
+                "node_id must be 1 to 64 letters, digits, '.', '-' or '_', not {node_id:?}"
+            );
+            let lease_ttl = match lease_ttl {
+                None => std::time::Duration::from_secs(3),
+                Some(t) => parse_duration(&t)
+                    .filter(|d| {
+                        (std::time::Duration::from_millis(300)..=std::time::Duration::from_secs(60))
+                            .contains(d)
+                    })
+                    .with_context(|| {
+                        format!("lease_ttl must be 300ms..=60s, like 3s or 2500ms, not {t:?}")
+                    })?,
+            };
+            let prefix = redis_prefix.unwrap_or_else(|| "chuhe".into());
+            anyhow::ensure!(
+                !prefix.is_empty() && !prefix.chars().any(|c| c.is_whitespace()),
+                "redis_prefix must be a non-empty word, not {prefix:?}"
+            );
+            Some(RedisClusterOptions {
+                url,
+                node_id,
+                prefix,
+                lease_ttl,
+            })
+        }
+    };
     Ok(Settings {
         listen: args
             .listen
             .or(file.listen)
             .unwrap_or_else(|| SocketAddr::from(([127, 0, 0, 1], 8080))),
-        database_url: args
-            .database_url
-            .clone()
-            .or(file.database_url)
-            .unwrap_or_else(|| DEFAULT_DATABASE.to_string()),
+        database_url,
         sqlite_sync: sync,
         pg_writers,
         scheduler,
@@ -264,6 +354,7 @@ pub fn settings(args: &ServeArgs) -> Result<Settings> {
             .or(file.log)
             .unwrap_or_else(|| "info".into()),
         log_format,
+        cluster,
     })
 }
 
@@ -309,6 +400,18 @@ pub fn run(args: ServeArgs) -> Result<std::process::ExitCode> {
             pg_writers: s.pg_writers,
             ..StoreOptions::default()
         };
+        // Redis first: a node that cannot reach it must not start (fail fast, exit non-zero).
+        let redis = match &s.cluster {
+            None => None,
+            Some(c) => Some(Arc::new(
+                RedisClusterAdapter::connect(c.clone())
+                    .await
+                    .with_context(|| format!("connecting to Redis at {} (redis_url)", c.url))?,
+            )),
+        };
+        let cluster = redis
+            .clone()
+            .map(|r| r as Arc<dyn chuhe_server::cluster::Cluster>);
         let persist = open_persist(&s.database_url, &options).await?;
         let listener = chuhe_server::bind_listener(s.listen)
             .with_context(|| format!("binding {}", s.listen))?;
@@ -317,20 +420,32 @@ pub fn run(args: ServeArgs) -> Result<std::process::ExitCode> {
         if s.demo {
             demo = Some(demo_start(persist.as_ref(), addr).await?);
         }
-        println!(
-            "chuhe serving on http://{addr} (database {})",
-            s.database_url
-        );
+        match &s.cluster {
+            None => println!(
+                "chuhe serving on http://{addr} (database {})",
+                s.database_url
+            ),
+            Some(c) => println!(
+                "chuhe serving on http://{addr} (database {}, node {} of the cluster on {}, \
+                 prefix {})",
+                s.database_url, c.node_id, c.url, c.prefix
+            ),
+        }
         chuhe_server::serve(
             listener,
             shutdown_signal(),
             Deps {
                 persist,
                 config: Config { demo, ..s.config },
-                cluster: None,
+                cluster,
             },
         )
         .await?;
+        // The server has stopped and committed everything: give up whatever leases remain at
+        // once, so other nodes need not wait for them to expire.
+        if let Some(r) = redis {
+            r.client().release_all_and_close().await;
+        }
         Ok(std::process::ExitCode::SUCCESS)
     })
 }
@@ -497,5 +612,97 @@ mod tests {
         std::fs::write(&f, "bogus = 1\n").unwrap();
         let t = T::parse_from(["t", "--config", f.to_str().unwrap()]);
         assert!(settings(&t.a).is_err());
+    }
+
+    #[test]
+    fn several_nodes_need_postgresql_and_take_their_flags() {
+        let pg = "postgres://u@h/db";
+        assert!(settings(&T::parse_from(["t"]).a).unwrap().cluster.is_none());
+        let t = T::parse_from(["t", "--redis-url", "redis://127.0.0.1:6379"]);
+        let e = settings(&t.a).unwrap_err().to_string();
+        assert!(e.contains("several nodes need PostgreSQL"), "{e}");
+        let t = T::parse_from([
+            "t",
+            "--redis-url",
+            "redis://127.0.0.1:6379",
+            "--database-url",
+            "sqlite://x.db",
+        ]);
+        assert!(settings(&t.a).is_err());
+        let t = T::parse_from(["t", "--redis-url", "redis://r:6379", "--database-url", pg]);
+        let c = settings(&t.a).unwrap().cluster.unwrap();
+        assert_eq!(c.url, "redis://r:6379");
+        assert_eq!(c.lease_ttl, std::time::Duration::from_secs(3));
+        assert_eq!(c.prefix, "chuhe");
+        assert!(redis_cluster::valid_node_id(&c.node_id), "{}", c.node_id);
+        let t = T::parse_from([
+            "t",
+            "--redis-url",
+            "redis://r:6379",
+            "--database-url",
+            pg,
+            "--node-id",
+            "web-1",
+            "--lease-ttl",
+            "2500ms",
+            "--redis-prefix",
+            "league",
+        ]);
+        let c = settings(&t.a).unwrap().cluster.unwrap();
+        assert_eq!(
+            (c.node_id.as_str(), c.lease_ttl, c.prefix.as_str()),
+            ("web-1", std::time::Duration::from_millis(2500), "league")
+        );
+        for (flag, bad, says) in [
+            ("--lease-ttl", "100ms", "lease_ttl must be 300ms..=60s"),
+            ("--lease-ttl", "2m", "lease_ttl must be"),
+            ("--lease-ttl", "61s", "lease_ttl must be"),
+            ("--node-id", "a b", "node_id must be"),
+            ("--redis-prefix", "", "redis_prefix must be"),
+        ] {
+            let t = T::parse_from([
+                "t",
+                "--redis-url",
+                "redis://r:6379",
+                "--database-url",
+                pg,
+                flag,
+                bad,
+            ]);
+            let e = settings(&t.a).unwrap_err().to_string();
+            assert!(e.contains(says), "{flag} {bad}: {e}");
+        }
+        assert_eq!(
+            parse_duration("1.5"),
+            Some(std::time::Duration::from_millis(1500))
+        );
+        assert_eq!(
+            parse_duration("3s"),
+            Some(std::time::Duration::from_secs(3))
+        );
+        let t = T::parse_from(["t", "--redis-url", "http://r", "--database-url", pg]);
+        assert!(settings(&t.a).is_err());
+        let t = T::parse_from(["t", "--node-id", "web-1"]);
+        let e = settings(&t.a).unwrap_err().to_string();
+        assert!(e.contains("need redis_url"), "{e}");
+        // The config file's keys.
+        let dir = std::env::temp_dir().join(format!("chuhe-serve-cluster-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let f = dir.join("c.toml");
+        std::fs::write(
+            &f,
+            format!(
+                "database_url = \"{pg}\"\nredis_url = \"redis://r:1\"\nnode_id = \"n-2\"\n\
+                 lease_ttl = \"5s\"\nredis_prefix = \"p\"\n"
+            ),
+        )
+        .unwrap();
+        let t = T::parse_from(["t", "--config", f.to_str().unwrap()]);
+        let c = settings(&t.a).unwrap().cluster.unwrap();
+        assert_eq!(
+            (c.node_id.as_str(), c.lease_ttl, c.prefix.as_str()),
+            ("n-2", std::time::Duration::from_secs(5), "p")
+        );
+        let _ = std::fs::remove_dir_all(&dir);
     }
 }

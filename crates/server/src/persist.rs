@@ -183,6 +183,21 @@ pub trait Persist: Send + Sync + 'static {
     /// Creates a game row (no events yet); returns it with its id. With a key that is already
     /// stored, returns that game unchanged (creating is idempotent by key).
     fn create_game(&self, game: NewGame) -> BoxFut<'_, Result<StoredGame, PersistError>>;
+    /// Several games' rows at once (a league round's boards), each exactly as
+    /// [`Persist::create_game`] (answers in the order of `games`). Stores with transactions
+    /// create them in one; the default creates them one after another.
+    fn create_games(
+        &self,
+        games: Vec<NewGame>,
+    ) -> BoxFut<'_, Result<Vec<StoredGame>, PersistError>> {
+        Box::pin(async move {
+            let mut out = Vec::with_capacity(games.len());
+            for g in games {
+                out.push(self.create_game(g).await?);
+            }
+            Ok(out)
+        })
+    }
     /// The game created with `key`, if any.
     fn game_by_key(&self, key: &str) -> BoxFut<'_, Result<Option<StoredGame>, PersistError>>;
     /// A principal by name and role (None: no such).

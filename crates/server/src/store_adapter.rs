@@ -1,11 +1,17 @@
 //! [`Persist`] on top of `chuhe-store`'s [`Store`] (SQLite or PostgreSQL).
+//!
+//! Fencing (several nodes, issue 23): after [`Persist::claim_game`] /
+//! [`Persist::claim_competition`] the adapter remembers the token the store returned and
+//! attaches it to every append to that game or competition, so the database refuses them
+//! (`PersistError::is_fenced`) once another node has claimed it since. Games and competitions
+//! never claimed (one node) carry no token and are not checked.
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use chuhe_store::{
-    Append, CompetitionId, Finish, GameId, NewEvent, NewPrincipal, NewToken, PrincipalId, Store,
-    StoreError, TokenId, generate_token, hash_token,
+    Append, CompetitionId, Finish, GameId, IdMap, NewEvent, NewPrincipal, NewToken, PrincipalId,
+    Store, StoreError, TokenId, generate_token, hash_token,
 };
 
 use crate::persist::{
@@ -16,14 +22,36 @@ use crate::persist::{
 /// Adapts any `Store` (usually `chuhe_store::AnyStore`).
 pub struct StoreAdapter<S: Store> {
     store: Arc<S>,
+    /// The fencing tokens of the games and competitions this node has claimed.
+    fences: Mutex<Fences>,
+}
+
+#[derive(Default)]
+struct Fences {
+    games: IdMap<i64, u64>,
+    competitions: IdMap<i64, u64>,
 }
 
 impl<S: Store> StoreAdapter<S> {
     pub fn new(store: Arc<S>) -> Self {
-        StoreAdapter { store }
+        StoreAdapter {
+            store,
+            fences: Mutex::new(Fences::default()),
+        }
     }
     pub fn store(&self) -> &Arc<S> {
         &self.store
+    }
+
+    fn fences(&self) -> MutexGuard<'_, Fences> {
+        // The maps stay consistent whatever panicked while holding the lock (single inserts
+        // and removes).
+        self.fences.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// The token this node holds for a game, if it claimed it.
+    fn game_fence(&self, game: i64) -> Option<u64> {
+        self.fences().games.get(&game).copied()
     }
 }
 
@@ -88,6 +116,42 @@ impl<S: Store> Persist for StoreAdapter<S> {
         Some(self.store.stats())
     }
 
+    fn claim_game(&self, game: i64, node: &str) -> BoxFut<'_, Result<u64, PersistError>> {
+        let node = node.to_string();
+        Box::pin(async move {
+            let token = self
+                .store
+                .claim_game(GameId(game), &node)
+                .await
+                .map_err(pe)?;
+            self.fences().games.insert(game, token);
+            Ok(token)
+        })
+    }
+
+    fn claim_competition(&self, id: i64, node: &str) -> BoxFut<'_, Result<u64, PersistError>> {
+        let node = node.to_string();
+        Box::pin(async move {
+            let token = self
+                .store
+                .claim_competition(CompetitionId(id), &node)
+                .await
+                .map_err(pe)?;
+            self.fences().competitions.insert(id, token);
+            Ok(token)
+        })
+    }
+
+    fn unclaim(&self, game: Option<i64>, competition: Option<i64>) {
+        let mut fences = self.fences();
+        if let Some(g) = game {
+            fences.games.remove(&g);
+        }
+        if let Some(c) = competition {
+            fences.competitions.remove(&c);
+        }
+    }
+
     fn ping(&self) -> BoxFut<'_, Result<(), PersistError>> {
         Box::pin(async move { self.store.ping().await.map_err(pe) })
     }
@@ -98,14 +162,17 @@ impl<S: Store> Persist for StoreAdapter<S> {
 
     fn append_batch(&self, ops: Vec<AppendOp>) -> BoxFut<'_, Vec<Result<(), PersistError>>> {
         Box::pin(async move {
-            let appends = ops
-                .into_iter()
-                .map(|op| Append {
-                    game: GameId(op.game),
-                    events: new_events(op.events),
-                    finish: op.finish.map(finish_of),
-                })
-                .collect();
+            let appends = {
+                let fences = self.fences();
+                ops.into_iter()
+                    .map(|op| Append {
+                        game: GameId(op.game),
+                        events: new_events(op.events),
+                        finish: op.finish.map(finish_of),
+                        fence: fences.games.get(&op.game).copied(),
+                    })
+                    .collect()
+            };
             self.store
                 .append_many(appends)
                 .await
@@ -123,6 +190,19 @@ impl<S: Store> Persist for StoreAdapter<S> {
     ) -> BoxFut<'_, Result<(), PersistError>> {
         Box::pin(async move {
             let events = new_events(events);
+            if let Some(fence) = self.game_fence(game) {
+                // Only `append_many` carries a token.
+                let append = Append {
+                    game: GameId(game),
+                    events,
+                    finish: finish.map(finish_of),
+                    fence: Some(fence),
+                };
+                return match self.store.append_many(vec![append]).await.pop() {
+                    Some(r) => r.map(|_| ()).map_err(pe),
+                    None => Err(pe(StoreError::Closed)),
+                };
+            }
             match finish {
                 Some(f) => self
                     .store
@@ -146,6 +226,7 @@ impl<S: Store> Persist for StoreAdapter<S> {
                 game: GameId(op.game),
                 events: new_events(op.events),
                 finish: op.finish.map(finish_of),
+                fence: None,
             };
             match self.store.resolve_append(&append).await.map_err(pe)? {
                 chuhe_store::Resolution::Committed { .. } => Ok(true),
@@ -180,6 +261,13 @@ impl<S: Store> Persist for StoreAdapter<S> {
 
     fn create_game(&self, game: NewGame) -> BoxFut<'_, Result<StoredGame, PersistError>> {
         Box::pin(async move { self.store.create_game(game).await.map_err(pe) })
+    }
+
+    fn create_games(
+        &self,
+        games: Vec<NewGame>,
+    ) -> BoxFut<'_, Result<Vec<StoredGame>, PersistError>> {
+        Box::pin(async move { self.store.create_games(games).await.map_err(pe) })
     }
 
     fn game_by_key(&self, key: &str) -> BoxFut<'_, Result<Option<StoredGame>, PersistError>> {
@@ -220,8 +308,9 @@ impl<S: Store> Persist for StoreAdapter<S> {
         events: Vec<NewCompetitionEvent>,
     ) -> BoxFut<'_, Result<u64, PersistError>> {
         Box::pin(async move {
+            let fence = self.fences().competitions.get(&id).copied();
             self.store
-                .append_competition(CompetitionId(id), events)
+                .append_competition_fenced(CompetitionId(id), events, fence)
                 .await
                 .map_err(pe)
         })
@@ -346,5 +435,174 @@ impl<S: Store> Persist for StoreAdapter<S> {
                 Err(e) => Err(pe(e)),
             }
         })
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod tests {
+    use super::*;
+    use chuhe_store::{AnyStore, BroadcastDelay, NewCompetitionEvent, StoreOptions};
+
+    /// A SQLite store in a directory of its own under the system temp dir (removed on drop).
+    struct TempStore {
+        dir: std::path::PathBuf,
+        store: Arc<AnyStore>,
+    }
+
+    impl Drop for TempStore {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_dir_all(&self.dir);
+        }
+    }
+
+    async fn temp_store(what: &str) -> TempStore {
+        let nanos = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map(|d| d.as_nanos())
+            .unwrap_or(0);
+        let dir = std::env::temp_dir().join(format!(
+            "chuhe-adapter-{what}-{}-{nanos}",
+            std::process::id()
+        ));
+        std::fs::create_dir_all(&dir).unwrap();
+        let url = format!("sqlite://{}", dir.join("t.db").display());
+        let store = Arc::new(
+            chuhe_store::open(&url, &StoreOptions::default())
+                .await
+                .unwrap(),
+        );
+        TempStore { dir, store }
+    }
+
+    async fn game_of(store: &AnyStore) -> i64 {
+        let mut ids = Vec::new();
+        for name in ["red", "black"] {
+            let p = store
+                .create_principal(NewPrincipal {
+                    role: chuhe_store::Role::Player,
+                    name: name.into(),
+                    rating: None,
+                    created_at_ms: 0,
+                })
+                .await
+                .unwrap();
+            ids.push(p.id);
+        }
+        let g = store
+            .create_game(chuhe_store::NewGame {
+                red: ids[0],
+                black: ids[1],
+                time_control: "10m".into(),
+                ruleset: "cxa".into(),
+                start_fen: "startpos".into(),
+                broadcast_delay: BroadcastDelay::default(),
+                event: None,
+                round: None,
+                board: None,
+                scheduled_start_ms: None,
+                created_at_ms: 0,
+                start_mode: "now".into(),
+                lateness_limit_ms: 0,
+                key: None,
+            })
+            .await
+            .unwrap();
+        g.id.0
+    }
+
+    fn row(seq: u64) -> EventRow {
+        EventRow {
+            seq,
+            kind: "move",
+            payload: vec![seq as u8],
+            at_ms: seq,
+            actor: None,
+            reason: None,
+        }
+    }
+
+    fn op(game: i64, seq: u64) -> AppendOp {
+        AppendOp {
+            game,
+            events: vec![row(seq)],
+            finish: None,
+        }
+    }
+
+    #[tokio::test]
+    async fn a_claimed_game_carries_its_token_until_unclaimed() {
+        let t = temp_store("game").await;
+        let adapter = StoreAdapter::new(Arc::clone(&t.store));
+        let g = game_of(&t.store).await;
+        assert_eq!(adapter.claim_game(g, "node-a").await.unwrap(), 1);
+        adapter.append(g, vec![row(1)], None).await.unwrap();
+        assert!(adapter.append_batch(vec![op(g, 2)]).await[0].is_ok());
+        // Another node claims the game: every kind of append of this one is fenced now.
+        assert_eq!(t.store.claim_game(GameId(g), "node-b").await.unwrap(), 2);
+        let e = adapter.append(g, vec![row(3)], None).await.unwrap_err();
+        assert!(e.is_fenced(), "{e:?}");
+        let finish = FinishRow {
+            result: "1-0".into(),
+            reason: "resign".into(),
+            at_ms: 9,
+        };
+        let e = adapter
+            .append(g, vec![row(3)], Some(finish.clone()))
+            .await
+            .unwrap_err();
+        assert!(e.is_fenced(), "{e:?}");
+        let answers = adapter.append_batch(vec![op(g, 3)]).await;
+        assert!(answers[0].as_ref().is_err_and(|e| e.is_fenced()));
+        assert_eq!(adapter.events(g).await.unwrap().len(), 2, "nothing stored");
+        // Claimed again: the new token is attached.
+        assert_eq!(adapter.claim_game(g, "node-a").await.unwrap(), 3);
+        adapter.append(g, vec![row(3)], None).await.unwrap();
+        // Given up: appends carry no token, and the store checks none.
+        adapter.unclaim(Some(g), None);
+        t.store.claim_game(GameId(g), "node-b").await.unwrap();
+        adapter.append(g, vec![row(4)], Some(finish)).await.unwrap();
+        assert_eq!(adapter.events(g).await.unwrap().len(), 4);
+        t.store.close().await;
+    }
+
+    #[tokio::test]
+    async fn a_claimed_competition_carries_its_token_until_unclaimed() {
+        let t = temp_store("competition").await;
+        let adapter = StoreAdapter::new(Arc::clone(&t.store));
+        let c = adapter
+            .create_competition(NewCompetition {
+                name: "2026".into(),
+                created_at_ms: 0,
+                created_by: None,
+            })
+            .await
+            .unwrap()
+            .id
+            .0;
+        let entry = |seq| vec![NewCompetitionEvent::new(seq, "result", "{}", 0)];
+        assert_eq!(adapter.claim_competition(c, "node-a").await.unwrap(), 1);
+        assert_eq!(adapter.append_competition(c, entry(1)).await.unwrap(), 1);
+        t.store
+            .claim_competition(CompetitionId(c), "node-b")
+            .await
+            .unwrap();
+        let e = adapter.append_competition(c, entry(2)).await.unwrap_err();
+        assert!(e.is_fenced(), "{e:?}");
+        assert_eq!(adapter.competition_events(c, 0).await.unwrap().len(), 1);
+        adapter.unclaim(None, Some(c));
+        assert_eq!(adapter.append_competition(c, entry(2)).await.unwrap(), 2);
+        t.store.close().await;
+    }
+
+    #[tokio::test]
+    async fn unclaimed_games_are_not_checked() {
+        let t = temp_store("unclaimed").await;
+        let adapter = StoreAdapter::new(Arc::clone(&t.store));
+        let g = game_of(&t.store).await;
+        t.store.claim_game(GameId(g), "elsewhere").await.unwrap();
+        adapter.append(g, vec![row(1)], None).await.unwrap();
+        assert!(adapter.append_batch(vec![op(g, 2)]).await[0].is_ok());
+        t.store.close().await;
     }
 }

@@ -19,6 +19,9 @@ pub(crate) struct Op {
     pub game: GameId,
     pub events: Vec<NewEvent>,
     pub finish: Option<Finish>,
+    /// The fencing token the append carries (checked against the game's), or None
+    /// (unchecked).
+    pub fence: Option<u64>,
 }
 
 pub(crate) enum Msg {
@@ -34,6 +37,9 @@ pub(crate) enum Msg {
 pub(crate) struct GameState {
     pub last_seq: u64,
     pub finished: bool,
+    /// The game's fencing token as read in the batch's transaction, or None when it was not
+    /// read (a writer's memory; the statement that commits then checks the tokens itself).
+    pub fence: Option<u64>,
 }
 
 /// The new state of one game after a batch.
@@ -58,6 +64,15 @@ fn check_op(op: &Op, state: Option<GameState>) -> Result<GameState> {
     let Some(state) = state else {
         return Err(StoreError::GameNotFound(op.game));
     };
+    // A stale owner is told so first, whatever else is wrong with its append.
+    if let (Some(mine), Some(current)) = (op.fence, state.fence)
+        && mine != current
+    {
+        return Err(StoreError::Fenced {
+            what: format!("game {}", op.game),
+            token: mine,
+        });
+    }
     if op.events.is_empty() && op.finish.is_none() {
         return Err(StoreError::Invalid("append of no events".into()));
     }
@@ -92,6 +107,7 @@ fn check_op(op: &Op, state: Option<GameState>) -> Result<GameState> {
     Ok(GameState {
         last_seq: state.last_seq + op.events.len() as u64,
         finished: op.finish.is_some(),
+        fence: state.fence,
     })
 }
 
@@ -154,6 +170,7 @@ pub(crate) fn remember<'a>(
                 GameState {
                     last_seq: u.last_seq,
                     finished: false,
+                    fence: None,
                 },
             );
         }
@@ -166,14 +183,19 @@ pub(crate) fn remember<'a>(
 pub(crate) struct KnownPlan {
     pub outcomes: Vec<u64>,
     pub games: Vec<(u64, GameUpdate)>,
+    /// Per game (as `games`), the fencing token its appends carry, if any: the statement
+    /// must find it stored, or write nothing.
+    pub fences: Vec<Option<u64>>,
 }
 
 /// The plan of a batch when all its games are in `known` and no op would be refused, without
 /// consuming the ops; None otherwise (the batch then needs the stored states, see [`plan`]).
 /// A writer uses it to commit in one statement that applies only if every game's stored last
-/// seq is still the one in `known`.
+/// seq is still the one in `known` (and its fencing token the one the appends carry: `known`
+/// holds no tokens, so none is checked here; two different tokens for one game give None).
 pub(crate) fn plan_known(ops: &[Op], known: &HashMap<GameId, GameState>) -> Option<KnownPlan> {
     let mut current: HashMap<GameId, (u64, GameState, Option<Finish>)> = HashMap::default();
+    let mut fences: HashMap<GameId, u64> = HashMap::default();
     let mut order = Vec::new();
     let mut outcomes = Vec::with_capacity(ops.len());
     for op in ops {
@@ -181,7 +203,19 @@ pub(crate) fn plan_known(ops: &[Op], known: &HashMap<GameId, GameState>) -> Opti
             Some((_, s, _)) => *s,
             None => *known.get(&op.game)?,
         };
-        let next = check_op(op, Some(state)).ok()?;
+        let next = check_op(
+            op,
+            Some(GameState {
+                fence: None,
+                ..state
+            }),
+        )
+        .ok()?;
+        if let Some(token) = op.fence
+            && *fences.entry(op.game).or_insert(token) != token
+        {
+            return None;
+        }
         outcomes.push(next.last_seq);
         match current.get_mut(&op.game) {
             Some(entry) => {
@@ -196,6 +230,7 @@ pub(crate) fn plan_known(ops: &[Op], known: &HashMap<GameId, GameState>) -> Opti
             }
         }
     }
+    let fences = order.iter().map(|g| fences.get(g).copied()).collect();
     let games = order
         .into_iter()
         .filter_map(|game| {
@@ -210,7 +245,11 @@ pub(crate) fn plan_known(ops: &[Op], known: &HashMap<GameId, GameState>) -> Opti
             ))
         })
         .collect();
-    Some(KnownPlan { outcomes, games })
+    Some(KnownPlan {
+        outcomes,
+        games,
+        fences,
+    })
 }
 
 /// A backend's way of committing one batch in one transaction.
@@ -534,12 +573,22 @@ mod tests {
             game: GameId(game),
             events: seqs.iter().map(|&s| ev(s)).collect(),
             finish: None,
+            fence: None,
         }
     }
 
     fn states(list: &[(i64, u64, bool)]) -> HashMap<GameId, GameState> {
         list.iter()
-            .map(|&(g, last_seq, finished)| (GameId(g), GameState { last_seq, finished }))
+            .map(|&(g, last_seq, finished)| {
+                (
+                    GameId(g),
+                    GameState {
+                        last_seq,
+                        finished,
+                        fence: None,
+                    },
+                )
+            })
             .collect()
     }
 
@@ -645,6 +694,52 @@ mod tests {
         assert!(p.rows.is_empty() && p.updates.is_empty());
     }
 
+    #[test]
+    fn a_stale_token_is_refused_and_spoils_nothing_else() {
+        let mut stored = states(&[(1, 0, false), (2, 3, false)]);
+        if let Some(s) = stored.get_mut(&GameId(1)) {
+            s.fence = Some(5);
+        }
+        let fenced = |game, seqs: &[u64], token| Op {
+            fence: Some(token),
+            ..op(game, seqs)
+        };
+        let p = plan(
+            vec![
+                fenced(1, &[1], 4),
+                fenced(2, &[4], 9), // game 2's token was not read: unchecked here
+                fenced(1, &[1], 5),
+                op(1, &[2]), // no token: not checked
+                fenced(1, &[3], 6),
+            ],
+            &stored,
+        );
+        assert!(matches!(
+            &p.outcomes[0],
+            Err(StoreError::Fenced { token: 4, what }) if what == "game 1"
+        ));
+        assert_eq!(p.outcomes[1].as_ref().unwrap(), &4);
+        assert_eq!(p.outcomes[2].as_ref().unwrap(), &1);
+        assert_eq!(p.outcomes[3].as_ref().unwrap(), &2);
+        assert!(matches!(
+            p.outcomes[4],
+            Err(StoreError::Fenced { token: 6, .. })
+        ));
+        assert_eq!(p.rows.len(), 3);
+    }
+
+    #[test]
+    fn plan_known_carries_one_token_per_game() {
+        let known = states(&[(1, 0, false), (2, 0, false)]);
+        let fenced = |game, seqs: &[u64], token| Op {
+            fence: Some(token),
+            ..op(game, seqs)
+        };
+        let k = plan_known(&[fenced(1, &[1], 3), op(2, &[1]), op(1, &[2])], &known).unwrap();
+        assert_eq!(k.fences, vec![Some(3), None]);
+        assert!(plan_known(&[fenced(1, &[1], 3), fenced(1, &[2], 4)], &known).is_none());
+    }
+
     mod props {
         use super::*;
         use proptest::prelude::*;
@@ -660,7 +755,7 @@ mod tests {
             ) {
                 let mut stored = HashMap::default();
                 for (g, &(last_seq, finished)) in start.iter().enumerate() {
-                    stored.insert(GameId(g as i64), GameState { last_seq, finished });
+                    stored.insert(GameId(g as i64), GameState { last_seq, finished, fence: None });
                 }
                 let batch: Vec<Op> = ops
                     .iter()
@@ -701,7 +796,7 @@ mod tests {
             ) {
                 let mut stored = HashMap::default();
                 for (g, &(last_seq, finished)) in start.iter().enumerate() {
-                    stored.insert(GameId(g as i64), GameState { last_seq, finished });
+                    stored.insert(GameId(g as i64), GameState { last_seq, finished, fence: None });
                 }
                 let batch: Vec<Op> = ops
                     .iter()

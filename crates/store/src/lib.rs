@@ -73,6 +73,10 @@ pub struct Append {
     pub events: Vec<NewEvent>,
     /// Marks the game finished in the same transaction.
     pub finish: Option<Finish>,
+    /// The fencing token of the node appending ([`Store::claim_game`]): the append is refused
+    /// with [`StoreError::Fenced`] (nothing stored) unless it is the game's current token.
+    /// None: not checked (one node).
+    pub fence: Option<u64>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -248,6 +252,10 @@ pub trait Store: Send + Sync + 'static {
     /// any node, store one game and all return it.
     fn create_game(&self, new: NewGame) -> impl Future<Output = Result<Game>> + Send;
 
+    /// Creates several games in one transaction (a league round's boards): each as
+    /// [`create_game`](Store::create_game) would, in order; all of them or (on an error) none.
+    fn create_games(&self, new: Vec<NewGame>) -> impl Future<Output = Result<Vec<Game>>> + Send;
+
     /// One game ([`StoreError::GameNotFound`]).
     fn game(&self, id: GameId) -> impl Future<Output = Result<Game>> + Send;
 
@@ -376,6 +384,42 @@ pub trait Store: Send + Sync + 'static {
         events: Vec<NewCompetitionEvent>,
     ) -> impl Future<Output = Result<u64>> + Send;
 
+    /// [`append_competition`](Store::append_competition) with the fencing token of the node
+    /// appending ([`claim_competition`](Store::claim_competition)): refused with
+    /// [`StoreError::Fenced`] (nothing stored) unless it is the competition's current token.
+    /// None: not checked, exactly `append_competition`.
+    fn append_competition_fenced(
+        &self,
+        id: CompetitionId,
+        events: Vec<NewCompetitionEvent>,
+        fence: Option<u64>,
+    ) -> impl Future<Output = Result<u64>> + Send;
+
+    // ---- ownership (several nodes, issue 23) --------------------------------------------------
+
+    /// Makes `node` the owner of a game in the database: bumps the game's fencing token (0
+    /// until the first claim) and returns the new one, atomically. From then on an append
+    /// carrying an older token ([`Append::fence`]) is refused with [`StoreError::Fenced`] and
+    /// stores nothing; appends without a token are not checked.
+    ///
+    /// Race-free with appends in flight: on PostgreSQL the claim updates the game's row,
+    /// which every append transaction locks `FOR UPDATE` before it checks the token, so a
+    /// claim either waits for an append in flight to commit (and the new owner's reads after
+    /// the claim see it) or commits first (and the append then reads the new token and is
+    /// refused). On SQLite the claim and the writer's transaction take turns on the write
+    /// lock. `node` is recorded for operators (`games.fence_node`), never compared.
+    /// [`StoreError::GameNotFound`] for an unknown game.
+    fn claim_game(&self, game: GameId, node: &str) -> impl Future<Output = Result<u64>> + Send;
+
+    /// As [`claim_game`](Store::claim_game), for a competition (a league's runner) and its
+    /// log ([`append_competition_fenced`](Store::append_competition_fenced)).
+    /// [`StoreError::CompetitionNotFound`] for an unknown competition.
+    fn claim_competition(
+        &self,
+        id: CompetitionId,
+        node: &str,
+    ) -> impl Future<Output = Result<u64>> + Send;
+
     /// The entries of a competition's log with seq > `after_seq`, in seq order (all of them
     /// from 0). Empty when nothing is newer; [`StoreError::CompetitionNotFound`] for an unknown
     /// competition.
@@ -496,6 +540,9 @@ impl Store for AnyStore {
     async fn create_game(&self, new: NewGame) -> Result<Game> {
         delegate!(self, s => s.create_game(new))
     }
+    async fn create_games(&self, new: Vec<NewGame>) -> Result<Vec<Game>> {
+        delegate!(self, s => s.create_games(new))
+    }
     async fn game(&self, id: GameId) -> Result<Game> {
         delegate!(self, s => s.game(id))
     }
@@ -559,6 +606,20 @@ impl Store for AnyStore {
         after_seq: u64,
     ) -> Result<Vec<CompetitionEvent>> {
         delegate!(self, s => s.competition_events(id, after_seq))
+    }
+    async fn append_competition_fenced(
+        &self,
+        id: CompetitionId,
+        events: Vec<NewCompetitionEvent>,
+        fence: Option<u64>,
+    ) -> Result<u64> {
+        delegate!(self, s => s.append_competition_fenced(id, events, fence))
+    }
+    async fn claim_game(&self, game: GameId, node: &str) -> Result<u64> {
+        delegate!(self, s => s.claim_game(game, node))
+    }
+    async fn claim_competition(&self, id: CompetitionId, node: &str) -> Result<u64> {
+        delegate!(self, s => s.claim_competition(id, node))
     }
     async fn close(&self) {
         delegate!(self, s => s.close())

@@ -48,6 +48,11 @@ pub(crate) const SQLITE: Embedded = &[
         "principal handles",
         include_str!("../../../migrations/sqlite/0007_principal_handles.sql"),
     ),
+    (
+        8,
+        "fencing",
+        include_str!("../../../migrations/sqlite/0008_fencing.sql"),
+    ),
 ];
 
 pub(crate) const POSTGRES: Embedded = &[
@@ -65,6 +70,11 @@ pub(crate) const POSTGRES: Embedded = &[
         3,
         "principal handles",
         include_str!("../../../migrations/postgres/0003_principal_handles.sql"),
+    ),
+    (
+        4,
+        "fencing",
+        include_str!("../../../migrations/postgres/0004_fencing.sql"),
     ),
 ];
 

@@ -101,7 +101,15 @@ struct PgCommitter {
 }
 
 /// The one-statement commit (see the module docs). `$1..$6`: the games (id, last seq expected,
-/// last seq after, result, reason, finished at); `$7..$13`: the events.
+/// last seq after, result, reason, finished at); `$7..$13`: the events; `$14`: per game, the
+/// fencing token its appends carry (NULL: unchecked), which must be the stored one.
+///
+/// Fencing is race-free because the token is read from the row this statement locks
+/// `FOR UPDATE`: a claim (`UPDATE games SET fence_token = fence_token + 1`) that comes while
+/// the statement holds the lock waits until it has committed, so the new owner's reads after
+/// its claim see these events; a claim that commits first makes this statement's lock wait
+/// for it and then read the new token (READ COMMITTED re-reads a locked row's latest version),
+/// so a stale token writes nothing.
 ///
 /// `locked` and `upd` find the games by id (`id = ANY($1)`, an index scan of the primary key
 /// whatever the statistics say); the expectations are checked on the locked rows in `ok`.
@@ -114,13 +122,14 @@ struct PgCommitter {
 const SQL_KNOWN: &str = "\
 WITH v AS (
     SELECT * FROM UNNEST($1::BIGINT[], $2::BIGINT[], $3::BIGINT[], $4::TEXT[], $5::TEXT[], \
-        $6::BIGINT[]) AS v(id, expected, last_seq, result, reason, finished_at_ms)
+        $6::BIGINT[], $14::BIGINT[]) AS v(id, expected, last_seq, result, reason, finished_at_ms,         fence)
 ), locked AS (
-    SELECT g.id, g.last_seq, g.finished_at_ms FROM games g WHERE g.id = ANY($1::BIGINT[])
-    ORDER BY g.id FOR UPDATE OF g
+    SELECT g.id, g.last_seq, g.finished_at_ms, g.fence_token FROM games g
+    WHERE g.id = ANY($1::BIGINT[]) ORDER BY g.id FOR UPDATE OF g
 ), ok AS (
     SELECT (SELECT count(*) FROM locked l JOIN v ON l.id = v.id
-            WHERE l.last_seq = v.expected AND l.finished_at_ms IS NULL)
+            WHERE l.last_seq = v.expected AND l.finished_at_ms IS NULL
+                AND (v.fence IS NULL OR l.fence_token = v.fence))
         = (SELECT count(*) FROM v) AS all_ok
 ), upd AS (
     UPDATE games AS g SET last_seq = v.last_seq,
@@ -287,6 +296,10 @@ impl PgCommitter {
         known: &KnownPlan,
     ) -> Result<bool> {
         let mut games = UpdateArrays::default();
+        let mut fences = Vec::with_capacity(known.fences.len());
+        for f in &known.fences {
+            fences.push(f.map(|t| to_i64("fence token", t)).transpose()?);
+        }
         let mut expected = Vec::with_capacity(known.games.len());
         for (before, u) in &known.games {
             expected.push(to_i64("last_seq", *before)?);
@@ -313,6 +326,7 @@ impl PgCommitter {
             .bind(events.ats)
             .bind(events.actors)
             .bind(events.reasons)
+            .bind(fences)
             .fetch_one(&mut *conn)
             .await
             .map_err(after_commit_sent)?;
@@ -339,21 +353,24 @@ impl PgCommitter {
         ids.dedup();
         let mut tx = conn.begin().await?;
         // Row locks (in id order, so concurrent writers cannot deadlock) make the seq check
-        // safe even with several writers or nodes.
-        let rows: Vec<(i64, i64, Option<i64>)> = sqlx::query_as(
-            "SELECT id, last_seq, finished_at_ms FROM games WHERE id = ANY($1) \
+        // safe even with several writers or nodes, and the fencing check race-free (see
+        // `SQL_KNOWN`): a claim's update of a row waits for this transaction, or this lock
+        // waits for the claim and reads its token.
+        let rows: Vec<(i64, i64, Option<i64>, i64)> = sqlx::query_as(
+            "SELECT id, last_seq, finished_at_ms, fence_token FROM games WHERE id = ANY($1) \
              ORDER BY id FOR UPDATE",
         )
         .bind(&ids)
         .fetch_all(&mut *tx)
         .await?;
         let mut states = HashMap::with_capacity_and_hasher(rows.len(), Default::default());
-        for (id, last_seq, finished_at) in rows {
+        for (id, last_seq, finished_at, fence) in rows {
             states.insert(
                 GameId(id),
                 GameState {
                     last_seq: to_u64("last_seq", last_seq)?,
                     finished: finished_at.is_some(),
+                    fence: Some(to_u64("fence_token", fence)?),
                 },
             );
         }
@@ -521,7 +538,7 @@ mod tests {
                     SQL_KNOWN,
                     "'{7,9}', '{5,5}', '{6,6}', '{NULL,NULL}', '{NULL,NULL}', '{NULL,NULL}', \
                      '{7,9}', '{6,6}', '{move,move}', '{\\\\x00,\\\\x00}', '{0,0}', '{1,2}', \
-                     '{NULL,NULL}'",
+                     '{NULL,NULL}', '{NULL,NULL}'",
                 ),
                 (
                     "locked_update",

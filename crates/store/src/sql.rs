@@ -678,27 +678,39 @@ where
     }
 
     async fn create_game(&self, new: NewGame) -> Result<Game> {
-        if new.red == new.black {
-            return Err(StoreError::Invalid(
-                "red and black must be different players".into(),
-            ));
+        self.create_games(vec![new])
+            .await?
+            .pop()
+            .ok_or_else(|| StoreError::Corrupt("creating one game returned none".into()))
+    }
+
+    async fn create_games(&self, new: Vec<NewGame>) -> Result<Vec<Game>> {
+        let mut players = std::collections::BTreeSet::new();
+        for g in &new {
+            if g.red == g.black {
+                return Err(StoreError::Invalid(
+                    "red and black must be different players".into(),
+                ));
+            }
+            check_text("time control", &g.time_control, 200)?;
+            check_text("ruleset", &g.ruleset, 100)?;
+            check_text("start FEN", &g.start_fen, 200)?;
+            check_opt_no_nul("event", g.event.as_deref())?;
+            check_opt_no_nul("round", g.round.as_deref())?;
+            check_text("start mode", &g.start_mode, 64)?;
+            if g.lateness_limit_ms < 0 {
+                return Err(StoreError::Invalid(format!(
+                    "lateness limit {} ms is negative",
+                    g.lateness_limit_ms
+                )));
+            }
+            if let Some(key) = &g.key {
+                check_text("game key", key, MAX_GAME_KEY_CHARS)?;
+            }
+            to_i64("broadcast delay", g.broadcast_delay.millis)?;
+            players.extend([g.red, g.black]);
         }
-        check_text("time control", &new.time_control, 200)?;
-        check_text("ruleset", &new.ruleset, 100)?;
-        check_text("start FEN", &new.start_fen, 200)?;
-        check_opt_no_nul("event", new.event.as_deref())?;
-        check_opt_no_nul("round", new.round.as_deref())?;
-        check_text("start mode", &new.start_mode, 64)?;
-        if new.lateness_limit_ms < 0 {
-            return Err(StoreError::Invalid(format!(
-                "lateness limit {} ms is negative",
-                new.lateness_limit_ms
-            )));
-        }
-        if let Some(key) = &new.key {
-            check_text("game key", key, MAX_GAME_KEY_CHARS)?;
-        }
-        for side in [new.red, new.black] {
+        for side in players {
             // Principals are never deleted and never change role, so checking before the
             // insert is race-free.
             let p = self.fetch_principal(side).await?;
@@ -712,7 +724,8 @@ where
         }
         // A key already stored inserts nothing (and no error: `games_by_key` is the conflict
         // target). On PostgreSQL an insert of the same key by a transaction still running waits
-        // for it, so the stored game is committed when it is read below.
+        // for it, so the stored game is committed when it is read below. All of them in one
+        // transaction: one durable write for a round of games.
         let sql = format!(
             "INSERT INTO games (red_id, black_id, time_control, ruleset, start_fen, \
              delay_moves, delay_ms, event, round, board, scheduled_start_ms, \
@@ -721,34 +734,48 @@ where
              ON CONFLICT (key) DO NOTHING RETURNING {}",
             DB::GAME_COLS
         );
-        let row = sqlx::query(&sql)
-            .bind(new.red.0)
-            .bind(new.black.0)
-            .bind(new.time_control.as_str())
-            .bind(new.ruleset.as_str())
-            .bind(new.start_fen.as_str())
-            .bind(i64::from(new.broadcast_delay.moves))
-            .bind(to_i64("broadcast delay", new.broadcast_delay.millis)?)
-            .bind(new.event.as_deref())
-            .bind(new.round.as_deref())
-            .bind(new.board.map(i64::from))
-            .bind(new.scheduled_start_ms)
-            .bind(new.created_at_ms)
-            .bind(new.start_mode.as_str())
-            .bind(new.lateness_limit_ms)
-            .bind(new.key.as_deref())
-            .fetch_optional(&self.pool)
-            .await?;
-        if let Some(row) = row {
-            return Self::game_from(&row);
+        let by_key = format!("SELECT {} FROM games WHERE key = $1", DB::GAME_COLS);
+        let mut out = Vec::with_capacity(new.len());
+        let mut tx = self.pool.begin().await?;
+        for g in &new {
+            let row = sqlx::query(&sql)
+                .bind(g.red.0)
+                .bind(g.black.0)
+                .bind(g.time_control.as_str())
+                .bind(g.ruleset.as_str())
+                .bind(g.start_fen.as_str())
+                .bind(i64::from(g.broadcast_delay.moves))
+                .bind(to_i64("broadcast delay", g.broadcast_delay.millis)?)
+                .bind(g.event.as_deref())
+                .bind(g.round.as_deref())
+                .bind(g.board.map(i64::from))
+                .bind(g.scheduled_start_ms)
+                .bind(g.created_at_ms)
+                .bind(g.start_mode.as_str())
+                .bind(g.lateness_limit_ms)
+                .bind(g.key.as_deref())
+                .fetch_optional(&mut *tx)
+                .await?;
+            if let Some(row) = row {
+                out.push(Self::game_from(&row)?);
+                continue;
+            }
+            // Only a key can conflict (the id is generated): the game stored under it, as it
+            // is (stored before, or earlier in this batch).
+            let key = g.key.as_deref().unwrap_or_default();
+            let row = sqlx::query(&by_key)
+                .bind(key)
+                .fetch_optional(&mut *tx)
+                .await?
+                .ok_or_else(|| {
+                    StoreError::Corrupt(format!(
+                        "creating a game with key {key:?} conflicted, but no game has the key"
+                    ))
+                })?;
+            out.push(Self::game_from(&row)?);
         }
-        // Only a key can conflict (the id is generated): the game stored under it, as it is.
-        let key = new.key.as_deref().unwrap_or_default();
-        self.fetch_game_by_key(key).await?.ok_or_else(|| {
-            StoreError::Corrupt(format!(
-                "creating a game with key {key:?} conflicted, but no game has the key"
-            ))
-        })
+        tx.commit().await?;
+        Ok(out)
     }
 
     async fn game_by_key(&self, key: &str) -> Result<Option<Game>> {
@@ -785,6 +812,7 @@ where
                 game,
                 events,
                 finish: None,
+                fence: None,
             })
             .await
     }
@@ -795,6 +823,7 @@ where
                 game,
                 events,
                 finish: Some(finish),
+                fence: None,
             })
             .await
     }
@@ -810,6 +839,7 @@ where
                 game: a.game,
                 events: a.events,
                 finish: a.finish,
+                fence: a.fence,
             })
             .collect();
         self.writers.submit_many(ops).await
@@ -927,6 +957,47 @@ where
         id: CompetitionId,
         events: Vec<NewCompetitionEvent>,
     ) -> Result<u64> {
+        self.append_competition_fenced(id, events, None).await
+    }
+
+    async fn claim_game(&self, game: GameId, node: &str) -> Result<u64> {
+        check_text("node", node, 200)?;
+        // A row lock: waits for an append in flight to the game (the writers lock the row
+        // `FOR UPDATE`; SQLite: the write lock), and every append after it reads the new token.
+        let token: i64 = sqlx::query(
+            "UPDATE games SET fence_token = fence_token + 1, fence_node = $2 WHERE id = $1 \
+             RETURNING fence_token",
+        )
+        .bind(game.0)
+        .bind(node)
+        .fetch_optional(&self.pool)
+        .await?
+        .ok_or(StoreError::GameNotFound(game))?
+        .try_get("fence_token")?;
+        to_u64("fence_token", token)
+    }
+
+    async fn claim_competition(&self, id: CompetitionId, node: &str) -> Result<u64> {
+        check_text("node", node, 200)?;
+        let token: i64 = sqlx::query(
+            "UPDATE competitions SET fence_token = fence_token + 1, fence_node = $2 \
+             WHERE id = $1 RETURNING fence_token",
+        )
+        .bind(id.0)
+        .bind(node)
+        .fetch_optional(&self.pool)
+        .await?
+        .ok_or(StoreError::CompetitionNotFound(id))?
+        .try_get("fence_token")?;
+        to_u64("fence_token", token)
+    }
+
+    async fn append_competition_fenced(
+        &self,
+        id: CompetitionId,
+        events: Vec<NewCompetitionEvent>,
+        fence: Option<u64>,
+    ) -> Result<u64> {
         if events.is_empty() {
             return Err(StoreError::Invalid("append of no entries".into()));
         }
@@ -950,15 +1021,29 @@ where
         // commit, so appends to one log (from any node) take turns and each sees the last seq
         // the one before it committed; SQLite takes its write lock here, waiting for other
         // writers under the busy timeout, instead of upgrading a read later (which can fail).
-        let last: i64 = sqlx::query(
-            "UPDATE competitions SET last_seq = last_seq + $2 WHERE id = $1 RETURNING last_seq",
+        // The same lock makes the fencing check race-free: a claim (an update of this row)
+        // waits for this transaction to end, or this update waits for the claim and then
+        // reads the token it set.
+        let row = sqlx::query(
+            "UPDATE competitions SET last_seq = last_seq + $2 WHERE id = $1 \
+             RETURNING last_seq, fence_token",
         )
         .bind(id.0)
         .bind(to_i64("entries", n)?)
         .fetch_optional(&mut *tx)
         .await?
-        .ok_or(StoreError::CompetitionNotFound(id))?
-        .try_get("last_seq")?;
+        .ok_or(StoreError::CompetitionNotFound(id))?;
+        let last: i64 = row.try_get("last_seq")?;
+        let current: i64 = row.try_get("fence_token")?;
+        if let Some(token) = fence
+            && to_i64("fence token", token)? != current
+        {
+            tx.rollback().await?;
+            return Err(StoreError::Fenced {
+                what: format!("competition {id}"),
+                token,
+            });
+        }
         let before = to_u64("last_seq", last)?.checked_sub(n).ok_or_else(|| {
             StoreError::Corrupt(format!("competition {id}: last_seq {last} below {n}"))
         })?;

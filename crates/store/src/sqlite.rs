@@ -117,6 +117,8 @@ struct SqliteCommitter {
     checkpoint: Checkpoint,
 }
 
+/// A game's fencing token (`0008_fencing.sql`).
+const SQL_FENCE: &str = "SELECT fence_token FROM games WHERE id = ?1";
 /// A game's last keyed seq (one search of the `(game_id, seq)` primary key of
 /// `game_event_keys`: SQLite stores no `last_seq` column, so an append writes no `games` row)
 /// and whether it is finished. The events above the watermark (the unkeyed tail) have no
@@ -742,11 +744,30 @@ impl Writer {
                             GameState {
                                 last_seq: logged.max(recent),
                                 finished: finished_at.is_some(),
+                                fence: None,
                             },
                         );
                     }
                     Err(rusqlite::Error::QueryReturnedNoRows) => {} // plan refuses it
                     Err(e) => return Err(e.into()),
+                }
+            }
+        }
+        // The tokens of the games whose appends carry one, read under the write lock: a claim
+        // (a write from the pool) commits before this transaction began or after it ends.
+        let mut fenced: Vec<i64> = ops
+            .iter()
+            .filter(|o| o.fence.is_some())
+            .map(|o| o.game.0)
+            .collect();
+        fenced.sort_unstable();
+        fenced.dedup();
+        if !fenced.is_empty() {
+            let mut select = self.conn.prepare_cached(SQL_FENCE)?;
+            for id in fenced {
+                if let Some(state) = states.get_mut(&GameId(id)) {
+                    let token: i64 = select.query_row([id], |r| r.get(0))?;
+                    state.fence = Some(to_u64("fence_token", token)?);
                 }
             }
         }
@@ -1165,6 +1186,7 @@ mod tests {
                 game: GameId(7),
                 events: vec![NewEvent::new(seq, "move", vec![1; bytes], 0)],
                 finish: None,
+                fence: None,
             };
             assert!(matches!(w.commit(vec![op]).unwrap()[..], [Ok(_)]));
             w.bound_wal();
@@ -1206,6 +1228,7 @@ mod tests {
                 game: GameId(g),
                 events: vec![NewEvent::new(seq, "move", vec![1], 0)],
                 finish: None,
+                fence: None,
             };
             assert!(matches!(w.commit(vec![op]).unwrap()[..], [Ok(_)]));
         };

@@ -262,3 +262,83 @@ async fn idle() -> TestResult {
     assert_eq!(r.counts.moves_sent, 0);
     Ok(())
 }
+
+/// A stand-in for one node of several: a TCP forwarder in front of the one server, counting
+/// the connections it took (so a run over "nodes" shows where its clients went).
+async fn forwarder(
+    to: std::net::SocketAddr,
+) -> Result<(String, Arc<std::sync::atomic::AtomicUsize>), Box<dyn std::error::Error>> {
+    let l = TcpListener::bind("127.0.0.1:0").await?;
+    let url = format!("ws://{}/ws", l.local_addr()?);
+    let taken = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let count = Arc::clone(&taken);
+    tokio::spawn(async move {
+        while let Ok((mut inbound, _)) = l.accept().await {
+            count.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            tokio::spawn(async move {
+                if let Ok(mut out) = tokio::net::TcpStream::connect(to).await {
+                    let _ = tokio::io::copy_bidirectional(&mut inbound, &mut out).await;
+                }
+            });
+        }
+    });
+    Ok((url, taken))
+}
+
+/// `--chuhe-url` given for three "nodes" (forwarders to one server): the games, their players
+/// and the spectators of one board spread over all three; the run is as clean as on one.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn clients_spread_over_several_nodes() -> TestResult {
+    let server = start_server().await?;
+    let addr = chuhe_load::target::loopback_addr(&server.url)?;
+    let mut urls = Vec::new();
+    let mut counts = Vec::new();
+    for _ in 0..3 {
+        let (u, c) = forwarder(addr).await?;
+        urls.push(u);
+        counts.push(c);
+    }
+    // A target per run: its players' names are the run's own.
+    let target = || {
+        Target::chuhe_nodes(
+            &urls,
+            Encoding::Proto,
+            ChuheSetup {
+                organizer_token: server.organizer_token.clone(),
+                time_control: "3h".into(),
+                setup_concurrency: 3,
+            },
+        )
+    };
+    assert_eq!(target()?.addrs().len(), 3);
+    let moves = MoveSource::generate(3, 8, 11)?;
+    let fan = Scenario::Fanout {
+        spectators: 30,
+        plies: 8,
+        think: ThinkTime::Fixed(Duration::from_millis(1)),
+    };
+    let r = scenario::run(&fan, &target()?, &moves, &opts()).await?;
+    assert_clean(&r);
+    assert_eq!(r.counts.deliveries, 8 * 31, "{}", r.human());
+    let per: Vec<usize> = counts
+        .iter()
+        .map(|c| c.load(std::sync::atomic::Ordering::Relaxed))
+        .collect();
+    // 30 spectators, 10 a node, plus the two players (nodes 0 and 1) and the organizer API
+    // connections (one per setup worker, on the nodes in turn).
+    for (i, n) in per.iter().enumerate() {
+        assert!(*n >= 10, "node {i} took {n} connections: {per:?}");
+    }
+    let games = Scenario::Games {
+        games: 3,
+        spectators: 2,
+        plies: 8,
+        think: ThinkTime::default(),
+    };
+    let r = scenario::run(&games, &target()?, &moves, &opts()).await?;
+    assert_clean(&r);
+    assert_eq!(r.counts.moves_acked, 3 * 8, "{}", r.human());
+    assert_eq!(r.counts.games_completed, 3);
+    server.stop().await?;
+    Ok(())
+}

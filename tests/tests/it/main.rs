@@ -4,6 +4,8 @@ mod demo;
 mod game;
 mod hardening;
 mod league;
+mod league_stages;
+mod nodes;
 mod outage;
 mod recovery;
 mod robustness;

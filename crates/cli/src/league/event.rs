@@ -115,6 +115,9 @@ enum EventCommand {
     Standings {
         /// The league's id, as `list` shows it.
         league: String,
+        /// An event in stages: this stage's (default: the stage being played).
+        #[arg(long)]
+        stage: Option<u32>,
         /// Output format.
         #[arg(long, value_enum, default_value_t = Format::Text)]
         format: Format,
@@ -188,6 +191,9 @@ enum EventCommand {
     Export {
         /// The league's id, as `list` shows it.
         league: String,
+        /// An event in stages: this stage, as its own results file (default 1).
+        #[arg(long)]
+        stage: Option<u32>,
     },
 }
 
@@ -251,6 +257,13 @@ enum ArbiterCommand {
     },
     /// Pair the next Swiss round now (organizer).
     PairNextRound,
+    /// Begin the next stage of an event in stages now that the current one is complete
+    /// (organizer): seeded by the standings, or these teams in seed order (`--team 3 --team 1`).
+    StartNextStage {
+        /// A team of the next stage (0-based index in the event file), seed 1 first.
+        #[arg(long = "team")]
+        teams: Vec<usize>,
+    },
     /// Any command as the API's JSON, e.g. '{"command":"publish"}'.
     Raw {
         /// The body, e.g. '{"command":"withdraw","team":2,"after_round":3}'.
@@ -339,15 +352,8 @@ pub fn load(file: &Path, roster: Option<&Path>) -> Result<EventSpec> {
 
 /// The server's checks of an event file: its rules and its round times.
 pub fn check(spec: &EventSpec) -> Result<(), chuhe_server::league::spec::SpecError> {
-    use chuhe_server::league::spec::System;
     let rules = spec.rules()?;
-    let n = spec.teams.len() as u32;
-    let rounds = match rules.system {
-        System::RoundRobin { legs } => (n - 1 + n % 2) * legs,
-        System::Swiss { rounds } => rounds,
-        System::Knockout => n.next_power_of_two().trailing_zeros(),
-    };
-    spec.round_times(&rules, rounds)?;
+    spec.round_times(&rules, rules.planned_rounds())?;
     Ok(())
 }
 
@@ -416,6 +422,12 @@ fn arbiter_body(c: ArbiterCommand) -> Result<Value> {
             json!({"command": "withdraw", "team": team, "after_round": after_round, "expelled": expelled})
         }
         ArbiterCommand::PairNextRound => json!({"command": "pair_next_round"}),
+        ArbiterCommand::StartNextStage { teams } if teams.is_empty() => {
+            json!({"command": "start_next_stage"})
+        }
+        ArbiterCommand::StartNextStage { teams } => {
+            json!({"command": "start_next_stage", "teams": teams})
+        }
         ArbiterCommand::Raw { json } => {
             let v: Value =
                 serde_json::from_str(&json).map_err(|e| anyhow!("the command's JSON: {e}"))?;
@@ -508,15 +520,17 @@ fn request_of(c: EventCommand) -> Result<(&'static str, String, Option<Value>)> 
         }
         EventCommand::Standings {
             league,
+            stage,
             format,
             lang,
         } => (
             "GET",
             format!(
-                "{}/standings?format={}&lang={}",
+                "{}/standings?format={}&lang={}{}",
                 id_path(&league)?,
                 value_name(format),
-                value_name(lang)
+                value_name(lang),
+                stage.map(|s| format!("&stage={s}")).unwrap_or_default()
             ),
             None,
         ),
@@ -558,7 +572,15 @@ fn request_of(c: EventCommand) -> Result<(&'static str, String, Option<Value>)> 
             None,
         ),
         EventCommand::Log { league } => ("GET", format!("{}/log", id_path(&league)?), None),
-        EventCommand::Export { league } => ("GET", format!("{}/export", id_path(&league)?), None),
+        EventCommand::Export { league, stage } => (
+            "GET",
+            format!(
+                "{}/export{}",
+                id_path(&league)?,
+                stage.map(|s| format!("?stage={s}")).unwrap_or_default()
+            ),
+            None,
+        ),
     })
 }
 
@@ -657,6 +679,18 @@ mod tests {
         )
         .unwrap();
         check(&with_roster).unwrap();
+    }
+
+    /// The two-stage example: a round robin of 4, then its first two in a final with its own
+    /// chain.
+    #[test]
+    fn the_two_stage_example_passes_the_servers_checks() {
+        let spec = load(&root().join("examples/league-two-stages.toml"), None).unwrap();
+        check(&spec).unwrap();
+        let rules = spec.rules().unwrap();
+        assert_eq!(rules.stages.len(), 2);
+        assert_eq!(rules.planned_rounds(), 4, "3 group rounds and the final");
+        assert_eq!(rules.stages[1].event.chain.stages().len(), 3);
     }
 
     /// Every ```json block of docs/league.md that is an event file (it has "teams" and a
@@ -796,6 +830,35 @@ mod tests {
             rest = &body[end + 4..];
         }
         out
+    }
+
+    /// The stage commands and reads become the API's requests.
+    #[test]
+    fn stages_reach_the_api() {
+        let body = arbiter_body(ArbiterCommand::StartNextStage { teams: vec![3, 1] }).unwrap();
+        assert_eq!(
+            body,
+            json!({"command": "start_next_stage", "teams": [3, 1]})
+        );
+        let body = arbiter_body(ArbiterCommand::StartNextStage { teams: vec![] }).unwrap();
+        assert_eq!(body, json!({"command": "start_next_stage"}));
+        let (_, path, _) = request_of(EventCommand::Standings {
+            league: "4".into(),
+            stage: Some(2),
+            format: Format::Json,
+            lang: Lang::En,
+        })
+        .unwrap();
+        assert_eq!(
+            path,
+            "/api/v1/leagues/4/standings?format=json&lang=en&stage=2"
+        );
+        let (_, path, _) = request_of(EventCommand::Export {
+            league: "4".into(),
+            stage: Some(1),
+        })
+        .unwrap();
+        assert_eq!(path, "/api/v1/leagues/4/export?stage=1");
     }
 
     #[test]

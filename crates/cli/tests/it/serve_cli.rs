@@ -189,3 +189,101 @@ fn a_missing_postgres_database_is_created() {
     assert!(second_err.contains("already exists"), "{second_err}");
     dropped.unwrap();
 }
+
+/// `--redis-url` with SQLite is refused before anything starts, saying why.
+#[test]
+fn several_nodes_on_sqlite_are_refused() {
+    let out = Command::new(env!("CARGO_BIN_EXE_chuhe"))
+        .args(["serve", "--redis-url", "redis://127.0.0.1:6379"])
+        .args(["--database-url", "sqlite://never-created.db"])
+        .env_remove("CHUHE_CONFIG")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("several nodes need PostgreSQL"), "{err}");
+}
+
+/// A node whose Redis cannot be reached does not start: one `error:` line naming the Redis,
+/// a non-zero exit, within seconds (before the database is even opened).
+#[test]
+fn an_unreachable_redis_stops_the_node_at_start() {
+    let started = std::time::Instant::now();
+    // Port 1 on loopback: nothing listens there, the connection is refused at once.
+    let out = Command::new(env!("CARGO_BIN_EXE_chuhe"))
+        .args(["serve", "--listen", "127.0.0.1:0"])
+        .args(["--redis-url", "redis://127.0.0.1:1"])
+        .args(["--database-url", "postgres://chuhe@127.0.0.1:1/chuhe"])
+        .env_remove("CHUHE_CONFIG")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.starts_with("error: connecting to Redis at redis://127.0.0.1:1 (redis_url): "),
+        "{err}"
+    );
+    assert!(started.elapsed() < std::time::Duration::from_secs(10));
+}
+
+/// With `CHUHE_TEST_DATABASE_URL` and `CHUHE_TEST_REDIS_URL`: `chuhe serve --redis-url` starts
+/// as a node of a cluster (its id and prefix printed), on a fresh database dropped afterwards.
+#[test]
+fn a_node_of_a_cluster_starts_and_says_so() {
+    let (Ok(base), Ok(redis)) = (
+        std::env::var("CHUHE_TEST_DATABASE_URL"),
+        std::env::var("CHUHE_TEST_REDIS_URL"),
+    ) else {
+        let _ = writeln!(
+            std::io::stderr(),
+            "skipped: serve_cli::a_node_of_a_cluster_starts_and_says_so \
+             (CHUHE_TEST_DATABASE_URL or CHUHE_TEST_REDIS_URL is not set)"
+        );
+        return;
+    };
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .subsec_nanos();
+    let name = format!("chuhe_test_node_{}_{nanos}", std::process::id());
+    let (server, query) = match base.split_once('?') {
+        Some((s, q)) => (s, format!("?{q}")),
+        None => (base.as_str(), String::new()),
+    };
+    let server = server.rsplit_once('/').map_or(server, |(s, _)| s);
+    let url = format!("{server}/{name}{query}");
+    let prefix = format!("t{nanos}");
+    let (out, _) = serve_until_listening(
+        &url,
+        &[
+            "--redis-url",
+            &redis,
+            "--node-id",
+            "node-7",
+            "--lease-ttl",
+            "2s",
+            "--redis-prefix",
+            &prefix,
+        ],
+    );
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let dropped = rt.block_on(async {
+        use sqlx::Connection as _;
+        let mut c = sqlx::PgConnection::connect(&base).await?;
+        sqlx::query(&format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)"))
+            .execute(&mut c)
+            .await
+    });
+    let line = out.last().unwrap();
+    assert!(
+        line.contains(&format!(
+            "node node-7 of the cluster on {redis}, prefix {prefix}"
+        )),
+        "{line}"
+    );
+    dropped.unwrap();
+}

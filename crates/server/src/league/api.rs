@@ -19,8 +19,8 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::core::{
-    BoardKey, ColourName, League, LeagueCommand, Revealed, TeamSide, live_score, match_result,
-    table_standings,
+    BoardKey, ColourName, League, LeagueCommand, Revealed, TeamSide, knockout_winner, live_score,
+    match_result, stage_tables, standings_stage, total_score_tables,
 };
 use super::datetime::{format_instant, parse_instant};
 use super::runner::{self, LeagueHandle, RunError};
@@ -66,7 +66,9 @@ fn run_err(e: RunError) -> Response {
         RunError::League(l) => match l.code() {
             "permission_denied" => StatusCode::FORBIDDEN,
             "not_found" => StatusCode::NOT_FOUND,
-            "conflict" | "pairing_refused" => StatusCode::CONFLICT,
+            "conflict" | "pairing_refused" | "stage_not_complete" | "seeding_refused" => {
+                StatusCode::CONFLICT
+            }
             _ => StatusCode::BAD_REQUEST,
         },
         RunError::NotFound(_) => StatusCode::NOT_FOUND,
@@ -173,9 +175,9 @@ async fn list(State(env): State<Env>) -> Response {
             json!({
                 "id": l.id.to_string(),
                 "name": l.spec.name,
-                "system": l.spec.system,
+                "system": system_label(&l),
                 "teams": l.teams.len(),
-                "boards": l.rules.event.boards,
+                "boards": l.rules.lineup.boards,
                 "published": l.published,
                 "rounds": l.rounds.len(),
                 "completedRounds": l.rounds.iter().filter(|r| r.completed).count(),
@@ -185,6 +187,54 @@ async fn list(State(env): State<Env>) -> Response {
         })
         .collect();
     ok(json!({ "leagues": all }))
+}
+
+/// The event's system: its one system's name, or `stages` for a multi-stage event.
+fn system_label(l: &League) -> &str {
+    if l.spec.system.is_empty() {
+        "stages"
+    } else {
+        &l.spec.system
+    }
+}
+
+fn system_name(s: System) -> &'static str {
+    match s {
+        System::RoundRobin { .. } => "round_robin",
+        System::Swiss { .. } => "swiss",
+        System::Knockout => "knockout",
+    }
+}
+
+fn chain_json(chain: &chuhe_league::chain::ResultChain) -> Vec<Value> {
+    chain
+        .stages()
+        .iter()
+        .map(|s| json!({"name": s.name, "timeControl": s.time_control.as_str()}))
+        .collect()
+}
+
+/// Every stage of the event: its system, chain, teams (once it has begun, seed order),
+/// whether it is complete, and a knockout's winner.
+fn stages_json(l: &League) -> Vec<Value> {
+    l.rules
+        .stages
+        .iter()
+        .enumerate()
+        .map(|(i, s)| {
+            let stage = i as u32 + 1;
+            json!({
+                "stage": stage,
+                "name": s.name,
+                "system": system_name(s.system),
+                "chain": chain_json(&s.event.chain),
+                "teams": l.stages.get(i),
+                "rounds": l.stage_rounds(stage).map(|r| r.number).collect::<Vec<_>>(),
+                "complete": super::core::decide::stage_complete(l, stage),
+                "winner": knockout_winner(l, stage),
+            })
+        })
+        .collect()
 }
 
 fn side_name(s: TeamSide) -> &'static str {
@@ -241,7 +291,7 @@ fn table_json(l: &League, round: u32, table: u32, viewer: Option<&Principal>) ->
                 .map(|g| {
                     json!({
                         "stage": g.stage,
-                        "stageName": l.rules.event.chain.stages().get(g.stage as usize).map(|s| s.name.clone()),
+                        "stageName": l.rules_of(round).event.chain.stages().get(g.stage as usize).map(|s| s.name.clone()),
                         "gameId": g.game.to_string(),
                         "firstColour": colour_name(g.first_colour),
                         "redId": g.red.to_string(),
@@ -256,7 +306,8 @@ fn table_json(l: &League, round: u32, table: u32, viewer: Option<&Principal>) ->
                 })
                 .collect();
             let result = l.board_record(at).and_then(|rec| {
-                chuhe_league::chain::evaluate_board(&l.rules.event.chain, &l.rules.event.game_scoring, at.board, &rec).ok()
+                let rules = &l.rules_of(round).event;
+                chuhe_league::chain::evaluate_board(&rules.chain, &rules.game_scoring, at.board, &rec).ok()
             });
             json!({
                 "board": at.board,
@@ -277,6 +328,7 @@ fn table_json(l: &League, round: u32, table: u32, viewer: Option<&Principal>) ->
     let m = match_result(l, round, table);
     Some(json!({
         "round": round,
+        "stage": r.stage,
         "table": table,
         "startsAt": format_instant(r.start_ms),
         "lineupDeadline": format_instant(r.deadline_ms),
@@ -313,6 +365,7 @@ fn summary(l: &League, viewer: Option<&Principal>) -> Value {
         .map(|r| {
             json!({
                 "round": r.number,
+                "stage": r.stage,
                 "startsAt": format_instant(r.start_ms),
                 "lineupDeadline": format_instant(r.deadline_ms),
                 "completed": r.completed,
@@ -324,9 +377,13 @@ fn summary(l: &League, viewer: Option<&Principal>) -> Value {
     json!({
         "id": l.id.to_string(),
         "name": l.spec.name,
-        "system": l.spec.system,
-        "boards": l.rules.event.boards,
-        "chain": l.rules.event.chain.stages().iter().map(|s| json!({"name": s.name, "timeControl": s.time_control.as_str()})).collect::<Vec<_>>(),
+        "system": system_label(l),
+        "boards": l.rules.lineup.boards,
+        // 12.4: every player against every player (boards²); else one a board.
+        "gamesPerMatch": l.rules.event.boards,
+        "chain": chain_json(&l.rules.event.chain),
+        "stages": stages_json(l),
+        "currentStage": l.current_stage(),
         "published": l.published,
         "arbiterIds": l.arbiters.iter().map(|a| a.to_string()).collect::<Vec<_>>(),
         "broadcastDelay": {"plies": l.rules.delay.plies, "seconds": l.rules.delay.seconds},
@@ -630,52 +687,206 @@ fn typed(content_type: &'static str, body: String) -> Response {
     (StatusCode::OK, [(header::CONTENT_TYPE, content_type)], body).into_response()
 }
 
-/// What the standings printouts need beside the standings themselves.
-struct Tables {
-    standings: chuhe_league::standings::Standings,
-    matches: Vec<chuhe_league::standings::TeamMatch>,
-    byes: Vec<(u32, usize)>,
+/// `?stage=N` (default: the stage being played, or the last one before it with standings).
+#[derive(Deserialize)]
+struct StandingsQuery {
+    #[serde(default)]
+    format: Option<String>,
+    #[serde(default)]
+    lang: Option<String>,
+    #[serde(default)]
+    stage: Option<u32>,
 }
 
-fn tables(l: &League) -> Option<Result<Tables, String>> {
-    let st = table_standings(l)?;
-    Some(st.map(|standings| {
-        let mut matches = Vec::new();
-        let mut byes = Vec::new();
-        for r in &l.rounds {
-            for (k, t) in r.tables.iter().enumerate() {
-                if let Some(result) = match_result(l, r.number, k as u32 + 1) {
-                    matches.push(chuhe_league::standings::TeamMatch {
-                        round: r.number,
-                        first: t.teams[0],
-                        second: t.teams[1],
-                        result,
-                    });
-                }
-            }
-            if matches!(l.rules.system, System::Swiss { .. }) {
-                byes.extend(r.byes.iter().map(|b| (r.number, *b)));
-            }
+/// 12.5's standings: the teams by their entrants' rank sums, and the individual table they
+/// come from — JSON, or the two tables as text, CSV or HTML.
+fn total_score_standings(
+    l: &League,
+    t: Result<super::core::TotalScoreTables, String>,
+    format: Option<&str>,
+    lang: Lang,
+) -> Response {
+    let t = match t {
+        Ok(t) => t,
+        Err(e) => return api_error(StatusCode::INTERNAL_SERVER_ERROR, "standings_failed", &e),
+    };
+    use chuhe_league::lineup::TotalScoreCriterion;
+    let decided = |c: Option<TotalScoreCriterion>| match c {
+        None => String::new(),
+        Some(TotalScoreCriterion::RankSum) => "rank_sum".into(),
+        Some(TotalScoreCriterion::BestRank(n)) => format!("best_rank_{n}"),
+        Some(TotalScoreCriterion::Fouls) => "fouls".into(),
+    };
+    let rows: Vec<Value> = t
+        .rows
+        .iter()
+        .map(|r| {
+            json!({
+                "team": t.teams[r.team],
+                "name": l.teams[t.teams[r.team]].name,
+                "rank": r.rank,
+                "rankSum": r.rank_sum,
+                "decidedBy": r.decided_by.map(|c| decided(Some(c))),
+            })
+        })
+        .collect();
+    let players: Vec<Value> = t
+        .individual
+        .iter()
+        .map(|r| {
+            let (team, name) = &t.players[r.player];
+            json!({
+                "rank": r.rank,
+                "player": name,
+                "team": t.teams[*team],
+                "games": r.games,
+                "points": r.points.to_decimal(),
+                "wins": r.wins,
+                "fouls": r.fouls,
+                "decidedBy": r.decided_by.map(|c| c.code()),
+            })
+        })
+        .collect();
+    let zh = matches!(lang, Lang::Zh);
+    let label = |z: &str, e: &str| if zh { z.to_string() } else { e.to_string() };
+    let teams_table = chuhe_league::report::Table {
+        title: label("团体名次（队员总分制）", "Teams (12.5 total score)"),
+        header: vec![
+            label("名次", "Rank"),
+            label("队名", "Team"),
+            label("个人名次总和", "Rank sum"),
+            label("决定名次", "Decided by"),
+        ],
+        rows: t
+            .rows
+            .iter()
+            .map(|r| {
+                vec![
+                    r.rank.to_string(),
+                    l.teams[t.teams[r.team]].name.clone(),
+                    r.rank_sum.to_string(),
+                    decided(r.decided_by),
+                ]
+            })
+            .collect(),
+        left: vec![1],
+        points: Vec::new(),
+        notes: Vec::new(),
+    };
+    let players_table = chuhe_league::report::Table {
+        title: label("个人名次", "Players"),
+        header: vec![
+            label("名次", "Rank"),
+            label("姓名", "Player"),
+            label("队名", "Team"),
+            label("局数", "Games"),
+            label("积分", "Points"),
+            label("胜局", "Wins"),
+            label("犯规", "Fouls"),
+        ],
+        rows: t
+            .individual
+            .iter()
+            .map(|r| {
+                let (team, name) = &t.players[r.player];
+                vec![
+                    r.rank.to_string(),
+                    name.clone(),
+                    l.teams[t.teams[*team]].name.clone(),
+                    r.games.to_string(),
+                    r.points.to_decimal(),
+                    r.wins.to_string(),
+                    r.fouls.to_string(),
+                ]
+            })
+            .collect(),
+        left: vec![1, 2],
+        points: vec![4],
+        notes: Vec::new(),
+    };
+    let heading = vec![
+        l.spec.name.clone(),
+        label(
+            "队员总分制：个人名次总和少者列前，再比最高个人名次、次高个人名次……、全队犯规（1999 15.5，2011 14.8）",
+            "12.5 total score: the lower sum of the entrants' individual ranks first, then the best individual rank, the second best, …, then fewer fouls (1999 15.5, 2011 14.8)",
+        ),
+    ];
+    let tables = [teams_table, players_table];
+    match format.unwrap_or("json") {
+        "json" => {}
+        "text" => {
+            return typed(
+                "text/plain; charset=utf-8",
+                chuhe_league::report::text_document(&heading, &tables),
+            );
         }
-        Tables {
-            standings,
-            matches,
-            byes,
+        "csv" => {
+            return typed(
+                "text/csv; charset=utf-8",
+                format!(
+                    "{}{}",
+                    chuhe_league::text::BOM,
+                    chuhe_league::report::csv_document(&heading, &tables)
+                ),
+            );
         }
+        "html" => {
+            return typed(
+                "text/html; charset=utf-8",
+                chuhe_league::report::html_document(&l.spec.name, &heading, &tables, lang),
+            );
+        }
+        other => {
+            return api_error(
+                StatusCode::BAD_REQUEST,
+                "invalid_argument",
+                &format!("format {other:?}: json, html, csv or text"),
+            );
+        }
+    }
+    ok(json!({
+        "league": l.id.to_string(),
+        "stage": t.stage,
+        "lineupSystem": "total_score",
+        "criteria": ["rank_sum", "best_rank", "fouls"],
+        "rows": rows,
+        "players": players,
+        "completedRounds": l.stage_rounds(t.stage).filter(|r| r.completed).count(),
     }))
 }
 
 async fn standings(
     State(env): State<Env>,
     Path(id): Path<String>,
-    Query(q): Query<FormatQuery>,
+    Query(q): Query<StandingsQuery>,
 ) -> Response {
     let h = match league(&env, &id) {
         Ok(h) => h,
         Err(r) => return r,
     };
     let l = h.snapshot();
-    let t = match tables(&l) {
+    let stage = match q.stage {
+        Some(s) if s == 0 || s as usize > l.rules.stages.len() => {
+            return api_error(
+                StatusCode::NOT_FOUND,
+                "not_found",
+                &format!("no stage {s} (the event has {})", l.rules.stages.len()),
+            );
+        }
+        Some(s) => Some(s),
+        None => standings_stage(&l),
+    };
+    if let Some(t) = stage.and_then(|s| total_score_tables(&l, s)) {
+        return total_score_standings(&l, t, q.format.as_deref(), lang_named(q.lang.as_deref()));
+    }
+    let t = match stage.and_then(|s| stage_tables(&l, s)) {
+        None if stage.is_some_and(|s| s > l.current_stage()) => {
+            return api_error(
+                StatusCode::CONFLICT,
+                "no_standings",
+                "the stage has not begun",
+            );
+        }
         None => {
             return api_error(
                 StatusCode::CONFLICT,
@@ -688,8 +899,10 @@ async fn standings(
         }
         Some(Ok(t)) => t,
     };
-    let names: Vec<String> = l.teams.iter().map(|t| t.name.clone()).collect();
-    let lang = lang_of(&q);
+    // The stage's teams, in its own numbering.
+    let names: Vec<String> = t.teams.iter().map(|i| l.teams[*i].name.clone()).collect();
+    let rules = l.rules.stage(t.stage);
+    let lang = lang_named(q.lang.as_deref());
     let label = match l.spec.ranking {
         Some(super::spec::RankingSpec::Preset(ref p)) => p.clone(),
         Some(super::spec::RankingSpec::Criteria(_)) => "custom".into(),
@@ -698,12 +911,12 @@ async fn standings(
     let report = chuhe_league::report::TeamReport {
         event: &l.spec.name,
         teams: &names,
-        system: match l.rules.system {
+        system: match rules.system {
             System::Swiss { .. } => chuhe_league::standings::System::Swiss,
             System::RoundRobin { legs } => chuhe_league::standings::System::RoundRobin { legs },
             System::Knockout => chuhe_league::standings::System::RoundRobin { legs: 1 },
         },
-        criteria: &l.rules.criteria,
+        criteria: &rules.criteria,
         ranking_label: &label,
         standings: &t.standings,
         matches: &t.matches,
@@ -745,7 +958,7 @@ async fn standings(
                 .iter()
                 .map(|r| {
                     json!({
-                        "team": r.team,
+                        "team": t.teams[r.team],
                         "name": names[r.team],
                         "rank": r.rank,
                         "decidedBy": r.decided_by.map(|c| c.code()),
@@ -766,9 +979,10 @@ async fn standings(
                 .collect();
             ok(json!({
                 "league": l.id.to_string(),
-                "criteria": l.rules.criteria.iter().map(|c| c.code()).collect::<Vec<_>>(),
+                "stage": t.stage,
+                "criteria": rules.criteria.iter().map(|c| c.code()).collect::<Vec<_>>(),
                 "rows": rows,
-                "completedRounds": l.rounds.iter().filter(|r| r.completed).count(),
+                "completedRounds": l.stage_rounds(t.stage).filter(|r| r.completed).count(),
             }))
         }
         other => api_error(
@@ -809,7 +1023,8 @@ async fn sheet(
         teams: [&names[0], &names[1]],
     };
     // Names appear once the lineups are revealed; before, the sheet is blank of names too.
-    let players: Vec<(String, String)> = (1..=l.rules.event.boards)
+    let rules = &l.rules_of(round).event;
+    let players: Vec<(String, String)> = (1..=rules.boards)
         .map(|b| {
             let name = |s: TeamSide| l.player_of(t, s, b).map(|p| p.1).unwrap_or_default();
             (name(TeamSide::First), name(TeamSide::Second))
@@ -817,14 +1032,11 @@ async fn sheet(
         .collect();
     let sheet = match match_result(&l, round, table) {
         Some(result) => {
-            chuhe_league::sheet::ScoreSheet::new(header, &players, &result, &l.rules.event.chain)
+            chuhe_league::sheet::ScoreSheet::new(header, &players, &result, &rules.chain)
         }
-        None => chuhe_league::sheet::ScoreSheet::blank(
-            header,
-            &players,
-            l.rules.event.boards,
-            &l.rules.event.chain,
-        ),
+        None => {
+            chuhe_league::sheet::ScoreSheet::blank(header, &players, rules.boards, &rules.chain)
+        }
     };
     let sheet = match sheet {
         Ok(s) => s,
@@ -894,27 +1106,60 @@ async fn log(State(env): State<Env>, Path(id): Path<String>, headers: HeaderMap)
 
 /// The results so far as a `chuhe league` results file (standings, sheets and pairings
 /// offline; the same rules give the same standings).
-async fn export(State(env): State<Env>, Path(id): Path<String>) -> Response {
+#[derive(Deserialize)]
+struct ExportQuery {
+    #[serde(default)]
+    stage: Option<u32>,
+}
+
+/// `?stage=N` (default 1): a multi-stage event's stage N, as its own results file.
+async fn export(
+    State(env): State<Env>,
+    Path(id): Path<String>,
+    Query(q): Query<ExportQuery>,
+) -> Response {
     let h = match league(&env, &id) {
         Ok(h) => h,
         Err(r) => return r,
     };
-    ok(export_json(&h.snapshot()))
+    let l = h.snapshot();
+    let stage = q.stage.unwrap_or(1);
+    if stage == 0 || stage > l.current_stage() {
+        return api_error(
+            StatusCode::NOT_FOUND,
+            "not_found",
+            &format!(
+                "no stage {stage} begun (stages begun: {})",
+                l.current_stage()
+            ),
+        );
+    }
+    ok(export_json(&l, stage))
 }
 
-pub fn export_json(l: &Arc<League>) -> Value {
+/// A stage's results so far as a `chuhe league` results file: its teams, and its rounds
+/// numbered from 1 (a single-system event's one stage is the whole event).
+pub fn export_json(l: &Arc<League>, stage: u32) -> Value {
     let pts = |p: chuhe_league::Points| p.as_f64();
-    let gs = &l.rules.event.game_scoring;
+    let rules = l.rules.stage(stage);
+    let gs = &rules.event.game_scoring;
+    let entrants = l
+        .stages
+        .get(stage as usize - 1)
+        .cloned()
+        .unwrap_or_default();
     let names: Vec<String> = l.teams.iter().map(|t| t.name.clone()).collect();
+    let rounds: Vec<_> = l.stage_rounds(stage).collect();
     let mut matches = Vec::new();
     let mut fixtures = Vec::new();
-    for r in &l.rounds {
+    for (ri, r) in rounds.iter().enumerate() {
+        let number = ri as u32 + 1;
         for (k, t) in r.tables.iter().enumerate() {
             let table = k as u32 + 1;
             fixtures.push(
-                json!({"round": r.number, "first": names[t.teams[0]], "second": names[t.teams[1]]}),
+                json!({"round": number, "first": names[t.teams[0]], "second": names[t.teams[1]]}),
             );
-            let mut m = json!({"round": r.number, "table": table, "first": names[t.teams[0]], "second": names[t.teams[1]]});
+            let mut m = json!({"round": number, "table": table, "first": names[t.teams[0]], "second": names[t.teams[1]]});
             let Some(record) = super::core::decide::match_record(l, r.number, table) else {
                 if t.teams
                     .iter()
@@ -964,8 +1209,7 @@ pub fn export_json(l: &Arc<League>) -> Value {
             matches.push(m);
         }
     }
-    let chain: Vec<Value> = l
-        .rules
+    let chain: Vec<Value> = rules
         .event
         .chain
         .stages()
@@ -996,19 +1240,25 @@ pub fn export_json(l: &Arc<League>) -> Value {
         .collect();
     let mut file = json!({
         "event": l.spec.name,
-        "system": match l.rules.system { System::RoundRobin { .. } => "round_robin", System::Swiss { .. } => "swiss", System::Knockout => "knockout" },
-        "ranking": l.rules.criteria.iter().map(|c| c.code()).collect::<Vec<_>>(),
-        "boards": l.rules.event.boards,
+        "system": system_name(rules.system),
+        "ranking": rules.criteria.iter().map(|c| c.code()).collect::<Vec<_>>(),
+        "boards": rules.event.boards,
         "game_scoring": {"win": pts(gs.win), "loss": pts(gs.loss), "draw_red": pts(gs.draw_red), "draw_black": pts(gs.draw_black)},
-        "result_chain": {"stages": chain, "count_basis": match l.rules.event.chain.count_basis {
+        "result_chain": {"stages": chain, "count_basis": match rules.event.chain.count_basis {
             chuhe_league::chain::CountBasis::FirstStage => "first_stage",
             chuhe_league::chain::CountBasis::DecidingGame => "deciding_game",
         }},
-        "teams": l.teams.iter().map(|t| json!({"name": t.name, "unit": t.unit})).collect::<Vec<_>>(),
+        "teams": entrants.iter().map(|i| json!({"name": l.teams[*i].name, "unit": l.teams[*i].unit})).collect::<Vec<_>>(),
         "matches": matches,
-        "withdrawals": l.withdrawals.iter().map(|w| json!({"team": names[w.team], "after_round": w.after_round})).collect::<Vec<_>>(),
+        "withdrawals": l.withdrawals.iter().filter(|w| entrants.contains(&w.team)).map(|w| json!({
+            "team": names[w.team],
+            "after_round": rounds.iter().filter(|r| r.number <= w.after_round).count(),
+        })).collect::<Vec<_>>(),
     });
-    if let System::RoundRobin { legs } = l.rules.system {
+    if l.rules.stages.len() > 1 {
+        file["stage"] = json!(stage);
+    }
+    if let System::RoundRobin { legs } = rules.system {
         file["legs"] = json!(legs);
         file["schedule"] = json!(fixtures);
     }
@@ -1188,7 +1438,7 @@ async fn elo(
                 names.len() - 1
             })
         });
-        for (colour, res) in rated_games_of_board(&l.rules.event.chain, &b.result) {
+        for (colour, res) in rated_games_of_board(&l.rules_of(b.round).event.chain, &b.result) {
             games.push(to_rated_game(x, y, colour, res));
         }
     }

@@ -374,15 +374,7 @@ pub async fn create(
     by: Option<i64>,
 ) -> Result<LeagueHandle, CreateError> {
     let rules = spec.rules()?;
-    let rounds = match rules.system {
-        super::spec::System::RoundRobin { legs } => {
-            let n = spec.teams.len() as u32;
-            (n - 1 + n % 2) * legs
-        }
-        super::spec::System::Swiss { rounds } => rounds,
-        super::spec::System::Knockout => spec.teams.len().next_power_of_two().trailing_zeros(),
-    };
-    let times = spec.round_times(&rules, rounds)?;
+    let times = spec.round_times(&rules, rules.planned_rounds())?;
     let mut teams = Vec::with_capacity(spec.teams.len());
     for t in &spec.teams {
         let mut acc = TeamAccounts::default();
@@ -785,13 +777,24 @@ impl Runner {
         if wants.is_empty() {
             return;
         }
+        // Every row in one store transaction, then each game started on its shard.
+        let news = wants.iter().map(|w| self.new_game(w)).collect();
+        let rows = match self.env.persist.create_games(news).await {
+            Ok(rows) => rows,
+            Err(e) => {
+                warn!(league = self.league.id, games = wants.len(), error = %e, "league games not set up; retrying");
+                self.retry_at = Some(Instant::now() + RETRY);
+                return;
+            }
+        };
         let mut cmds = Vec::with_capacity(wants.len());
-        for want in wants {
-            match self.create_game(&want).await {
-                Ok(game) => cmds.push(LeagueCommand::GameCreated {
+        for (want, row) in wants.into_iter().zip(rows) {
+            // Creates its first event if it has none (a fresh game), else takes it up.
+            match self.env.registry.get_or_load(&self.env, row.id.0).await {
+                Ok(_) => cmds.push(LeagueCommand::GameCreated {
                     at: want.at,
                     stage: want.stage,
-                    game,
+                    game: row.id.0,
                     first_colour: want.first_colour,
                     red: want.red.0,
                     black: want.black.0,
@@ -825,9 +828,10 @@ impl Runner {
         }
     }
 
-    async fn create_game(&self, want: &super::core::GameWant) -> Result<i64, String> {
+    /// A wanted game's row: stored by its key, so setting it up again finds it.
+    fn new_game(&self, want: &super::core::GameWant) -> NewGame {
         let l = &self.league;
-        let new = NewGame {
+        NewGame {
             red: chuhe_store::PrincipalId(want.red.0),
             black: chuhe_store::PrincipalId(want.black.0),
             time_control: want.time_control.clone(),
@@ -845,20 +849,7 @@ impl Runner {
             start_mode: "scheduled".into(),
             lateness_limit_ms: l.rules.lateness_ms as i64,
             key: Some(want.key(l.id)),
-        };
-        let row = self
-            .env
-            .persist
-            .create_game(new)
-            .await
-            .map_err(|e| e.to_string())?;
-        // Creates its first event if it has none (a fresh game), else takes it up.
-        self.env
-            .registry
-            .get_or_load(&self.env, row.id.0)
-            .await
-            .map_err(|e| e.to_string())?;
-        Ok(row.id.0)
+        }
     }
 
     /// Learns the end of every game of the league that ended while the league could not hear

@@ -23,7 +23,8 @@ use super::datetime::{parse_duration, parse_instant};
 pub struct EventSpec {
     /// Display name, e.g. "2026 全国象棋甲级联赛".
     pub name: String,
-    /// `round_robin`, `swiss` or `knockout`.
+    /// `round_robin`, `swiss` or `knockout` — or empty when `stages` gives each stage's.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub system: String,
     /// Round robin: 1 or 2 legs (default 2: 主客场).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -62,12 +63,49 @@ pub struct EventSpec {
     /// 5m; never before the lineups are revealed).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub games_open_before: Option<String>,
+    /// A multi-stage event (e.g. a round robin, then its top teams in a knockout): each
+    /// stage's system and what differs from the settings above (instead of `system`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub stages: Vec<StageSpec>,
     pub teams: Vec<TeamSpec>,
     /// Arbiters' account names (an account with the arbiter role is made for each new name).
     #[serde(default)]
     pub arbiters: Vec<String>,
     /// Round times: give `rounds_at` (one entry per round), or `first_round` and `every`.
     pub schedule: ScheduleSpec,
+}
+
+/// One stage of a multi-stage event: its system, and the settings that differ from the
+/// event's (game scoring, ranking, result chain); from the second on, who enters it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StageSpec {
+    /// Printed with the stage's rounds and standings (default "stage N").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// `round_robin`, `swiss` or `knockout`.
+    pub system: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub legs: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rounds: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub game_scoring: Option<ScoringSpec>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ranking: Option<RankingSpec>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub result_chain: Option<ChainSpec>,
+    /// Who enters (not for the first stage): `"all"` (default: every team still in, seeded
+    /// by the previous stage's standings) or `{"top": K}` (the first K of those standings).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub entrants: Option<EntrantsSpec>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum EntrantsSpec {
+    All(String),
+    Top { top: u32 },
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -125,7 +163,8 @@ pub struct ChainStageSpec {
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct LineupSpec {
-    /// `ordered_substitutes` (12.2, default), `fixed_order` (12.1), `free_order` (12.3).
+    /// `ordered_substitutes` (12.2, default), `fixed_order` (12.1), `free_order` (12.3),
+    /// `all_play_all` (12.4), `total_score` (12.5).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub system: Option<String>,
     /// Eligibility rules, e.g. `{"at_least": 1, "tag": "W", "boards": [1, 4]}`.
@@ -255,12 +294,49 @@ pub enum System {
     Knockout,
 }
 
-/// Everything the league core decides with, checked.
+/// Who enters a stage after the first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Entrants {
+    /// Every team still in, seeded by the previous stage's standings.
+    All,
+    /// The first K of the previous stage's standings.
+    Top(u32),
+}
+
+/// One stage's rules: its system and how its matches are played and ranked.
 #[derive(Debug, Clone)]
-pub struct Rules {
+pub struct StageRules {
+    pub name: String,
     pub system: System,
     pub event: EventRules,
     pub criteria: Vec<TeamCriterion>,
+    pub entrants: Entrants,
+    /// How many teams play it (known from the file: withdrawals may make it fewer).
+    pub teams: u32,
+}
+
+impl StageRules {
+    /// The rounds it plays (a knockout's: enough for its bracket).
+    pub fn rounds(&self) -> u32 {
+        let n = self.teams;
+        match self.system {
+            System::RoundRobin { legs } => (n - 1 + n % 2) * legs,
+            System::Swiss { rounds } => rounds,
+            System::Knockout => n.next_power_of_two().trailing_zeros(),
+        }
+    }
+}
+
+/// Everything the league core decides with, checked.
+#[derive(Debug, Clone)]
+pub struct Rules {
+    /// The first stage's system, match rules and ranking (a single-system event's only ones;
+    /// a round's own are [`Rules::stages`]' of its stage).
+    pub system: System,
+    pub event: EventRules,
+    pub criteria: Vec<TeamCriterion>,
+    /// Every stage, first to last (one for a single-system event).
+    pub stages: Vec<StageRules>,
     pub lineup: LineupRules,
     pub missing: MissingLineupPolicy,
     pub lateness_ms: u64,
@@ -272,6 +348,19 @@ pub struct Rules {
     pub open_before_ms: u64,
     pub deadline_before_ms: u64,
     pub rosters: Vec<Roster>,
+}
+
+impl Rules {
+    /// The rounds every stage plays, in all (the schedule needs as many times).
+    pub fn planned_rounds(&self) -> u32 {
+        self.stages.iter().map(StageRules::rounds).sum()
+    }
+
+    /// Stage `stage`'s rules (1-based; the first's when there is no such stage).
+    pub fn stage(&self, stage: u32) -> &StageRules {
+        let i = (stage.max(1) - 1) as usize;
+        self.stages.get(i).unwrap_or(&self.stages[0])
+    }
 }
 
 fn half_points(field: &str, v: f64) -> Result<Points, SpecError> {
@@ -296,6 +385,123 @@ fn duration(field: &str, v: &Option<String>, default_ms: u64) -> Result<u64, Spe
     }
 }
 
+/// One system's rules from its settings (the event's own, or a stage's); `teams`: how many
+/// play it. Fields are named as at the event's top level.
+#[allow(clippy::too_many_arguments)]
+fn system_rules(
+    system: &str,
+    legs: Option<u32>,
+    rounds: Option<u32>,
+    game_scoring: Option<&ScoringSpec>,
+    ranking: Option<&RankingSpec>,
+    result_chain: Option<&ChainSpec>,
+    boards: u32,
+    teams: usize,
+) -> Result<(System, EventRules, Vec<TeamCriterion>), SpecError> {
+    let system = match system {
+        "round_robin" => {
+            if rounds.is_some() {
+                return Err(bad(
+                    "rounds",
+                    "only for a Swiss (a round robin has its own)",
+                ));
+            }
+            let legs = legs.unwrap_or(2);
+            if !(1..=2).contains(&legs) {
+                return Err(bad("legs", "a round robin has 1 or 2 legs"));
+            }
+            System::RoundRobin { legs }
+        }
+        "swiss" => {
+            let rounds =
+                rounds.ok_or_else(|| bad("rounds", "a Swiss needs its number of rounds"))?;
+            if rounds == 0 || rounds as usize >= teams {
+                return Err(bad(
+                    "rounds",
+                    format!("must be 1 to {} for {teams} teams", teams - 1),
+                ));
+            }
+            System::Swiss { rounds }
+        }
+        "knockout" => System::Knockout,
+        other => {
+            return Err(bad(
+                "system",
+                format!("unknown {other:?} (round_robin, swiss, knockout)"),
+            ));
+        }
+    };
+    let game_scoring = match game_scoring {
+        None => GameScoring::TWO_ONE_ZERO,
+        Some(ScoringSpec::Preset(p)) => match p.as_str() {
+            "2-1-0" => GameScoring::TWO_ONE_ZERO,
+            "3-1-0" => GameScoring::THREE_ONE_ZERO,
+            "3-0-asymmetric" => GameScoring::THREE_ZERO_ASYMMETRIC,
+            "1-0.5-0" => GameScoring::ONE_HALF_ZERO,
+            other => {
+                return Err(bad(
+                    "game_scoring",
+                    format!("unknown preset {other:?} (2-1-0, 3-1-0, 3-0-asymmetric, 1-0.5-0)"),
+                ));
+            }
+        },
+        Some(ScoringSpec::Custom {
+            win,
+            loss,
+            draw_red,
+            draw_black,
+        }) => GameScoring {
+            win: half_points("game_scoring.win", *win)?,
+            loss: half_points("game_scoring.loss", *loss)?,
+            draw_red: half_points("game_scoring.draw_red", *draw_red)?,
+            draw_black: half_points("game_scoring.draw_black", *draw_black)?,
+        },
+    };
+    let criteria = match (ranking, system) {
+        (None, System::Swiss { .. }) => chains::SWISS_2011.to_vec(),
+        (None, _) => chains::ROUND_ROBIN_2011.to_vec(),
+        (Some(RankingSpec::Preset(p)), s) => match (p.as_str(), s) {
+            ("2011", System::Swiss { .. }) => chains::SWISS_2011.to_vec(),
+            ("2011-game-points", System::Swiss { .. }) => chains::SWISS_2011_GAME_POINTS.to_vec(),
+            ("1999", System::Swiss { .. }) => chains::SWISS_1999.to_vec(),
+            ("2011", _) => chains::ROUND_ROBIN_2011.to_vec(),
+            ("1999", _) => chains::ROUND_ROBIN_1999.to_vec(),
+            (other, _) => {
+                return Err(bad(
+                    "ranking",
+                    format!(
+                        "unknown preset {other:?} for this system (2011, 1999, 2011-game-points for a Swiss, or a list of criteria)"
+                    ),
+                ));
+            }
+        },
+        (Some(RankingSpec::Criteria(list)), _) => {
+            if list.is_empty() {
+                return Err(bad("ranking", "needs at least one criterion"));
+            }
+            list.iter()
+                .enumerate()
+                .map(|(i, c)| {
+                    TeamCriterion::from_code(c).ok_or_else(|| {
+                        bad(format!("ranking[{i}]"), format!("unknown criterion {c:?}"))
+                    })
+                })
+                .collect::<Result<_, _>>()?
+        }
+    };
+    let chain = chain_of(result_chain)?;
+    Ok((
+        system,
+        EventRules {
+            boards,
+            game_scoring,
+            chain,
+            match_scoring: MatchScoring::default(),
+        },
+        criteria,
+    ))
+}
+
 impl EventSpec {
     /// Checks the file and gives the rules.
     pub fn rules(&self) -> Result<Rules, SpecError> {
@@ -312,112 +518,12 @@ impl EventSpec {
         if teams > 200 {
             return Err(bad("teams", "at most 200 teams"));
         }
-        let system = match self.system.as_str() {
-            "round_robin" => {
-                if self.rounds.is_some() {
-                    return Err(bad(
-                        "rounds",
-                        "only for a Swiss (a round robin has its own)",
-                    ));
-                }
-                let legs = self.legs.unwrap_or(2);
-                if !(1..=2).contains(&legs) {
-                    return Err(bad("legs", "a round robin has 1 or 2 legs"));
-                }
-                System::RoundRobin { legs }
-            }
-            "swiss" => {
-                let rounds = self
-                    .rounds
-                    .ok_or_else(|| bad("rounds", "a Swiss needs its number of rounds"))?;
-                if rounds == 0 || rounds as usize >= teams {
-                    return Err(bad(
-                        "rounds",
-                        format!("must be 1 to {} for {teams} teams", teams - 1),
-                    ));
-                }
-                System::Swiss { rounds }
-            }
-            "knockout" => System::Knockout,
-            other => {
-                return Err(bad(
-                    "system",
-                    format!("unknown {other:?} (round_robin, swiss, knockout)"),
-                ));
-            }
+        let stages = self.stage_rules()?;
+        let (system, event, criteria) = {
+            let s = &stages[0];
+            (s.system, s.event.clone(), s.criteria.clone())
         };
-        let game_scoring = match &self.game_scoring {
-            None => GameScoring::TWO_ONE_ZERO,
-            Some(ScoringSpec::Preset(p)) => match p.as_str() {
-                "2-1-0" => GameScoring::TWO_ONE_ZERO,
-                "3-1-0" => GameScoring::THREE_ONE_ZERO,
-                "3-0-asymmetric" => GameScoring::THREE_ZERO_ASYMMETRIC,
-                "1-0.5-0" => GameScoring::ONE_HALF_ZERO,
-                other => {
-                    return Err(bad(
-                        "game_scoring",
-                        format!("unknown preset {other:?} (2-1-0, 3-1-0, 3-0-asymmetric, 1-0.5-0)"),
-                    ));
-                }
-            },
-            Some(ScoringSpec::Custom {
-                win,
-                loss,
-                draw_red,
-                draw_black,
-            }) => GameScoring {
-                win: half_points("game_scoring.win", *win)?,
-                loss: half_points("game_scoring.loss", *loss)?,
-                draw_red: half_points("game_scoring.draw_red", *draw_red)?,
-                draw_black: half_points("game_scoring.draw_black", *draw_black)?,
-            },
-        };
-        let criteria = match (&self.ranking, system) {
-            (None, System::Swiss { .. }) => chains::SWISS_2011.to_vec(),
-            (None, _) => chains::ROUND_ROBIN_2011.to_vec(),
-            (Some(RankingSpec::Preset(p)), s) => match (p.as_str(), s) {
-                ("2011", System::Swiss { .. }) => chains::SWISS_2011.to_vec(),
-                ("2011-game-points", System::Swiss { .. }) => {
-                    chains::SWISS_2011_GAME_POINTS.to_vec()
-                }
-                ("1999", System::Swiss { .. }) => chains::SWISS_1999.to_vec(),
-                ("2011", _) => chains::ROUND_ROBIN_2011.to_vec(),
-                ("1999", _) => chains::ROUND_ROBIN_1999.to_vec(),
-                (other, _) => {
-                    return Err(bad(
-                        "ranking",
-                        format!(
-                            "unknown preset {other:?} for this system (2011, 1999, 2011-game-points for a Swiss, or a list of criteria)"
-                        ),
-                    ));
-                }
-            },
-            (Some(RankingSpec::Criteria(list)), _) => {
-                if list.is_empty() {
-                    return Err(bad("ranking", "needs at least one criterion"));
-                }
-                list.iter()
-                    .enumerate()
-                    .map(|(i, c)| {
-                        TeamCriterion::from_code(c).ok_or_else(|| {
-                            bad(format!("ranking[{i}]"), format!("unknown criterion {c:?}"))
-                        })
-                    })
-                    .collect::<Result<_, _>>()?
-            }
-        };
-        let chain = self.chain()?;
-        let lineup_system = match self.lineup.system.as_deref() {
-            None | Some("ordered_substitutes") => LineupSystem::OrderedSubstitutes,
-            Some("fixed_order") => LineupSystem::FixedOrder,
-            Some("free_order") => LineupSystem::FreeOrder,
-            Some(other) => {
-                return Err(bad(
-                    "lineup.system",
-                    format!("unknown {other:?} (ordered_substitutes, fixed_order, free_order)"),
-                ));
-            }
-        };
+        let lineup_system = self.lineup_system()?;
         let mut eligibility = Vec::new();
         for (i, e) in self.lineup.eligibility.iter().enumerate() {
             let f = format!("lineup.eligibility[{i}]");
@@ -540,13 +646,9 @@ impl EventSpec {
         };
         Ok(Rules {
             system,
-            event: EventRules {
-                boards: self.boards,
-                game_scoring,
-                chain,
-                match_scoring: MatchScoring::default(),
-            },
+            event,
             criteria,
+            stages,
             lineup: LineupRules {
                 system: lineup_system,
                 boards: self.boards,
@@ -573,8 +675,180 @@ impl EventSpec {
         })
     }
 
-    fn chain(&self) -> Result<ResultChain, SpecError> {
-        let Some(c) = &self.result_chain else {
+    /// The lineup system (12.1–12.5), checked against the boards and rosters it needs.
+    fn lineup_system(&self) -> Result<LineupSystem, SpecError> {
+        let system = match self.lineup.system.as_deref() {
+            None | Some("ordered_substitutes") => LineupSystem::OrderedSubstitutes,
+            Some("fixed_order") => LineupSystem::FixedOrder,
+            Some("free_order") => LineupSystem::FreeOrder,
+            Some("all_play_all") => LineupSystem::AllPlayAll,
+            Some("total_score") => LineupSystem::TotalScore,
+            Some(other) => {
+                return Err(bad(
+                    "lineup.system",
+                    format!(
+                        "unknown {other:?} (ordered_substitutes, fixed_order, free_order, all_play_all, total_score)"
+                    ),
+                ));
+            }
+        };
+        match system {
+            LineupSystem::AllPlayAll if self.boards > 8 => Err(bad(
+                "boards",
+                "12.4 all-play-all: at most 8 players a team (64 games a match)",
+            )),
+            LineupSystem::TotalScore => {
+                // 12.5: a team's result is its entrants' individual ranks: it registers
+                // exactly its entrants.
+                match self
+                    .teams
+                    .iter()
+                    .position(|t| t.players.len() != self.boards as usize)
+                {
+                    Some(i) => Err(bad(
+                        format!("teams[{i}].players"),
+                        format!(
+                            "12.5 total score: each team registers exactly its {} entrants (no substitutes)",
+                            self.boards
+                        ),
+                    )),
+                    None => Ok(system),
+                }
+            }
+            _ => Ok(system),
+        }
+    }
+
+    /// The games of a match: one a board, or (12.4) every player against every player.
+    fn match_games(&self) -> Result<u32, SpecError> {
+        Ok(match self.lineup_system()? {
+            LineupSystem::AllPlayAll => self.boards * self.boards,
+            _ => self.boards,
+        })
+    }
+
+    /// Every stage's rules: the event's one system, or each of `stages`.
+    fn stage_rules(&self) -> Result<Vec<StageRules>, SpecError> {
+        let teams = self.teams.len();
+        let match_games = self.match_games()?;
+        if self.stages.is_empty() {
+            if self.system.is_empty() {
+                return Err(bad("system", "required (or give stages)"));
+            }
+            let (system, event, criteria) = system_rules(
+                &self.system,
+                self.legs,
+                self.rounds,
+                self.game_scoring.as_ref(),
+                self.ranking.as_ref(),
+                self.result_chain.as_ref(),
+                match_games,
+                teams,
+            )?;
+            return Ok(vec![StageRules {
+                name: String::new(),
+                system,
+                event,
+                criteria,
+                entrants: Entrants::All,
+                teams: teams as u32,
+            }]);
+        }
+        if !self.system.is_empty() {
+            return Err(bad("system", "give system, or stages, not both"));
+        }
+        if self.legs.is_some() || self.rounds.is_some() {
+            return Err(bad(
+                if self.legs.is_some() {
+                    "legs"
+                } else {
+                    "rounds"
+                },
+                "with stages, each stage gives its own",
+            ));
+        }
+        if self.stages.len() > 8 {
+            return Err(bad("stages", "at most 8 stages"));
+        }
+        let mut out: Vec<StageRules> = Vec::with_capacity(self.stages.len());
+        for (i, st) in self.stages.iter().enumerate() {
+            let f = format!("stages[{i}]");
+            let at = |e: SpecError| bad(format!("{f}.{}", e.field), e.why);
+            let entrants = match (&st.entrants, out.last()) {
+                (None, _) => Entrants::All,
+                (Some(_), None) => {
+                    return Err(bad(
+                        format!("{f}.entrants"),
+                        "the first stage is played by every team",
+                    ));
+                }
+                (Some(EntrantsSpec::All(a)), Some(_)) if a == "all" => Entrants::All,
+                (Some(EntrantsSpec::All(a)), Some(_)) => {
+                    return Err(bad(
+                        format!("{f}.entrants"),
+                        format!("unknown {a:?} (\"all\", or {{\"top\": K}})"),
+                    ));
+                }
+                (Some(EntrantsSpec::Top { top }), Some(prev)) => {
+                    if *top < 2 || *top > prev.teams {
+                        return Err(bad(
+                            format!("{f}.entrants.top"),
+                            format!(
+                                "must be 2 to {} (the teams of the stage before)",
+                                prev.teams
+                            ),
+                        ));
+                    }
+                    Entrants::Top(*top)
+                }
+            };
+            if let Some(prev) = out.last() {
+                if prev.system == System::Knockout {
+                    return Err(bad(
+                        f.clone(),
+                        "a knockout is the last stage: it has no standings to pass teams on from",
+                    ));
+                }
+            }
+            let n = match (entrants, out.last()) {
+                (Entrants::Top(k), _) => k,
+                (Entrants::All, Some(prev)) => prev.teams,
+                (Entrants::All, None) => teams as u32,
+            };
+            let (system, event, criteria) = system_rules(
+                &st.system,
+                st.legs,
+                st.rounds,
+                st.game_scoring.as_ref().or(self.game_scoring.as_ref()),
+                st.ranking.as_ref().or(self.ranking.as_ref()),
+                st.result_chain.as_ref().or(self.result_chain.as_ref()),
+                match_games,
+                n as usize,
+            )
+            .map_err(at)?;
+            let name = match &st.name {
+                Some(nm) if nm.trim().is_empty() || nm.chars().count() > 100 => {
+                    return Err(bad(format!("{f}.name"), "must be 1 to 100 characters"));
+                }
+                Some(nm) => nm.clone(),
+                None => format!("stage {}", i + 1),
+            };
+            out.push(StageRules {
+                name,
+                system,
+                event,
+                criteria,
+                entrants,
+                teams: n,
+            });
+        }
+        Ok(out)
+    }
+}
+
+fn chain_of(c: Option<&ChainSpec>) -> Result<ResultChain, SpecError> {
+    {
+        let Some(c) = c else {
             return Ok(ResultChain::single(tc("result_chain", "90m+30s")?));
         };
         let basis = match c.count_basis.as_deref() {
@@ -673,7 +947,9 @@ impl EventSpec {
         chain.count_basis = basis;
         Ok(chain)
     }
+}
 
+impl EventSpec {
     /// Each round's (start, lineup deadline), Unix ms; `rounds` is the number the system
     /// plays (a knockout's is known only as it goes: its later rounds follow `every`).
     pub fn round_times(&self, rules: &Rules, rounds: u32) -> Result<Vec<(u64, u64)>, SpecError> {
@@ -827,5 +1103,104 @@ mod tests {
             s.round_times(&r, 2).unwrap_err().field,
             "schedule.rounds_at"
         );
+    }
+
+    #[test]
+    fn stages_are_checked_each_with_its_own_field() {
+        let staged = |stages: serde_json::Value| {
+            let mut v = serde_json::to_value(sample()).unwrap();
+            v.as_object_mut().unwrap().remove("system");
+            v["teams"] = serde_json::json!([
+                {"name": "A", "players": ["a1", "a2"]}, {"name": "B", "players": ["b1", "b2"]},
+                {"name": "C", "players": ["c1", "c2"]}, {"name": "D", "players": ["d1", "d2"]},
+            ]);
+            v["stages"] = stages;
+            serde_json::from_value::<EventSpec>(v).unwrap()
+        };
+        let ok = staged(serde_json::json!([
+            {"system": "round_robin", "legs": 1},
+            {"name": "final", "system": "knockout", "entrants": {"top": 2},
+             "result_chain": {"preset": "single", "time_control": "5m+3s"}},
+        ]));
+        let r = ok.rules().unwrap();
+        assert_eq!(r.stages.len(), 2);
+        assert_eq!(r.stages[0].name, "stage 1");
+        assert_eq!(r.stages[1].entrants, Entrants::Top(2));
+        assert_eq!(r.stages[1].event.chain.stages().len(), 1, "its own chain");
+        assert_eq!(r.stages[0].event.chain.stages().len(), 3, "the event's");
+        assert_eq!(r.planned_rounds(), 3 + 1);
+        assert_eq!(r.system, System::RoundRobin { legs: 1 });
+        let again: EventSpec = serde_json::from_str(&serde_json::to_string(&ok).unwrap()).unwrap();
+        assert_eq!(again, ok);
+        let cases = [
+            (
+                serde_json::json!([{"system": "swiss", "rounds": 2}, {"system": "league"}]),
+                "stages[1].system",
+            ),
+            (
+                serde_json::json!([{"system": "round_robin"}, {"system": "swiss", "rounds": 3, "entrants": {"top": 3}}]),
+                "stages[1].rounds",
+            ),
+            (
+                serde_json::json!([{"system": "round_robin"}, {"system": "knockout", "entrants": {"top": 5}}]),
+                "stages[1].entrants.top",
+            ),
+            (
+                serde_json::json!([{"system": "round_robin", "entrants": "all"}]),
+                "stages[0].entrants",
+            ),
+            (
+                serde_json::json!([{"system": "round_robin"}, {"system": "knockout", "entrants": "some"}]),
+                "stages[1].entrants",
+            ),
+            (
+                serde_json::json!([{"system": "knockout"}, {"system": "round_robin"}]),
+                "stages[1]",
+            ),
+            (
+                serde_json::json!([{"system": "round_robin", "result_chain": {"preset": "single", "time_control": "x"}}]),
+                "stages[0].result_chain.time_control",
+            ),
+        ];
+        for (stages, field) in cases {
+            let e = staged(stages).rules().unwrap_err();
+            assert_eq!(e.field, field, "{e}");
+        }
+        let mut both = ok.clone();
+        both.system = "round_robin".into();
+        assert_eq!(both.rules().unwrap_err().field, "system");
+        let mut neither = ok;
+        neither.stages.clear();
+        assert_eq!(neither.rules().unwrap_err().field, "system");
+    }
+
+    #[test]
+    fn the_lineup_systems_12_4_and_12_5_are_checked() {
+        let mut s = sample();
+        s.lineup.system = Some("all_play_all".into());
+        let r = s.rules().unwrap();
+        assert_eq!(r.lineup.system, LineupSystem::AllPlayAll);
+        assert_eq!(r.lineup.boards, 2, "players a team");
+        assert_eq!(r.event.boards, 4, "every player against every player");
+        s.boards = 9;
+        for t in &mut s.teams {
+            t.players = (0..9)
+                .map(|k| PlayerSpec::Name(format!("{}{k}", t.name)))
+                .collect();
+        }
+        assert_eq!(s.rules().unwrap_err().field, "boards");
+        let mut s = sample();
+        s.lineup.system = Some("total_score".into());
+        assert_eq!(
+            s.rules().unwrap_err().field,
+            "teams[0].players",
+            "a substitute"
+        );
+        s.teams[0].players.truncate(2);
+        let r = s.rules().unwrap();
+        assert_eq!(r.lineup.system, LineupSystem::TotalScore);
+        assert_eq!(r.event.boards, 2);
+        s.lineup.system = Some("team_spirit".into());
+        assert_eq!(s.rules().unwrap_err().field, "lineup.system");
     }
 }

@@ -851,6 +851,7 @@ async fn append_many_answers_each_in_order(url: String) -> TestResult {
             game: g,
             events: evs(1..=2),
             finish: None,
+            fence: None,
         });
     }
     // The first game again (chains after its first append), a gap, an unknown game, and a
@@ -859,26 +860,31 @@ async fn append_many_answers_each_in_order(url: String) -> TestResult {
         game: games[0],
         events: evs(3..=3),
         finish: None,
+        fence: None,
     });
     appends.push(Append {
         game: games[2],
         events: evs(5..=5),
         finish: None,
+        fence: None,
     });
     appends.push(Append {
         game: GameId(games[19].0 + 1000),
         events: evs(1..=1),
         finish: None,
+        fence: None,
     });
     appends.push(Append {
         game: games[1],
         events: vec![],
         finish: Some(fin.clone()),
+        fence: None,
     });
     appends.push(Append {
         game: games[1],
         events: evs(3..=3),
         finish: None,
+        fence: None,
     });
     let answers = s.append_many(appends).await;
     check!(answers.len() == 25, "{} answers", answers.len());
@@ -922,6 +928,7 @@ async fn append_many_answers_each_in_order(url: String) -> TestResult {
                 game: games[3],
                 events: evs(3..=3),
                 finish: None,
+                fence: None,
             };
             3
         ])
@@ -1033,7 +1040,8 @@ async fn migrations_run_at_open(url: String) -> TestResult {
     };
     // SQLite has four more (games.last_seq derived from the log; recent events; event keys;
     // key steps in slices), then both have the league's (SQLite 6, PostgreSQL 2) and the
-    // principals' given ids (SQLite 7, PostgreSQL 3).
+    // principals' given ids (SQLite 7, PostgreSQL 3) and the fencing tokens (SQLite 8,
+    // PostgreSQL 4).
     let want = if url.starts_with("sqlite:") {
         vec![
             (1, true),
@@ -1043,9 +1051,10 @@ async fn migrations_run_at_open(url: String) -> TestResult {
             (5, true),
             (6, true),
             (7, true),
+            (8, true),
         ]
     } else {
-        vec![(1, true), (2, true), (3, true)]
+        vec![(1, true), (2, true), (3, true), (4, true)]
     };
     check!(applied == want, "{applied:?}");
     // Opening again applies nothing new and fails on nothing.
@@ -1468,6 +1477,7 @@ async fn sqlite_recent_events_are_keyed_and_the_log_reads_the_same() -> TestResu
                 game: g,
                 events: vec![NewEvent::new(seq, "move", recent_payload(g, seq), 1)],
                 finish: None,
+                fence: None,
             })
             .collect();
         for r in s.append_many(appends).await {

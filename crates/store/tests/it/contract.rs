@@ -52,6 +52,7 @@ async fn resolve_append_answers_from_the_log() -> TestResult {
             game: g,
             events,
             finish,
+            fence: None,
         };
         // The last append, and one of several events: committed.
         let r = s.resolve_append(&append(vec![ev(3)], None)).await?;
@@ -108,6 +109,7 @@ async fn resolve_append_answers_from_the_log() -> TestResult {
             game: chuhe_store::GameId(g.0 + 1000),
             events: vec![ev(1)],
             finish: None,
+            fence: None,
         };
         let r = s.resolve_append(&missing).await;
         assert!(matches!(r, Err(StoreError::GameNotFound(_))), "{r:?}");
@@ -180,11 +182,13 @@ async fn client_mistakes_are_typed_not_unavailable() -> TestResult {
                     game: g,
                     events: vec![ev(1)],
                     finish: None,
+                    fence: None,
                 },
                 Append {
                     game: h,
                     events: vec![bad],
                     finish: None,
+                    fence: None,
                 },
             ])
             .await;

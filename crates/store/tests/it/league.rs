@@ -19,6 +19,7 @@ cases!(
     games_keep_start_mode_and_lateness,
     keyed_create_is_idempotent,
     concurrent_keyed_creates_store_one_game,
+    a_batch_of_games_is_created_together,
     competitions_are_listed_oldest_first,
     competition_log_appends_gap_free,
     competition_seq_conflicts_store_nothing,
@@ -86,6 +87,44 @@ async fn seqs(s: &AnyStore, c: CompetitionId, after: u64) -> Result<Vec<u64>, St
 }
 
 // ---- games ---------------------------------------------------------------------------------
+
+/// `create_games`: a round's games in one call, each as `create_game` would (a stored key
+/// returns its game, a key repeated within the batch one game), in order; a refused game
+/// stores none of them.
+async fn a_batch_of_games_is_created_together(url: String) -> TestResult {
+    let s = open(&url).await?;
+    let (red, black) = two_players(&s).await?;
+    let before = s.create_game(keyed(red, black, "b/0")).await?;
+    let batch: Vec<NewGame> = ["b/1", "b/0", "b/2", "b/1"]
+        .iter()
+        .map(|k| keyed(red, black, k))
+        .collect();
+    let made = s.create_games(batch).await?;
+    check!(made.len() == 4);
+    check!(made[1] == before, "a stored key: its game");
+    check!(made[3] == made[0], "a key twice in the batch: one game");
+    check!(made[0].id != made[2].id && made[0].id != before.id);
+    check!(
+        made.iter().map(|g| g.key.clone()).collect::<Vec<_>>()
+            == ["b/1", "b/0", "b/2", "b/1"].map(|k| Some(k.to_string()))
+    );
+    check!(s.game_by_key("b/2").await? == Some(made[2].clone()));
+    let live = s.list_games(GameFilter::Live, 100).await?.len();
+    check!(live == 3);
+    // One refused (red plays itself): nothing of the batch is stored.
+    let refused = s
+        .create_games(vec![keyed(red, black, "c/1"), keyed(red, red, "c/2")])
+        .await;
+    check!(
+        matches!(refused, Err(StoreError::Invalid(_))),
+        "{refused:?}"
+    );
+    check!(s.game_by_key("c/1").await?.is_none());
+    check!(s.create_games(Vec::new()).await?.is_empty());
+    check!(s.list_games(GameFilter::Live, 100).await?.len() == live);
+    s.close().await;
+    Ok(())
+}
 
 /// The new fields round-trip; bad values are refused with `Invalid`.
 async fn games_keep_start_mode_and_lateness(url: String) -> TestResult {

@@ -3,6 +3,7 @@
 mod conformance;
 mod contract;
 mod crash;
+mod fence;
 mod league;
 mod outage;
 mod wal;

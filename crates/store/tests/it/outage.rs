@@ -125,6 +125,7 @@ async fn appends_answered_during_abrupt_postgres_stops_are_answered_truthfully()
                     game: run.game,
                     events: vec![failed.clone()],
                     finish: None,
+                    fence: None,
                 };
                 Some(
                     resolve(&store, &append)

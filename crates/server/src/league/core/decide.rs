@@ -78,6 +78,14 @@ pub enum LeagueCommand {
     /// Organiser: pair the next Swiss round now (it is otherwise paired when the round before
     /// completes).
     PairNextRound,
+    /// Organiser: begin the next stage of a multi-stage event now that the current one is
+    /// complete (it otherwise begins by itself then), with its teams seeded from the
+    /// standings — or, when given, these teams in seed order (to settle a tie for the last
+    /// place that passes on, after a play-off).
+    StartNextStage {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        teams: Option<Vec<usize>>,
+    },
     /// The driver's timer: whatever is due.
     Tick,
 }
@@ -100,6 +108,13 @@ pub enum LeagueError {
     /// A Swiss round cannot be paired.
     #[error("the next round cannot be paired: {0}")]
     Pairing(String),
+    /// The next stage cannot begin: the current one has matches to play.
+    #[error("{0}")]
+    StageNotComplete(String),
+    /// The next stage's teams cannot be seeded from the standings (a tie for the last place
+    /// that passes on): the organiser names them.
+    #[error("the next stage cannot be seeded: {0}")]
+    Seeding(String),
 }
 
 impl LeagueError {
@@ -112,6 +127,8 @@ impl LeagueError {
             LeagueError::Conflict(_) => "conflict",
             LeagueError::LineupRefused(_) => "lineup_refused",
             LeagueError::Pairing(_) => "pairing_refused",
+            LeagueError::StageNotComplete(_) => "stage_not_complete",
+            LeagueError::Seeding(_) => "seeding_refused",
         }
     }
 }
@@ -206,54 +223,7 @@ pub fn decide(
                 ));
             }
             d.push(LeagueEvent::Published)?;
-            match league.rules.system {
-                System::RoundRobin { legs } => {
-                    let n = league.teams.len() as u32;
-                    let rounds = chuhe_league::fixtures::round_robin(
-                        n,
-                        chuhe_league::fixtures::RoundRobinOptions {
-                            legs,
-                            ..Default::default()
-                        },
-                    )
-                    .map_err(|e| LeagueError::Invalid(e.to_string()))?;
-                    for r in rounds {
-                        let (start_ms, deadline_ms) = round_time(league, r.number)?;
-                        d.push(LeagueEvent::RoundPaired {
-                            round: r.number,
-                            tables: r
-                                .pairings
-                                .iter()
-                                .map(|p| [p.first as usize - 1, p.second as usize - 1])
-                                .collect(),
-                            byes: r.bye.map(|b| b as usize - 1).into_iter().collect(),
-                            start_ms,
-                            deadline_ms,
-                        })?;
-                    }
-                }
-                System::Swiss { .. } => pair_swiss(&mut d)?,
-                System::Knockout => {
-                    let n = league.teams.len() as u32;
-                    let first = chuhe_league::fixtures::knockout_first_round(n)
-                        .map_err(|e| LeagueError::Invalid(e.to_string()))?;
-                    let (start_ms, deadline_ms) = round_time(league, 1)?;
-                    d.push(LeagueEvent::RoundPaired {
-                        round: 1,
-                        tables: first
-                            .iter()
-                            .filter_map(|(a, b)| b.map(|b| [*a as usize - 1, b as usize - 1]))
-                            .collect(),
-                        byes: first
-                            .iter()
-                            .filter(|(_, b)| b.is_none())
-                            .map(|(a, _)| *a as usize - 1)
-                            .collect(),
-                        start_ms,
-                        deadline_ms,
-                    })?;
-                }
-            }
+            pair_stage(&mut d, 1, false)?;
         }
         LeagueCommand::Reschedule {
             round,
@@ -424,9 +394,10 @@ pub fn decide(
                         })
                         .collect(),
                 );
+                let rules = &league.rules_of(at.round).event;
                 chuhe_league::chain::evaluate_board(
-                    &league.rules.event.chain,
-                    &league.rules.event.game_scoring,
+                    &rules.chain,
+                    &rules.game_scoring,
                     at.board,
                     &record,
                 )
@@ -477,7 +448,8 @@ pub fn decide(
         }
         LeagueCommand::PairNextRound => {
             need_organizer(actor)?;
-            if !matches!(league.rules.system, System::Swiss { .. }) {
+            let stage = league.current_stage();
+            if !matches!(league.rules.stage(stage).system, System::Swiss { .. }) {
                 return Err(LeagueError::Conflict(
                     "only a Swiss is paired round by round".into(),
                 ));
@@ -488,6 +460,33 @@ pub fn decide(
                 ));
             }
             pair_swiss(&mut d)?;
+        }
+        LeagueCommand::StartNextStage { teams } => {
+            need_organizer(actor)?;
+            if !league.published {
+                return Err(LeagueError::Conflict("the event is not published".into()));
+            }
+            let next = league.current_stage() + 1;
+            if next as usize > league.rules.stages.len() {
+                return Err(LeagueError::Conflict(
+                    "the event has no further stage".into(),
+                ));
+            }
+            if !stage_complete(league, next - 1) {
+                return Err(LeagueError::StageNotComplete(format!(
+                    "stage {} has matches without a result",
+                    next - 1
+                )));
+            }
+            let seeded = match teams {
+                None => seed_next_stage(league)?,
+                Some(t) => chosen_seeds(league, t)?,
+            };
+            d.push(LeagueEvent::StageStarted {
+                stage: next,
+                teams: seeded,
+            })?;
+            pair_stage(&mut d, next, false)?;
         }
         LeagueCommand::Tick => {
             if actor.role.is_some() {
@@ -585,39 +584,215 @@ fn submit_lineup(
     Ok(())
 }
 
-/// Pairs the next Swiss round from the results so far.
+/// A stage's fixtures as it begins (1: at publication): a round robin's every round, a
+/// Swiss's or a knockout's first, among the stage's teams (numbered by their seeds).
+/// `by_system`: recorded without the actor (the stage began by itself).
+fn pair_stage(d: &mut Draft, stage: u32, by_system: bool) -> Result<(), LeagueError> {
+    let l = &d.work;
+    let teams = l
+        .stages
+        .get(stage as usize - 1)
+        .cloned()
+        .ok_or_else(|| LeagueError::NotFound(format!("stage {stage}")))?;
+    let n = teams.len() as u32;
+    let seed = |s: u32| teams[s as usize - 1];
+    let base = l.rounds.len() as u32;
+    let mut paired = Vec::new();
+    match l.rules.stage(stage).system {
+        System::RoundRobin { legs } => {
+            let rounds = chuhe_league::fixtures::round_robin(
+                n,
+                chuhe_league::fixtures::RoundRobinOptions {
+                    legs,
+                    ..Default::default()
+                },
+            )
+            .map_err(|e| LeagueError::Invalid(e.to_string()))?;
+            for r in rounds {
+                paired.push((
+                    base + r.number,
+                    r.pairings
+                        .iter()
+                        .map(|p| [seed(p.first), seed(p.second)])
+                        .collect::<Vec<_>>(),
+                    r.bye.map(seed).into_iter().collect::<Vec<_>>(),
+                ));
+            }
+        }
+        System::Swiss { .. } => return pair_swiss(d),
+        System::Knockout => {
+            let first = chuhe_league::fixtures::knockout_first_round(n)
+                .map_err(|e| LeagueError::Invalid(e.to_string()))?;
+            paired.push((
+                base + 1,
+                first
+                    .iter()
+                    .filter_map(|(a, b)| b.map(|b| [seed(*a), seed(b)]))
+                    .collect(),
+                first
+                    .iter()
+                    .filter(|(_, b)| b.is_none())
+                    .map(|(a, _)| seed(*a))
+                    .collect(),
+            ));
+        }
+    }
+    for (round, tables, byes) in paired {
+        let (start_ms, deadline_ms) = round_time(&d.work, round)?;
+        let e = LeagueEvent::RoundPaired {
+            round,
+            tables,
+            byes,
+            start_ms,
+            deadline_ms,
+        };
+        if by_system {
+            d.push_system(e)?;
+        } else {
+            d.push(e)?;
+        }
+    }
+    Ok(())
+}
+
+/// Whether a stage has played everything its system plays: a round robin's every round, a
+/// Swiss's number of rounds, a knockout's final.
+pub(crate) fn stage_complete(l: &League, stage: u32) -> bool {
+    let rounds: Vec<_> = l.stage_rounds(stage).collect();
+    let Some(last) = rounds.last() else {
+        return false;
+    };
+    if rounds.iter().any(|r| !r.completed) {
+        return false;
+    }
+    match l.rules.stage(stage).system {
+        System::RoundRobin { .. } => true,
+        System::Swiss { rounds: n } => rounds.len() as u32 >= n,
+        System::Knockout => last.tables.len() + last.byes.len() <= 1,
+    }
+}
+
+/// The next stage's teams in seed order, from the current stage's standings: every team still
+/// in, or the first K; a tie for the K-th place is refused (nobody is mis-seeded).
+fn seed_next_stage(l: &League) -> Result<Vec<usize>, LeagueError> {
+    let stage = l.current_stage();
+    let next = l.rules.stage(stage + 1);
+    let rows: Vec<(usize, Option<u32>)> = super::view::stage_ranking(l, stage)
+        .ok_or_else(|| LeagueError::Seeding(format!("stage {stage} has no standings")))?
+        .map_err(LeagueError::Seeding)?
+        .into_iter()
+        .filter(|(team, rank)| rank.is_some() && !l.withdrawals.iter().any(|w| w.team == *team))
+        .collect();
+    let k = match next.entrants {
+        crate::league::spec::Entrants::All => rows.len(),
+        crate::league::spec::Entrants::Top(k) => k as usize,
+    };
+    if rows.len() < k.max(2) {
+        return Err(LeagueError::Seeding(format!(
+            "{} teams are still in, stage {} needs {}",
+            rows.len(),
+            stage + 1,
+            k.max(2)
+        )));
+    }
+    if let (Some(last_in), Some(first_out)) = (rows.get(k - 1), rows.get(k)) {
+        if last_in.1 == first_out.1 {
+            return Err(LeagueError::Seeding(format!(
+                "{} and {} share rank {} and only one passes on: name stage {}'s teams (start_next_stage with teams) once a play-off separates them",
+                l.teams[last_in.0].name,
+                l.teams[first_out.0].name,
+                last_in.1.unwrap_or(0),
+                stage + 1
+            )));
+        }
+    }
+    Ok(rows.into_iter().take(k).map(|(t, _)| t).collect())
+}
+
+/// The organiser's seeding of the next stage, checked: teams of the current stage, still in,
+/// each once, as many as the stage takes.
+fn chosen_seeds(l: &League, teams: &[usize]) -> Result<Vec<usize>, LeagueError> {
+    let stage = l.current_stage();
+    let next = l.rules.stage(stage + 1);
+    let current = l.stages.last().cloned().unwrap_or_default();
+    let still_in = current
+        .iter()
+        .filter(|t| !l.withdrawals.iter().any(|w| w.team == **t))
+        .count();
+    let want = match next.entrants {
+        crate::league::spec::Entrants::All => still_in,
+        crate::league::spec::Entrants::Top(k) => k as usize,
+    };
+    if teams.len() != want {
+        return Err(LeagueError::Invalid(format!(
+            "stage {} takes {want} teams, {} were named",
+            stage + 1,
+            teams.len()
+        )));
+    }
+    let mut seen = std::collections::BTreeSet::new();
+    for t in teams {
+        if !current.contains(t) || l.withdrawals.iter().any(|w| w.team == *t) {
+            return Err(LeagueError::Invalid(format!(
+                "team {t} is not a team still in stage {stage}"
+            )));
+        }
+        if !seen.insert(*t) {
+            return Err(LeagueError::Invalid(format!("team {t} is named twice")));
+        }
+    }
+    Ok(teams.to_vec())
+}
+
+/// A stage's team (global index) as its local index, when it plays the stage.
+fn local(teams: &[usize], team: usize) -> Option<usize> {
+    teams.iter().position(|t| *t == team)
+}
+
+/// Pairs the current stage's next Swiss round from the results so far.
 fn pair_swiss(d: &mut Draft) -> Result<(), LeagueError> {
     let l = &d.work;
-    let System::Swiss { rounds } = l.rules.system else {
+    let stage = l.current_stage();
+    let System::Swiss { rounds } = l.rules.stage(stage).system else {
         return Ok(());
     };
-    let next = l.rounds.len() as u32 + 1;
-    if next > rounds {
+    let entrants = l.stages.last().cloned().unwrap_or_default();
+    let played_rounds: Vec<_> = l.stage_rounds(stage).collect();
+    let next_local = played_rounds.len() as u32 + 1;
+    if next_local > rounds {
         return Ok(());
     }
-    let teams: Vec<SwissTeam> = l
-        .teams
+    let next = l.rounds.len() as u32 + 1;
+    let teams: Vec<SwissTeam> = entrants
         .iter()
         .enumerate()
-        .map(|(i, t)| SwissTeam {
+        .map(|(i, &t)| SwissTeam {
             seed: i as u32 + 1,
-            unit: t.unit.clone(),
-            withdrawn: l.withdrawn_before(i, next),
+            unit: l.teams[t].unit.clone(),
+            withdrawn: l.withdrawn_before(t, next),
         })
         .collect();
-    let mut played = Vec::with_capacity(l.rounds.len());
-    for r in &l.rounds {
+    let mut played = Vec::with_capacity(played_rounds.len());
+    for r in &played_rounds {
         let mut round = SwissRound::default();
         for (k, t) in r.tables.iter().enumerate() {
             let mp = super::view::match_result(l, r.number, k as u32 + 1)
                 .map(|m| m.match_points)
                 .unwrap_or_default();
-            round.pairings.push((t.teams[0], t.teams[1], mp));
+            let (Some(a), Some(b)) = (local(&entrants, t.teams[0]), local(&entrants, t.teams[1]))
+            else {
+                return Err(LeagueError::Pairing(format!(
+                    "round {} has a team outside stage {stage}",
+                    r.number
+                )));
+            };
+            round.pairings.push((a, b, mp));
         }
         round.bye = r
             .byes
             .first()
-            .map(|b| (*b, l.rules.event.match_scoring.forfeit_win));
+            .and_then(|b| local(&entrants, *b))
+            .map(|b| (b, l.rules.stage(stage).event.match_scoring.forfeit_win));
         played.push(round);
     }
     let pairing = pair_next_round(&teams, &played, SwissOptions::default())
@@ -625,8 +800,12 @@ fn pair_swiss(d: &mut Draft) -> Result<(), LeagueError> {
     let (start_ms, deadline_ms) = round_time(l, next)?;
     d.push_system(LeagueEvent::RoundPaired {
         round: next,
-        tables: pairing.tables.iter().map(|(a, b)| [*a, *b]).collect(),
-        byes: pairing.bye.into_iter().collect(),
+        tables: pairing
+            .tables
+            .iter()
+            .map(|(a, b)| [entrants[*a], entrants[*b]])
+            .collect(),
+        byes: pairing.bye.map(|b| entrants[b]).into_iter().collect(),
         start_ms,
         deadline_ms,
     })
@@ -753,7 +932,8 @@ fn settle_once(d: &mut Draft) -> Result<(), LeagueError> {
     for round in complete {
         d.push_system(LeagueEvent::RoundCompleted { round })?;
         if round as usize == d.work.rounds.len() {
-            match d.work.rules.system {
+            let stage = d.work.current_stage();
+            match d.work.rules.stage(stage).system {
                 System::Swiss { .. } => {
                     // A round that cannot be paired waits for the organiser (who sees why).
                     if let Err(e) = pair_swiss(d) {
@@ -762,6 +942,23 @@ fn settle_once(d: &mut Draft) -> Result<(), LeagueError> {
                 }
                 System::Knockout => next_knockout_round(d, round)?,
                 System::RoundRobin { .. } => {}
+            }
+            // A complete stage passes its teams on to the next, seeded by its standings (a
+            // tie for the last place that passes on waits for the organiser).
+            let stage = d.work.current_stage();
+            if (stage as usize) < d.work.rules.stages.len() && stage_complete(&d.work, stage) {
+                match seed_next_stage(&d.work) {
+                    Ok(teams) => {
+                        d.push_system(LeagueEvent::StageStarted {
+                            stage: stage + 1,
+                            teams,
+                        })?;
+                        pair_stage(d, stage + 1, true)?;
+                    }
+                    Err(e) => {
+                        tracing::warn!(league = d.work.id, error = %e, "next stage not begun");
+                    }
+                }
             }
         }
     }
@@ -781,7 +978,8 @@ fn choice_needed(l: &League, at: BoardKey) -> Option<(u32, TeamSide)> {
         return None; // decided
     }
     let next = last.stage + 1;
-    let stage = l.rules.event.chain.stages().get(next as usize)?;
+    let chain = &l.rules_of(at.round).event.chain;
+    let stage = chain.stages().get(next as usize)?;
     if !matches!(stage.colours, StageColours::ChosenBy(_)) {
         return None;
     }
@@ -790,7 +988,7 @@ fn choice_needed(l: &League, at: BoardKey) -> Option<(u32, TeamSide)> {
     } else {
         chuhe_league::Side::Second
     };
-    let chooser = l.rules.event.chain.chooser(next as usize, previous_red)?;
+    let chooser = chain.chooser(next as usize, previous_red)?;
     Some((next, TeamSide::of_league(chooser)))
 }
 
@@ -801,16 +999,26 @@ fn next_knockout_round(d: &mut Draft, round: u32) -> Result<(), LeagueError> {
         .ok_or_else(|| LeagueError::NotFound("round".into()))?;
     // Winners in bracket order (tables in order, then byes); a level match waits for the
     // arbiters (they set a board to decide it).
+    // Seeds are the stage's (its teams' places in its seeding).
+    let entrants = l
+        .stages
+        .get(r.stage as usize - 1)
+        .cloned()
+        .unwrap_or_default();
+    let seed = |team: usize| local(&entrants, team).map(|i| i as u32 + 1);
     let mut winners = Vec::new();
     for (k, t) in r.tables.iter().enumerate() {
         let m = super::view::match_result(l, round, k as u32 + 1);
-        match m.and_then(|m| m.winner) {
-            Some(s) => winners.push(t.teams[TeamSide::of_league(s).index()] as u32 + 1),
+        match m
+            .and_then(|m| m.winner)
+            .and_then(|s| seed(t.teams[TeamSide::of_league(s).index()]))
+        {
+            Some(s) => winners.push(s),
             None => return Ok(()),
         }
     }
     for b in &r.byes {
-        winners.push(*b as u32 + 1);
+        winners.extend(seed(*b));
     }
     if winners.len() < 2 {
         return Ok(());
@@ -822,12 +1030,12 @@ fn next_knockout_round(d: &mut Draft, round: u32) -> Result<(), LeagueError> {
         round: round + 1,
         tables: pairs
             .iter()
-            .filter_map(|(a, b)| b.map(|b| [*a as usize - 1, b as usize - 1]))
+            .filter_map(|(a, b)| b.map(|b| [entrants[*a as usize - 1], entrants[b as usize - 1]]))
             .collect(),
         byes: pairs
             .iter()
             .filter(|(_, b)| b.is_none())
-            .map(|(a, _)| *a as usize - 1)
+            .map(|(a, _)| entrants[*a as usize - 1])
             .collect(),
         start_ms,
         deadline_ms,
@@ -857,5 +1065,7 @@ pub(crate) fn match_record(l: &League, round: u32, table: u32) -> Option<MatchRe
         })?);
     }
     let record = MatchRecord::Played(boards);
-    evaluate_match(&l.rules.event, &record).ok().map(|_| record)
+    evaluate_match(&l.rules_of(round).event, &record)
+        .ok()
+        .map(|_| record)
 }

@@ -171,6 +171,9 @@ pub enum LeagueEvent {
     },
     /// Fixtures are public; lineups can be submitted.
     Published,
+    /// A stage after the first begins (a multi-stage event): its teams, seeded (seed 1 first)
+    /// from the previous stage's standings. The rounds paired from now on are this stage's.
+    StageStarted { stage: u32, teams: Vec<usize> },
     /// A round's matches: `tables[i]` = [first, second] team indices; teams with a bye.
     RoundPaired {
         round: u32,
@@ -257,6 +260,7 @@ impl LeagueEvent {
         match self {
             LeagueEvent::Created { .. } => "created",
             LeagueEvent::Published => "published",
+            LeagueEvent::StageStarted { .. } => "stage_started",
             LeagueEvent::RoundPaired { .. } => "round_paired",
             LeagueEvent::RoundRescheduled { .. } => "round_rescheduled",
             LeagueEvent::LineupSubmitted { .. } => "lineup_submitted",

@@ -17,4 +17,8 @@ pub use event::{
     TeamAccounts, TeamSide,
 };
 pub use state::{FoldError, League};
-pub use view::{GameWant, live_score, match_result, next_due, table_standings, wanted_games};
+pub use view::{
+    GameWant, StageTables, TotalScoreTables, knockout_winner, live_score, match_result, next_due,
+    stage_ranking, stage_tables, standings_stage, table_standings, total_score_tables,
+    wanted_games,
+};

@@ -11,7 +11,7 @@ use super::event::{
     BoardKey, BoardSetting, ColourName, Entry, ForfeitBy, LeagueEvent, Outcome, Revealed,
     TeamAccounts, TeamSide,
 };
-use crate::league::spec::{EventSpec, Rules, SpecError};
+use crate::league::spec::{EventSpec, Rules, SpecError, StageRules};
 
 /// A game of a board's chain.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -65,11 +65,16 @@ pub struct Table {
     pub revealed: Option<[Revealed; 2]>,
     pub forfeit: Option<ForfeitBy>,
     pub boards: Vec<Board>,
+    /// 12.4 all-play-all: who meets whom on each board (game) of the match, [first, second],
+    /// from the revealed lineups; None for the other systems (board k: the lineups' k-th).
+    pub pairs: Option<Vec<[String; 2]>>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Round {
     pub number: u32,
+    /// The event's stage it belongs to (1-based; always 1 for a single-system event).
+    pub stage: u32,
     pub start_ms: u64,
     pub deadline_ms: u64,
     pub tables: Vec<Table>,
@@ -122,6 +127,8 @@ pub struct League {
     pub planned: Vec<(u64, u64)>,
     pub published: bool,
     pub rounds: Vec<Round>,
+    /// The teams of each stage begun so far, seeded (stage 1: every team, in file order).
+    pub stages: Vec<Vec<usize>>,
     pub withdrawals: Vec<Withdrawn>,
     /// Where each game of the league is played.
     pub games: BTreeMap<i64, (BoardKey, u32)>,
@@ -181,6 +188,7 @@ impl League {
             planned: rounds.clone(),
             published: false,
             rounds: Vec::new(),
+            stages: vec![(0..teams.len()).collect()],
             withdrawals: Vec::new(),
             games: BTreeMap::new(),
             public_seq: 1,
@@ -199,6 +207,21 @@ impl League {
             league.fold(e)?;
         }
         Ok(league)
+    }
+
+    /// The stage being played (the last begun), 1-based.
+    pub fn current_stage(&self) -> u32 {
+        self.stages.len() as u32
+    }
+
+    /// The rules a round's matches are played and ranked by: its stage's.
+    pub fn rules_of(&self, round: u32) -> &StageRules {
+        self.rules.stage(self.round(round).map_or(1, |r| r.stage))
+    }
+
+    /// A stage's rounds, in order.
+    pub fn stage_rounds(&self, stage: u32) -> impl Iterator<Item = &Round> {
+        self.rounds.iter().filter(move |r| r.stage == stage)
     }
 
     pub fn round(&self, r: u32) -> Option<&Round> {
@@ -246,7 +269,7 @@ impl League {
                 expected: self.seq + 1,
             });
         }
-        let boards = self.rules.event.boards as usize;
+        let boards = self.rules.stage(self.current_stage()).event.boards as usize;
         match &e.event {
             LeagueEvent::Created { .. } => {
                 return Err(FoldError::Inconsistent {
@@ -255,6 +278,18 @@ impl League {
                 });
             }
             LeagueEvent::Published => self.published = true,
+            LeagueEvent::StageStarted { stage, teams } => {
+                if *stage as usize != self.stages.len() + 1
+                    || *stage as usize > self.rules.stages.len()
+                    || teams.iter().any(|t| *t >= self.teams.len())
+                {
+                    return Err(FoldError::Inconsistent {
+                        seq,
+                        why: format!("stage {stage} begun after stage {}", self.stages.len()),
+                    });
+                }
+                self.stages.push(teams.clone());
+            }
             LeagueEvent::RoundPaired {
                 round,
                 tables,
@@ -270,6 +305,7 @@ impl League {
                 }
                 self.rounds.push(Round {
                     number: *round,
+                    stage: self.stages.len() as u32,
                     start_ms: *start_ms,
                     deadline_ms: *deadline_ms,
                     tables: tables
@@ -280,6 +316,7 @@ impl League {
                             revealed: None,
                             forfeit: None,
                             boards: vec![Board::default(); boards],
+                            pairs: None,
                         })
                         .collect(),
                     byes: byes.clone(),
@@ -314,8 +351,11 @@ impl League {
                 table,
                 lineups,
             } => {
+                let teams = self.table_mut(seq, *round, *table)?.teams;
+                let pairs = all_play_all_pairs(&self.rules, &teams, lineups);
                 let t = self.table_mut(seq, *round, *table)?;
                 t.revealed = Some(lineups.clone());
+                t.pairs = pairs;
                 t.forfeit = match (&lineups[0], &lineups[1]) {
                     (Revealed::Forfeit, Revealed::Forfeit) => Some(ForfeitBy::Both),
                     (Revealed::Forfeit, _) => Some(ForfeitBy::First),
@@ -440,10 +480,13 @@ impl League {
     /// The principal playing `side`'s board `board` (1-based) of a revealed match.
     pub fn player_of(&self, table: &Table, side: TeamSide, board: u32) -> Option<(i64, String)> {
         let team = &self.teams[table.teams[side.index()]];
-        let name = table.revealed.as_ref()?[side.index()]
-            .players()?
-            .get(board as usize - 1)?
-            .clone();
+        let name = match &table.pairs {
+            Some(pairs) => pairs.get(board as usize - 1)?[side.index()].clone(),
+            None => table.revealed.as_ref()?[side.index()]
+                .players()?
+                .get(board as usize - 1)?
+                .clone(),
+        };
         let pos = self.rules.rosters[table.teams[side.index()]].position(&name)?;
         Some((*team.accounts.players.get(pos)?, name))
     }
@@ -496,21 +539,22 @@ impl League {
             return None;
         }
         let record = BoardRecord::Played(played);
-        chuhe_league::chain::evaluate_board(
-            &self.rules.event.chain,
-            &self.rules.event.game_scoring,
-            at.board,
-            &record,
-        )
-        .ok()
-        .map(|_| record)
+        let rules = &self.rules_of(at.round).event;
+        chuhe_league::chain::evaluate_board(&rules.chain, &rules.game_scoring, at.board, &record)
+            .ok()
+            .map(|_| record)
     }
 
     /// The first team's colour in a stage's game of a board, when it is known: scheduled
     /// (13.2), swapped from the previous game, or chosen.
     pub fn stage_colour(&self, at: BoardKey, stage: u32) -> Option<ColourName> {
         use chuhe_league::chain::StageColours;
-        let s = self.rules.event.chain.stages().get(stage as usize)?;
+        let s = self
+            .rules_of(at.round)
+            .event
+            .chain
+            .stages()
+            .get(stage as usize)?;
         let b = self.board(at)?;
         match s.colours {
             StageColours::AsScheduled => Some(ColourName::of_league(side_colour(
@@ -531,6 +575,52 @@ impl League {
             }
         }
     }
+}
+
+/// 12.4: every player of one side against every player of the other
+/// (`chuhe_league::lineup::all_play_all`), sub-round by sub-round, numbered so that each game's
+/// colours are 13.2's for its number (the first side Red on odd numbers): within a sub-round the
+/// games the first side plays with Red take its odd numbers, in board order, those with Black
+/// its even ones. None when the lineups are not both players, or for another system.
+fn all_play_all_pairs(
+    rules: &Rules,
+    teams: &[usize; 2],
+    lineups: &[Revealed; 2],
+) -> Option<Vec<[String; 2]>> {
+    use chuhe_league::lineup::{LineupRules, LineupSystem, all_play_all};
+    if rules.lineup.system != LineupSystem::AllPlayAll {
+        return None;
+    }
+    let check = LineupRules {
+        deadline: None,
+        ..rules.lineup.clone()
+    };
+    let first = check
+        .validate(rules.rosters.get(teams[0])?, lineups[0].players()?, 0)
+        .ok()?;
+    let second = check
+        .validate(rules.rosters.get(teams[1])?, lineups[1].players()?, 0)
+        .ok()?;
+    let games = all_play_all(&first, &second)?;
+    let n = first.players().len();
+    let mut out: Vec<[String; 2]> = Vec::with_capacity(n * n);
+    for sub_round in games.chunks(n) {
+        let mut red = sub_round
+            .iter()
+            .filter(|g| g.first_colour == chuhe_league::Colour::Red);
+        let mut black = sub_round
+            .iter()
+            .filter(|g| g.first_colour == chuhe_league::Colour::Black);
+        for _ in 0..n {
+            let number = out.len() as u32 + 1;
+            let g = match side_colour(chuhe_league::Side::First, number) {
+                chuhe_league::Colour::Red => red.next()?,
+                chuhe_league::Colour::Black => black.next()?,
+            };
+            out.push([g.first_player.clone(), g.second_player.clone()]);
+        }
+    }
+    Some(out)
 }
 
 fn forfeit_record(by: ForfeitBy) -> BoardRecord {

@@ -66,17 +66,12 @@ struct Sim {
 impl Sim {
     fn new(spec: EventSpec) -> Sim {
         let rules = spec.rules().unwrap();
-        let rounds = match rules.system {
-            crate::league::spec::System::RoundRobin { legs } => {
-                (spec.teams.len() as u32 - 1 + spec.teams.len() as u32 % 2) * legs
-            }
-            crate::league::spec::System::Swiss { rounds } => rounds,
-            crate::league::spec::System::Knockout => 3,
-        };
-        let times = spec.round_times(&rules, rounds).unwrap();
+        let times = spec.round_times(&rules, rules.planned_rounds()).unwrap();
         let teams = (0..spec.teams.len())
             .map(|t| TeamAccounts {
-                players: (0..3).map(|k| 100 * t as i64 + 100 + k).collect(),
+                players: (0..spec.teams[t].players.len() as i64)
+                    .map(|k| 100 * t as i64 + 100 + k)
+                    .collect(),
                 captains: vec![900 + t as i64],
             })
             .collect();
@@ -889,4 +884,383 @@ fn the_server_alone_records_games_and_ticks() {
         .is_empty()
     );
     assert_eq!(next_due(&s.l, s.now), Some(s.l.rounds[0].deadline_ms));
+}
+
+/// A two-stage event: a single round robin of 4, then its top 2 in a knockout final with a
+/// board chain of its own.
+fn two_stages() -> EventSpec {
+    let mut v = serde_json::to_value(spec("round_robin", 4, serde_json::json!({}))).unwrap();
+    let o = v.as_object_mut().unwrap();
+    o.remove("system");
+    o.insert(
+        "result_chain".into(),
+        serde_json::json!({"preset": "single", "time_control": "10m+5s"}),
+    );
+    o.insert(
+        "stages".into(),
+        serde_json::json!([
+            {"name": "group", "system": "round_robin", "legs": 1},
+            {"name": "final", "system": "knockout", "entrants": {"top": 2},
+             "result_chain": {"preset": "slow-fast-armageddon", "time_controls": ["15m+5s", "3m+2s", "red:2m;black:90s"]}}
+        ]),
+    );
+    serde_json::from_value(v).unwrap()
+}
+
+/// Plays a round in which the team listed first in the file wins every board.
+fn play_round_seeded(s: &mut Sim, round: u32) {
+    let tables: Vec<[usize; 2]> = s.l.rounds[round as usize - 1]
+        .tables
+        .iter()
+        .map(|t| t.teams)
+        .collect();
+    play_round(s, round, move |t, _| {
+        let [a, b] = tables[t as usize - 1];
+        if a < b {
+            Outcome::First
+        } else {
+            Outcome::Second
+        }
+    });
+}
+
+#[test]
+fn a_two_stage_event_passes_its_top_teams_on_when_the_first_stage_is_complete() {
+    let mut s = Sim::new(two_stages());
+    assert_eq!(s.l.rules.planned_rounds(), 4);
+    s.run(LeagueCommand::Publish, ORG, None).unwrap();
+    assert_eq!(s.l.rounds.len(), 3, "the round robin's rounds only");
+    assert!(s.l.rounds.iter().all(|r| r.stage == 1));
+    let e = s
+        .run(LeagueCommand::StartNextStage { teams: None }, ORG, None)
+        .unwrap_err();
+    assert_eq!(e.code(), "stage_not_complete", "{e}");
+    // The first stage's games have its chain (a single game).
+    s.at(s.l.rounds[0].start_ms);
+    let w = wanted_games(&s.l, s.now);
+    assert!(w.is_empty(), "created already");
+    assert_eq!(s.game(bk(1, 1, 1)).stage, 0);
+    play_round_seeded(&mut s, 1);
+    play_round_seeded(&mut s, 2);
+    assert_eq!(s.l.current_stage(), 1);
+    let before = s.log.len();
+    play_round_seeded(&mut s, 3);
+    let kinds_after: Vec<&str> = s.log[before..].iter().map(|e| e.event.kind()).collect();
+    assert!(kinds_after.contains(&"stage_started"), "{kinds_after:?}");
+    // Seeded by the standings: T0 (3 wins) and T1 (2 wins) meet in the final, T0 first.
+    assert_eq!(s.l.stages, vec![vec![0, 1, 2, 3], vec![0, 1]]);
+    assert_eq!(s.l.rounds.len(), 4);
+    let fin = &s.l.rounds[3];
+    assert_eq!((fin.stage, fin.tables.len()), (2, 1));
+    assert_eq!(fin.tables[0].teams, [0, 1]);
+    assert_eq!(fin.start_ms, s.l.planned[3].0, "the fourth scheduled time");
+    // The standings shown are the group's (a knockout has none), in league team numbers.
+    assert_eq!(standings_stage(&s.l), Some(1));
+    let st = table_standings(&s.l).unwrap().unwrap();
+    assert_eq!(
+        st.rows.iter().map(|r| r.team).collect::<Vec<_>>(),
+        vec![0, 1, 2, 3]
+    );
+    // The final plays its own chain: a drawn slow game goes on to the fast game.
+    s.at(fin.deadline_ms);
+    s.at(s.l.rounds[3].start_ms);
+    let b1 = bk(4, 1, 1);
+    assert_eq!(s.game(b1).stage, 0);
+    s.end(b1, Outcome::Draw, "draw_agreed");
+    let w = s.l.board(b1).unwrap().games.last().unwrap().clone();
+    assert_eq!(w.stage, 1, "the fast game follows");
+    s.end(b1, Outcome::Second, "checkmate");
+    s.end(bk(4, 1, 2), Outcome::Second, "checkmate");
+    assert_eq!(knockout_winner(&s.l, 2), Some(1), "T1 won the final");
+    assert!(s.l.rounds[3].completed);
+    assert_eq!(s.l.rounds.len(), 4, "nothing after the final");
+    assert_eq!(
+        s.run(LeagueCommand::StartNextStage { teams: None }, ORG, None)
+            .unwrap_err()
+            .code(),
+        "conflict"
+    );
+    let again = League::replay(7, &s.log).unwrap();
+    assert_eq!(digest(&again), digest(&s.l));
+    assert_eq!(again.stages, s.l.stages);
+}
+
+#[test]
+fn a_tie_for_the_last_place_that_passes_on_waits_for_the_organiser() {
+    let mut s = Sim::new(two_stages());
+    s.run(LeagueCommand::Publish, ORG, None).unwrap();
+    for round in 1..=3 {
+        play_round(&mut s, round, |_, _| Outcome::Draw);
+    }
+    assert!(s.l.rounds.iter().all(|r| r.completed));
+    assert_eq!(s.l.current_stage(), 1, "every team level: nobody seeded");
+    let e = s
+        .run(LeagueCommand::StartNextStage { teams: None }, ORG, None)
+        .unwrap_err();
+    assert_eq!(e.code(), "seeding_refused", "{e}");
+    for (teams, code) in [
+        (vec![2], "invalid_argument"),
+        (vec![2, 2], "invalid_argument"),
+        (vec![2, 9], "invalid_argument"),
+    ] {
+        let e = s
+            .run(
+                LeagueCommand::StartNextStage { teams: Some(teams) },
+                ORG,
+                None,
+            )
+            .unwrap_err();
+        assert_eq!(e.code(), code, "{e}");
+    }
+    assert_eq!(
+        s.run(
+            LeagueCommand::StartNextStage {
+                teams: Some(vec![3, 2])
+            },
+            captain(3),
+            None
+        )
+        .unwrap_err()
+        .code(),
+        "permission_denied"
+    );
+    s.run(
+        LeagueCommand::StartNextStage {
+            teams: Some(vec![3, 2]),
+        },
+        ORG,
+        None,
+    )
+    .unwrap();
+    assert_eq!(s.l.stages[1], vec![3, 2]);
+    assert_eq!(s.l.rounds[3].tables[0].teams, [3, 2], "seed 1 listed first");
+    assert_eq!(digest(&League::replay(7, &s.log).unwrap()), digest(&s.l));
+}
+
+#[test]
+fn a_swiss_after_a_round_robin_pairs_within_its_own_rounds() {
+    let mut v = serde_json::to_value(two_stages()).unwrap();
+    v["stages"][1] = serde_json::json!({"name": "swiss", "system": "swiss", "rounds": 2});
+    let mut s = Sim::new(serde_json::from_value(v).unwrap());
+    assert_eq!(s.l.rules.planned_rounds(), 5);
+    s.run(LeagueCommand::Publish, ORG, None).unwrap();
+    for round in 1..=3 {
+        play_round_seeded(&mut s, round);
+    }
+    assert_eq!(s.l.current_stage(), 2);
+    assert_eq!(
+        s.l.stages[1],
+        vec![0, 1, 2, 3],
+        "everybody, by the standings"
+    );
+    assert_eq!(s.l.rounds.len(), 4);
+    assert_eq!(s.l.rounds[3].tables.len(), 2);
+    play_round_seeded(&mut s, 4);
+    assert_eq!(s.l.rounds.len(), 5, "the Swiss's second round");
+    assert_eq!(s.l.rounds[4].stage, 2);
+    play_round_seeded(&mut s, 5);
+    assert_eq!(s.l.rounds.len(), 5, "no third Swiss round");
+    // The default standings are now the Swiss's: 2 rounds each.
+    assert_eq!(standings_stage(&s.l), Some(2));
+    let st = stage_tables(&s.l, 2).unwrap().unwrap();
+    assert!(
+        st.standings.rows.iter().all(|r| r.played == 2),
+        "{:?}",
+        st.standings.rows
+    );
+    assert_eq!(st.rounds, vec![4, 5]);
+    assert_eq!(digest(&League::replay(7, &s.log).unwrap()), digest(&s.l));
+}
+
+#[test]
+fn all_play_all_plays_every_player_against_every_other_sub_round_by_sub_round() {
+    let mut s = Sim::new(spec(
+        "round_robin",
+        2,
+        serde_json::json!({
+            "legs": 1,
+            "lineup": {"system": "all_play_all"},
+            "result_chain": {"preset": "single", "time_control": "10m+5s"},
+        }),
+    ));
+    s.run(LeagueCommand::Publish, ORG, None).unwrap();
+    assert_eq!(s.l.rounds.len(), 1);
+    assert_eq!(s.l.rounds[0].tables[0].teams, [0, 1]);
+    assert_eq!(s.l.rounds[0].tables[0].boards.len(), 4, "2 × 2 games");
+    // Team 0 in an order of its own (any order, 12.4), team 1 by its registered order.
+    s.submit(1, 1, 0, &["p01", "p00"]).unwrap();
+    let r = s.l.rounds[0].clone();
+    s.at(r.deadline_ms);
+    s.at(r.start_ms);
+    let players = |s: &Sim, b: u32| {
+        let t = s.l.table(1, 1).unwrap();
+        [
+            s.l.player_of(t, TeamSide::First, b).unwrap().1,
+            s.l.player_of(t, TeamSide::Second, b).unwrap().1,
+        ]
+    };
+    // Sub-round 1: the lineups' boards, colours 13.2.
+    let started: Vec<u32> = (1..=4)
+        .filter(|b| !s.l.board(bk(1, 1, *b)).unwrap().games.is_empty())
+        .collect();
+    assert_eq!(started, [1, 2]);
+    assert_eq!(players(&s, 1), ["p01", "p10"]);
+    assert_eq!(players(&s, 2), ["p00", "p11"]);
+    assert_eq!(s.game(bk(1, 1, 1)).first_colour, ColourName::Red);
+    assert_eq!(s.game(bk(1, 1, 2)).first_colour, ColourName::Black);
+    // Sub-round 2 waits for every game of sub-round 1.
+    s.end(bk(1, 1, 1), Outcome::First, "checkmate");
+    assert!(s.l.board(bk(1, 1, 3)).unwrap().games.is_empty());
+    assert!(wanted_games(&s.l, s.now + 10 * HOUR).is_empty());
+    s.end(bk(1, 1, 2), Outcome::Draw, "draw_agreed");
+    let ended = s.now;
+    // Then the other pairs, a break later: first's board-1 player against second's board 2,
+    // with the colours swapped from sub-round 1 (the first side Red on odd games).
+    assert_eq!(players(&s, 3), ["p00", "p10"]);
+    assert_eq!(players(&s, 4), ["p01", "p11"]);
+    let g3 = s.game(bk(1, 1, 3)).clone();
+    assert_eq!(
+        (g3.first_colour, g3.red, g3.black, g3.start_ms),
+        (ColourName::Red, 100, 200, ended + 60_000)
+    );
+    assert_eq!(s.game(bk(1, 1, 4)).first_colour, ColourName::Black);
+    // Every player met every player once.
+    let met: std::collections::BTreeSet<[String; 2]> = (1..=4).map(|b| players(&s, b)).collect();
+    assert_eq!(met.len(), 4);
+    assert!(match_result(&s.l, 1, 1).is_none(), "two games to go");
+    s.end(bk(1, 1, 3), Outcome::Second, "checkmate");
+    s.end(bk(1, 1, 4), Outcome::First, "checkmate");
+    // 局分 over the four games (2-1-0): 2 + 1 + 0 + 2 against 0 + 1 + 2 + 0; the match is
+    // won on them (14.2).
+    let m = match_result(&s.l, 1, 1).unwrap();
+    assert_eq!(
+        m.game_points.map(|p| p.halves()),
+        [10, 6],
+        "{:?}",
+        m.game_points
+    );
+    assert_eq!(m.match_points.map(|p| p.halves()), [4, 0]);
+    assert!(s.l.rounds[0].completed);
+    assert_eq!(digest(&League::replay(7, &s.log).unwrap()), digest(&s.l));
+}
+
+#[test]
+fn total_score_ranks_the_teams_by_their_entrants_individual_ranks() {
+    let mut v = serde_json::to_value(spec(
+        "round_robin",
+        4,
+        serde_json::json!({
+            "legs": 1,
+            "lineup": {"system": "total_score"},
+            "result_chain": {"preset": "single", "time_control": "10m+5s"},
+        }),
+    ))
+    .unwrap();
+    // 12.5: exactly the entrants, no substitutes.
+    for t in v["teams"].as_array_mut().unwrap() {
+        t["players"].as_array_mut().unwrap().truncate(2);
+    }
+    let mut s = Sim::new(serde_json::from_value(v).unwrap());
+    assert!(
+        total_score_tables(&s.l, 1)
+            .unwrap()
+            .unwrap()
+            .individual
+            .iter()
+            .all(|r| r.games == 0)
+    );
+    s.run(LeagueCommand::Publish, ORG, None).unwrap();
+    // Every game won by the player of the team listed earlier in the file: its entrants score
+    // 6, 4, 2 and 0 points, team by team.
+    for round in 1..=3 {
+        play_round_seeded(&mut s, round);
+    }
+    let t = total_score_tables(&s.l, 1).unwrap().unwrap();
+    let mut points: Vec<(String, i32)> = t
+        .individual
+        .iter()
+        .map(|r| (t.players[r.player].1.clone(), r.points.halves()))
+        .collect();
+    points.sort();
+    assert_eq!(
+        points,
+        [
+            ("p00", 12),
+            ("p01", 12),
+            ("p10", 8),
+            ("p11", 8),
+            ("p20", 4),
+            ("p21", 4),
+            ("p30", 0),
+            ("p31", 0)
+        ]
+        .map(|(n, p)| (n.to_string(), p))
+    );
+    // Two entrants a team within ranks 1–2, 3–4, 5–6, 7–8: the rank sums order the teams.
+    let order: Vec<usize> = t.rows.iter().map(|r| t.teams[r.team]).collect();
+    assert_eq!(order, [0, 1, 2, 3]);
+    assert!(
+        t.rows
+            .iter()
+            .skip(1)
+            .all(|r| r.decided_by == Some(chuhe_league::lineup::TotalScoreCriterion::RankSum))
+    );
+    assert!((2..=3).contains(&t.rows[0].rank_sum), "{:?}", t.rows);
+    assert_eq!(
+        stage_ranking(&s.l, 1).unwrap().unwrap(),
+        t.rows
+            .iter()
+            .map(|r| (t.teams[r.team], Some(r.rank)))
+            .collect::<Vec<_>>()
+    );
+}
+
+#[test]
+fn a_team_that_withdrew_is_not_passed_on_to_the_next_stage() {
+    let mut s = Sim::new(two_stages());
+    s.run(LeagueCommand::Publish, ORG, None).unwrap();
+    play_round_seeded(&mut s, 1);
+    play_round_seeded(&mut s, 2);
+    // T0, first so far, withdraws after round 2.
+    s.run(
+        LeagueCommand::Withdraw {
+            team: 0,
+            after_round: 2,
+            expelled: false,
+        },
+        ARB,
+        Some("withdrew by letter"),
+    )
+    .unwrap();
+    play_round_seeded(&mut s, 3);
+    assert_eq!(s.l.current_stage(), 2);
+    assert_eq!(s.l.stages[1], vec![1, 2], "the next two, T0 not among them");
+    assert_eq!(s.l.rounds[3].tables[0].teams, [1, 2]);
+    // Naming a withdrawn team is refused.
+    let mut again = Sim::new(two_stages());
+    again.run(LeagueCommand::Publish, ORG, None).unwrap();
+    for round in 1..=3 {
+        play_round(&mut again, round, |_, _| Outcome::Draw);
+    }
+    again
+        .run(
+            LeagueCommand::Withdraw {
+                team: 3,
+                after_round: 3,
+                expelled: false,
+            },
+            ARB,
+            Some("withdrew after the group"),
+        )
+        .unwrap();
+    let e = again
+        .run(
+            LeagueCommand::StartNextStage {
+                teams: Some(vec![3, 0]),
+            },
+            ORG,
+            None,
+        )
+        .unwrap_err();
+    assert_eq!(e.code(), "invalid_argument", "{e}");
 }

@@ -1,0 +1,76 @@
+#!/bin/bash
+# Several chuhe nodes (issue 23) against one: a fresh PostgreSQL database, a throwaway Redis of
+# its own, N `chuhe serve` nodes sharing both, and chuhe-load spreading games, players and
+# spectators over the nodes (--chuhe-url once per node). docs/benchmarks.md, "Several nodes".
+#
+#   load/bench/nodes.sh NAME NODES -- SCENARIO [chuhe-load flags...]
+#   load/bench/nodes.sh fanout-3 3 -- fanout --spectators 3000 --think 500ms --plies 40
+#
+# NODES=1 runs one node with Redis (a cluster of one); CHUHE_BENCH_REDIS=0 with NODES=1 runs one
+# node without Redis (today's single node), the baseline. On a 2-core machine every node and
+# Redis share core 0 (`taskset -c 0`, as one node does in run.sh) and chuhe-load has core 1: the
+# comparison shows what the cross-node work costs, not what more machines would add.
+#
+# Output: bench-out/NAME/{summary.txt,report.json,metrics-nI.txt,nI.log,redis.log,load.err}.
+# Needs release builds (cargo build --release -p chuhe -p chuhe-load; CHUHE_BENCH_BIN=DIR for
+# others), PostgreSQL on 127.0.0.1:5432 (user postgres, trust auth; drops/creates the database
+# chuhe_bench_nodes) and redis-server on PATH.
+set -euo pipefail
+[ $# -ge 3 ] || { sed -n 2,17p "$0"; exit 1; }
+NAME=$1; NODES=$2; shift 2; [ "${1:-}" = "--" ] && shift
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+B=${CHUHE_BENCH_BIN:-$ROOT/target/release}
+D=$ROOT/bench-out/$NAME; rm -rf "$D"; mkdir -p "$D"
+WITH_REDIS=${CHUHE_BENCH_REDIS:-1}
+[ "$NODES" -ge 1 ] || { echo "NODES must be at least 1" >&2; exit 1; }
+[ "$WITH_REDIS" = 1 ] || [ "$NODES" = 1 ] || { echo "several nodes need Redis" >&2; exit 1; }
+psql -h 127.0.0.1 -U postgres -qc "drop database if exists chuhe_bench_nodes" \
+  -c "create database chuhe_bench_nodes" >/dev/null 2>&1
+URL=postgres://postgres@127.0.0.1:5432/chuhe_bench_nodes
+ulimit -n 20000
+"$B/chuhe" admin --database-url "$URL" create-player --name org --role organizer >"$D/admin.out"
+TOKEN=$("$B/chuhe" admin --database-url "$URL" issue-token --player 1 | sed -E 's/.*"token":"([^"]+)".*/\1/')
+
+PIDS=()
+cleanup() {
+  for p in "${PIDS[@]}"; do kill -INT "$p" 2>/dev/null || true; done
+  for p in "${PIDS[@]}"; do wait "$p" 2>/dev/null || true; done
+}
+trap cleanup EXIT
+
+CLUSTER=()
+if [ "$WITH_REDIS" = 1 ]; then
+  RPORT=${CHUHE_BENCH_REDIS_PORT:-6399}
+  taskset -c 0 redis-server --port "$RPORT" --bind 127.0.0.1 --save "" --appendonly no \
+    >"$D/redis.log" 2>&1 &
+  PIDS+=($!)
+  for _ in $(seq 100); do redis-cli -p "$RPORT" ping >/dev/null 2>&1 && break; sleep 0.1; done
+  CLUSTER=(--redis-url "redis://127.0.0.1:$RPORT")
+fi
+
+BASE=${CHUHE_BENCH_PORT:-8100}
+URLS=()
+for i in $(seq 0 $((NODES - 1))); do
+  PORT=$((BASE + i))
+  ID=()
+  [ "$WITH_REDIS" = 1 ] && ID=(--node-id "n$i")
+  taskset -c 0 "$B/chuhe" serve --database-url "$URL" "${CLUSTER[@]}" "${ID[@]}" \
+    --listen 127.0.0.1:$PORT --rate-per-sec 100000 --log warn >"$D/n$i.log" 2>&1 &
+  PIDS+=($!)
+  [ "$i" = 0 ] && FIRST=$!
+  URLS+=("--chuhe-url" "ws://127.0.0.1:$PORT/ws")
+done
+for i in $(seq 0 $((NODES - 1))); do
+  for _ in $(seq 200); do curl -sf http://127.0.0.1:$((BASE + i))/readyz >/dev/null && break; sleep 0.1; done
+done
+set +e
+taskset -c 1 "$B/chuhe-load" --threads 1 "$@" --target chuhe --progress 0 "${URLS[@]}" \
+  --chuhe-pid "$FIRST" --organizer-token "$TOKEN" --json "$D/report.json" \
+  >"$D/summary.txt" 2>"$D/load.err"
+RC=$?
+for i in $(seq 0 $((NODES - 1))); do
+  curl -sf -H "Authorization: Bearer $TOKEN" http://127.0.0.1:$((BASE + i))/metrics \
+    >"$D/metrics-n$i.txt" || true
+done
+cat "$D/summary.txt"
+exit $RC
