@@ -400,7 +400,7 @@ impl Cluster {
     /// when `CHUHE_TEST_DATABASE_URL` is unset or `redis-server` is not installed.
     pub async fn start(n: usize, options: NodeOptions) -> Result<Option<Cluster>> {
         if std::env::var("CHUHE_TEST_DATABASE_URL").is_err() {
-            crate::say_skipped("(several nodes need PostgreSQL)", "CHUHE_TEST_DATABASE_URL");
+            crate::say_skipped("on three nodes", "CHUHE_TEST_DATABASE_URL");
             return Ok(None);
         }
         if !on_path("redis-server") {
@@ -523,6 +523,18 @@ impl Cluster {
             out.push((seq, s.event.context("stored event without event")?));
         }
         Ok(out)
+    }
+
+    /// [`Cluster::finish`], and a test's outcome with every node's log added to its error (and
+    /// printed for a passing test too when `CHUHE_E2E_NODE_LOGS` is set).
+    pub async fn finish_with(self, outcome: Result<()>) -> Result<()> {
+        if outcome.is_ok() && std::env::var_os("CHUHE_E2E_NODE_LOGS").is_some() {
+            use std::io::Write as _;
+            let _ = writeln!(std::io::stderr(), "the nodes' logs:\n{}", self.logs());
+        }
+        let outcome = outcome.map_err(|e| anyhow!("{e:#}\nthe nodes' logs:\n{}", self.logs()));
+        self.finish().await;
+        outcome
     }
 
     /// Kills every node and Redis, and drops the database (as dropping it does).

@@ -135,13 +135,20 @@ async fn must_play(
     mv: &str,
     within: Duration,
 ) -> Result<u64> {
-    match play_through(c, game, ply, mv, within).await? {
+    let answer = play_through(c, game, ply, mv, within)
+        .await
+        .with_context(|| format!("playing ply {ply} {mv}"))?;
+    match answer {
         Ok(seq) => Ok(seq),
         Err(code) => bail!("ply {ply} {mv} refused: {code}"),
     }
 }
 
 async fn resign(c: &mut Client, game: &str) -> Result<()> {
+    resign_through(c, game).await.context("resigning")
+}
+
+async fn resign_through(c: &mut Client, game: &str) -> Result<()> {
     let deadline = tokio::time::Instant::now() + TIMEOUT;
     loop {
         let req = c
@@ -178,8 +185,29 @@ async fn joined(
     game: &str,
 ) -> Result<Client> {
     let mut c = Client::connect(addr, token, enc).await?;
-    c.subscribe(game, 0).await?;
+    subscribe_through(&mut c, game, 0).await?;
     Ok(c)
+}
+
+/// Subscribes from `last_seq`, again while the answer is a passing code (the game is
+/// changing nodes); its reply's seq.
+async fn subscribe_through(c: &mut Client, game: &str, last_seq: u64) -> Result<u64> {
+    let deadline = tokio::time::Instant::now() + TIMEOUT;
+    loop {
+        let req = c
+            .send(client_message::Kind::Subscribe(w::Subscribe {
+                game_id: game.into(),
+                last_seq,
+            }))
+            .await?;
+        match answer(c, req).await.context("subscribing")? {
+            Ok(seq) => return Ok(seq),
+            Err(code) if passing(&code) && tokio::time::Instant::now() < deadline => {
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+            Err(code) => bail!("subscribe refused: {code}"),
+        }
+    }
 }
 
 /// Reads until the client has the event of `seq` (or a later one).
@@ -234,7 +262,12 @@ async fn check_log(
                         e.seq
                     );
                     if let Some(u) = upto {
-                        ensure!(e.seq == u + 1, "watcher {i} saw seq {} after {u}", e.seq);
+                        ensure!(
+                            e.seq == u + 1,
+                            "watcher {i} saw seq {} after {u}; its stream: {}",
+                            e.seq,
+                            stream_of(c, game)
+                        );
                     }
                     upto = Some(e.seq);
                 }
@@ -252,6 +285,21 @@ async fn check_log(
     Ok(stored)
 }
 
+/// A watcher's stream in brief: `S<seq>` for a snapshot, the seq of each event.
+fn stream_of(c: &Client, game: &str) -> String {
+    c.seen
+        .iter()
+        .filter_map(|m| match &m.kind {
+            Some(server_message::Kind::Snapshot(s)) if s.game_id == game => {
+                Some(format!("S{}", s.seq))
+            }
+            Some(server_message::Kind::Event(e)) if e.game_id == game => Some(e.seq.to_string()),
+            _ => None,
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
 fn clock_of(e: &GameEvent) -> Option<w::ClockState> {
     match &e.kind {
         Some(game_event::Kind::Move(m)) => m.clock,
@@ -267,11 +315,18 @@ fn key(game: &str) -> String {
 /// on the next, a spectator on every node (both encodings). Every game is played to its end
 /// (20 plies, then red resigns); every spectator sees every event of its game in order.
 #[tokio::test]
-#[ignore = "needs issue 23 routing (lands from the route branch)"]
 async fn players_and_spectators_spread_over_three_nodes_play_whole_games() -> Result<()> {
-    let Some(cluster) = Cluster::start(3, NodeOptions::default()).await? else {
+    let Some(mut cluster) = Cluster::start(3, NodeOptions::default()).await? else {
         return Ok(());
     };
+    let outcome =
+        players_and_spectators_spread_over_three_nodes_play_whole_games_on(&mut cluster).await;
+    cluster.finish_with(outcome).await
+}
+
+async fn players_and_spectators_spread_over_three_nodes_play_whole_games_on(
+    cluster: &mut Cluster,
+) -> Result<()> {
     let cast = cluster.cast.clone();
     let mut games = Vec::new();
     for g in 0..3 {
@@ -305,10 +360,9 @@ async fn players_and_spectators_spread_over_three_nodes_play_whole_games() -> Re
         }
         black.event(ended).await?;
         let fans: Vec<&Client> = fans.iter().collect();
-        check_log(&cluster, id, moves, &fans, &[]).await?;
+        check_log(cluster, id, moves, &fans, &[]).await?;
         assert!(cluster.holders(&key(id)).await?.len() <= 1);
     }
-    cluster.finish().await;
     Ok(())
 }
 
@@ -316,11 +370,18 @@ async fn players_and_spectators_spread_over_three_nodes_play_whole_games() -> Re
 /// every acknowledged move; the clocks resume as they were at the last commit (the gap is
 /// credited, as after a restart); a spectator of the dead node resumes by seq on another.
 #[tokio::test]
-#[ignore = "needs issue 23 routing (lands from the route branch)"]
 async fn kill_9_of_the_owner_mid_game_moves_the_game_to_another_node() -> Result<()> {
     let Some(mut cluster) = Cluster::start(3, NodeOptions::default()).await? else {
         return Ok(());
     };
+    let outcome =
+        kill_9_of_the_owner_mid_game_moves_the_game_to_another_node_on(&mut cluster).await;
+    cluster.finish_with(outcome).await
+}
+
+async fn kill_9_of_the_owner_mid_game_moves_the_game_to_another_node_on(
+    cluster: &mut Cluster,
+) -> Result<()> {
     let cast = cluster.cast.clone();
     let game = create_game(cluster.addr(0), &cast, "10m+5s", "", "").await?;
     let mut fan_o = joined(cluster.addr(0), None, Encoding::Json, &game).await?;
@@ -375,7 +436,7 @@ async fn kill_9_of_the_owner_mid_game_moves_the_game_to_another_node() -> Result
     // The dead node's spectator comes back on another node from the last seq it saw.
     let seen_o = events_seen(&fan_o).last().map_or(0, |(s, _)| *s);
     let mut fan_back = Client::connect(cluster.addr(b), None, Encoding::Json).await?;
-    fan_back.subscribe(&game, seen_o).await?;
+    subscribe_through(&mut fan_back, &game, seen_o).await?;
     until_seq(&mut fan_back, seq7).await?;
     let resumed: Vec<u64> = events_seen(&fan_back).iter().map(|(s, _)| *s).collect();
     assert_eq!(resumed, ((seen_o + 1)..=seq7).collect::<Vec<_>>());
@@ -388,8 +449,7 @@ async fn kill_9_of_the_owner_mid_game_moves_the_game_to_another_node() -> Result
     resign(&mut black, &game).await?;
     fan_a.event(ended).await?;
     fan_back.event(ended).await?;
-    check_log(&cluster, &game, &acked, &[&fan_a, &fan_back], &[&fan_o]).await?;
-    cluster.finish().await;
+    check_log(cluster, &game, &acked, &[&fan_a, &fan_back], &[&fan_o]).await?;
     Ok(())
 }
 
@@ -397,11 +457,17 @@ async fn kill_9_of_the_owner_mid_game_moves_the_game_to_another_node() -> Result
 /// the outage, the other node's player gets through once Redis is back, and the log has
 /// every acknowledged move once; spectators on every node see each event once, in order.
 #[tokio::test]
-#[ignore = "needs issue 23 routing (lands from the route branch)"]
 async fn redis_restarted_mid_game_loses_and_doubles_nothing() -> Result<()> {
     let Some(mut cluster) = Cluster::start(3, NodeOptions::default()).await? else {
         return Ok(());
     };
+    let outcome = redis_restarted_mid_game_loses_and_doubles_nothing_on(&mut cluster).await;
+    cluster.finish_with(outcome).await
+}
+
+async fn redis_restarted_mid_game_loses_and_doubles_nothing_on(
+    cluster: &mut Cluster,
+) -> Result<()> {
     let cast = cluster.cast.clone();
     let game = create_game(cluster.addr(1), &cast, "10m+5s", "", "").await?;
     let mut fans = vec![joined(cluster.addr(1), None, Encoding::Json, &game).await?];
@@ -429,7 +495,9 @@ async fn redis_restarted_mid_game_loses_and_doubles_nothing() -> Result<()> {
     // back (refused meanwhile with a passing code, or held).
     let req = black.send_move(&game, 8, &moves[7]).await?;
     cluster.redis.restart().await?;
-    let first = answer(&mut black, req).await?;
+    let first = answer(&mut black, req)
+        .await
+        .context("black's move sent during the outage")?;
     if let Err(code) = first {
         assert!(passing(&code), "black's move refused for good: {code}");
         must_play(&mut black, &game, 8, &moves[7], TIMEOUT).await?;
@@ -441,13 +509,14 @@ async fn redis_restarted_mid_game_loses_and_doubles_nothing() -> Result<()> {
         acked.push(m.clone());
     }
     resign(&mut red, &game).await?;
-    for f in &mut fans {
-        f.event(ended).await?;
+    for (i, f) in fans.iter_mut().enumerate() {
+        f.event(ended)
+            .await
+            .with_context(|| format!("spectator {i} waiting for the end"))?;
     }
     let watchers: Vec<&Client> = fans.iter().collect();
-    check_log(&cluster, &game, &acked, &watchers, &[]).await?;
+    check_log(cluster, &game, &acked, &watchers, &[]).await?;
     assert!(cluster.holders(&key(&game)).await?.len() <= 1);
-    cluster.finish().await;
     Ok(())
 }
 
@@ -457,11 +526,17 @@ async fn redis_restarted_mid_game_loses_and_doubles_nothing() -> Result<()> {
 /// anywhere sees a second history, and the resumed node serves the game again through the
 /// new owner.
 #[tokio::test]
-#[ignore = "needs issue 23 routing (lands from the route branch)"]
 async fn a_node_frozen_past_its_lease_cannot_write_when_it_resumes() -> Result<()> {
-    let Some(cluster) = Cluster::start(3, NodeOptions::default()).await? else {
+    let Some(mut cluster) = Cluster::start(3, NodeOptions::default()).await? else {
         return Ok(());
     };
+    let outcome = a_node_frozen_past_its_lease_cannot_write_when_it_resumes_on(&mut cluster).await;
+    cluster.finish_with(outcome).await
+}
+
+async fn a_node_frozen_past_its_lease_cannot_write_when_it_resumes_on(
+    cluster: &mut Cluster,
+) -> Result<()> {
     let cast = cluster.cast.clone();
     let game = create_game(cluster.addr(2), &cast, "10m+5s", "", "").await?;
     let mut fan_2 = joined(cluster.addr(2), None, Encoding::Json, &game).await?;
@@ -526,14 +601,13 @@ async fn a_node_frozen_past_its_lease_cannot_write_when_it_resumes() -> Result<(
         fan_2.event(ended).await?;
         (vec![&fan_b, &fan_2], vec![&fan_o, &red3])
     };
-    let stored = check_log(&cluster, &game, &acked, &complete, &partial).await?;
+    let stored = check_log(cluster, &game, &acked, &complete, &partial).await?;
     assert!(
         stored
             .iter()
             .all(|(_, e)| moved(e).as_deref() != Some(stale.as_str())),
         "the stale move is in the log"
     );
-    cluster.finish().await;
     Ok(())
 }
 

@@ -3,7 +3,8 @@
 //! error, never skipped), every `chuhe serve` flag, `CHUHE_*` variable and config-file key they
 //! name is one `chuhe serve --help` lists, the config files start a real server whose probe
 //! paths answer 200, and the manifests agree with each other and with chuhe's shutdown grace
-//! (one replica, Recreate, termination periods, ports, selectors, the systemd unit's keys).
+//! (three nodes with distinct node ids on one database and Redis, rolling updates one pod at a
+//! time, termination periods, ports, selectors, the systemd unit's keys).
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -705,10 +706,11 @@ fn documented_metrics() -> BTreeSet<String> {
         .collect()
 }
 
-/// The compose file's `CHUHE_*` settings for chuhe, `${METRICS_TOKEN:-}` read as `token`.
+/// The compose file's `CHUHE_*` settings for its first chuhe node, `${METRICS_TOKEN:-}` read as
+/// `token`.
 fn compose_chuhe_env(token: &str) -> Vec<(String, String)> {
     let compose = &yaml_file("deploy/compose.yaml")[0];
-    let Some(Yaml::Map(env)) = compose.at("services.chuhe.environment") else {
+    let Some(Yaml::Map(env)) = compose.at("services.chuhe-1.environment") else {
         panic!("compose: chuhe has no environment map");
     };
     env.iter()
@@ -750,7 +752,7 @@ fn probe_paths() -> Vec<(String, String)> {
     }
     let compose = &yaml_file("deploy/compose.yaml")[0];
     let test = compose
-        .at("services.chuhe.healthcheck.test")
+        .at("services.chuhe-1.healthcheck.test")
         .unwrap()
         .strs();
     let url = test.iter().find(|t| t.starts_with("http://")).unwrap();
@@ -777,12 +779,19 @@ fn the_config_files_start_a_server_whose_probe_paths_answer() {
     let from_map = dir.join("configmap.toml");
     std::fs::write(&from_map, config_map_toml()).unwrap();
     // The compose file's chuhe: its config file with its CHUHE_* settings and the image's
-    // (less the database, Redis and listen address), its metrics token variable set.
+    // (less the database, Redis, node id and listen address: one node on SQLite here), its
+    // metrics token variable set.
     let token = "deploy-test-metrics-token-0123";
     let mut compose_env = compose_chuhe_env(token);
     compose_env.extend(dockerfile_env());
     compose_env.retain(|(k, _)| {
-        !["CHUHE_DATABASE_URL", "CHUHE_REDIS_URL", "CHUHE_LISTEN"].contains(&k.as_str())
+        ![
+            "CHUHE_DATABASE_URL",
+            "CHUHE_REDIS_URL",
+            "CHUHE_NODE_ID",
+            "CHUHE_LISTEN",
+        ]
+        .contains(&k.as_str())
     });
     assert!(compose_env.iter().any(|(k, _)| k == "CHUHE_METRICS_TOKEN"));
     for (config, env) in [
@@ -830,11 +839,42 @@ fn shutdown_grace() -> u64 {
     chuhe_server::Config::default().shutdown_grace.as_secs()
 }
 
+/// A container's `env` entry named `name`.
+fn env_entry<'a>(container: &'a Yaml, name: &str) -> &'a Yaml {
+    let Some(Yaml::Seq(env)) = container.at("env") else {
+        panic!("the container has no env list");
+    };
+    env.iter()
+        .find(|e| e.get("name") == Some(&Yaml::Str(name.into())))
+        .unwrap_or_else(|| panic!("no {name} in the container's env"))
+}
+
 #[test]
-fn the_kubernetes_manifests_run_one_node_and_agree_with_each_other() {
+fn the_kubernetes_manifests_run_three_nodes_and_agree_with_each_other() {
     let d = kube("Deployment");
-    assert_eq!(d.str_at("spec.replicas"), "1", "one replica per database");
-    assert_eq!(d.str_at("spec.strategy.type"), "Recreate");
+    assert_eq!(d.str_at("spec.replicas"), "3", "three nodes");
+    // Rolling updates one pod at a time, the new one ready before an old one stops.
+    assert_eq!(d.str_at("spec.strategy.type"), "RollingUpdate");
+    assert_eq!(d.str_at("spec.strategy.rollingUpdate.maxUnavailable"), "0");
+    assert_eq!(d.str_at("spec.strategy.rollingUpdate.maxSurge"), "1");
+    // Evictions take one pod at a time, never all.
+    let pdb = kube("PodDisruptionBudget");
+    assert_eq!(pdb.str_at("spec.maxUnavailable"), "1");
+    // Every pod is a node of the same cluster: the database and Redis from Secrets, its own
+    // name as its node id.
+    let c0 = d.at("spec.template.spec.containers.0").unwrap();
+    assert_eq!(
+        env_entry(c0, "CHUHE_NODE_ID").str_at("valueFrom.fieldRef.fieldPath"),
+        "metadata.name"
+    );
+    for (var, secret) in [
+        ("CHUHE_DATABASE_URL", "chuhe-database"),
+        ("CHUHE_REDIS_URL", "chuhe-redis"),
+    ] {
+        let e = env_entry(c0, var);
+        assert_eq!(e.str_at("valueFrom.secretKeyRef.name"), secret, "{var}");
+        assert!(e.at("valueFrom.secretKeyRef.optional").is_none(), "{var}");
+    }
     let labels = d.at("spec.template.metadata.labels").unwrap();
     assert_eq!(d.at("spec.selector.matchLabels"), Some(labels));
     assert_eq!(
@@ -879,13 +919,19 @@ fn the_kubernetes_manifests_run_one_node_and_agree_with_each_other() {
 }
 
 #[test]
-fn the_compose_file_runs_one_chuhe_with_its_dependencies() {
+fn the_compose_file_runs_three_chuhe_nodes_with_their_dependencies() {
     let compose = &yaml_file("deploy/compose.yaml")[0];
     let Some(Yaml::Map(services)) = compose.at("services") else {
         panic!("no services");
     };
     let names: Vec<&str> = services.iter().map(|(k, _)| k.as_str()).collect();
-    assert_eq!(names, ["chuhe", "postgres", "redis", "caddy"]);
+    assert_eq!(
+        names,
+        [
+            "chuhe-1", "chuhe-2", "chuhe-3", "postgres", "redis", "caddy"
+        ]
+    );
+    let nodes = ["chuhe-1", "chuhe-2", "chuhe-3"];
     let chuhe_services = services
         .iter()
         .filter(|(_, s)| {
@@ -893,16 +939,62 @@ fn the_compose_file_runs_one_chuhe_with_its_dependencies() {
                 || matches!(s.get("image"), Some(Yaml::Str(i)) if i.starts_with("chuhe"))
         })
         .count();
-    assert_eq!(chuhe_services, 1, "exactly one chuhe node");
-    let chuhe = compose.at("services.chuhe").unwrap();
-    assert!(chuhe.get("deploy").is_none() && chuhe.get("scale").is_none());
-    assert_eq!(chuhe.at("command").unwrap().strs()[0], "serve");
-    assert!(seconds(chuhe.str_at("stop_grace_period")) >= shutdown_grace() + 10);
-    assert!(chuhe.str_at("ulimits.nofile.soft").parse::<u64>().unwrap() >= 20_000);
+    assert_eq!(chuhe_services, 3, "three chuhe nodes");
+    let env_of = |node: &str, var: &str| -> String {
+        compose
+            .str_at(&format!("services.{node}.environment.{var}"))
+            .to_string()
+    };
+    let mut ids = BTreeSet::new();
+    for node in nodes {
+        let chuhe = compose.at(&format!("services.{node}")).unwrap();
+        assert!(chuhe.get("deploy").is_none() && chuhe.get("scale").is_none());
+        assert_eq!(chuhe.at("command").unwrap().strs()[0], "serve");
+        assert_eq!(
+            chuhe.str_at("image"),
+            compose.str_at("services.chuhe-1.image")
+        );
+        assert!(seconds(chuhe.str_at("stop_grace_period")) >= shutdown_grace() + 10);
+        assert!(chuhe.str_at("ulimits.nofile.soft").parse::<u64>().unwrap() >= 20_000);
+        assert!(
+            chuhe.get("ports").is_none(),
+            "{node} is reached through Caddy"
+        );
+        // One database, one Redis, an id of its own.
+        for var in [
+            "CHUHE_DATABASE_URL",
+            "CHUHE_REDIS_URL",
+            "CHUHE_MAX_CONNECTIONS_PER_ADDRESS",
+        ] {
+            assert_eq!(env_of(node, var), env_of("chuhe-1", var), "{node} {var}");
+        }
+        assert!(env_of(node, "CHUHE_REDIS_URL").starts_with("redis://redis:"));
+        assert!(
+            ids.insert(env_of(node, "CHUHE_NODE_ID")),
+            "{node}: a node id twice"
+        );
+        // Caddy waits for every node and proxies to every node.
+        assert!(
+            compose
+                .at(&format!("services.caddy.depends_on.{node}"))
+                .is_some()
+        );
+    }
+    let upstreams: Vec<String> = read("deploy/Caddyfile")
+        .lines()
+        .filter_map(|l| l.trim().strip_prefix("reverse_proxy "))
+        .flat_map(|l| l.split_whitespace().filter(|t| *t != "{").map(String::from))
+        .collect();
+    assert_eq!(
+        upstreams,
+        nodes.map(|n| format!("{n}:8080")),
+        "Caddy proxies to every node"
+    );
     // Files it mounts and builds from exist.
+    let chuhe = compose.at("services.chuhe-1").unwrap();
     let context = deploy_dir().join(chuhe.str_at("build.context"));
     assert!(context.join(chuhe.str_at("build.dockerfile")).is_file());
-    for s in ["chuhe", "caddy"] {
+    for s in ["chuhe-1", "chuhe-2", "chuhe-3", "caddy"] {
         for v in compose.at(&format!("services.{s}.volumes")).unwrap().strs() {
             if let Some(local) = v.strip_prefix("./") {
                 let file = local.split(':').next().unwrap();
@@ -911,10 +1003,6 @@ fn the_compose_file_runs_one_chuhe_with_its_dependencies() {
         }
     }
     assert!(compose.at("services.caddy.ports").is_some());
-    assert!(
-        chuhe.get("ports").is_none(),
-        "chuhe is reached through Caddy"
-    );
 }
 
 #[test]
