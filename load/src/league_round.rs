@@ -306,7 +306,9 @@ pub async fn run(
         }
     }
 
-    // The server's side: each game's stored start.
+    // The server's side: each game's stored start. A fresh connection: the server closes a
+    // keep-alive connection left idle past its handshake timeout (10 s), as this one was.
+    let mut org = Organizer::connect(addr, token).await?;
     let mut lateness = Vec::with_capacity(games.len());
     let (mut off, mut not_started) = (0, 0);
     for g in &games {

@@ -401,15 +401,17 @@ pub fn run(args: ServeArgs) -> Result<std::process::ExitCode> {
             ..StoreOptions::default()
         };
         // Redis first: a node that cannot reach it must not start (fail fast, exit non-zero).
-        let cluster = match &s.cluster {
+        let redis = match &s.cluster {
             None => None,
-            Some(c) => {
-                let adapter = RedisClusterAdapter::connect(c.clone())
+            Some(c) => Some(Arc::new(
+                RedisClusterAdapter::connect(c.clone())
                     .await
-                    .with_context(|| format!("connecting to Redis at {} (redis_url)", c.url))?;
-                Some(Arc::new(adapter) as Arc<dyn chuhe_server::cluster::Cluster>)
-            }
+                    .with_context(|| format!("connecting to Redis at {} (redis_url)", c.url))?,
+            )),
         };
+        let cluster = redis
+            .clone()
+            .map(|r| r as Arc<dyn chuhe_server::cluster::Cluster>);
         let persist = open_persist(&s.database_url, &options).await?;
         let listener = chuhe_server::bind_listener(s.listen)
             .with_context(|| format!("binding {}", s.listen))?;
@@ -439,6 +441,11 @@ pub fn run(args: ServeArgs) -> Result<std::process::ExitCode> {
             },
         )
         .await?;
+        // The server has stopped and committed everything: give up whatever leases remain at
+        // once, so other nodes need not wait for them to expire.
+        if let Some(r) = redis {
+            r.client().release_all_and_close().await;
+        }
         Ok(std::process::ExitCode::SUCCESS)
     })
 }

@@ -70,10 +70,14 @@ pub struct Config {
     pub lease_ttl: Duration,
     /// How often held leases are renewed. Default `lease_ttl / 3`.
     pub renew_every: Duration,
+    /// Whether a renewal also runs at once each time the pub/sub connection comes back
+    /// (so leases are taken back right after Redis restarted empty). Default true.
+    pub renew_on_reconnect: bool,
     /// How long a command or a connection attempt may take. Default 1 s.
     pub timeout: Duration,
     /// The pub/sub connection's first and longest wait between reconnection attempts
-    /// (doubling in between). Default 50 ms and 1 s.
+    /// (doubling in between), and of the renewals after a failed one. Default 50 ms and
+    /// 500 ms.
     pub reconnect_min: Duration,
     pub reconnect_max: Duration,
     /// Messages received but not yet taken from [`RedisCluster::take_messages`] before the
@@ -91,9 +95,10 @@ impl Config {
             node_id: node_id.into(),
             lease_ttl,
             renew_every: lease_ttl / 3,
+            renew_on_reconnect: true,
             timeout: Duration::from_secs(1),
             reconnect_min: Duration::from_millis(50),
-            reconnect_max: Duration::from_secs(1),
+            reconnect_max: Duration::from_millis(500),
             message_buffer: 4096,
         }
     }
@@ -193,6 +198,10 @@ struct Shared {
     acquire: Script,
     release: Script,
     renew: Script,
+    /// Wakes the renewal task at once: the pub/sub connection is back, so Redis may have
+    /// restarted empty and the node's leases should be taken back before another node takes
+    /// them.
+    renew_soon: tokio::sync::Notify,
 }
 
 /// A node's connection to the cluster's Redis; see the crate docs. Cheap to share behind an
@@ -270,6 +279,7 @@ impl RedisCluster {
             acquire: Script::new(ACQUIRE),
             release: Script::new(RELEASE),
             renew: Script::new(RENEW),
+            renew_soon: tokio::sync::Notify::new(),
         });
         // Learn this Redis's lifetime marker before anything is held.
         let _ = shared.renew_round().await;
@@ -520,11 +530,27 @@ async fn renew_task(shared: Arc<Shared>) {
     let mut every = tokio::time::interval(shared.config.renew_every.max(Duration::from_millis(1)));
     every.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     every.tick().await;
+    // After a failed round, the next comes sooner (backing off like the pub/sub connection):
+    // once Redis is back, the node takes back or renews its leases within a fraction of a
+    // second rather than at the next regular round.
+    let mut retry: Option<Duration> = None;
     loop {
-        every.tick().await;
-        if let Err(e) = shared.renew_round().await {
-            // Unreachable: nothing is reported; the next round tries again.
-            tracing::debug!(node = %shared.config.node_id, "lease renewal failed: {e}");
+        let again = tokio::time::sleep(retry.unwrap_or(shared.config.renew_every));
+        tokio::select! {
+            _ = every.tick() => {}
+            _ = shared.renew_soon.notified() => every.reset(),
+            _ = again, if retry.is_some() => every.reset(),
+        }
+        match shared.renew_round().await {
+            Ok(()) => retry = None,
+            Err(e) => {
+                // Unreachable: nothing is reported; the next round tries again.
+                tracing::debug!(node = %shared.config.node_id, "lease renewal failed: {e}");
+                retry = Some(match retry {
+                    None => shared.config.reconnect_min,
+                    Some(r) => (r * 2).min(shared.config.reconnect_max),
+                });
+            }
         }
     }
 }
@@ -573,6 +599,9 @@ async fn pubsub_task(
         }
         backoff = config.reconnect_min;
         connected.send_if_modified(|c| !std::mem::replace(c, true));
+        if config.renew_on_reconnect {
+            shared.renew_soon.notify_one();
+        }
         tracing::info!(node = %config.node_id, channels = channels.len(), "pub/sub connected");
         let mut ping = tokio::time::interval(Duration::from_secs(1));
         ping.tick().await;
@@ -596,8 +625,9 @@ async fn pubsub_task(
                     }
                     None => return,
                 },
+                // Any answer will do: subscribed, Redis answers `["pong", ""]`, not `PONG`.
                 _ = ping.tick() => {
-                    if !ok(config, sink.ping::<String>()).await {
+                    if !ok(config, sink.ping::<redis::Value>()).await {
                         break;
                     }
                 }

@@ -688,7 +688,7 @@ impl Conn {
             K::ListGames(_) => {
                 self.out.send_msg(ServerMessage {
                     kind: Some(server_message::Kind::GameList(w::GameList {
-                        games: self.env.registry.live_games(),
+                        games: self.env.registry.live_games_of(&self.env),
                     })),
                 });
                 return;

@@ -191,7 +191,7 @@ async fn list_games(State(env): State<Env>) -> Response {
     json(
         StatusCode::OK,
         &GameList {
-            games: env.registry.live_games(),
+            games: env.registry.live_games_of(&env),
         },
     )
 }

@@ -128,7 +128,9 @@ pub struct Config {
     /// (all its clients share its address). Loopback by default.
     pub unlimited_addresses: Vec<std::net::IpAddr>,
     /// Several nodes: how long a request relayed to a game's owner node waits for its answer
-    /// before it is answered `unavailable` (retryable).
+    /// before it is answered `unavailable` (retryable). Longer than a lease's TTL plus a
+    /// sweep: a request to an owner that died waits for the game's new owner (it is sent
+    /// there as soon as the game moves) instead of failing first.
     pub remote_timeout: Duration,
     /// Several nodes: how often a node looks for games nobody owns (a dead node's) and for
     /// remote games that moved. With leases of 3 s, a dead owner's games continue within
@@ -164,7 +166,7 @@ impl Default for Config {
                 std::net::IpAddr::from([127, 0, 0, 1]),
                 std::net::IpAddr::from(std::net::Ipv6Addr::LOCALHOST),
             ],
-            remote_timeout: Duration::from_secs(3),
+            remote_timeout: Duration::from_secs(5),
             cluster_sweep: Duration::from_millis(500),
         }
     }

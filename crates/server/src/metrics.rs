@@ -88,6 +88,14 @@ pub struct Metrics {
     pub dropped_slow_total: AtomicU64,
     pub rate_limited_closes_total: AtomicU64,
     pub store_errors_total: AtomicU64,
+    /// Several nodes: requests relayed to the game's owner node.
+    pub cluster_relayed_total: AtomicU64,
+    /// Several nodes: relayed requests answered `unavailable` (no answer in time).
+    pub cluster_remote_timeouts_total: AtomicU64,
+    /// Several nodes: games unloaded here because their lease was lost or a commit fenced.
+    pub cluster_games_left_total: AtomicU64,
+    /// Several nodes: messages dropped because the publish queue was full.
+    pub cluster_publish_dropped_total: AtomicU64,
     /// TCP connections open (HTTP and websocket), counted by the listener's caps.
     pub tcp_connections: AtomicI64,
     /// Connections refused because `max_connections` were open.
@@ -114,6 +122,10 @@ impl Default for Metrics {
             dropped_slow_total: AtomicU64::new(0),
             rate_limited_closes_total: AtomicU64::new(0),
             store_errors_total: AtomicU64::new(0),
+            cluster_relayed_total: AtomicU64::new(0),
+            cluster_remote_timeouts_total: AtomicU64::new(0),
+            cluster_games_left_total: AtomicU64::new(0),
+            cluster_publish_dropped_total: AtomicU64::new(0),
             tcp_connections: AtomicI64::new(0),
             refused_total_cap: AtomicU64::new(0),
             refused_per_address: AtomicU64::new(0),
@@ -179,6 +191,26 @@ impl Metrics {
                 "chuhe_store_errors_total",
                 "Failed store commits.",
                 &self.store_errors_total,
+            ),
+            (
+                "chuhe_cluster_relayed_total",
+                "Several nodes: client requests relayed to the game's owner node.",
+                &self.cluster_relayed_total,
+            ),
+            (
+                "chuhe_cluster_remote_timeouts_total",
+                "Several nodes: relayed requests answered unavailable (the owner did not answer in time).",
+                &self.cluster_remote_timeouts_total,
+            ),
+            (
+                "chuhe_cluster_games_left_total",
+                "Several nodes: games unloaded here because their lease was lost or a commit was fenced.",
+                &self.cluster_games_left_total,
+            ),
+            (
+                "chuhe_cluster_publish_dropped_total",
+                "Several nodes: messages to other nodes dropped because the publish queue was full.",
+                &self.cluster_publish_dropped_total,
             ),
         ] {
             let _ = writeln!(

@@ -49,8 +49,30 @@ impl Registry {
         self.len() == 0
     }
 
-    /// Summaries of unfinished games, by id.
+    /// Summaries of unfinished games, by id — with several nodes, the whole cluster's (the
+    /// other nodes' as they published them within the last seconds).
+    pub fn live_games_of(&self, env: &Env) -> Vec<GameSummary> {
+        let mut v = self.local_games();
+        if let Some(link) = &env.node {
+            let mine: std::collections::HashSet<String> =
+                v.iter().map(|s| s.game_id.clone()).collect();
+            let mut others = link.others_games();
+            others.retain(|s| !mine.contains(&s.game_id));
+            others.sort_by(|a, b| a.game_id.cmp(&b.game_id));
+            others.dedup_by(|a, b| a.game_id == b.game_id);
+            v.extend(others);
+            v.sort_by_key(|s| s.game_id.parse::<i64>().unwrap_or(i64::MAX));
+        }
+        v
+    }
+
+    /// Summaries of the unfinished games this node runs, by id.
     pub fn live_games(&self) -> Vec<GameSummary> {
+        self.local_games()
+    }
+
+    /// Summaries of the unfinished games this node runs, by id.
+    pub fn local_games(&self) -> Vec<GameSummary> {
         let handles: Vec<GameHandle> = self.map().values().cloned().collect();
         let mut v: Vec<(i64, GameSummary)> = handles
             .iter()
@@ -177,6 +199,7 @@ impl Registry {
 
 /// Takes a game's lease: `None` this node holds it now, `Some(node)` another node does.
 async fn acquire(link: &node::Link, id: i64) -> Result<Option<String>, ClientError> {
+    link.wait_released(id).await;
     link.cluster
         .acquire(&node::game_key(id))
         .await

@@ -449,11 +449,10 @@ impl Shard {
         let Some(link) = self.env.node.clone() else {
             return;
         };
+        // Its lease is lost, or another node claimed the game (and holds it): nothing to
+        // release (releasing later could drop a lease this node takes again meanwhile).
         link.gave_up(id);
-        let cluster = link.cluster.clone();
-        tokio::spawn(async move {
-            let _ = cluster.release(&crate::node::game_key(id)).await;
-        });
+        link.game_left();
         let subs = slot
             .game
             .take_subscribers()
@@ -500,12 +499,8 @@ impl Shard {
                         self.env.registry.remove_dead(id);
                         if let Some(link) = self.env.node.clone() {
                             // Several nodes: a finished game's lease goes with it.
-                            link.gave_up(id);
                             self.env.persist.unclaim(Some(id), None);
-                            let cluster = link.cluster.clone();
-                            tokio::spawn(async move {
-                                let _ = cluster.release(&crate::node::game_key(id)).await;
-                            });
+                            link.release_game(id);
                         }
                     }
                     continue;

@@ -234,8 +234,8 @@ async fn connecting_to_no_redis_fails_fast() -> TestResult {
 }
 
 /// Redis is killed and started again, empty: `connected` goes false then true, the
-/// subscriptions come back, the leases this node held are taken back, and the one another
-/// node took first is reported lost.
+/// subscriptions come back, a node's leases are taken back at once (the renewal that runs on
+/// reconnecting), and a lease another node took first is reported lost.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn after_a_redis_restart_subscriptions_and_leases_come_back() -> TestResult {
     let Some(mut redis) = ThrowawayRedis::start_or_skip("after_a_redis_restart")? else {
@@ -244,24 +244,34 @@ async fn after_a_redis_restart_subscriptions_and_leases_come_back() -> TestResul
     let p = prefix();
     let mut cfg = config(&redis, &p, "node-a");
     cfg.lease_ttl = Duration::from_secs(60);
-    cfg.renew_every = Duration::from_secs(3600); // by hand only: the test decides the order
+    cfg.renew_every = Duration::from_secs(3600); // only the renewal on reconnecting
     let a = RedisCluster::connect(cfg).await?;
+    // c renews by hand only, so the test decides who comes first after the restart.
+    let mut cfg = config(&redis, &p, "node-c");
+    cfg.lease_ttl = Duration::from_secs(60);
+    cfg.renew_every = Duration::from_secs(3600);
+    cfg.renew_on_reconnect = false;
+    let c = RedisCluster::connect(cfg).await?;
     let b = RedisCluster::connect(config(&redis, &p, "node-b")).await?;
-    let mut lost = a.take_lost().ok_or("lost taken")?;
+    let mut lost_a = a.take_lost().ok_or("lost taken")?;
+    let mut lost_c = c.take_lost().ok_or("lost taken")?;
     let mut inbox = a.take_messages().ok_or("messages taken")?;
     let mut connected = a.connected();
     wait_connected(&mut connected, true).await?;
     a.subscribe("node:a").await?;
     check(a.acquire("game:1").await?.is_none(), "a takes game:1")?;
     check(a.acquire("game:2").await?.is_none(), "a takes game:2")?;
+    check(c.acquire("game:3").await?.is_none(), "c takes game:3")?;
+    c.acquire("game:4").await?;
     a.renew_now().await?;
+    c.renew_now().await?;
 
     redis.kill()?;
     wait_connected(&mut connected, false).await?;
     // Unreachable: a renewal fails and reports nothing.
     check(a.renew_now().await.is_err(), "no renewal without Redis")?;
     check(
-        lost.try_recv().is_err(),
+        lost_a.try_recv().is_err(),
         "nothing reported during the outage",
     )?;
     // Subscribed during the outage: subscribed once the connection is back.
@@ -269,21 +279,33 @@ async fn after_a_redis_restart_subscriptions_and_leases_come_back() -> TestResul
     redis.start()?;
     wait_connected(&mut connected, true).await?;
 
-    // b comes first to game:2 (as a node would after seeing no holder).
-    eventually("b to take game:2", || async {
-        b.acquire("game:2").await.ok().map(|h| h.is_none())
+    // a takes its leases back by itself.
+    for key in ["game:1", "game:2"] {
+        eventually("a to take its lease back", || async {
+            (a.holder(key).await.ok()? == Some("node-a".into())).then_some(())
+        })
+        .await?;
+    }
+    // b comes first to c's game:3 (as a node would after seeing no holder).
+    eventually("b to take game:3", || async {
+        b.acquire("game:3").await.ok().map(|h| h.is_none())
     })
     .await?;
-    eventually("a's renewal", || async { a.renew_now().await.ok() }).await?;
+    eventually("c's renewal", || async { c.renew_now().await.ok() }).await?;
     check(
-        a.holder("game:1").await? == Some("node-a".into()),
-        "a took game:1 back",
+        c.holder("game:4").await? == Some("node-c".into()),
+        "c took game:4 back",
     )?;
-    let l = tokio::time::timeout(DEADLINE, lost.recv()).await?;
-    check(l.as_deref() == Some("game:2"), "game:2 reported lost")?;
+    let l = tokio::time::timeout(DEADLINE, lost_c.recv()).await?;
+    check(l.as_deref() == Some("game:3"), "game:3 reported lost")?;
     check(
-        a.held() == vec!["game:1".to_string()],
-        "a holds game:1 only",
+        c.held() == vec!["game:4".to_string()],
+        "c holds game:4 only",
+    )?;
+    check(lost_a.try_recv().is_err(), "a lost nothing")?;
+    check(
+        a.held() == vec!["game:1".to_string(), "game:2".to_string()],
+        "a holds both",
     )?;
 
     for channel in ["node:a", "game:5"] {
@@ -340,5 +362,77 @@ async fn a_hung_redis_is_noticed_and_nothing_is_lost_when_it_answers_again() -> 
     .await?;
     let m = next_message(&mut inbox).await?;
     check(m.payload == b"back", "messages flow again")?;
+    Ok(())
+}
+
+/// A subscribed connection stays up: its keep-alive pings (every second) are answered in
+/// subscribed mode too, and `connected` does not flicker.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_subscribed_connection_stays_up() -> TestResult {
+    let Some(redis) = ThrowawayRedis::start_or_skip("a_subscribed_connection_stays_up")? else {
+        return Ok(());
+    };
+    let a = RedisCluster::connect(config(&redis, &prefix(), "node-a")).await?;
+    let mut connected = a.connected();
+    wait_connected(&mut connected, true).await?;
+    a.subscribe("node:a").await?;
+    connected.mark_unchanged();
+    // Three pings' worth of time: a ping failing in subscribed mode would reconnect.
+    let changed = tokio::time::timeout(Duration::from_millis(3500), connected.changed()).await;
+    check(changed.is_err(), "connected changed while Redis was up")?;
+    Ok(())
+}
+
+/// Redis unreachable for longer than the TTL (frozen here, its data kept): nothing is
+/// reported during the outage; once it answers, the renewal finds the leases expired and
+/// reports them lost (Redis did not restart, so nothing is taken back).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn leases_that_expired_during_an_outage_are_reported_lost_afterwards() -> TestResult {
+    let Some(redis) = ThrowawayRedis::start_or_skip("leases_expired_during_an_outage")? else {
+        return Ok(());
+    };
+    let mut cfg = config(&redis, &prefix(), "node-a");
+    cfg.lease_ttl = Duration::from_millis(400);
+    cfg.renew_every = Duration::from_millis(130);
+    cfg.timeout = Duration::from_millis(300);
+    let a = RedisCluster::connect(cfg).await?;
+    let mut lost = a.take_lost().ok_or("lost taken")?;
+    let mut connected = a.connected();
+    wait_connected(&mut connected, true).await?;
+    check(a.acquire("game:1").await?.is_none(), "a takes game:1")?;
+    a.renew_now().await?;
+    let frozen = Instant::now();
+    redis.freeze()?;
+    let outcome = async {
+        wait_connected(&mut connected, false).await?;
+        // Past the TTL (measured from the freeze: the last renewal was before it).
+        let mut renewals_failed = 0;
+        while frozen.elapsed() < Duration::from_millis(900) || renewals_failed == 0 {
+            if a.renew_now().await.is_err() {
+                renewals_failed += 1;
+            } else {
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+        }
+        check(
+            lost.try_recv().is_err(),
+            "nothing reported during the outage",
+        )?;
+        check(
+            a.held() == vec!["game:1".to_string()],
+            "still held as far as a knows",
+        )?;
+        Ok::<_, Box<dyn std::error::Error + Send + Sync>>(())
+    }
+    .await;
+    redis.thaw()?;
+    outcome?;
+    let l = tokio::time::timeout(DEADLINE, lost.recv()).await?;
+    check(
+        l.as_deref() == Some("game:1"),
+        "reported lost once Redis answers",
+    )?;
+    check(a.held().is_empty(), "not held any more")?;
+    check(a.holder("game:1").await?.is_none(), "not taken back")?;
     Ok(())
 }

@@ -78,6 +78,8 @@ enum Msg {
         out: Outbox,
         last_seq: u64,
         req: u32,
+        /// Another node relays the stream to this subscriber: only the catch-up goes to it.
+        relay: bool,
     },
     Detach(u64),
 }
@@ -121,7 +123,25 @@ impl LeagueHandle {
     /// snapshot). Answered on the connection.
     pub fn subscribe(&self, out: Outbox, last_seq: u64, req: u32) -> bool {
         self.tx
-            .try_send(Msg::Subscribe { out, last_seq, req })
+            .try_send(Msg::Subscribe {
+                out,
+                last_seq,
+                req,
+                relay: false,
+            })
+            .is_ok()
+    }
+
+    /// Several nodes: the catch-up of a subscriber on another node (the reply and the ring
+    /// from `last_seq`); that node follows the league's channel from there.
+    pub(crate) fn subscribe_relayed(&self, out: Outbox, last_seq: u64, req: u32) -> bool {
+        self.tx
+            .try_send(Msg::Subscribe {
+                out,
+                last_seq,
+                req,
+                relay: true,
+            })
             .is_ok()
     }
 
@@ -257,7 +277,14 @@ pub(crate) async fn start_owned(env: &Env, id: i64) {
         Ok(league) => {
             spawn(env, league);
         }
-        Err(e) => error!(league = id, error = %e, "league not started"),
+        Err(e) => {
+            error!(league = id, error = %e, "league not started");
+            if let Some(link) = &env.node {
+                // Not run here: free for a node that can.
+                env.persist.unclaim(None, Some(id));
+                let _ = link.cluster.release(&crate::node::league_key(id)).await;
+            }
+        }
     }
 }
 
@@ -477,6 +504,8 @@ fn spawn(env: &Env, league: League) -> LeagueHandle {
         state: state_tx,
         ring: VecDeque::new(),
         subs: Vec::new(),
+        channel: crate::node::Channel::of(env, format!("league:{id}:public")),
+        publishing: false,
         delayed: VecDeque::new(),
         retry_at: None,
         reconciled: false,
@@ -492,6 +521,10 @@ struct Runner {
     /// Recent public frames (for resume by seq).
     ring: VecDeque<Arc<SharedFrame>>,
     subs: Vec<Outbox>,
+    /// Several nodes: where the public stream is published for the other nodes' relays.
+    channel: Option<crate::node::Channel>,
+    /// False while the ring is rebuilt from the log (the other nodes' relays catch up).
+    publishing: bool,
     /// Public frames held back by the broadcast delay: (release at, frame).
     delayed: VecDeque<(u64, Arc<SharedFrame>)>,
     retry_at: Option<Instant>,
@@ -504,6 +537,7 @@ impl Runner {
         let mut shutdown = self.env.shutdown.clone();
         // The public stream so far: every public entry of the log is in the ring.
         self.rebuild_ring().await;
+        self.publishing = true;
         loop {
             if *shutdown.borrow() {
                 break;
@@ -572,7 +606,12 @@ impl Runner {
                     self.retry_at = Some(Instant::now() + RETRY);
                 }
             }
-            Msg::Subscribe { out, last_seq, req } => self.subscribe(out, last_seq, req),
+            Msg::Subscribe {
+                out,
+                last_seq,
+                req,
+                relay,
+            } => self.subscribe(out, last_seq, req, relay),
             Msg::Detach(conn) => self.subs.retain(|o| o.conn_id != conn),
         }
     }
@@ -681,6 +720,9 @@ impl Runner {
         }
         self.ring.push_back(f.clone());
         self.subs.retain(|o| o.send(Out::Shared(f.clone())));
+        if let (Some(c), true) = (&self.channel, self.publishing) {
+            c.publish(&f);
+        }
     }
 
     /// The ring from the stored log (at start): every public entry old enough to be public.
@@ -706,7 +748,7 @@ impl Runner {
         self.release_delayed();
     }
 
-    fn subscribe(&mut self, out: Outbox, last_seq: u64, req: u32) {
+    fn subscribe(&mut self, out: Outbox, last_seq: u64, req: u32, relay: bool) {
         let top = self.ring.back().map_or(0, |f| f.seq);
         let first = self.ring.front().map_or(top + 1, |f| f.seq);
         out.send_msg(w::ServerMessage {
@@ -719,6 +761,9 @@ impl Runner {
         let from = if last_seq + 1 >= first { last_seq } else { 0 };
         for f in self.ring.iter().filter(|f| f.seq > from) {
             out.send(Out::Shared(f.clone()));
+        }
+        if relay {
+            return;
         }
         self.subs.retain(|o| o.conn_id != out.conn_id);
         self.subs.push(out);

@@ -38,8 +38,50 @@ fn league(env: &Env, out: &Outbox, req: u32, id: &str) -> Option<LeagueHandle> {
     h
 }
 
-/// Answers one league message of a connection.
+/// Answers one league message of a connection (with several nodes, a league running on
+/// another node answers through it).
 pub async fn on_message(env: &Env, who: &Principal, out: &Outbox, req: u32, kind: Kind) {
+    let id = match &kind {
+        Kind::LeagueSubscribe(s) => s.league_id.parse::<i64>().ok(),
+        Kind::LeagueUnsubscribe(u) => u.league_id.parse::<i64>().ok(),
+        Kind::LeagueLineup(l) => l.league_id.parse::<i64>().ok(),
+        Kind::LeagueChooseColour(c) => c.league_id.parse::<i64>().ok(),
+        _ => None,
+    };
+    let kind = match id {
+        Some(id) if env.node.is_some() && env.leagues.get(id).is_none() => {
+            match crate::node::relay_league(env, who, out, req, id, kind).await {
+                Some(kind) => kind,
+                None => return,
+            }
+        }
+        _ => kind,
+    };
+    on_message_here(env, who, out, req, kind).await
+}
+
+/// Answers one league message for a league running here (not found otherwise). `relay`:
+/// a subscription another node relays (it gets the catch-up only).
+pub(crate) async fn on_message_relayed(
+    env: &Env,
+    who: &Principal,
+    out: &Outbox,
+    req: u32,
+    kind: Kind,
+    relay: bool,
+) {
+    if let (true, Kind::LeagueSubscribe(s)) = (relay, &kind) {
+        if let Some(h) = league(env, out, req, &s.league_id) {
+            if !h.subscribe_relayed(out.clone(), s.last_seq, req) {
+                error(out, req, "busy", "the league is busy; retry");
+            }
+        }
+        return;
+    }
+    on_message_here(env, who, out, req, kind).await
+}
+
+async fn on_message_here(env: &Env, who: &Principal, out: &Outbox, req: u32, kind: Kind) {
     match kind {
         Kind::LeagueSubscribe(s) => {
             if let Some(h) = league(env, out, req, &s.league_id) {

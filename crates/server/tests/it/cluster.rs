@@ -53,11 +53,44 @@ async fn a_game_is_played_from_clients_on_every_node() -> Result<()> {
         assert_eq!(black.next_move().await?.1, *mv, "black sees ply {}", i + 1);
     }
     assert_eq!(c.stored_moves(&game).await?, MOVES);
+    let (_, metrics) = crate::harness::http(
+        c.nodes[1].addr,
+        "GET",
+        "/metrics",
+        Some(&c.cast.organizer),
+        None,
+    )
+    .await?;
+    assert!(
+        !metrics.contains("chuhe_cluster_relayed_total 0"),
+        "red's moves and subscriptions went to n0: {metrics}"
+    );
     // Still one owner.
     assert_eq!(
         c.hub.holder_of(&format!("game:{game}")).as_deref(),
         Some("n0")
     );
+    // The game list of a node that does not run the game shows it (the nodes publish theirs).
+    let deadline = tokio::time::Instant::now() + crate::harness::TIMEOUT;
+    let mut tick = tokio::time::interval(std::time::Duration::from_millis(50));
+    loop {
+        tick.tick().await;
+        let (status, body) =
+            crate::harness::http(c.nodes[2].addr, "GET", "/api/v1/games", None, None).await?;
+        assert_eq!(status, 200, "{body}");
+        let v: serde_json::Value = serde_json::from_str(&body)?;
+        let listed = v["games"].as_array().is_some_and(|g| {
+            g.iter()
+                .any(|g| g["gameId"].as_str() == Some(game.as_str()))
+        });
+        if listed {
+            break;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "never listed: {body}"
+        );
+    }
     Ok(())
 }
 
@@ -104,11 +137,24 @@ async fn the_owner_shutting_down_hands_the_game_on_and_spectators_keep_their_soc
     assert_eq!(spectator.next_move().await?.1, MOVES[0]);
     assert_eq!(spectator.next_move().await?.1, MOVES[1]);
     c.nodes[0].stop().await?;
+    // A move sent at once waits for the game's next owner (no error to resend on).
+    let req = red
+        .send(chuhe_proto::v1::client_message::Kind::Move(
+            chuhe_proto::v1::MakeMove {
+                game_id: game.clone(),
+                ply: 3,
+                r#move: MOVES[2].into(),
+                ..Default::default()
+            },
+        ))
+        .await?;
+    let answer = red.answer(req).await?;
+    assert!(answer.is_ok(), "{answer:?}");
     let owner = c.wait_holder_other_than(&key, "n0").await?;
     assert!(owner == "n1" || owner == "n2");
     // The game goes on with every acknowledged move; the spectator on a surviving node keeps
     // its socket and gets the moves played on the new owner.
-    for (i, mv) in MOVES.iter().enumerate().skip(2) {
+    for (i, mv) in MOVES.iter().enumerate().skip(3) {
         let ply = i + 1;
         red_or_black(ply, &mut red, &mut black)
             .play(&game, ply as u32, mv)
@@ -135,8 +181,11 @@ async fn a_dead_owners_game_is_taken_by_another_node_when_its_lease_expires() ->
     // n0 stops answering anything, as a killed process: no renewals, no messages.
     c.nodes[0].cluster.leave();
     c.hub.expire_node("n0");
+    assert_eq!(c.restarts(&game).await?, 0);
     assert_eq!(c.wait_holder_other_than(&key, "n0").await?, "n1");
     black.play(&game, 2, MOVES[1]).await?;
+    // n1 recovered the game from its log: the gap is credited as after a restart, once.
+    assert_eq!(c.restarts(&game).await?, 1);
     red.play(&game, 3, MOVES[2]).await?;
     assert_eq!(spectator.next_move().await?.1, MOVES[1]);
     assert_eq!(spectator.next_move().await?.1, MOVES[2]);
@@ -168,6 +217,18 @@ async fn a_fenced_commit_unloads_the_game_and_the_new_owner_answers() -> Result<
     assert_eq!(red.next_move().await?.1, MOVES[1]);
     red.play(&game, 3, MOVES[2]).await?;
     assert_eq!(red.next_move().await?.1, MOVES[2]);
+    let (_, metrics) = crate::harness::http(
+        c.nodes[0].addr,
+        "GET",
+        "/metrics",
+        Some(&c.cast.organizer),
+        None,
+    )
+    .await?;
+    assert!(
+        metrics.contains("chuhe_cluster_games_left_total 1"),
+        "{metrics}"
+    );
     c.nodes[0].cluster.freeze(false);
     // Never two owners: n0 never takes the lease back while n1 runs the game.
     assert_eq!(c.hub.holder_of(&key).as_deref(), Some("n1"));
@@ -275,6 +336,16 @@ async fn a_league_runs_on_one_node_and_moves_when_that_node_stops() -> Result<()
         serde_json::from_str::<serde_json::Value>(&forwarded)?,
         serde_json::from_str::<serde_json::Value>(&on_owner)?
     );
+    // A websocket follower of the league on the other node: its catch-up comes from the
+    // league's node, then the stream through the league's channel.
+    let mut follower = Client::connect(c.nodes[1].addr, None).await?;
+    let top = follower.league_subscribe(&id, 0).await?;
+    assert!(top >= 1);
+    let (first, kind) = follower.league_next().await?;
+    assert_eq!((first, kind.as_str()), (1, "created"));
+    for _ in 1..top {
+        follower.league_next().await?;
+    }
     // An organizer's command through the other node reaches the league too.
     let (status, body) = crate::harness::http(
         c.nodes[1].addr,
@@ -285,6 +356,12 @@ async fn a_league_runs_on_one_node_and_moves_when_that_node_stops() -> Result<()
     )
     .await?;
     assert_eq!(status, 200, "{body}");
+    // Publishing pairs the first round: both entries come, once each, in order.
+    assert_eq!(follower.league_next().await?, (top + 1, "published".into()));
+    assert_eq!(
+        follower.league_next().await?,
+        (top + 2, "round_paired".into())
+    );
     c.nodes[0].stop().await?;
     // n1 takes the league and runs it from its log.
     assert_eq!(c.wait_holder_other_than(&key, "n0").await?, "n1");
@@ -301,6 +378,24 @@ async fn a_league_runs_on_one_node_and_moves_when_that_node_stops() -> Result<()
         // The runner starts right after the lease is taken: ask again after a round trip.
         crate::harness::http(c.nodes[1].addr, "GET", "/healthz", None, None).await?;
     }
+    // The follower on n1 kept its socket: the league's next public entry reaches it.
+    let later = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis() as u64)
+        .unwrap_or(0)
+        + 7_200_000;
+    let (status, body) = crate::harness::http(
+        c.nodes[1].addr,
+        "POST",
+        &format!("{path}/rounds/1/reschedule"),
+        Some(&c.cast.organizer),
+        Some(&format!(r#"{{"start":"{later}"}}"#)),
+    )
+    .await?;
+    assert_eq!(status, 200, "{body}");
+    let (seq, kind) = follower.league_next().await?;
+    assert_eq!(seq, top + 3, "{kind}");
+    assert!(kind.contains("reschedul"), "{kind}");
     Ok(())
 }
 
@@ -318,11 +413,92 @@ async fn a_spectator_catches_up_after_its_node_was_cut_off_from_the_hub() -> Res
     c.nodes[1].cluster.outage(true);
     black.play(&game, 2, MOVES[1]).await?;
     red.play(&game, 3, MOVES[2]).await?;
+    // Back, lost again and back (catch-ups overlap: each is asked for on reconnection).
     c.nodes[1].cluster.outage(false);
-    // Back: the spectator gets what it missed, once each, in order, and the stream goes on.
+    c.nodes[1].cluster.outage(true);
+    c.nodes[1].cluster.outage(false);
+    // The spectator gets what it missed, once each, in order, and the stream goes on.
     assert_eq!(spectator.next_move().await?.1, MOVES[1]);
     assert_eq!(spectator.next_move().await?.1, MOVES[2]);
     black.play(&game, 4, MOVES[3]).await?;
     assert_eq!(spectator.next_move().await?.1, MOVES[3]);
+    red.play(&game, 5, MOVES[4]).await?;
+    assert_eq!(spectator.next_move().await?.1, MOVES[4]);
+    // Everything the catch-ups sent came before the last move: no move came twice.
+    let doubled: Vec<_> = spectator
+        .seen
+        .iter()
+        .filter(|m| matches!(&m.kind, Some(chuhe_proto::v1::server_message::Kind::Event(e)) if crate::harness::moved(e).is_some()))
+        .collect();
+    assert!(doubled.is_empty(), "{doubled:?}");
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_move_sent_to_a_dead_owner_is_answered_by_the_next_one() -> Result<()> {
+    let c = Cluster::start(2).await?;
+    let game = c.create_game(0, "").await?;
+    let mut red = Client::connect(c.nodes[1].addr, Some(&c.cast.red)).await?;
+    red.subscribe(&game, 0).await?;
+    // n0 dies (no more messages), its leases not yet expired: the move waits for it…
+    c.nodes[0].cluster.leave();
+    let req = red
+        .send(chuhe_proto::v1::client_message::Kind::Move(
+            chuhe_proto::v1::MakeMove {
+                game_id: game.clone(),
+                ply: 1,
+                r#move: MOVES[0].into(),
+                ..Default::default()
+            },
+        ))
+        .await?;
+    red.ping().await?;
+    // …and once its leases lapse, n1 takes the game and answers the move itself (no
+    // `unavailable`, no resend by the client).
+    c.hub.expire_node("n0");
+    let reply = red.answer(req).await?;
+    assert!(reply.is_ok(), "{reply:?}");
+    assert_eq!(c.stored_moves(&game).await?, MOVES[..1]);
+    assert_eq!(red.next_move().await?.1, MOVES[0]);
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_lost_lease_unloads_the_game_and_its_clients_follow_it() -> Result<()> {
+    let c = Cluster::start(2).await?;
+    let game = c.create_game(0, "").await?;
+    let key = format!("game:{game}");
+    let mut red = Client::connect(c.nodes[0].addr, Some(&c.cast.red)).await?;
+    let mut black = Client::connect(c.nodes[0].addr, Some(&c.cast.black)).await?;
+    let mut spectator = Client::connect(c.nodes[0].addr, None).await?;
+    spectator.subscribe(&game, 0).await?;
+    red.play(&game, 1, MOVES[0]).await?;
+    assert_eq!(spectator.next_move().await?.1, MOVES[0]);
+    // The game's lease lapses while n0 runs: n0 finds it lost at its next renewal and unloads
+    // the game; whichever node takes it next runs it, and n0's clients keep their sockets.
+    c.hub.expire(&key);
+    let deadline = tokio::time::Instant::now() + crate::harness::TIMEOUT;
+    let mut tick = tokio::time::interval(std::time::Duration::from_millis(20));
+    loop {
+        tick.tick().await;
+        let (_, metrics) = crate::harness::http(
+            c.nodes[0].addr,
+            "GET",
+            "/metrics",
+            Some(&c.cast.organizer),
+            None,
+        )
+        .await?;
+        if metrics.contains("chuhe_cluster_games_left_total 1") {
+            break;
+        }
+        assert!(tokio::time::Instant::now() < deadline, "never unloaded");
+    }
+    black.play(&game, 2, MOVES[1]).await?;
+    red.play(&game, 3, MOVES[2]).await?;
+    assert_eq!(spectator.next_move().await?.1, MOVES[1]);
+    assert_eq!(spectator.next_move().await?.1, MOVES[2]);
+    assert_eq!(c.stored_moves(&game).await?, MOVES[..3]);
+    assert!(c.hub.holder_of(&key).is_some());
     Ok(())
 }

@@ -170,6 +170,23 @@ impl Cluster {
         Ok(moves)
     }
 
+    /// How many `ServerRestarted` events a game's log holds (one per recovery: the clocks
+    /// credited for the gap).
+    pub async fn restarts(&self, game: &str) -> Result<usize> {
+        let id: i64 = game.parse()?;
+        let mut n = 0;
+        for (_, payload) in self.persist.events(id).await? {
+            let s = w::StoredEvent::decode(&payload[..])?;
+            if matches!(
+                s.event.and_then(|e| e.kind),
+                Some(w::game_event::Kind::ServerRestarted(_))
+            ) {
+                n += 1;
+            }
+        }
+        Ok(n)
+    }
+
     /// Waits until `key`'s lease is held by a node other than `not`; returns it.
     pub async fn wait_holder_other_than(&self, key: &str, not: &str) -> Result<String> {
         let deadline = tokio::time::Instant::now() + TIMEOUT;
@@ -371,6 +388,28 @@ impl Client {
                 return Ok((e.seq, m));
             }
         }
+    }
+}
+
+impl Client {
+    /// Subscribes to a league's public stream; the reply's seq.
+    pub async fn league_subscribe(&mut self, league: &str, last_seq: u64) -> Result<u64> {
+        let req = self
+            .send(client_message::Kind::LeagueSubscribe(w::LeagueSubscribe {
+                league_id: league.into(),
+                last_seq,
+            }))
+            .await?;
+        Ok(self.answer(req).await??.seq)
+    }
+
+    /// The next league update: its seq and kind.
+    pub async fn league_next(&mut self) -> Result<(u64, String)> {
+        self.expect(|m| match &m.kind {
+            Some(server_message::Kind::League(u)) => Some((u.seq, u.kind.clone())),
+            _ => None,
+        })
+        .await
     }
 }
 

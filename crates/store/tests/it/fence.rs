@@ -339,3 +339,72 @@ async fn a_claim_racing_appends_loses_nothing_and_lets_nothing_stale_in(url: Str
     a.close().await;
     Ok(())
 }
+
+/// PostgreSQL: a claim that comes while an append's transaction holds the game's row (as the
+/// writers' transactions do, `FOR UPDATE`) waits until that transaction has committed, and the
+/// new owner's read after the claim sees what it wrote. The "append in flight" is a
+/// transaction of the test's own connection, so the test decides when it commits; the claim
+/// is seen waiting on the lock in `pg_stat_activity` before the commit.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn postgres_a_claim_waits_for_an_append_in_flight() -> TestResult {
+    use sqlx::{Connection as _, Row as _};
+    crate::conformance::on_fresh_pg_database(|url| async move {
+        let s = Arc::new(open(&url).await?);
+        let g = game_between(&s, "red", "black").await?;
+        let t1 = s.claim_game(g, "node-a").await?;
+        check!(append(&s, fenced(g, evs(1..=1), Some(t1))).await? == 1);
+        let mut old_owner = sqlx::PgConnection::connect(&url).await?;
+        let mut tx = old_owner.begin().await?;
+        let token: i64 = sqlx::query("SELECT fence_token FROM games WHERE id = $1 FOR UPDATE")
+            .bind(g.0)
+            .fetch_one(&mut *tx)
+            .await?
+            .try_get(0)?;
+        check!(token as u64 == t1, "the old owner's token is current");
+        sqlx::query(
+            "INSERT INTO game_events (game_id, seq, kind, payload, at_ms) VALUES ($1, 2, 'move', $2, 0)",
+        )
+        .bind(g.0)
+        .bind(ev(2).payload)
+        .execute(&mut *tx)
+        .await?;
+        sqlx::query("UPDATE games SET last_seq = 2 WHERE id = $1")
+            .bind(g.0)
+            .execute(&mut *tx)
+            .await?;
+        let claim = tokio::spawn({
+            let s = Arc::clone(&s);
+            async move { s.claim_game(g, "node-b").await }
+        });
+        // Wait (with a deadline) until the claim's backend is waiting on a lock.
+        let mut watcher = sqlx::PgConnection::connect(&url).await?;
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        loop {
+            let waiting: i64 = sqlx::query(
+                "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() \
+                 AND wait_event_type = 'Lock' AND query LIKE 'UPDATE games SET fence_token%'",
+            )
+            .fetch_one(&mut watcher)
+            .await?
+            .try_get(0)?;
+            if waiting > 0 {
+                break;
+            }
+            check!(!claim.is_finished(), "the claim did not wait for the append in flight");
+            check!(std::time::Instant::now() < deadline, "the claim never waited");
+            tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+        }
+        check!(!claim.is_finished());
+        tx.commit().await?;
+        let t2 = claim.await??;
+        check!(t2 == t1 + 1);
+        let record = s.load_game(g).await?;
+        check!(record.game.last_seq == 2, "the new owner sees the append");
+        let stale = append(&s, fenced(g, evs(3..=3), Some(t1))).await;
+        check!(is_fenced(&stale, t1), "{stale:?}");
+        check!(append(&s, fenced(g, evs(3..=3), Some(t2))).await? == 3);
+        s.close().await;
+        Ok(())
+    })
+    .await
+}
