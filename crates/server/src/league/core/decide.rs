@@ -385,20 +385,7 @@ pub fn decide(
                 .board(*at)
                 .ok_or_else(|| LeagueError::NotFound(at.to_string()))?;
             if let BoardSetting::Games { games } = setting {
-                let record = chuhe_league::chain::BoardRecord::Played(
-                    games
-                        .iter()
-                        .map(|g| chuhe_league::chain::PlayedGame {
-                            first_colour: g.first_colour.league(),
-                            result: match g.result {
-                                Outcome::First => chuhe_league::chain::GameResult::FirstWins,
-                                Outcome::Second => chuhe_league::chain::GameResult::SecondWins,
-                                _ => chuhe_league::chain::GameResult::Draw,
-                            },
-                            fouls: g.fouls,
-                        })
-                        .collect(),
-                );
+                let record = super::state::set_games_record(games);
                 let rules = &league.rules_of(at.round).event;
                 chuhe_league::chain::evaluate_board(
                     &rules.chain,

@@ -1411,3 +1411,107 @@ fn a_correction_that_would_change_who_passed_on_to_the_next_stage_is_refused() {
     .unwrap();
     assert_eq!(digest(&League::replay(7, &s.log).unwrap()), digest(&s.l));
 }
+
+#[test]
+fn total_score_counts_games_both_lost_and_an_armageddon_draw_as_black_s_win() {
+    let mut v = serde_json::to_value(spec(
+        "round_robin",
+        4,
+        serde_json::json!({"legs": 1, "lineup": {"system": "total_score"}}),
+    ))
+    .unwrap();
+    for t in v["teams"].as_array_mut().unwrap() {
+        t["players"].as_array_mut().unwrap().truncate(2);
+    }
+    let mut s = Sim::new(serde_json::from_value(v).unwrap());
+    s.run(LeagueCommand::Publish, ORG, None).unwrap();
+    let r1 = s.l.rounds[0].clone();
+    s.at(r1.deadline_ms);
+    s.at(r1.start_ms);
+    // Table 1, board 1: both players past the lateness limit (21.3: both lose).
+    s.end(bk(1, 1, 1), Outcome::BothLose, "lateness");
+    // Table 1, board 2: both sides forfeited it.
+    s.run(
+        LeagueCommand::SetBoard {
+            at: bk(1, 1, 2),
+            setting: BoardSetting::Forfeit {
+                by: ForfeitBy::Both,
+            },
+        },
+        ARB,
+        Some("neither came"),
+    )
+    .unwrap();
+    // Table 2, board 1: slow and fast games drawn, the armageddon drawn with the first team's
+    // player Red: Black's (the second team's) win.
+    let draw = |first_colour| SetGame {
+        first_colour,
+        result: Outcome::Draw,
+        fouls: [0, 0],
+    };
+    s.run(
+        LeagueCommand::SetBoard {
+            at: bk(1, 2, 1),
+            setting: BoardSetting::Games {
+                games: vec![
+                    draw(ColourName::Red),
+                    draw(ColourName::Black),
+                    draw(ColourName::Red),
+                ],
+            },
+        },
+        ARB,
+        Some("scoresheets"),
+    )
+    .unwrap();
+    s.end(bk(1, 2, 2), Outcome::First, "checkmate");
+    assert!(s.l.rounds[0].completed);
+    let t = total_score_tables(&s.l, 1).unwrap().unwrap();
+    let row = |team: usize, k: usize| {
+        let name = format!("p{team}{k}");
+        t.individual
+            .iter()
+            .find(|r| t.players[r.player].1 == name)
+            .map(|r| (r.games, r.points.halves() / 2, r.wins))
+            .unwrap()
+    };
+    let [c, d] = s.l.rounds[0].tables[1].teams;
+    assert_eq!(row(c, 0), (3, 2, 0), "two draws and the armageddon lost");
+    assert_eq!(
+        row(d, 0),
+        (3, 4, 1),
+        "two draws and the armageddon won with Black"
+    );
+    assert_eq!(row(c, 1), (1, 2, 1));
+    assert_eq!(row(d, 1), (1, 0, 0));
+    let [a, b] = s.l.rounds[0].tables[0].teams;
+    for (team, k) in [(a, 0), (b, 0), (a, 1), (b, 1)] {
+        assert_eq!(
+            row(team, k),
+            (1, 0, 0),
+            "p{team}{k}: one game, lost by both"
+        );
+    }
+    // An arbiter's game lost by both is the same as one lost by both on the clock (it was read
+    // as a draw).
+    s.run(
+        LeagueCommand::SetBoard {
+            at: bk(1, 2, 2),
+            setting: BoardSetting::Games {
+                games: vec![SetGame {
+                    first_colour: ColourName::Black,
+                    result: Outcome::BothLose,
+                    fouls: [0, 0],
+                }],
+            },
+        },
+        ARB,
+        Some("both past the lateness limit"),
+    )
+    .unwrap();
+    assert_eq!(
+        s.l.board_record(bk(1, 2, 2)),
+        Some(chuhe_league::chain::BoardRecord::DoubleForfeit)
+    );
+    assert_eq!(digest(&League::replay(7, &s.log).unwrap()), digest(&s.l));
+}
