@@ -734,8 +734,7 @@ fn keep_who_went_on(before: &League, after: &League, round: u32) -> Result<(), L
         let (was, now) = (round_winners(before, round), round_winners(after, round));
         if was != now {
             return Err(LeagueError::AlreadySeeded(format!(
-                "round {} is paired from round {round}'s winners: this correction would change who won a tie there; replay or correct round {} first, or decide the tie as it was",
-                round + 1,
+                "round {} is paired from round {round}'s winners: this correction would change who won a tie there (fouls and margins that keep the winners may still be corrected)",
                 round + 1
             )));
         }
