@@ -1066,6 +1066,18 @@ fn next_knockout_round(d: &mut Draft, round: u32) -> Result<(), LeagueError> {
     let seed = |team: usize| local(&entrants, team).map(|i| i as u32 + 1);
     let mut winners = Vec::new();
     for (k, t) in r.tables.iter().enumerate() {
+        // A team withdrawn before the round lost its tie without playing (a walkover): the
+        // other goes on; when both withdrew, neither does.
+        let gone = t.teams.map(|team| l.withdrawn_before(team, round));
+        match gone {
+            [true, true] => continue,
+            [true, false] | [false, true] => {
+                let stays = t.teams[usize::from(gone[0])];
+                winners.extend(seed(stays));
+                continue;
+            }
+            [false, false] => {}
+        }
         let m = super::view::match_result(l, round, k as u32 + 1);
         match m
             .and_then(|m| m.winner)

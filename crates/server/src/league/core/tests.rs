@@ -1515,3 +1515,33 @@ fn total_score_counts_games_both_lost_and_an_armageddon_draw_as_black_s_win() {
     );
     assert_eq!(digest(&League::replay(7, &s.log).unwrap()), digest(&s.l));
 }
+
+#[test]
+fn a_knockout_tie_whose_team_withdrew_is_a_walkover_and_the_next_round_is_paired() {
+    let mut s = Sim::new(spec("knockout", 4, serde_json::json!({})));
+    s.run(LeagueCommand::Publish, ORG, None).unwrap();
+    let [gone, stays] = s.l.rounds[0].tables[1].teams;
+    // Table 2's first team withdraws before round 1 is played.
+    s.run(
+        LeagueCommand::Withdraw {
+            team: gone,
+            after_round: 0,
+            expelled: false,
+        },
+        ARB,
+        Some("withdrew before the knockout"),
+    )
+    .unwrap();
+    play_round(&mut s, 1, |_, _| Outcome::First);
+    assert!(s.l.rounds[0].completed, "round 1 complete");
+    assert_eq!(s.l.rounds.len(), 2, "the final is paired");
+    let mut fin = s.l.rounds[1].tables[0].teams.to_vec();
+    fin.sort_unstable();
+    let mut want = vec![s.l.rounds[0].tables[0].teams[0], stays];
+    want.sort_unstable();
+    assert_eq!(
+        fin, want,
+        "table 1's winner meets the team whose opponent withdrew"
+    );
+    assert_eq!(digest(&League::replay(7, &s.log).unwrap()), digest(&s.l));
+}
