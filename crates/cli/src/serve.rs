@@ -80,6 +80,19 @@ pub struct ServeArgs {
     /// flag shows in `ps`. Empty = none.
     #[arg(long, env = "CHUHE_METRICS_TOKEN", hide_env_values = true)]
     pub metrics_token: Option<String>,
+    /// A fresh connection must send a whole request head (HTTP request or websocket upgrade)
+    /// within this, and a kept-alive one between requests, or it is closed: `10s`, `2500ms`
+    /// (1s..=300s) [default: 10s].
+    #[arg(long, env = "CHUHE_HANDSHAKE_TIMEOUT")]
+    pub handshake_timeout: Option<String>,
+    /// The longest a login, an organizer request or /readyz waits for the database before it
+    /// is answered `store_unavailable` (503) (100ms..=60s) [default: 2s].
+    #[arg(long, env = "CHUHE_STORE_TIMEOUT")]
+    pub store_timeout: Option<String>,
+    /// A websocket from which nothing (not even a pong) has arrived for this long is closed
+    /// with 4002 (10s..=600s; pings go every 5 s) [default: 30s].
+    #[arg(long, env = "CHUHE_PEER_TIMEOUT")]
+    pub peer_timeout: Option<String>,
     /// Demo: accounts (tokens printed), random-mover bots in live games, and a demo league
     /// (4 teams x 3 boards, a round every 6 minutes) with bot captains and players. A second
     /// run on the same database carries on with the same accounts, games and league.
@@ -114,6 +127,9 @@ struct FileConfig {
     max_connections: Option<usize>,
     max_connections_per_address: Option<usize>,
     metrics_token: Option<String>,
+    handshake_timeout: Option<String>,
+    store_timeout: Option<String>,
+    peer_timeout: Option<String>,
     demo: Option<bool>,
     log: Option<String>,
     log_format: Option<String>,
@@ -189,8 +205,7 @@ fn parse_duration(s: &str) -> Option<std::time::Duration> {
     let secs = s.strip_suffix('s').unwrap_or(s).trim();
     secs.parse::<f64>()
         .ok()
-        .filter(|v| v.is_finite() && *v >= 0.0)
-        .map(std::time::Duration::from_secs_f64)
+        .and_then(|v| std::time::Duration::try_from_secs_f64(v).ok())
 }
 
 pub fn settings(args: &ServeArgs) -> Result<Settings> {
@@ -268,6 +283,40 @@ pub fn settings(args: &ServeArgs) -> Result<Settings> {
             t.chars().count() >= 16,
             "metrics_token must be at least 16 characters"
         );
+    }
+    use std::time::Duration as D;
+    let timeouts = [
+        (
+            "handshake_timeout",
+            args.handshake_timeout.clone().or(file.handshake_timeout),
+            D::from_secs(1)..=D::from_secs(300),
+            &mut config.handshake_timeout,
+        ),
+        (
+            "store_timeout",
+            args.store_timeout.clone().or(file.store_timeout),
+            D::from_millis(100)..=D::from_secs(60),
+            &mut config.store_timeout,
+        ),
+        (
+            "peer_timeout",
+            args.peer_timeout.clone().or(file.peer_timeout),
+            D::from_secs(10)..=D::from_secs(600),
+            &mut config.peer_timeout,
+        ),
+    ];
+    for (name, given, range, slot) in timeouts {
+        if let Some(t) = given {
+            *slot = parse_duration(&t)
+                .filter(|d| range.contains(d))
+                .with_context(|| {
+                    format!(
+                        "{name} must be {:?}..={:?}, like 10s or 2500ms, not {t:?}",
+                        range.start(),
+                        range.end()
+                    )
+                })?;
+        }
     }
     let log_format = match args
         .log_format
@@ -532,6 +581,59 @@ mod tests {
     struct T {
         #[command(flatten)]
         a: ServeArgs,
+    }
+
+    #[test]
+    fn timeouts_from_flags_with_their_ranges() {
+        let s = settings(&T::parse_from(["t"]).a).unwrap();
+        let d = Config::default();
+        assert_eq!(
+            (
+                s.config.handshake_timeout,
+                s.config.store_timeout,
+                s.config.peer_timeout
+            ),
+            (d.handshake_timeout, d.store_timeout, d.peer_timeout)
+        );
+        let s = settings(
+            &T::parse_from([
+                "t",
+                "--handshake-timeout",
+                "3s",
+                "--store-timeout",
+                "750ms",
+                "--peer-timeout",
+                "90",
+            ])
+            .a,
+        )
+        .unwrap();
+        assert_eq!(
+            s.config.handshake_timeout,
+            std::time::Duration::from_secs(3)
+        );
+        assert_eq!(
+            s.config.store_timeout,
+            std::time::Duration::from_millis(750)
+        );
+        assert_eq!(s.config.peer_timeout, std::time::Duration::from_secs(90));
+        for (flag, value, says) in [
+            (
+                "--handshake-timeout",
+                "0s",
+                "handshake_timeout must be 1s..=300s",
+            ),
+            (
+                "--store-timeout",
+                "soon",
+                "store_timeout must be 100ms..=60s",
+            ),
+            ("--peer-timeout", "5s", "peer_timeout must be 10s..=600s"),
+            ("--peer-timeout", "1e300", "peer_timeout must be"),
+        ] {
+            let e = settings(&T::parse_from(["t", flag, value]).a).unwrap_err();
+            assert!(format!("{e:#}").contains(says), "{flag} {value}: {e:#}");
+        }
     }
 
     #[test]

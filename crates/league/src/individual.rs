@@ -25,6 +25,9 @@ pub enum IndividualResult {
     RedForfeits,
     /// Black did not play; Red wins `+`.
     BlackForfeits,
+    /// Neither played, or both lost (21.3 双方弃: both past the lateness limit): both `-`, each
+    /// scoring a loss; a game for both, won by neither.
+    BothForfeit,
 }
 
 /// One individual game.
@@ -274,17 +277,19 @@ pub fn individual_standings(
             return Err(IndividualError::SelfGame(i));
         }
         use IndividualResult::*;
-        // (red points, black points, red outcome 2/1/0, counts as played for colours)
-        let (rp, bp, ro, played) = match g.result {
-            RedWins => (sc.win, sc.loss, 2u8, true),
-            Draw => (sc.draw_red, sc.draw_black, 1, true),
-            BlackWins => (sc.loss, sc.win, 0, true),
-            RedForfeits => (sc.loss, sc.win, 0, false),
-            BlackForfeits => (sc.win, sc.loss, 2, false),
+        // (red points, black points, red and black outcomes 2/1/0, counts as played for
+        // colours)
+        let (rp, bp, ro, bo, played) = match g.result {
+            RedWins => (sc.win, sc.loss, 2u8, 0u8, true),
+            Draw => (sc.draw_red, sc.draw_black, 1, 1, true),
+            BlackWins => (sc.loss, sc.win, 0, 2, true),
+            RedForfeits => (sc.loss, sc.win, 0, 2, false),
+            BlackForfeits => (sc.win, sc.loss, 2, 0, false),
+            BothForfeit => (sc.loss, sc.loss, 0, 0, false),
         };
         for (me, opp, pts, outcome, colour, fouls) in [
             (g.red, g.black, rp, ro, Colour::Red, g.fouls[0]),
-            (g.black, g.red, bp, 2 - ro, Colour::Black, g.fouls[1]),
+            (g.black, g.red, bp, bo, Colour::Black, g.fouls[1]),
         ] {
             let a = &mut acc[me];
             a.games += 1;
@@ -395,13 +400,7 @@ pub fn individual_standings(
                         && group.contains(&g.black)
                         && (g.red == t || g.black == t)
                     {
-                        let (rp, bp) = match g.result {
-                            IndividualResult::RedWins | IndividualResult::BlackForfeits => {
-                                (sc.win, sc.loss)
-                            }
-                            IndividualResult::Draw => (sc.draw_red, sc.draw_black),
-                            _ => (sc.loss, sc.win),
-                        };
+                        let (rp, bp) = game_points(&sc, g.result);
                         total += h(if g.red == t { rp } else { bp });
                     }
                 }
@@ -462,6 +461,7 @@ fn game_points(sc: &GameScoring, r: IndividualResult) -> (Points, Points) {
         IndividualResult::RedWins | IndividualResult::BlackForfeits => (sc.win, sc.loss),
         IndividualResult::Draw => (sc.draw_red, sc.draw_black),
         IndividualResult::BlackWins | IndividualResult::RedForfeits => (sc.loss, sc.win),
+        IndividualResult::BothForfeit => (sc.loss, sc.loss),
     }
 }
 

@@ -142,6 +142,30 @@ fn half_point_scoring_and_forfeits() {
 }
 
 #[test]
+fn a_game_both_lost_is_a_loss_for_both() {
+    // 21.3 双方弃: both past the lateness limit, both `-`. Player 0 also drew player 2.
+    let rows = run(
+        3,
+        chains::ROUND_ROBIN_2011,
+        vec![g(1, 0, 1, BothForfeit), g(2, 0, 2, Draw)],
+    );
+    let row = |p: usize| rows.iter().find(|r| r.player == p).unwrap();
+    for p in [0, 1] {
+        assert_eq!(row(p).wins, 0, "player {p} won nothing");
+        assert_eq!(row(p).black_games, 0, "not a game played with Black");
+    }
+    assert_eq!((row(0).games, row(0).points), (2, Points::whole(1)));
+    assert_eq!((row(1).games, row(1).points), (1, Points::ZERO));
+    // Nobody was beaten by the other: no 小分 from the game both lost.
+    assert_eq!(row(1).sonneborn_berger_quarters, 0);
+    assert_eq!(
+        row(0).sonneborn_berger_quarters,
+        2,
+        "½ × player 2's 1 point"
+    );
+}
+
+#[test]
 fn errors() {
     let e = individual_standings(IndividualInput {
         player_count: 2,

@@ -66,9 +66,8 @@ fn run_err(e: RunError) -> Response {
         RunError::League(l) => match l.code() {
             "permission_denied" => StatusCode::FORBIDDEN,
             "not_found" => StatusCode::NOT_FOUND,
-            "conflict" | "pairing_refused" | "stage_not_complete" | "seeding_refused" => {
-                StatusCode::CONFLICT
-            }
+            "conflict" | "pairing_refused" | "stage_not_complete" | "seeding_refused"
+            | "already_seeded" => StatusCode::CONFLICT,
             _ => StatusCode::BAD_REQUEST,
         },
         RunError::NotFound(_) => StatusCode::NOT_FOUND,

@@ -115,6 +115,10 @@ pub enum LeagueError {
     /// that passes on): the organiser names them.
     #[error("the next stage cannot be seeded: {0}")]
     Seeding(String),
+    /// A correction would change who went on to a knockout round or a stage that has been
+    /// paired already.
+    #[error("{0}")]
+    AlreadySeeded(String),
 }
 
 impl LeagueError {
@@ -129,6 +133,7 @@ impl LeagueError {
             LeagueError::Pairing(_) => "pairing_refused",
             LeagueError::StageNotComplete(_) => "stage_not_complete",
             LeagueError::Seeding(_) => "seeding_refused",
+            LeagueError::AlreadySeeded(_) => "already_seeded",
         }
     }
 }
@@ -380,20 +385,7 @@ pub fn decide(
                 .board(*at)
                 .ok_or_else(|| LeagueError::NotFound(at.to_string()))?;
             if let BoardSetting::Games { games } = setting {
-                let record = chuhe_league::chain::BoardRecord::Played(
-                    games
-                        .iter()
-                        .map(|g| chuhe_league::chain::PlayedGame {
-                            first_colour: g.first_colour.league(),
-                            result: match g.result {
-                                Outcome::First => chuhe_league::chain::GameResult::FirstWins,
-                                Outcome::Second => chuhe_league::chain::GameResult::SecondWins,
-                                _ => chuhe_league::chain::GameResult::Draw,
-                            },
-                            fouls: g.fouls,
-                        })
-                        .collect(),
-                );
+                let record = super::state::set_games_record(games);
                 let rules = &league.rules_of(at.round).event;
                 chuhe_league::chain::evaluate_board(
                     &rules.chain,
@@ -407,6 +399,7 @@ pub fn decide(
                 at: *at,
                 setting: setting.clone(),
             })?;
+            keep_who_went_on(league, &d.work, at.round)?;
         }
         LeagueCommand::ForfeitMatch { round, table, by } => {
             need_arbiter(league, actor, reason)?;
@@ -418,6 +411,7 @@ pub fn decide(
                 table: *table,
                 by: *by,
             })?;
+            keep_who_went_on(league, &d.work, *round)?;
         }
         LeagueCommand::Withdraw {
             team,
@@ -445,6 +439,7 @@ pub fn decide(
                 .board(*at)
                 .ok_or_else(|| LeagueError::NotFound(at.to_string()))?;
             d.push(LeagueEvent::BoardReplayed { at: *at })?;
+            keep_who_went_on(league, &d.work, at.round)?;
         }
         LeagueCommand::PairNextRound => {
             need_organizer(actor)?;
@@ -675,7 +670,11 @@ pub(crate) fn stage_complete(l: &League, stage: u32) -> bool {
 /// The next stage's teams in seed order, from the current stage's standings: every team still
 /// in, or the first K; a tie for the K-th place is refused (nobody is mis-seeded).
 fn seed_next_stage(l: &League) -> Result<Vec<usize>, LeagueError> {
-    let stage = l.current_stage();
+    seeding_of(l, l.current_stage())
+}
+
+/// Who passes on from `stage` to the stage after it, in seed order, by `stage`'s standings.
+fn seeding_of(l: &League, stage: u32) -> Result<Vec<usize>, LeagueError> {
     let next = l.rules.stage(stage + 1);
     let rows: Vec<(usize, Option<u32>)> = super::view::stage_ranking(l, stage)
         .ok_or_else(|| LeagueError::Seeding(format!("stage {stage} has no standings")))?
@@ -707,6 +706,49 @@ fn seed_next_stage(l: &League) -> Result<Vec<usize>, LeagueError> {
         }
     }
     Ok(rows.into_iter().take(k).map(|(t, _)| t).collect())
+}
+
+/// The winners of a knockout round's matches, table by table (None: level, or no result).
+fn round_winners(l: &League, round: u32) -> Vec<Option<usize>> {
+    let Some(r) = l.round(round) else {
+        return Vec::new();
+    };
+    (1..=r.tables.len() as u32)
+        .map(|t| {
+            let side = super::view::match_result(l, round, t)?.winner?;
+            Some(r.tables[t as usize - 1].teams[TeamSide::of_league(side).index()])
+        })
+        .collect()
+}
+
+/// Refuses a correction of `round` (drafted into `after`) that would change who went on from
+/// it: a knockout round's winners once its next round is paired, or the teams a stage passed
+/// on once the next stage has begun. A correction that changes neither stands.
+fn keep_who_went_on(before: &League, after: &League, round: u32) -> Result<(), LeagueError> {
+    let Some(r) = before.round(round) else {
+        return Ok(());
+    };
+    let stage = r.stage;
+    let later_in_stage = before.stage_rounds(stage).any(|x| x.number > round);
+    if before.rules.stage(stage).system == System::Knockout && later_in_stage {
+        let (was, now) = (round_winners(before, round), round_winners(after, round));
+        if was != now {
+            return Err(LeagueError::AlreadySeeded(format!(
+                "round {} is paired from round {round}'s winners: this correction would change who won a tie there (fouls and margins that keep the winners may still be corrected)",
+                round + 1
+            )));
+        }
+    }
+    if let Some(passed_on) = before.stages.get(stage as usize) {
+        let now = seeding_of(after, stage);
+        if now.as_ref().ok() != Some(passed_on) && seeding_of(before, stage) != now {
+            return Err(LeagueError::AlreadySeeded(format!(
+                "stage {} has begun with the teams stage {stage}'s standings passed on; this correction would change who passes on or their seeds",
+                stage + 1
+            )));
+        }
+    }
+    Ok(())
 }
 
 /// The organiser's seeding of the next stage, checked: teams of the current stage, still in,
@@ -910,7 +952,8 @@ fn settle_once(d: &mut Draft) -> Result<(), LeagueError> {
             by_default: true,
         })?;
     }
-    // A round whose every match has its result is complete; a Swiss pairs the next, a
+    // A round whose every match has its result is complete — in a knockout, its winner: a
+    // level tie keeps the round open until an arbiter decides it —; a Swiss pairs the next, a
     // knockout draws the next from the winners.
     let complete: Vec<u32> = d
         .work
@@ -918,9 +961,11 @@ fn settle_once(d: &mut Draft) -> Result<(), LeagueError> {
         .iter()
         .filter(|r| !r.completed)
         .filter(|r| {
+            let knockout = d.work.rules.stage(r.stage).system == System::Knockout;
             (1..=r.tables.len() as u32).all(|t| {
                 let tb = &r.tables[t as usize - 1];
-                super::view::match_result(&d.work, r.number, t).is_some()
+                super::view::match_result(&d.work, r.number, t)
+                    .is_some_and(|m| !knockout || m.winner.is_some())
                     || tb
                         .teams
                         .iter()
@@ -929,6 +974,19 @@ fn settle_once(d: &mut Draft) -> Result<(), LeagueError> {
         })
         .map(|r| r.number)
         .collect();
+    // A knockout round completed with a level tie (a log written before level ties kept the
+    // round open) draws its next round once an arbiter has decided the tie.
+    if complete.is_empty() {
+        if let Some(last) = d.work.rounds.last() {
+            let (round, stage) = (last.number, last.stage);
+            if last.completed
+                && d.work.rules.stage(stage).system == System::Knockout
+                && !stage_complete(&d.work, stage)
+            {
+                next_knockout_round(d, round)?;
+            }
+        }
+    }
     for round in complete {
         d.push_system(LeagueEvent::RoundCompleted { round })?;
         if round as usize == d.work.rounds.len() {
@@ -1008,6 +1066,18 @@ fn next_knockout_round(d: &mut Draft, round: u32) -> Result<(), LeagueError> {
     let seed = |team: usize| local(&entrants, team).map(|i| i as u32 + 1);
     let mut winners = Vec::new();
     for (k, t) in r.tables.iter().enumerate() {
+        // A team withdrawn before the round lost its tie without playing (a walkover): the
+        // other goes on; when both withdrew, neither does.
+        let gone = t.teams.map(|team| l.withdrawn_before(team, round));
+        match gone {
+            [true, true] => continue,
+            [true, false] | [false, true] => {
+                let stays = t.teams[usize::from(gone[0])];
+                winners.extend(seed(stays));
+                continue;
+            }
+            [false, false] => {}
+        }
         let m = super::view::match_result(l, round, k as u32 + 1);
         match m
             .and_then(|m| m.winner)

@@ -499,16 +499,7 @@ impl League {
         if let Some(set) = &b.set {
             return Some(match set {
                 BoardSetting::Forfeit { by } => forfeit_record(*by),
-                BoardSetting::Games { games } => BoardRecord::Played(
-                    games
-                        .iter()
-                        .map(|g| PlayedGame {
-                            first_colour: g.first_colour.league(),
-                            result: game_result(g.result),
-                            fouls: g.fouls,
-                        })
-                        .collect(),
-                ),
+                BoardSetting::Games { games } => set_games_record(games),
             });
         }
         if let Some(by) = table.forfeit {
@@ -621,6 +612,24 @@ fn all_play_all_pairs(
         }
     }
     Some(out)
+}
+
+/// An arbiter's games of a board as `chuhe-league` reads them: a game lost by both ends the
+/// board as lost by both (as a game both lost on the clock does), the rest are played games.
+pub(crate) fn set_games_record(games: &[super::event::SetGame]) -> BoardRecord {
+    if games.iter().any(|g| g.result == Outcome::BothLose) {
+        return BoardRecord::DoubleForfeit;
+    }
+    BoardRecord::Played(
+        games
+            .iter()
+            .map(|g| PlayedGame {
+                first_colour: g.first_colour.league(),
+                result: game_result(g.result),
+                fouls: g.fouls,
+            })
+            .collect(),
+    )
 }
 
 fn forfeit_record(by: ForfeitBy) -> BoardRecord {

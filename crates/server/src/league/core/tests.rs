@@ -1264,3 +1264,284 @@ fn a_team_that_withdrew_is_not_passed_on_to_the_next_stage() {
         .unwrap_err();
     assert_eq!(e.code(), "invalid_argument", "{e}");
 }
+
+/// An arbiter's setting of a board: one game, with 13.2's colour for the first team.
+fn set_one(at: BoardKey, result: Outcome, fouls: [u32; 2]) -> LeagueCommand {
+    LeagueCommand::SetBoard {
+        at,
+        setting: BoardSetting::Games {
+            games: vec![SetGame {
+                first_colour: if at.board % 2 == 1 {
+                    ColourName::Red
+                } else {
+                    ColourName::Black
+                },
+                result,
+                fouls,
+            }],
+        },
+    }
+}
+
+#[test]
+fn a_level_knockout_tie_keeps_its_round_open_until_an_arbiter_decides_it() {
+    let mut s = Sim::new(spec("knockout", 4, serde_json::json!({})));
+    s.run(LeagueCommand::Publish, ORG, None).unwrap();
+    // Table 1 level 2–2 (each side wins a board); table 2 won by its first team.
+    play_round(&mut s, 1, |t, b| {
+        if t == 1 && b == 2 {
+            Outcome::Second
+        } else {
+            Outcome::First
+        }
+    });
+    let level = match_result(&s.l, 1, 1).unwrap();
+    assert_eq!(level.winner, None, "{level:?}");
+    assert!(!s.l.rounds[0].completed, "a level tie keeps the round open");
+    assert_eq!(s.l.rounds.len(), 1);
+    // The arbiter decides the tie: the round completes and the final is paired from it.
+    let ev = s
+        .run(
+            set_one(bk(1, 1, 2), Outcome::First, [0, 0]),
+            ARB,
+            Some("play-off game won by the first team"),
+        )
+        .unwrap();
+    assert_eq!(kinds(&ev), ["board_set", "round_completed", "round_paired"]);
+    assert_eq!(s.l.rounds.len(), 2);
+    let winners: Vec<usize> = [1, 2]
+        .iter()
+        .map(|&t| s.l.table(1, t).unwrap().teams[0])
+        .collect();
+    let mut fin = s.l.rounds[1].tables[0].teams.to_vec();
+    fin.sort_unstable();
+    let mut want = winners.clone();
+    want.sort_unstable();
+    assert_eq!(fin, want, "the final is between the two winners");
+    // Once the final is paired, round 1's winners are fixed: a correction that would change
+    // one is refused, one that keeps them stands.
+    let flip = set_one(bk(1, 2, 1), Outcome::Second, [0, 0]);
+    let e = s.run(flip, ARB, Some("scoresheet error")).unwrap_err();
+    assert_eq!(e.code(), "already_seeded", "{e}");
+    let replay = LeagueCommand::ReplayBoard { at: bk(1, 1, 2) };
+    assert_eq!(
+        s.run(replay, ARB, Some("x")).unwrap_err().code(),
+        "already_seeded"
+    );
+    let fouls = set_one(bk(1, 2, 1), Outcome::First, [1, 0]);
+    assert_eq!(
+        kinds(&s.run(fouls, ARB, Some("a foul was missed")).unwrap()),
+        ["board_set"]
+    );
+    assert_eq!(digest(&League::replay(7, &s.log).unwrap()), digest(&s.l));
+}
+
+#[test]
+fn a_knockout_round_completed_level_by_an_older_log_is_paired_once_decided() {
+    let mut s = Sim::new(spec("knockout", 4, serde_json::json!({})));
+    s.run(LeagueCommand::Publish, ORG, None).unwrap();
+    play_round(&mut s, 1, |t, b| {
+        if t == 1 && b == 2 {
+            Outcome::Second
+        } else {
+            Outcome::First
+        }
+    });
+    // What a server before level ties kept the round open wrote: the round completed.
+    let e = Entry {
+        seq: s.l.seq + 1,
+        at_ms: s.now,
+        actor: None,
+        reason: None,
+        event: LeagueEvent::RoundCompleted { round: 1 },
+    };
+    s.l.fold(&e).unwrap();
+    s.log.push(e);
+    assert!(s.l.rounds[0].completed);
+    let ev = s
+        .run(
+            set_one(bk(1, 1, 2), Outcome::First, [0, 0]),
+            ARB,
+            Some("decided"),
+        )
+        .unwrap();
+    assert_eq!(kinds(&ev), ["board_set", "round_paired"]);
+    assert_eq!(s.l.rounds.len(), 2);
+}
+
+#[test]
+fn a_correction_that_would_change_who_passed_on_to_the_next_stage_is_refused() {
+    let mut s = Sim::new(two_stages());
+    s.run(LeagueCommand::Publish, ORG, None).unwrap();
+    for round in 1..=3 {
+        play_round_seeded(&mut s, round);
+    }
+    assert_eq!(s.l.stages[1], vec![0, 1]);
+    let find = |s: &Sim, teams: [usize; 2]| -> (u32, u32) {
+        for r in 1..=3u32 {
+            for (k, t) in s.l.rounds[r as usize - 1].tables.iter().enumerate() {
+                if t.teams == teams || t.teams == [teams[1], teams[0]] {
+                    return (r, k as u32 + 1);
+                }
+            }
+        }
+        panic!("no match {teams:?}")
+    };
+    // T1 beat T2: giving T2 a board levels their match, and T1 and T2 on 场分: who passes on
+    // would change.
+    let (r, t) = find(&s, [1, 2]);
+    let t2 = if s.l.table(r, t).unwrap().teams[0] == 2 {
+        Outcome::First
+    } else {
+        Outcome::Second
+    };
+    let before = s.l.clone();
+    let e = s
+        .run(set_one(bk(r, t, 1), t2, [0, 0]), ARB, Some("b1"))
+        .unwrap_err();
+    assert_eq!(e.code(), "already_seeded", "{e}");
+    assert_eq!(digest(&s.l), digest(&before), "nothing changed");
+    // A draw between T2 and T3 changes no one who passed on: it stands.
+    let (r, t) = find(&s, [2, 3]);
+    s.run(
+        set_one(bk(r, t, 2), Outcome::Draw, [0, 0]),
+        ARB,
+        Some("draw"),
+    )
+    .unwrap();
+    assert_eq!(digest(&League::replay(7, &s.log).unwrap()), digest(&s.l));
+}
+
+#[test]
+fn total_score_counts_games_both_lost_and_an_armageddon_draw_as_black_s_win() {
+    let mut v = serde_json::to_value(spec(
+        "round_robin",
+        4,
+        serde_json::json!({"legs": 1, "lineup": {"system": "total_score"}}),
+    ))
+    .unwrap();
+    for t in v["teams"].as_array_mut().unwrap() {
+        t["players"].as_array_mut().unwrap().truncate(2);
+    }
+    let mut s = Sim::new(serde_json::from_value(v).unwrap());
+    s.run(LeagueCommand::Publish, ORG, None).unwrap();
+    let r1 = s.l.rounds[0].clone();
+    s.at(r1.deadline_ms);
+    s.at(r1.start_ms);
+    // Table 1, board 1: both players past the lateness limit (21.3: both lose).
+    s.end(bk(1, 1, 1), Outcome::BothLose, "lateness");
+    // Table 1, board 2: both sides forfeited it.
+    s.run(
+        LeagueCommand::SetBoard {
+            at: bk(1, 1, 2),
+            setting: BoardSetting::Forfeit {
+                by: ForfeitBy::Both,
+            },
+        },
+        ARB,
+        Some("neither came"),
+    )
+    .unwrap();
+    // Table 2, board 1: slow and fast games drawn, the armageddon drawn with the first team's
+    // player Red: Black's (the second team's) win.
+    let draw = |first_colour| SetGame {
+        first_colour,
+        result: Outcome::Draw,
+        fouls: [0, 0],
+    };
+    s.run(
+        LeagueCommand::SetBoard {
+            at: bk(1, 2, 1),
+            setting: BoardSetting::Games {
+                games: vec![
+                    draw(ColourName::Red),
+                    draw(ColourName::Black),
+                    draw(ColourName::Red),
+                ],
+            },
+        },
+        ARB,
+        Some("scoresheets"),
+    )
+    .unwrap();
+    s.end(bk(1, 2, 2), Outcome::First, "checkmate");
+    assert!(s.l.rounds[0].completed);
+    let t = total_score_tables(&s.l, 1).unwrap().unwrap();
+    let row = |team: usize, k: usize| {
+        let name = format!("p{team}{k}");
+        t.individual
+            .iter()
+            .find(|r| t.players[r.player].1 == name)
+            .map(|r| (r.games, r.points.halves() / 2, r.wins))
+            .unwrap()
+    };
+    let [c, d] = s.l.rounds[0].tables[1].teams;
+    assert_eq!(row(c, 0), (3, 2, 0), "two draws and the armageddon lost");
+    assert_eq!(
+        row(d, 0),
+        (3, 4, 1),
+        "two draws and the armageddon won with Black"
+    );
+    assert_eq!(row(c, 1), (1, 2, 1));
+    assert_eq!(row(d, 1), (1, 0, 0));
+    let [a, b] = s.l.rounds[0].tables[0].teams;
+    for (team, k) in [(a, 0), (b, 0), (a, 1), (b, 1)] {
+        assert_eq!(
+            row(team, k),
+            (1, 0, 0),
+            "p{team}{k}: one game, lost by both"
+        );
+    }
+    // An arbiter's game lost by both is the same as one lost by both on the clock (it was read
+    // as a draw).
+    s.run(
+        LeagueCommand::SetBoard {
+            at: bk(1, 2, 2),
+            setting: BoardSetting::Games {
+                games: vec![SetGame {
+                    first_colour: ColourName::Black,
+                    result: Outcome::BothLose,
+                    fouls: [0, 0],
+                }],
+            },
+        },
+        ARB,
+        Some("both past the lateness limit"),
+    )
+    .unwrap();
+    assert_eq!(
+        s.l.board_record(bk(1, 2, 2)),
+        Some(chuhe_league::chain::BoardRecord::DoubleForfeit)
+    );
+    assert_eq!(digest(&League::replay(7, &s.log).unwrap()), digest(&s.l));
+}
+
+#[test]
+fn a_knockout_tie_whose_team_withdrew_is_a_walkover_and_the_next_round_is_paired() {
+    let mut s = Sim::new(spec("knockout", 4, serde_json::json!({})));
+    s.run(LeagueCommand::Publish, ORG, None).unwrap();
+    let [gone, stays] = s.l.rounds[0].tables[1].teams;
+    // Table 2's first team withdraws before round 1 is played.
+    s.run(
+        LeagueCommand::Withdraw {
+            team: gone,
+            after_round: 0,
+            expelled: false,
+        },
+        ARB,
+        Some("withdrew before the knockout"),
+    )
+    .unwrap();
+    play_round(&mut s, 1, |_, _| Outcome::First);
+    assert!(s.l.rounds[0].completed, "round 1 complete");
+    assert_eq!(s.l.rounds.len(), 2, "the final is paired");
+    let mut fin = s.l.rounds[1].tables[0].teams.to_vec();
+    fin.sort_unstable();
+    let mut want = vec![s.l.rounds[0].tables[0].teams[0], stays];
+    want.sort_unstable();
+    assert_eq!(
+        fin, want,
+        "table 1's winner meets the team whose opponent withdrew"
+    );
+    assert_eq!(digest(&League::replay(7, &s.log).unwrap()), digest(&s.l));
+}

@@ -124,7 +124,7 @@ pub fn total_score_tables(l: &League, stage: u32) -> Option<Result<TotalScoreTab
                     continue;
                 };
                 // Each game counts in the individual event; a forfeited board is one game
-                // won by forfeit with 13.2's colours.
+                // won by forfeit (or, forfeited by both, lost by both) with 13.2's colours.
                 let game = |first_colour: chuhe_league::Colour, result, fouls: [u32; 2]| {
                     let (red, black) = match first_colour {
                         chuhe_league::Colour::Red => (a, b),
@@ -143,10 +143,21 @@ pub fn total_score_tables(l: &League, stage: u32) -> Option<Result<TotalScoreTab
                     }
                 };
                 match record {
-                    BoardRecord::Played(played) => {
-                        for g in played {
+                    BoardRecord::Played(_) => {
+                        // Each game as scored by its stage's draw rule (a drawn armageddon is
+                        // Black's win).
+                        let Ok(evaluated) = chuhe_league::chain::evaluate_board(
+                            &rules.event.chain,
+                            &rules.event.game_scoring,
+                            board,
+                            &record,
+                        ) else {
+                            continue;
+                        };
+                        for sg in evaluated.games {
+                            let g = sg.game;
                             let first_red = g.first_colour == chuhe_league::Colour::Red;
-                            let result = match (g.result, first_red) {
+                            let result = match (sg.scored, first_red) {
                                 (GameResult::Draw, _) => IndividualResult::Draw,
                                 (GameResult::FirstWins, true) | (GameResult::SecondWins, false) => {
                                     IndividualResult::RedWins
@@ -168,7 +179,13 @@ pub fn total_score_tables(l: &League, stage: u32) -> Option<Result<TotalScoreTab
                         };
                         games.push(game(colour, result, [0, 0]));
                     }
-                    BoardRecord::DoubleForfeit => {}
+                    // Both forfeited the board, or both lost its game (21.3 双方弃: both past
+                    // the lateness limit): a game lost by both, each `-`.
+                    BoardRecord::DoubleForfeit => {
+                        let colour =
+                            chuhe_league::colour::side_colour(chuhe_league::Side::First, board);
+                        games.push(game(colour, IndividualResult::BothForfeit, [0, 0]));
+                    }
                 }
             }
         }
