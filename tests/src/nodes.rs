@@ -241,7 +241,7 @@ pub fn chuhe_bin() -> Result<PathBuf> {
 /// How the nodes are started.
 #[derive(Debug, Clone)]
 pub struct NodeOptions {
-    /// `--lease-ttl`: how long an owner's lease lasts unrenewed.
+    /// `--lease-ttl`: how long an owner's lease lasts unrenewed (default: chuhe's own, 3 s).
     pub lease_ttl: Duration,
     /// More flags for every node.
     pub extra: Vec<String>,
@@ -250,7 +250,7 @@ pub struct NodeOptions {
 impl Default for NodeOptions {
     fn default() -> Self {
         NodeOptions {
-            lease_ttl: Duration::from_secs(2),
+            lease_ttl: Duration::from_secs(3),
             extra: Vec::new(),
         }
     }

@@ -411,10 +411,10 @@ async fn kill_9_of_the_owner_mid_game_moves_the_game_to_another_node_on(
     let seq7 = must_play(&mut red, &game, 7, &moves[6], Duration::from_secs(5)).await?;
     let took = killed.elapsed();
     acked.push(moves[6].clone());
-    assert!(
+    // With chuhe's default lease (3 s) and sweep (0.5 s): about 3.4 s here.
+    ensure!(
         took < Duration::from_secs(5),
-        "the game was back after {took:?}; logs:\n{}",
-        cluster.logs()
+        "the game was back after {took:?}"
     );
     let o2 = cluster.owner(&key(&game), Some(o)).await?;
     assert_ne!(o2, o);
