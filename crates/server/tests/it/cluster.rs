@@ -1,7 +1,7 @@
 //! Several nodes on one store (issue 23), in process: an in-memory hub for leases and
 //! channels, each node with its own view (its own fencing tokens) of one in-memory store.
 
-use crate::harness::{Client, Cluster, Result};
+use crate::harness::{Client, Cluster, Result, TTL};
 
 /// Legal opening moves, red and black alternately.
 const MOVES: [&str; 8] = [
@@ -500,5 +500,33 @@ async fn a_lost_lease_unloads_the_game_and_its_clients_follow_it() -> Result<()>
     assert_eq!(spectator.next_move().await?.1, MOVES[2]);
     assert_eq!(c.stored_moves(&game).await?, MOVES[..3]);
     assert!(c.hub.holder_of(&key).is_some());
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn after_the_hub_restarts_empty_the_owners_keep_their_games() -> Result<()> {
+    let c = Cluster::start(2).await?;
+    let game = c.create_game(0, "").await?;
+    let key = format!("game:{game}");
+    let mut red = Client::connect(c.nodes[0].addr, Some(&c.cast.red)).await?;
+    let mut spectator = Client::connect(c.nodes[1].addr, None).await?;
+    spectator.subscribe(&game, 0).await?;
+    red.play(&game, 1, MOVES[0]).await?;
+    assert_eq!(spectator.next_move().await?.1, MOVES[0]);
+    // The hub restarts empty; n1 reconnects first, n0 (the owner) a few of n1's sweeps
+    // later but within a lease TTL, and re-takes its leases then.
+    c.hub.restart_empty();
+    c.nodes[1].cluster.outage(false);
+    tokio::time::sleep(TTL / 3).await;
+    c.nodes[0].cluster.outage(false);
+    // n1 waited a TTL before sweeping: the owner kept its game, which never restarted.
+    tokio::time::sleep(TTL * 2).await;
+    assert_eq!(c.hub.holder_of(&key).as_deref(), Some("n0"));
+    assert_eq!(c.restarts(&game).await?, 0);
+    let mut black = Client::connect(c.nodes[1].addr, Some(&c.cast.black)).await?;
+    black.play(&game, 2, MOVES[1]).await?;
+    assert_eq!(spectator.next_move().await?.1, MOVES[1]);
+    assert_eq!(c.hub.holder_of(&key).as_deref(), Some("n0"));
+    assert_eq!(c.stored_moves(&game).await?, MOVES[..2]);
     Ok(())
 }
