@@ -469,9 +469,7 @@ impl Relay {
             } => {
                 let env = self.env.clone();
                 tokio::spawn(async move {
-                    if let Some(v) =
-                        record_from_store(&env, game, public || arbiter.is_some()).await
-                    {
+                    if let Some(v) = record_from_store(&env, game, public, arbiter).await {
                         let _ = reply.send(v);
                     }
                 });
@@ -1003,8 +1001,15 @@ fn internal_subscribe(out: Outbox, who: Arc<Principal>, last: u64) -> Request {
 }
 
 /// A remote game's record read from the store: the live view, or the public one as the
-/// broadcast delay releases it now (nothing early).
-async fn record_from_store(env: &Env, id: i64, public: bool) -> Option<RecordView> {
+/// broadcast delay releases it now (nothing early) — as the owner's
+/// [`GameHandle::record_for`]: public for `public` readers and for an `arbiter` that does not
+/// rule on the game (another league's), live for its arbiters.
+async fn record_from_store(
+    env: &Env,
+    id: i64,
+    public: bool,
+    arbiter: Option<i64>,
+) -> Option<RecordView> {
     let stored = env.persist.events(id).await.ok()?;
     let mut live = crate::view::View::new(&id.to_string(), false);
     let mut events = Vec::with_capacity(stored.len());
@@ -1013,6 +1018,10 @@ async fn record_from_store(env: &Env, id: i64, public: bool) -> Option<RecordVie
         live.apply(&e.event);
         events.push((e.event, live.moves.len() as u32));
     }
+    let public = match arbiter {
+        Some(a) if !public => !rules_on(env, id, &live, a).await,
+        _ => public,
+    };
     let delay = live.info.delay.unwrap_or_default();
     if !public || (delay.plies == 0 && delay.seconds == 0) {
         return Some(RecordView { view: live });
@@ -1035,4 +1044,16 @@ async fn record_from_store(env: &Env, id: i64, public: bool) -> Option<RecordVie
         view.apply(&ev);
     }
     Some(RecordView { view })
+}
+
+/// Whether arbiter `a` rules on a remote game (as the owner's `Live::rules_on`): any game
+/// but another league's. A league running elsewhere has its arbiters read from its log.
+async fn rules_on(env: &Env, id: i64, live: &crate::view::View, a: i64) -> bool {
+    let Some(board) = &live.info.league else {
+        return true;
+    };
+    if let Ok(Some(row)) = env.persist.game(id).await {
+        env.leagues.learn_arbiters(env, row.key.as_deref()).await;
+    }
+    crate::league::arbiter_of(env, &board.league_id, a)
 }

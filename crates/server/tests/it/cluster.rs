@@ -530,3 +530,41 @@ async fn after_the_hub_restarts_empty_the_owners_keep_their_games() -> Result<()
     assert_eq!(c.stored_moves(&game).await?, MOVES[..2]);
     Ok(())
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_arbiter_reads_the_live_record_on_any_node() -> Result<()> {
+    let c = Cluster::start(2).await?;
+    let p: &dyn chuhe_server::Persist = c.persist.as_ref();
+    let arbiter = p
+        .create_account("arb", chuhe_server::persist::Role::Arbiter)
+        .await?;
+    let arbiter = p.issue_token(arbiter.id, None).await?.0;
+    let game = c.create_game(0, r#","delay":{"plies":2}"#).await?;
+    let mut red = Client::connect(c.nodes[0].addr, Some(&c.cast.red)).await?;
+    let mut black = Client::connect(c.nodes[0].addr, Some(&c.cast.black)).await?;
+    for (i, mv) in MOVES[..3].iter().enumerate() {
+        let ply = i + 1;
+        red_or_black(ply, &mut red, &mut black)
+            .play(&game, ply as u32, mv)
+            .await?;
+    }
+    let path = format!("/api/v1/games/{game}");
+    let moves = |body: &str| -> Result<Option<usize>> {
+        let v: serde_json::Value = serde_json::from_str(body)?;
+        Ok(v["moves"].as_array().map(|m| m.len()))
+    };
+    // On the owner and on the other node alike: the arbiter and the organizer see the live
+    // record, an anonymous reader the delayed one.
+    for node in &c.nodes {
+        for (who, want) in [
+            (Some(arbiter.as_str()), 3),
+            (Some(c.cast.organizer.as_str()), 3),
+            (None, 1),
+        ] {
+            let (status, body) = crate::harness::http(node.addr, "GET", &path, who, None).await?;
+            assert_eq!(status, 200, "{body}");
+            assert_eq!(moves(&body)?, Some(want), "{} {who:?}: {body}", node.name);
+        }
+    }
+    Ok(())
+}
