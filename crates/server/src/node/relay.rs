@@ -285,6 +285,7 @@ impl Relay {
                 out,
                 kind,
             } => self.on_league(id, owner, req, who, out, *kind).await,
+            Ctl::LeagueLeft { id, subs, last } => self.league_left(id, subs, last).await,
             Ctl::LeagueOwner { id, owner } => {
                 if let Some(l) = self.leagues.get_mut(&id) {
                     let changed = l.owner.lock().map(|mut o| {
@@ -410,6 +411,9 @@ impl Relay {
         for (id, l) in self.leagues.iter_mut() {
             let owner = owner_of(l);
             l.subs.retain(|s| !s.out.is_closed());
+            if owner.is_empty() {
+                continue;
+            }
             for s in l.subs.iter_mut().filter(|s| s.stale && !s.catching_up) {
                 s.stale = false;
                 s.catching_up = true;
@@ -591,6 +595,62 @@ impl Relay {
             if let Ok(Some(owner)) = link.cluster.holder(&league_key(id)).await {
                 link.ctl(Ctl::LeagueOwner { id, owner });
             }
+        });
+    }
+
+    /// A league's runner stopped here: its subscribers become relayed ones (from `last`),
+    /// caught up by the league's next node once one holds its lease.
+    async fn league_left(&mut self, id: i64, subs: Vec<Outbox>, last: u64) {
+        if !self.leagues.contains_key(&id) {
+            let ch = format!("league:{id}:public");
+            let limit = self.env.config.remote_timeout;
+            match tokio::time::timeout(limit, self.link.cluster.subscribe(&ch)).await {
+                Ok(Ok(())) => {}
+                _ => warn!(league = id, "cannot subscribe to a league's channel"),
+            }
+            self.leagues.insert(
+                id,
+                RemoteGame {
+                    owner: Arc::new(Mutex::new(String::new())),
+                    alive: Arc::new(AtomicBool::new(true)),
+                    subs: Vec::new(),
+                },
+            );
+        }
+        if let Some(l) = self.leagues.get_mut(&id) {
+            if let Ok(mut o) = l.owner.lock() {
+                // Unknown until a node holds the lease (the catch-up waits for it).
+                o.clear();
+            }
+            for out in subs {
+                l.subs.retain(|s| s.out.conn_id != out.conn_id);
+                l.subs.push(RemoteSub {
+                    out,
+                    who: Arc::new(Principal { account: None }),
+                    live: false,
+                    last,
+                    target: last,
+                    catching_up: false,
+                    stale: true,
+                });
+            }
+        }
+        // The next holder of the lease, whoever it is (this node too, after a sweep).
+        let link = self.link.clone();
+        let every = self.env.config.cluster_sweep;
+        let until = Instant::now() + 4 * self.env.config.remote_timeout;
+        tokio::spawn(async move {
+            while Instant::now() < until {
+                if let Ok(Some(owner)) = link.cluster.holder(&league_key(id)).await {
+                    link.ctl(Ctl::LeagueOwner { id, owner });
+                    return;
+                }
+                tokio::time::sleep(every).await;
+            }
+            warn!(
+                league = id,
+                "no node took the league; its followers here wait"
+            );
         });
     }
 

@@ -568,3 +568,108 @@ async fn an_arbiter_reads_the_live_record_on_any_node() -> Result<()> {
     }
     Ok(())
 }
+
+/// Creates a league through node `i`; its id.
+async fn create_league(c: &Cluster, i: usize) -> Result<String> {
+    let (status, body) = crate::harness::http(
+        c.nodes[i].addr,
+        "POST",
+        "/api/v1/leagues",
+        Some(&c.cast.organizer),
+        Some(&league_spec()),
+    )
+    .await?;
+    assert_eq!(status, 201, "{body}");
+    let v: serde_json::Value = serde_json::from_str(&body)?;
+    Ok(v["id"].as_str().ok_or("no id")?.to_string())
+}
+
+/// A follower of league `id` on node `i`, caught up to the league's seq it returns.
+async fn league_follower(c: &Cluster, i: usize, id: &str) -> Result<(Client, u64)> {
+    let mut follower = Client::connect(c.nodes[i].addr, None).await?;
+    let top = follower.league_subscribe(id, 0).await?;
+    for _ in 0..top {
+        follower.league_next().await?;
+    }
+    Ok((follower, top))
+}
+
+/// Publishes league `id` through node `i` until it is answered 200 (a 503 is retryable):
+/// the statuses answered.
+async fn publish_league(c: &Cluster, i: usize, id: &str) -> Result<Vec<u16>> {
+    let deadline = tokio::time::Instant::now() + crate::harness::TIMEOUT;
+    let mut statuses = Vec::new();
+    loop {
+        let (status, body) = crate::harness::http(
+            c.nodes[i].addr,
+            "POST",
+            &format!("/api/v1/leagues/{id}/publish"),
+            Some(&c.cast.organizer),
+            None,
+        )
+        .await?;
+        statuses.push(status);
+        if status == 200 {
+            return Ok(statuses);
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "{} answers, none 200; the last: {status} {body}",
+            statuses.len()
+        );
+        // Nobody runs the league for a moment (its lease lapsed): ask again after a round
+        // trip.
+        crate::harness::http(c.nodes[i].addr, "GET", "/healthz", None, None).await?;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_league_whose_lease_is_lost_stops_there_and_its_followers_follow_it() -> Result<()> {
+    let c = Cluster::start(2).await?;
+    let id = create_league(&c, 0).await?;
+    let key = format!("league:{id}");
+    assert_eq!(c.hub.holder_of(&key).as_deref(), Some("n0"));
+    // A follower on the runner's own node.
+    let (mut follower, top) = league_follower(&c, 0, &id).await?;
+    // The lease lapses: n0 finds it lost at its next renewal and its runner stops at once;
+    // whichever node takes the league next runs it, and the follower keeps its socket.
+    c.hub.expire(&key);
+    publish_league(&c, 1, &id).await?;
+    assert_eq!(follower.league_next().await?, (top + 1, "published".into()));
+    assert_eq!(
+        follower.league_next().await?,
+        (top + 2, "round_paired".into())
+    );
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_fenced_league_commit_stops_the_runner_and_the_retry_reaches_the_new_one() -> Result<()> {
+    let c = Cluster::start(2).await?;
+    let id = create_league(&c, 0).await?;
+    let key = format!("league:{id}");
+    let (mut follower, top) = league_follower(&c, 0, &id).await?;
+    // n0 is frozen past its lease (it neither renews nor notices the loss); n1 takes the
+    // league and claims it in the store.
+    c.nodes[0].cluster.freeze(true);
+    c.hub.expire_node("n0");
+    assert_eq!(c.wait_holder_other_than(&key, "n0").await?, "n1");
+    let deadline = tokio::time::Instant::now() + crate::harness::TIMEOUT;
+    let path = format!("/api/v1/leagues/{id}");
+    while crate::harness::http(c.nodes[1].addr, "GET", &path, None, None)
+        .await?
+        .0
+        != 200
+    {
+        assert!(tokio::time::Instant::now() < deadline, "n1 never ran it");
+    }
+    // n0 still runs its copy: its commit is refused (fenced) and answered retryable, its
+    // runner stops, and the retry through n0 reaches n1's runner.
+    let statuses = publish_league(&c, 0, &id).await?;
+    assert!(statuses.len() <= 2, "{statuses:?}");
+    // n0's follower follows the league to n1.
+    assert_eq!(follower.league_next().await?, (top + 1, "published".into()));
+    c.nodes[0].cluster.freeze(false);
+    assert_eq!(c.hub.holder_of(&key).as_deref(), Some("n1"));
+    Ok(())
+}
