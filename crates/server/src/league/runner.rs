@@ -634,6 +634,8 @@ impl Runner {
             league = id,
             "the league left this node; its runner stops here"
         );
+        // A lost lease was handled by the relay already (with the league's removal, at the
+        // same moment): a runner this node starts again meanwhile keeps its claim.
         self.env.leagues.remove(id, &self.stop);
         rx.close();
         let moved = || RunError::Store("the league moved to another node; retry".into());
@@ -643,24 +645,31 @@ impl Runner {
                 Msg::Command { reply, .. } => {
                     let _ = reply.send(Err(moved()));
                 }
-                Msg::Subscribe {
-                    out, relay: false, ..
-                } => subs.push(out),
-                Msg::Subscribe { .. } | Msg::GameEnded(_) => {}
+                // Not subscribed here: asked again, it reaches the league's next node.
+                Msg::Subscribe { out, req, .. } => {
+                    out.send_msg(w::ServerMessage {
+                        kind: Some(server_message::Kind::Error(
+                            crate::error::ClientError::Unavailable.to_wire(req, &id.to_string()),
+                        )),
+                    });
+                }
+                Msg::GameEnded(_) => {}
                 Msg::Detach(conn) => subs.retain(|o| o.conn_id != conn),
             }
         }
         let Some(link) = self.env.node.clone() else {
             return;
         };
-        link.league_left(id);
-        self.env.persist.unclaim(None, Some(id));
         if self.fenced {
-            let _ = link.cluster.release(&crate::node::league_key(id)).await;
+            link.league_left(id);
+            self.env.persist.unclaim(None, Some(id));
         }
         // Every subscriber was sent the ring (the released frames) up to here.
         let last = self.ring.back().map_or(0, |f| f.seq);
         link.ctl(crate::node::Ctl::LeagueLeft { id, subs, last });
+        if self.fenced {
+            let _ = link.cluster.release(&crate::node::league_key(id)).await;
+        }
     }
 
     async fn message(&mut self, msg: Msg) {
