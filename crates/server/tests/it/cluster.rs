@@ -673,3 +673,28 @@ async fn a_fenced_league_commit_stops_the_runner_and_the_retry_reaches_the_new_o
     assert_eq!(c.hub.holder_of(&key).as_deref(), Some("n1"));
     Ok(())
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_league_whose_lease_lapsed_and_came_back_keeps_its_followers() -> Result<()> {
+    let c = Cluster::start(2).await?;
+    let id = create_league(&c, 0).await?;
+    let key = format!("league:{id}");
+    let (mut follower, top) = league_follower(&c, 0, &id).await?;
+    // n1 is cut off, so only n0 can take the league again once its lease lapsed: its old
+    // runner stops and a new one starts there; the follower follows it (through the relay).
+    c.nodes[1].cluster.outage(true);
+    c.hub.expire(&key);
+    let deadline = tokio::time::Instant::now() + crate::harness::TIMEOUT;
+    while c.hub.holder_of(&key).is_none() {
+        assert!(tokio::time::Instant::now() < deadline, "never taken again");
+        crate::harness::http(c.nodes[0].addr, "GET", "/healthz", None, None).await?;
+    }
+    assert_eq!(c.hub.holder_of(&key).as_deref(), Some("n0"));
+    publish_league(&c, 0, &id).await?;
+    assert_eq!(follower.league_next().await?, (top + 1, "published".into()));
+    assert_eq!(
+        follower.league_next().await?,
+        (top + 2, "round_paired".into())
+    );
+    Ok(())
+}
