@@ -338,6 +338,18 @@ impl Node {
         Ok(())
     }
 
+    /// `SIGTERM` (a graceful stop, as at a rolling upgrade) and waits until it has exited,
+    /// bounded by [`TIMEOUT`]; its exit status.
+    pub async fn terminate(&mut self) -> Result<std::process::ExitStatus> {
+        let mut child = self.child.take().context("node not running")?;
+        let pid = child.id().context("node already gone")?;
+        signal(pid, "TERM")?;
+        tokio::time::timeout(TIMEOUT, child.wait())
+            .await
+            .map_err(|_| anyhow!("node {} did not stop after SIGTERM", self.id))?
+            .map_err(Into::into)
+    }
+
     /// `SIGSTOP`: frozen, its sockets open, its timers not running.
     pub fn freeze(&self) -> Result<()> {
         signal(self.pid().context("node not running")?, "STOP")

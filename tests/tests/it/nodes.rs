@@ -453,6 +453,80 @@ async fn kill_9_of_the_owner_mid_game_moves_the_game_to_another_node_on(
     Ok(())
 }
 
+/// A rolling upgrade's step: the owner of a game stopped with SIGTERM. It gives the game up on
+/// its way out, so another node has it at once — well before the lease would have expired —
+/// and the game goes on with every acknowledged move; its spectator resumes on another node.
+#[tokio::test]
+async fn a_graceful_stop_of_the_owner_hands_its_game_over_at_once() -> Result<()> {
+    let options = NodeOptions {
+        // Long enough that waiting for the lease to expire would show.
+        lease_ttl: Duration::from_secs(30),
+        ..NodeOptions::default()
+    };
+    let Some(mut cluster) = Cluster::start(3, options).await? else {
+        return Ok(());
+    };
+    let outcome = a_graceful_stop_of_the_owner_hands_its_game_over_at_once_on(&mut cluster).await;
+    cluster.finish_with(outcome).await
+}
+
+async fn a_graceful_stop_of_the_owner_hands_its_game_over_at_once_on(
+    cluster: &mut Cluster,
+) -> Result<()> {
+    let cast = cluster.cast.clone();
+    let game = create_game(cluster.addr(0), &cast, "10m+5s", "", "").await?;
+    let mut fan_o = joined(cluster.addr(0), None, Encoding::Json, &game).await?;
+    let o = cluster.owner(&key(&game), None).await?;
+    let (a, b) = ((o + 1) % 3, (o + 2) % 3);
+    if o != 0 {
+        fan_o = joined(cluster.addr(o), None, Encoding::Json, &game).await?;
+    }
+    let mut red = joined(cluster.addr(a), Some(&cast.red), Encoding::Proto, &game).await?;
+    let mut black = joined(cluster.addr(b), Some(&cast.black), Encoding::Json, &game).await?;
+    let mut fan_a = joined(cluster.addr(a), None, Encoding::Json, &game).await?;
+    let moves = line(41, 10);
+    let mut acked = Vec::new();
+    for (i, m) in moves[..4].iter().enumerate() {
+        let c = if i % 2 == 0 { &mut red } else { &mut black };
+        must_play(c, &game, i as u32 + 1, m, TIMEOUT).await?;
+        acked.push(m.clone());
+    }
+    let stopping = tokio::time::Instant::now();
+    let status = cluster.nodes[o].terminate().await?;
+    assert!(status.success(), "the stopped node exited with {status}");
+    // Its spectator was told to reconnect, then the connection closed.
+    let goodbye = fan_o
+        .expect(|m| match &m.kind {
+            Some(server_message::Kind::Goodbye(g)) => Some(g.code.clone()),
+            _ => None,
+        })
+        .await?;
+    assert_eq!(goodbye, "shutdown");
+    // The game goes on at once on another node (far sooner than the 30 s lease).
+    must_play(&mut red, &game, 5, &moves[4], TIMEOUT).await?;
+    acked.push(moves[4].clone());
+    let took = stopping.elapsed();
+    assert!(
+        took < Duration::from_secs(10),
+        "the game was back after {took:?}"
+    );
+    let o2 = cluster.owner(&key(&game), Some(o)).await?;
+    assert_ne!(o2, o);
+    let seen_o = events_seen(&fan_o).last().map_or(0, |(s, _)| *s);
+    let mut fan_back = Client::connect(cluster.addr(b), None, Encoding::Proto).await?;
+    subscribe_through(&mut fan_back, &game, seen_o).await?;
+    for (i, m) in moves.iter().enumerate().skip(5) {
+        let c = if i % 2 == 0 { &mut red } else { &mut black };
+        must_play(c, &game, i as u32 + 1, m, TIMEOUT).await?;
+        acked.push(m.clone());
+    }
+    resign(&mut red, &game).await?;
+    fan_a.event(ended).await?;
+    fan_back.event(ended).await?;
+    check_log(cluster, &game, &acked, &[&fan_a, &fan_back], &[&fan_o]).await?;
+    Ok(())
+}
+
 /// Redis killed and started again (empty) mid-game: the owner's player goes on moving during
 /// the outage, the other node's player gets through once Redis is back, and the log has
 /// every acknowledged move once; spectators on every node see each event once, in order.
