@@ -66,6 +66,12 @@ pub trait Cluster: Send + Sync + 'static {
     /// Whether the node is connected to the coordination service now (false during a Redis
     /// outage; messages published meanwhile are missed, leases are not renewed).
     fn connected(&self) -> watch::Receiver<bool>;
+
+    /// How long a lease lives without renewal (after the coordination service restarted
+    /// empty, the owners re-take their leases within about this; see the sweeper).
+    fn lease_ttl(&self) -> std::time::Duration {
+        std::time::Duration::from_secs(3)
+    }
 }
 
 /// Several in-process nodes' coordination service, for tests: leases that expire `ttl` after
@@ -95,6 +101,9 @@ struct HubNode {
     frozen: bool,
     /// Cut off from the hub (an outage of the coordination service, as this node sees it).
     down: bool,
+    /// The hub restarted empty while this node was cut off: it re-takes its leases when it
+    /// reconnects.
+    rebooted: bool,
     connected: watch::Sender<bool>,
 }
 
@@ -139,6 +148,7 @@ impl MemoryHub {
                     lost: lost_tx,
                     frozen: false,
                     down: false,
+                    rebooted: false,
                     connected: connected_tx,
                 },
             )
@@ -198,6 +208,20 @@ impl MemoryHub {
         self.with(|h| h.leases.retain(|_, (holder, _)| holder != node));
     }
 
+    /// The coordination service restarts empty (as Redis without persistence): every lease
+    /// is gone and every node is cut off until its [`MemoryCluster::outage`]`(false)`, which
+    /// re-takes the leases it held first (as `chuhe-cluster` does on a new boot marker).
+    pub fn restart_empty(&self) {
+        self.with(|h| {
+            h.leases.clear();
+            for n in h.nodes.values_mut() {
+                n.down = true;
+                n.rebooted = true;
+                n.connected.send_replace(false);
+            }
+        });
+    }
+
     /// The node holding `key`'s lease now.
     pub fn holder_of(&self, key: &str) -> Option<String> {
         let now = tokio::time::Instant::now();
@@ -223,9 +247,21 @@ impl MemoryCluster {
 
     /// Cuts this node off from the hub (true) or reconnects it (false): meanwhile messages to
     /// and from it are lost, its leases are not renewed and `connected` says false.
+    /// After [`MemoryHub::restart_empty`], reconnecting re-takes the leases this node held
+    /// (those nobody took meanwhile) before `connected` says true.
     pub fn outage(&self, down: bool) {
+        let now = tokio::time::Instant::now();
+        let ttl = self.hub.ttl;
         self.hub.with(|h| {
-            if let Some(n) = h.nodes.get_mut(&self.node) {
+            let Hub { leases, nodes } = h;
+            if let Some(n) = nodes.get_mut(&self.node) {
+                if !down && std::mem::take(&mut n.rebooted) {
+                    for key in &n.held {
+                        leases
+                            .entry(key.clone())
+                            .or_insert_with(|| (self.node.clone(), now + ttl));
+                    }
+                }
                 n.down = down;
                 n.connected.send_replace(!down);
             }
@@ -259,8 +295,10 @@ impl Cluster for MemoryCluster {
         let now = tokio::time::Instant::now();
         let ttl = self.hub.ttl;
         let r = self.hub.with(|h| {
-            if !h.nodes.contains_key(&self.node) {
-                return Err(ClusterError("this node left the hub".into()));
+            match h.nodes.get(&self.node) {
+                None => return Err(ClusterError("this node left the hub".into())),
+                Some(n) if n.down => return Err(ClusterError("the hub is unreachable".into())),
+                Some(_) => {}
             }
             match h.leases.get(key) {
                 Some((holder, exp)) if *exp > now && holder != &self.node => {
@@ -279,8 +317,15 @@ impl Cluster for MemoryCluster {
     }
 
     fn holder(&self, key: &str) -> BoxFut<'_, Result<Option<String>, ClusterError>> {
-        let r = self.hub.holder_of(key);
-        Box::pin(async move { Ok(r) })
+        let down = self
+            .hub
+            .with(|h| h.nodes.get(&self.node).is_some_and(|n| n.down));
+        let r = if down {
+            Err(ClusterError("the hub is unreachable".into()))
+        } else {
+            Ok(self.hub.holder_of(key))
+        };
+        Box::pin(async move { r })
     }
 
     fn release(&self, key: &str) -> BoxFut<'_, Result<(), ClusterError>> {
@@ -340,6 +385,10 @@ impl Cluster for MemoryCluster {
 
     fn connected(&self) -> watch::Receiver<bool> {
         self.connected.clone()
+    }
+
+    fn lease_ttl(&self) -> std::time::Duration {
+        self.hub.ttl
     }
 }
 

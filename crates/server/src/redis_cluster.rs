@@ -158,6 +158,10 @@ impl Cluster for RedisClusterAdapter {
     fn connected(&self) -> watch::Receiver<bool> {
         self.inner.connected()
     }
+
+    fn lease_ttl(&self) -> Duration {
+        self.inner.config().lease_ttl
+    }
 }
 
 #[cfg(test)]

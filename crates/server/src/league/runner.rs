@@ -91,6 +91,9 @@ pub struct LeagueHandle {
     tx: mpsc::Sender<Msg>,
     /// The state as of the last committed entry.
     pub state: watch::Receiver<Arc<League>>,
+    /// Several nodes: set when this node lost the league (its lease, or a fenced commit): the
+    /// runner stops at once.
+    stop: Arc<watch::Sender<bool>>,
 }
 
 impl LeagueHandle {
@@ -246,10 +249,22 @@ impl Leagues {
         true
     }
 
-    /// Several nodes: this node lost the league's lease; its runner stops (once the last
-    /// handle to it is gone) and its writes are refused by the store meanwhile.
+    /// Several nodes: this node lost the league's lease; its runner stops at once, unclaims
+    /// the league and hands its subscribers to the relay (they follow the league's next
+    /// node); requests still in its mailbox are answered retryable.
     pub(crate) fn forget(&self, id: i64) {
-        self.lock().remove(&id);
+        if let Some(h) = self.lock().remove(&id) {
+            h.stop.send_replace(true);
+        }
+    }
+
+    /// Removes the runner of `id` whose stop signal is `stop` (and only it: a new runner of
+    /// the same league may have replaced it).
+    fn remove(&self, id: i64, stop: &Arc<watch::Sender<bool>>) {
+        let mut map = self.lock();
+        if map.get(&id).is_some_and(|h| Arc::ptr_eq(&h.stop, stop)) {
+            map.remove(&id);
+        }
     }
 }
 
@@ -492,13 +507,18 @@ fn spawn(env: &Env, league: League) -> LeagueHandle {
     let id = league.id;
     let (tx, rx) = mpsc::channel(1024);
     let (state_tx, state_rx) = watch::channel(Arc::new(league.clone()));
+    let (stop, stopped) = watch::channel(false);
     let handle = LeagueHandle {
         id,
         tx,
         state: state_rx,
+        stop: Arc::new(stop),
     };
     env.leagues.lock().insert(id, handle.clone());
     let runner = Runner {
+        stop: handle.stop.clone(),
+        stopped,
+        fenced: false,
         env: env.clone(),
         league,
         state: state_tx,
@@ -515,6 +535,12 @@ fn spawn(env: &Env, league: League) -> LeagueHandle {
 }
 
 struct Runner {
+    /// Its handles' stop signal (to leave the league map when it stops on its own).
+    stop: Arc<watch::Sender<bool>>,
+    /// Set by [`Leagues::forget`] (the league's lease was lost).
+    stopped: watch::Receiver<bool>,
+    /// A commit was refused as fenced: another node runs the league now.
+    fenced: bool,
     env: Env,
     league: League,
     state: watch::Sender<Arc<League>>,
@@ -535,11 +561,12 @@ impl Runner {
     async fn run(mut self, mut rx: mpsc::Receiver<Msg>) {
         let _done = self.env.tasks_done.clone();
         let mut shutdown = self.env.shutdown.clone();
+        let mut stopped = self.stopped.clone();
         // The public stream so far: every public entry of the log is in the ring.
         self.rebuild_ring().await;
         self.publishing = true;
         loop {
-            if *shutdown.borrow() {
+            if *shutdown.borrow() || self.lost() {
                 break;
             }
             if !self.reconciled {
@@ -550,7 +577,13 @@ impl Runner {
             self.execute(LeagueCommand::Tick, Actor::SERVER, None)
                 .await
                 .ok();
+            if self.lost() {
+                break;
+            }
             self.ensure_games().await;
+            if self.lost() {
+                break;
+            }
             let now = self.env.time.now_ms();
             let due = next_due(&self.league, now).map(|t| self.env.time.instant_at(t));
             let release = self
@@ -565,11 +598,13 @@ impl Runner {
             tokio::select! {
                 biased;
                 _ = shutdown.changed() => break,
+                _ = async { let _ = stopped.wait_for(|s| *s).await; } => break,
                 msg = rx.recv() => {
                     let Some(msg) = msg else { break };
                     self.message(msg).await;
                     // Everything waiting, before looking at the clock again.
-                    while let Ok(msg) = rx.try_recv() {
+                    while !self.lost() {
+                        let Ok(msg) = rx.try_recv() else { break };
                         self.message(msg).await;
                     }
                 }
@@ -579,7 +614,62 @@ impl Runner {
                 }
             }
         }
+        if self.lost() {
+            self.hand_over(rx).await;
+        }
         debug!(league = self.league.id, "league runner stopped");
+    }
+
+    /// Several nodes: this node lost the league (its lease, or a fenced commit).
+    fn lost(&self) -> bool {
+        self.fenced || *self.stopped.borrow()
+    }
+
+    /// The league left this node: it is unclaimed and its lease given up, the requests still
+    /// in its mailbox are answered retryable (nothing of theirs was committed here; asked
+    /// again they reach the league's next node), and its subscribers follow it there.
+    async fn hand_over(&mut self, mut rx: mpsc::Receiver<Msg>) {
+        let id = self.league.id;
+        warn!(
+            league = id,
+            "the league left this node; its runner stops here"
+        );
+        // A lost lease was handled by the relay already (with the league's removal, at the
+        // same moment): a runner this node starts again meanwhile keeps its claim.
+        self.env.leagues.remove(id, &self.stop);
+        rx.close();
+        let moved = || RunError::Store("the league moved to another node; retry".into());
+        let mut subs = std::mem::take(&mut self.subs);
+        while let Ok(msg) = rx.try_recv() {
+            match msg {
+                Msg::Command { reply, .. } => {
+                    let _ = reply.send(Err(moved()));
+                }
+                // Not subscribed here: asked again, it reaches the league's next node.
+                Msg::Subscribe { out, req, .. } => {
+                    out.send_msg(w::ServerMessage {
+                        kind: Some(server_message::Kind::Error(
+                            crate::error::ClientError::Unavailable.to_wire(req, &id.to_string()),
+                        )),
+                    });
+                }
+                Msg::GameEnded(_) => {}
+                Msg::Detach(conn) => subs.retain(|o| o.conn_id != conn),
+            }
+        }
+        let Some(link) = self.env.node.clone() else {
+            return;
+        };
+        if self.fenced {
+            link.league_left(id);
+            self.env.persist.unclaim(None, Some(id));
+        }
+        // Every subscriber was sent the ring (the released frames) up to here.
+        let last = self.ring.back().map_or(0, |f| f.seq);
+        link.ctl(crate::node::Ctl::LeagueLeft { id, subs, last });
+        if self.fenced {
+            let _ = link.cluster.release(&crate::node::league_key(id)).await;
+        }
     }
 
     async fn message(&mut self, msg: Msg) {
@@ -640,6 +730,13 @@ impl Runner {
             .await
         {
             warn!(league = self.league.id, error = %e, "league commit failed");
+            if e.is_fenced() {
+                // Another node claimed the league: nothing more is written or set up here.
+                self.fenced = true;
+                return Err(RunError::Store(
+                    "the league moved to another node; retry".into(),
+                ));
+            }
             // It may have committed after all: read the log back before anything else.
             self.resync().await;
             return Err(RunError::Store(e.to_string()));

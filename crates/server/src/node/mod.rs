@@ -118,6 +118,13 @@ pub(crate) enum Ctl {
     },
     /// A league's node as its lease says now: its relayed subscribers catch up there.
     LeagueOwner { id: i64, owner: String },
+    /// A league's runner stopped here (lease lost, commit fenced): its local subscribers
+    /// (sent everything up to `last`) follow the league to its next node.
+    LeagueLeft {
+        id: i64,
+        subs: Vec<Outbox>,
+        last: u64,
+    },
 }
 
 /// This node's link to the others (in [`Env::node`]).
@@ -222,6 +229,13 @@ impl Link {
     pub(crate) fn took_league(&self, id: i64) {
         if let Ok(mut l) = self.leagues.lock() {
             l.insert(id);
+        }
+    }
+
+    /// This node no longer runs the league `id`.
+    pub(crate) fn league_left(&self, id: i64) {
+        if let Ok(mut l) = self.leagues.lock() {
+            l.remove(&id);
         }
     }
 

@@ -285,6 +285,7 @@ impl Relay {
                 out,
                 kind,
             } => self.on_league(id, owner, req, who, out, *kind).await,
+            Ctl::LeagueLeft { id, subs, last } => self.league_left(id, subs, last).await,
             Ctl::LeagueOwner { id, owner } => {
                 if let Some(l) = self.leagues.get_mut(&id) {
                     let changed = l.owner.lock().map(|mut o| {
@@ -410,6 +411,9 @@ impl Relay {
         for (id, l) in self.leagues.iter_mut() {
             let owner = owner_of(l);
             l.subs.retain(|s| !s.out.is_closed());
+            if owner.is_empty() {
+                continue;
+            }
             for s in l.subs.iter_mut().filter(|s| s.stale && !s.catching_up) {
                 s.stale = false;
                 s.catching_up = true;
@@ -469,9 +473,7 @@ impl Relay {
             } => {
                 let env = self.env.clone();
                 tokio::spawn(async move {
-                    if let Some(v) =
-                        record_from_store(&env, game, public || arbiter.is_some()).await
-                    {
+                    if let Some(v) = record_from_store(&env, game, public, arbiter).await {
                         let _ = reply.send(v);
                     }
                 });
@@ -593,6 +595,62 @@ impl Relay {
             if let Ok(Some(owner)) = link.cluster.holder(&league_key(id)).await {
                 link.ctl(Ctl::LeagueOwner { id, owner });
             }
+        });
+    }
+
+    /// A league's runner stopped here: its subscribers become relayed ones (from `last`),
+    /// caught up by the league's next node once one holds its lease.
+    async fn league_left(&mut self, id: i64, subs: Vec<Outbox>, last: u64) {
+        if !self.leagues.contains_key(&id) {
+            let ch = format!("league:{id}:public");
+            let limit = self.env.config.remote_timeout;
+            match tokio::time::timeout(limit, self.link.cluster.subscribe(&ch)).await {
+                Ok(Ok(())) => {}
+                _ => warn!(league = id, "cannot subscribe to a league's channel"),
+            }
+            self.leagues.insert(
+                id,
+                RemoteGame {
+                    owner: Arc::new(Mutex::new(String::new())),
+                    alive: Arc::new(AtomicBool::new(true)),
+                    subs: Vec::new(),
+                },
+            );
+        }
+        if let Some(l) = self.leagues.get_mut(&id) {
+            if let Ok(mut o) = l.owner.lock() {
+                // Unknown until a node holds the lease (the catch-up waits for it).
+                o.clear();
+            }
+            for out in subs {
+                l.subs.retain(|s| s.out.conn_id != out.conn_id);
+                l.subs.push(RemoteSub {
+                    out,
+                    who: Arc::new(Principal { account: None }),
+                    live: false,
+                    last,
+                    target: last,
+                    catching_up: false,
+                    stale: true,
+                });
+            }
+        }
+        // The next holder of the lease, whoever it is (this node too, after a sweep).
+        let link = self.link.clone();
+        let every = self.env.config.cluster_sweep;
+        let until = Instant::now() + 4 * self.env.config.remote_timeout;
+        tokio::spawn(async move {
+            while Instant::now() < until {
+                if let Ok(Some(owner)) = link.cluster.holder(&league_key(id)).await {
+                    link.ctl(Ctl::LeagueOwner { id, owner });
+                    return;
+                }
+                tokio::time::sleep(every).await;
+            }
+            warn!(
+                league = id,
+                "no node took the league; its followers here wait"
+            );
         });
     }
 
@@ -1003,8 +1061,15 @@ fn internal_subscribe(out: Outbox, who: Arc<Principal>, last: u64) -> Request {
 }
 
 /// A remote game's record read from the store: the live view, or the public one as the
-/// broadcast delay releases it now (nothing early).
-async fn record_from_store(env: &Env, id: i64, public: bool) -> Option<RecordView> {
+/// broadcast delay releases it now (nothing early) — as the owner's
+/// [`GameHandle::record_for`]: public for `public` readers and for an `arbiter` that does not
+/// rule on the game (another league's), live for its arbiters.
+async fn record_from_store(
+    env: &Env,
+    id: i64,
+    public: bool,
+    arbiter: Option<i64>,
+) -> Option<RecordView> {
     let stored = env.persist.events(id).await.ok()?;
     let mut live = crate::view::View::new(&id.to_string(), false);
     let mut events = Vec::with_capacity(stored.len());
@@ -1013,6 +1078,10 @@ async fn record_from_store(env: &Env, id: i64, public: bool) -> Option<RecordVie
         live.apply(&e.event);
         events.push((e.event, live.moves.len() as u32));
     }
+    let public = match arbiter {
+        Some(a) if !public => !rules_on(env, id, &live, a).await,
+        _ => public,
+    };
     let delay = live.info.delay.unwrap_or_default();
     if !public || (delay.plies == 0 && delay.seconds == 0) {
         return Some(RecordView { view: live });
@@ -1035,4 +1104,16 @@ async fn record_from_store(env: &Env, id: i64, public: bool) -> Option<RecordVie
         view.apply(&ev);
     }
     Some(RecordView { view })
+}
+
+/// Whether arbiter `a` rules on a remote game (as the owner's `Live::rules_on`): any game
+/// but another league's. A league running elsewhere has its arbiters read from its log.
+async fn rules_on(env: &Env, id: i64, live: &crate::view::View, a: i64) -> bool {
+    let Some(board) = &live.info.league else {
+        return true;
+    };
+    if let Ok(Some(row)) = env.persist.game(id).await {
+        env.leagues.learn_arbiters(env, row.key.as_deref()).await;
+    }
+    crate::league::arbiter_of(env, &board.league_id, a)
 }

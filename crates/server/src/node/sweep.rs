@@ -3,7 +3,10 @@
 use super::*;
 
 /// Every `cluster_sweep`: takes the unfinished games nobody holds, and re-routes remote games
-/// whose owner changed or vanished.
+/// whose owner changed or vanished. For one lease TTL after this node reconnects to the
+/// coordination service it does not sweep: if the service restarted empty, every lease is
+/// gone until its holder reconnects and re-takes it, and the owners re-take their own first
+/// instead of every game changing owner.
 pub(super) async fn sweeper(env: Env) {
     let Some(link) = env.node.clone() else {
         return;
@@ -11,9 +14,27 @@ pub(super) async fn sweeper(env: Env) {
     let mut every = tokio::time::interval(env.config.cluster_sweep);
     let mut lists = tokio::time::interval(GAME_LIST_EVERY);
     let mut shutdown = env.shutdown.clone();
+    let mut connected = link.cluster.connected();
+    connected.borrow_and_update();
+    let mut quiet_until: Option<Instant> = None;
+    let mut watching = true;
     loop {
         tokio::select! {
             _ = every.tick() => {}
+            r = connected.changed(), if watching => {
+                if r.is_err() {
+                    // The coordination service's link is gone for good: sweeps fail anyway.
+                    watching = false;
+                    continue;
+                }
+                // Any change seen as connected is a reconnection (a quick outage's two
+                // changes may be seen as one).
+                if *connected.borrow_and_update() {
+                    quiet_until = Some(Instant::now() + link.cluster.lease_ttl());
+                    debug!("reconnected to the coordination service; sweeps wait one lease TTL");
+                }
+                continue;
+            }
             _ = lists.tick() => {
                 let msg = NodeMessage {
                     kind: Some(node_message::Kind::Games(w::NodeGames {
@@ -29,6 +50,10 @@ pub(super) async fn sweeper(env: Env) {
         if *env.shutdown.borrow() {
             return;
         }
+        if quiet_until.is_some_and(|t| Instant::now() < t) {
+            continue;
+        }
+        quiet_until = None;
         sweep(&env, &link, true).await;
     }
 }

@@ -1,7 +1,7 @@
 //! Several nodes on one store (issue 23), in process: an in-memory hub for leases and
 //! channels, each node with its own view (its own fencing tokens) of one in-memory store.
 
-use crate::harness::{Client, Cluster, Result};
+use crate::harness::{Client, Cluster, Result, TTL};
 
 /// Legal opening moves, red and black alternately.
 const MOVES: [&str; 8] = [
@@ -500,5 +500,201 @@ async fn a_lost_lease_unloads_the_game_and_its_clients_follow_it() -> Result<()>
     assert_eq!(spectator.next_move().await?.1, MOVES[2]);
     assert_eq!(c.stored_moves(&game).await?, MOVES[..3]);
     assert!(c.hub.holder_of(&key).is_some());
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn after_the_hub_restarts_empty_the_owners_keep_their_games() -> Result<()> {
+    let c = Cluster::start(2).await?;
+    let game = c.create_game(0, "").await?;
+    let key = format!("game:{game}");
+    let mut red = Client::connect(c.nodes[0].addr, Some(&c.cast.red)).await?;
+    let mut spectator = Client::connect(c.nodes[1].addr, None).await?;
+    spectator.subscribe(&game, 0).await?;
+    red.play(&game, 1, MOVES[0]).await?;
+    assert_eq!(spectator.next_move().await?.1, MOVES[0]);
+    // The hub restarts empty; n1 reconnects first, n0 (the owner) a few of n1's sweeps
+    // later but within a lease TTL, and re-takes its leases then.
+    c.hub.restart_empty();
+    c.nodes[1].cluster.outage(false);
+    tokio::time::sleep(TTL / 3).await;
+    c.nodes[0].cluster.outage(false);
+    // n1 waited a TTL before sweeping: the owner kept its game, which never restarted.
+    tokio::time::sleep(TTL * 2).await;
+    assert_eq!(c.hub.holder_of(&key).as_deref(), Some("n0"));
+    assert_eq!(c.restarts(&game).await?, 0);
+    let mut black = Client::connect(c.nodes[1].addr, Some(&c.cast.black)).await?;
+    black.play(&game, 2, MOVES[1]).await?;
+    assert_eq!(spectator.next_move().await?.1, MOVES[1]);
+    assert_eq!(c.hub.holder_of(&key).as_deref(), Some("n0"));
+    assert_eq!(c.stored_moves(&game).await?, MOVES[..2]);
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_arbiter_reads_the_live_record_on_any_node() -> Result<()> {
+    let c = Cluster::start(2).await?;
+    let p: &dyn chuhe_server::Persist = c.persist.as_ref();
+    let arbiter = p
+        .create_account("arb", chuhe_server::persist::Role::Arbiter)
+        .await?;
+    let arbiter = p.issue_token(arbiter.id, None).await?.0;
+    let game = c.create_game(0, r#","delay":{"plies":2}"#).await?;
+    let mut red = Client::connect(c.nodes[0].addr, Some(&c.cast.red)).await?;
+    let mut black = Client::connect(c.nodes[0].addr, Some(&c.cast.black)).await?;
+    for (i, mv) in MOVES[..3].iter().enumerate() {
+        let ply = i + 1;
+        red_or_black(ply, &mut red, &mut black)
+            .play(&game, ply as u32, mv)
+            .await?;
+    }
+    let path = format!("/api/v1/games/{game}");
+    let moves = |body: &str| -> Result<Option<usize>> {
+        let v: serde_json::Value = serde_json::from_str(body)?;
+        Ok(v["moves"].as_array().map(|m| m.len()))
+    };
+    // On the owner and on the other node alike: the arbiter and the organizer see the live
+    // record, an anonymous reader the delayed one.
+    for node in &c.nodes {
+        for (who, want) in [
+            (Some(arbiter.as_str()), 3),
+            (Some(c.cast.organizer.as_str()), 3),
+            (None, 1),
+        ] {
+            let (status, body) = crate::harness::http(node.addr, "GET", &path, who, None).await?;
+            assert_eq!(status, 200, "{body}");
+            assert_eq!(moves(&body)?, Some(want), "{} {who:?}: {body}", node.name);
+        }
+    }
+    Ok(())
+}
+
+/// Creates a league through node `i`; its id.
+async fn create_league(c: &Cluster, i: usize) -> Result<String> {
+    let (status, body) = crate::harness::http(
+        c.nodes[i].addr,
+        "POST",
+        "/api/v1/leagues",
+        Some(&c.cast.organizer),
+        Some(&league_spec()),
+    )
+    .await?;
+    assert_eq!(status, 201, "{body}");
+    let v: serde_json::Value = serde_json::from_str(&body)?;
+    Ok(v["id"].as_str().ok_or("no id")?.to_string())
+}
+
+/// A follower of league `id` on node `i`, caught up to the league's seq it returns.
+async fn league_follower(c: &Cluster, i: usize, id: &str) -> Result<(Client, u64)> {
+    let mut follower = Client::connect(c.nodes[i].addr, None).await?;
+    let top = follower.league_subscribe(id, 0).await?;
+    for _ in 0..top {
+        follower.league_next().await?;
+    }
+    Ok((follower, top))
+}
+
+/// Publishes league `id` through node `i` until it is answered 200 (a 503 is retryable):
+/// the statuses answered.
+async fn publish_league(c: &Cluster, i: usize, id: &str) -> Result<Vec<u16>> {
+    let deadline = tokio::time::Instant::now() + crate::harness::TIMEOUT;
+    let mut statuses = Vec::new();
+    loop {
+        let (status, body) = crate::harness::http(
+            c.nodes[i].addr,
+            "POST",
+            &format!("/api/v1/leagues/{id}/publish"),
+            Some(&c.cast.organizer),
+            None,
+        )
+        .await?;
+        statuses.push(status);
+        if status == 200 {
+            return Ok(statuses);
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "{} answers, none 200; the last: {status} {body}",
+            statuses.len()
+        );
+        // Nobody runs the league for a moment (its lease lapsed): ask again after a round
+        // trip.
+        crate::harness::http(c.nodes[i].addr, "GET", "/healthz", None, None).await?;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_league_whose_lease_is_lost_stops_there_and_its_followers_follow_it() -> Result<()> {
+    let c = Cluster::start(2).await?;
+    let id = create_league(&c, 0).await?;
+    let key = format!("league:{id}");
+    assert_eq!(c.hub.holder_of(&key).as_deref(), Some("n0"));
+    // A follower on the runner's own node.
+    let (mut follower, top) = league_follower(&c, 0, &id).await?;
+    // The lease lapses: n0 finds it lost at its next renewal and its runner stops at once;
+    // whichever node takes the league next runs it, and the follower keeps its socket.
+    c.hub.expire(&key);
+    publish_league(&c, 1, &id).await?;
+    assert_eq!(follower.league_next().await?, (top + 1, "published".into()));
+    assert_eq!(
+        follower.league_next().await?,
+        (top + 2, "round_paired".into())
+    );
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_fenced_league_commit_stops_the_runner_and_the_retry_reaches_the_new_one() -> Result<()> {
+    let c = Cluster::start(2).await?;
+    let id = create_league(&c, 0).await?;
+    let key = format!("league:{id}");
+    let (mut follower, top) = league_follower(&c, 0, &id).await?;
+    // n0 is frozen past its lease (it neither renews nor notices the loss); n1 takes the
+    // league and claims it in the store.
+    c.nodes[0].cluster.freeze(true);
+    c.hub.expire_node("n0");
+    assert_eq!(c.wait_holder_other_than(&key, "n0").await?, "n1");
+    let deadline = tokio::time::Instant::now() + crate::harness::TIMEOUT;
+    let path = format!("/api/v1/leagues/{id}");
+    while crate::harness::http(c.nodes[1].addr, "GET", &path, None, None)
+        .await?
+        .0
+        != 200
+    {
+        assert!(tokio::time::Instant::now() < deadline, "n1 never ran it");
+    }
+    // n0 still runs its copy: its commit is refused (fenced) and answered retryable, its
+    // runner stops, and the retry through n0 reaches n1's runner.
+    let statuses = publish_league(&c, 0, &id).await?;
+    assert!(statuses.len() <= 2, "{statuses:?}");
+    // n0's follower follows the league to n1.
+    assert_eq!(follower.league_next().await?, (top + 1, "published".into()));
+    c.nodes[0].cluster.freeze(false);
+    assert_eq!(c.hub.holder_of(&key).as_deref(), Some("n1"));
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_league_whose_lease_lapsed_and_came_back_keeps_its_followers() -> Result<()> {
+    let c = Cluster::start(2).await?;
+    let id = create_league(&c, 0).await?;
+    let key = format!("league:{id}");
+    let (mut follower, top) = league_follower(&c, 0, &id).await?;
+    // n1 is cut off, so only n0 can take the league again once its lease lapsed: its old
+    // runner stops and a new one starts there; the follower follows it (through the relay).
+    c.nodes[1].cluster.outage(true);
+    c.hub.expire(&key);
+    let deadline = tokio::time::Instant::now() + crate::harness::TIMEOUT;
+    while c.hub.holder_of(&key).is_none() {
+        assert!(tokio::time::Instant::now() < deadline, "never taken again");
+        crate::harness::http(c.nodes[0].addr, "GET", "/healthz", None, None).await?;
+    }
+    assert_eq!(c.hub.holder_of(&key).as_deref(), Some("n0"));
+    publish_league(&c, 0, &id).await?;
+    assert_eq!(follower.league_next().await?, (top + 1, "published".into()));
+    assert_eq!(
+        follower.league_next().await?,
+        (top + 2, "round_paired".into())
+    );
     Ok(())
 }
