@@ -40,7 +40,7 @@ enum Command {
     League(league::LeagueArgs),
     /// Run the game server: websockets at /ws, the organizer HTTP API, game records, metrics
     /// and a live page at /.
-    Serve(serve::ServeArgs),
+    Serve(Box<serve::ServeArgs>),
     /// Administration straight on the database: players, tokens, casual games.
     Admin(admin::AdminArgs),
 }
@@ -50,7 +50,7 @@ fn main() -> std::process::ExitCode {
     let result = match cli.command {
         Command::Rules(args) => rules::run(args),
         Command::League(args) => league::run(args),
-        Command::Serve(args) => serve::run(args),
+        Command::Serve(args) => serve::run(*args),
         Command::Admin(args) => admin::run(args),
     };
     match result {
