@@ -94,6 +94,7 @@ pub struct Metrics {
     pub cluster_remote_timeouts_total: AtomicU64,
     /// Several nodes: games unloaded here because their lease was lost or a commit fenced.
     pub cluster_games_left_total: AtomicU64,
+    pub cluster_fenced_commits_total: AtomicU64,
     /// Several nodes: messages dropped because the publish queue was full.
     pub cluster_publish_dropped_total: AtomicU64,
     /// TCP connections open (HTTP and websocket), counted by the listener's caps.
@@ -125,6 +126,7 @@ impl Default for Metrics {
             cluster_relayed_total: AtomicU64::new(0),
             cluster_remote_timeouts_total: AtomicU64::new(0),
             cluster_games_left_total: AtomicU64::new(0),
+            cluster_fenced_commits_total: AtomicU64::new(0),
             cluster_publish_dropped_total: AtomicU64::new(0),
             tcp_connections: AtomicI64::new(0),
             refused_total_cap: AtomicU64::new(0),
@@ -206,6 +208,11 @@ impl Metrics {
                 "chuhe_cluster_games_left_total",
                 "Several nodes: games unloaded here because their lease was lost or a commit was fenced.",
                 &self.cluster_games_left_total,
+            ),
+            (
+                "chuhe_cluster_fenced_commits_total",
+                "Several nodes: commits the database refused because another node had claimed the game or league (a stale fencing token).",
+                &self.cluster_fenced_commits_total,
             ),
             (
                 "chuhe_cluster_publish_dropped_total",

@@ -363,6 +363,10 @@ impl Shard {
                 // here; the game leaves and the request follows it to its owner.
                 Some(Err(e)) if e.is_fenced() => {
                     tracing::warn!(game = id, "commit fenced: another node owns the game");
+                    self.env
+                        .metrics
+                        .cluster_fenced_commits_total
+                        .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                     let req = self
                         .slots
                         .get_mut(&id)

@@ -732,6 +732,10 @@ impl Runner {
             warn!(league = self.league.id, error = %e, "league commit failed");
             if e.is_fenced() {
                 // Another node claimed the league: nothing more is written or set up here.
+                self.env
+                    .metrics
+                    .cluster_fenced_commits_total
+                    .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                 self.fenced = true;
                 return Err(RunError::Store(
                     "the league moved to another node; retry".into(),

@@ -229,6 +229,11 @@ async fn a_fenced_commit_unloads_the_game_and_the_new_owner_answers() -> Result<
         metrics.contains("chuhe_cluster_games_left_total 1"),
         "{metrics}"
     );
+    // The database itself refused n0's write (not n0 noticing a lost lease first).
+    assert!(
+        metrics.contains("chuhe_cluster_fenced_commits_total 1"),
+        "{metrics}"
+    );
     c.nodes[0].cluster.freeze(false);
     // Never two owners: n0 never takes the lease back while n1 runs the game.
     assert_eq!(c.hub.holder_of(&key).as_deref(), Some("n1"));
