@@ -428,12 +428,7 @@ impl Relay {
                     last_seq: last,
                 })),
             };
-            let to = Target {
-                id,
-                league: true,
-                owner: &owner,
-            };
-            self.send_message(to, out, who, message, Duration::ZERO, true, true);
+            self.send_league(id, &owner, out, who, message, true, true);
         }
     }
 
@@ -495,6 +490,26 @@ impl Relay {
             owner,
         };
         self.send_message(to, r.out, r.who, message, r.lag, relay, internal);
+    }
+
+    /// Sends a league request to the node running the league (no lag to report).
+    #[allow(clippy::too_many_arguments)]
+    fn send_league(
+        &mut self,
+        id: i64,
+        owner: &str,
+        out: Outbox,
+        who: Arc<Principal>,
+        message: ClientMessage,
+        relay: bool,
+        internal: bool,
+    ) {
+        let to = Target {
+            id,
+            league: true,
+            owner,
+        };
+        self.send_message(to, out, who, message, Duration::ZERO, relay, internal);
     }
 
     /// Sends a client message to the node running a game or league; its answer comes back
@@ -701,12 +716,7 @@ impl Relay {
             request_id: req,
             kind: Some(kind),
         };
-        let to = Target {
-            id,
-            league: true,
-            owner: &owner,
-        };
-        self.send_message(to, out, who, message, Duration::ZERO, relay, false);
+        self.send_league(id, &owner, out, who, message, relay, false);
     }
 
     /// Answers `unavailable` to requests whose owner did not answer in time.
