@@ -613,25 +613,31 @@ impl Relay {
         });
     }
 
+    /// Follows a league another node runs (its public channel), unless already followed.
+    async fn follow_league(&mut self, id: i64, owner: String) {
+        if self.leagues.contains_key(&id) {
+            return;
+        }
+        let ch = format!("league:{id}:public");
+        let limit = self.env.config.remote_timeout;
+        match tokio::time::timeout(limit, self.link.cluster.subscribe(&ch)).await {
+            Ok(Ok(())) => {}
+            _ => warn!(league = id, "cannot subscribe to a league's channel"),
+        }
+        self.leagues.insert(
+            id,
+            RemoteGame {
+                owner: Arc::new(Mutex::new(owner)),
+                alive: Arc::new(AtomicBool::new(true)),
+                subs: Vec::new(),
+            },
+        );
+    }
+
     /// A league's runner stopped here: its subscribers become relayed ones (from `last`),
     /// caught up by the league's next node once one holds its lease.
     async fn league_left(&mut self, id: i64, subs: Vec<Outbox>, last: u64) {
-        if !self.leagues.contains_key(&id) {
-            let ch = format!("league:{id}:public");
-            let limit = self.env.config.remote_timeout;
-            match tokio::time::timeout(limit, self.link.cluster.subscribe(&ch)).await {
-                Ok(Ok(())) => {}
-                _ => warn!(league = id, "cannot subscribe to a league's channel"),
-            }
-            self.leagues.insert(
-                id,
-                RemoteGame {
-                    owner: Arc::new(Mutex::new(String::new())),
-                    alive: Arc::new(AtomicBool::new(true)),
-                    subs: Vec::new(),
-                },
-            );
-        }
+        self.follow_league(id, String::new()).await;
         if let Some(l) = self.leagues.get_mut(&id) {
             if let Ok(mut o) = l.owner.lock() {
                 // Unknown until a node holds the lease (the catch-up waits for it).
@@ -679,22 +685,7 @@ impl Relay {
         out: Outbox,
         kind: client_message::Kind,
     ) {
-        if !self.leagues.contains_key(&id) {
-            let ch = format!("league:{id}:public");
-            let limit = self.env.config.remote_timeout;
-            match tokio::time::timeout(limit, self.link.cluster.subscribe(&ch)).await {
-                Ok(Ok(())) => {}
-                _ => warn!(league = id, "cannot subscribe to a league's channel"),
-            }
-            self.leagues.insert(
-                id,
-                RemoteGame {
-                    owner: Arc::new(Mutex::new(owner.clone())),
-                    alive: Arc::new(AtomicBool::new(true)),
-                    subs: Vec::new(),
-                },
-            );
-        }
+        self.follow_league(id, owner.clone()).await;
         if let Some(l) = self.leagues.get_mut(&id) {
             if let Ok(mut o) = l.owner.lock() {
                 *o = owner.clone();
