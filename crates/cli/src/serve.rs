@@ -719,6 +719,11 @@ mod tests {
     #[test]
     fn several_nodes_need_postgresql_and_take_their_flags() {
         let pg = "postgres://u@h/db";
+        // PostgreSQL and Redis given, and then `more` flags.
+        let both = |more: &[&str]| {
+            let base = ["t", "--redis-url", "redis://r:6379", "--database-url", pg];
+            T::parse_from(base.iter().chain(more))
+        };
         assert!(settings(&T::parse_from(["t"]).a).unwrap().cluster.is_none());
         let t = T::parse_from(["t", "--redis-url", "redis://127.0.0.1:6379"]);
         let e = settings(&t.a).unwrap_err().to_string();
@@ -731,18 +736,12 @@ mod tests {
             "sqlite://x.db",
         ]);
         assert!(settings(&t.a).is_err());
-        let t = T::parse_from(["t", "--redis-url", "redis://r:6379", "--database-url", pg]);
-        let c = settings(&t.a).unwrap().cluster.unwrap();
+        let c = settings(&both(&[]).a).unwrap().cluster.unwrap();
         assert_eq!(c.url, "redis://r:6379");
         assert_eq!(c.lease_ttl, std::time::Duration::from_secs(3));
         assert_eq!(c.prefix, "chuhe");
         assert!(redis_cluster::valid_node_id(&c.node_id), "{}", c.node_id);
-        let t = T::parse_from([
-            "t",
-            "--redis-url",
-            "redis://r:6379",
-            "--database-url",
-            pg,
+        let t = both(&[
             "--node-id",
             "web-1",
             "--lease-ttl",
@@ -762,16 +761,7 @@ mod tests {
             ("--node-id", "a b", "node_id must be"),
             ("--redis-prefix", "", "redis_prefix must be"),
         ] {
-            let t = T::parse_from([
-                "t",
-                "--redis-url",
-                "redis://r:6379",
-                "--database-url",
-                pg,
-                flag,
-                bad,
-            ]);
-            let e = settings(&t.a).unwrap_err().to_string();
+            let e = settings(&both(&[flag, bad]).a).unwrap_err().to_string();
             assert!(e.contains(says), "{flag} {bad}: {e}");
         }
         assert_eq!(

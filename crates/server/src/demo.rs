@@ -727,13 +727,14 @@ async fn play(
     // The position so far: the subscription's snapshot, then each move.
     let mut fen: Option<String> = None;
     let mut ply = 0u32;
-    send(
-        Body::Subscribe {
+    let subscribe = || {
+        let body = Body::Subscribe {
             last_seq: 0,
             relay: None,
-        },
-        &red,
-    )?;
+        };
+        send(body, &red)
+    };
+    subscribe()?;
     loop {
         if let Some(f) = &fen {
             let pos = chuhe_rules::Position::from_fen(f).map_err(|e| e.to_string())?;
@@ -792,13 +793,7 @@ async fn play(
                     // Refused (not started yet, or our view is stale): look again shortly.
                     debug!(game, code = %e.code, "demo move refused");
                     tokio::time::sleep(Duration::from_millis(500)).await;
-                    send(
-                        Body::Subscribe {
-                            last_seq: 0,
-                            relay: None,
-                        },
-                        &red,
-                    )?;
+                    subscribe()?;
                 }
                 _ => {}
             }

@@ -789,6 +789,28 @@ impl Persist for MemoryPersist {
     }
 }
 
+/// A game for tests: `red` against `black` from the start position at 10m, started at once,
+/// no broadcast delay, no event (override fields with `NewGame { .., ..test_game(r, b) }`).
+#[cfg(test)]
+pub(crate) fn test_game(red: chuhe_store::PrincipalId, black: chuhe_store::PrincipalId) -> NewGame {
+    NewGame {
+        red,
+        black,
+        time_control: "10m".into(),
+        ruleset: "cxa".into(),
+        start_fen: String::new(),
+        broadcast_delay: Default::default(),
+        event: None,
+        round: None,
+        board: None,
+        scheduled_start_ms: None,
+        created_at_ms: 0,
+        start_mode: "now".into(),
+        lateness_limit_ms: 0,
+        key: None,
+    }
+}
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod fencing_tests {
@@ -811,22 +833,10 @@ mod fencing_tests {
         let two = one.node_view();
         let p = one.create_account("p", Role::Player).await.unwrap();
         let g = one
-            .create_game(NewGame {
-                red: chuhe_store::PrincipalId(p.id),
-                black: chuhe_store::PrincipalId(p.id),
-                time_control: "10m".into(),
-                ruleset: "cxa".into(),
-                start_fen: String::new(),
-                broadcast_delay: Default::default(),
-                event: None,
-                round: None,
-                board: None,
-                scheduled_start_ms: None,
-                created_at_ms: 0,
-                start_mode: "now".into(),
-                lateness_limit_ms: 0,
-                key: None,
-            })
+            .create_game(test_game(
+                chuhe_store::PrincipalId(p.id),
+                chuhe_store::PrincipalId(p.id),
+            ))
             .await
             .unwrap()
             .id

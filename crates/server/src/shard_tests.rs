@@ -46,23 +46,16 @@ async fn table_full(fen: &str, config: crate::Config, delay_plies: u32) -> Table
     let black = persist.create_account("black", Role::Player).await.unwrap();
     let row = persist
         .create_game(NewGame {
-            red: chuhe_store::PrincipalId(red.id),
-            black: chuhe_store::PrincipalId(black.id),
             time_control: "90m+30s".into(),
-            ruleset: "cxa".into(),
             start_fen: fen.into(),
             broadcast_delay: chuhe_store::BroadcastDelay {
                 moves: delay_plies,
                 millis: 0,
             },
-            event: None,
-            round: None,
-            board: None,
-            scheduled_start_ms: None,
-            created_at_ms: 0,
-            start_mode: "now".into(),
-            lateness_limit_ms: 0,
-            key: None,
+            ..crate::persist::test_game(
+                chuhe_store::PrincipalId(red.id),
+                chuhe_store::PrincipalId(black.id),
+            )
         })
         .await
         .unwrap();

@@ -442,7 +442,7 @@ impl<S: Store> Persist for StoreAdapter<S> {
 #[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
     use super::*;
-    use chuhe_store::{AnyStore, BroadcastDelay, NewCompetitionEvent, StoreOptions};
+    use chuhe_store::{AnyStore, NewCompetitionEvent, StoreOptions};
 
     /// A SQLite store in a directory of its own under the system temp dir (removed on drop).
     struct TempStore {
@@ -491,20 +491,8 @@ mod tests {
         }
         let g = store
             .create_game(chuhe_store::NewGame {
-                red: ids[0],
-                black: ids[1],
-                time_control: "10m".into(),
-                ruleset: "cxa".into(),
                 start_fen: "startpos".into(),
-                broadcast_delay: BroadcastDelay::default(),
-                event: None,
-                round: None,
-                board: None,
-                scheduled_start_ms: None,
-                created_at_ms: 0,
-                start_mode: "now".into(),
-                lateness_limit_ms: 0,
-                key: None,
+                ..crate::persist::test_game(ids[0], ids[1])
             })
             .await
             .unwrap();

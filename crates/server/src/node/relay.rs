@@ -428,12 +428,7 @@ impl Relay {
                     last_seq: last,
                 })),
             };
-            let to = Target {
-                id,
-                league: true,
-                owner: &owner,
-            };
-            self.send_message(to, out, who, message, Duration::ZERO, true, true);
+            self.send_league(id, &owner, out, who, message, true, true);
         }
     }
 
@@ -495,6 +490,26 @@ impl Relay {
             owner,
         };
         self.send_message(to, r.out, r.who, message, r.lag, relay, internal);
+    }
+
+    /// Sends a league request to the node running the league (no lag to report).
+    #[allow(clippy::too_many_arguments)]
+    fn send_league(
+        &mut self,
+        id: i64,
+        owner: &str,
+        out: Outbox,
+        who: Arc<Principal>,
+        message: ClientMessage,
+        relay: bool,
+        internal: bool,
+    ) {
+        let to = Target {
+            id,
+            league: true,
+            owner,
+        };
+        self.send_message(to, out, who, message, Duration::ZERO, relay, internal);
     }
 
     /// Sends a client message to the node running a game or league; its answer comes back
@@ -598,25 +613,31 @@ impl Relay {
         });
     }
 
+    /// Follows a league another node runs (its public channel), unless already followed.
+    async fn follow_league(&mut self, id: i64, owner: String) {
+        if self.leagues.contains_key(&id) {
+            return;
+        }
+        let ch = format!("league:{id}:public");
+        let limit = self.env.config.remote_timeout;
+        match tokio::time::timeout(limit, self.link.cluster.subscribe(&ch)).await {
+            Ok(Ok(())) => {}
+            _ => warn!(league = id, "cannot subscribe to a league's channel"),
+        }
+        self.leagues.insert(
+            id,
+            RemoteGame {
+                owner: Arc::new(Mutex::new(owner)),
+                alive: Arc::new(AtomicBool::new(true)),
+                subs: Vec::new(),
+            },
+        );
+    }
+
     /// A league's runner stopped here: its subscribers become relayed ones (from `last`),
     /// caught up by the league's next node once one holds its lease.
     async fn league_left(&mut self, id: i64, subs: Vec<Outbox>, last: u64) {
-        if !self.leagues.contains_key(&id) {
-            let ch = format!("league:{id}:public");
-            let limit = self.env.config.remote_timeout;
-            match tokio::time::timeout(limit, self.link.cluster.subscribe(&ch)).await {
-                Ok(Ok(())) => {}
-                _ => warn!(league = id, "cannot subscribe to a league's channel"),
-            }
-            self.leagues.insert(
-                id,
-                RemoteGame {
-                    owner: Arc::new(Mutex::new(String::new())),
-                    alive: Arc::new(AtomicBool::new(true)),
-                    subs: Vec::new(),
-                },
-            );
-        }
+        self.follow_league(id, String::new()).await;
         if let Some(l) = self.leagues.get_mut(&id) {
             if let Ok(mut o) = l.owner.lock() {
                 // Unknown until a node holds the lease (the catch-up waits for it).
@@ -664,22 +685,7 @@ impl Relay {
         out: Outbox,
         kind: client_message::Kind,
     ) {
-        if !self.leagues.contains_key(&id) {
-            let ch = format!("league:{id}:public");
-            let limit = self.env.config.remote_timeout;
-            match tokio::time::timeout(limit, self.link.cluster.subscribe(&ch)).await {
-                Ok(Ok(())) => {}
-                _ => warn!(league = id, "cannot subscribe to a league's channel"),
-            }
-            self.leagues.insert(
-                id,
-                RemoteGame {
-                    owner: Arc::new(Mutex::new(owner.clone())),
-                    alive: Arc::new(AtomicBool::new(true)),
-                    subs: Vec::new(),
-                },
-            );
-        }
+        self.follow_league(id, owner.clone()).await;
         if let Some(l) = self.leagues.get_mut(&id) {
             if let Ok(mut o) = l.owner.lock() {
                 *o = owner.clone();
@@ -701,12 +707,7 @@ impl Relay {
             request_id: req,
             kind: Some(kind),
         };
-        let to = Target {
-            id,
-            league: true,
-            owner: &owner,
-        };
-        self.send_message(to, out, who, message, Duration::ZERO, relay, false);
+        self.send_league(id, &owner, out, who, message, relay, false);
     }
 
     /// Answers `unavailable` to requests whose owner did not answer in time.

@@ -12,6 +12,49 @@ fn red_or_black<'a>(ply: usize, red: &'a mut Client, black: &'a mut Client) -> &
     if ply % 2 == 1 { red } else { black }
 }
 
+/// The cast's red player connected to node `red_on`, and black to node `black_on`.
+async fn players(c: &Cluster, red_on: usize, black_on: usize) -> Result<(Client, Client)> {
+    let red = Client::connect(c.nodes[red_on].addr, Some(&c.cast.red)).await?;
+    let black = Client::connect(c.nodes[black_on].addr, Some(&c.cast.black)).await?;
+    Ok((red, black))
+}
+
+/// An anonymous spectator on node `i`, subscribed to `game` from its start.
+async fn spectator_on(c: &Cluster, i: usize, game: &str) -> Result<Client> {
+    let mut s = Client::connect(c.nodes[i].addr, None).await?;
+    s.subscribe(game, 0).await?;
+    Ok(s)
+}
+
+/// Plays `MOVES[plies]`, red and black by turn: each move's seq.
+async fn play_moves(
+    game: &str,
+    plies: std::ops::Range<usize>,
+    red: &mut Client,
+    black: &mut Client,
+) -> Result<Vec<u64>> {
+    let mut seqs = Vec::new();
+    for i in plies {
+        let ply = i + 1;
+        let r = red_or_black(ply, red, black)
+            .play(game, ply as u32, MOVES[i])
+            .await?;
+        seqs.push(r.seq);
+    }
+    Ok(seqs)
+}
+
+/// Node `i`'s `/metrics` page, read by the organizer.
+async fn metrics_of(c: &Cluster, i: usize) -> Result<String> {
+    let addr = c.nodes[i].addr;
+    let organizer = Some(c.cast.organizer.as_str());
+    Ok(
+        crate::harness::http(addr, "GET", "/metrics", organizer, None)
+            .await?
+            .1,
+    )
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_game_is_played_from_clients_on_every_node() -> Result<()> {
     let c = Cluster::start(3).await?;
@@ -20,23 +63,15 @@ async fn a_game_is_played_from_clients_on_every_node() -> Result<()> {
         c.hub.holder_of(&format!("game:{game}")).as_deref(),
         Some("n0")
     );
-    let mut red = Client::connect(c.nodes[1].addr, Some(&c.cast.red)).await?;
-    let mut black = Client::connect(c.nodes[2].addr, Some(&c.cast.black)).await?;
+    let (mut red, mut black) = players(&c, 1, 2).await?;
     red.subscribe(&game, 0).await?;
     black.subscribe(&game, 0).await?;
     let mut spectators = Vec::new();
-    for n in &c.nodes {
-        let mut s = Client::connect(n.addr, None).await?;
-        s.subscribe(&game, 0).await?;
-        spectators.push(s);
+    for i in 0..c.nodes.len() {
+        spectators.push(spectator_on(&c, i, &game).await?);
     }
-    for (i, mv) in MOVES.iter().enumerate() {
-        let ply = i + 1;
-        let r = red_or_black(ply, &mut red, &mut black)
-            .play(&game, ply as u32, mv)
-            .await?;
-        assert!(r.seq > 0);
-    }
+    let seqs = play_moves(&game, 0..MOVES.len(), &mut red, &mut black).await?;
+    assert!(seqs.iter().all(|&seq| seq > 0));
     // Every spectator, on every node, sees every move once and in order.
     for s in &mut spectators {
         let mut last = 0;
@@ -53,14 +88,7 @@ async fn a_game_is_played_from_clients_on_every_node() -> Result<()> {
         assert_eq!(black.next_move().await?.1, *mv, "black sees ply {}", i + 1);
     }
     assert_eq!(c.stored_moves(&game).await?, MOVES);
-    let (_, metrics) = crate::harness::http(
-        c.nodes[1].addr,
-        "GET",
-        "/metrics",
-        Some(&c.cast.organizer),
-        None,
-    )
-    .await?;
+    let metrics = metrics_of(&c, 1).await?;
     assert!(
         !metrics.contains("chuhe_cluster_relayed_total 0"),
         "red's moves and subscriptions went to n0: {metrics}"
@@ -98,18 +126,8 @@ async fn a_game_is_played_from_clients_on_every_node() -> Result<()> {
 async fn a_resumed_subscription_on_another_node_gets_exactly_what_it_missed() -> Result<()> {
     let c = Cluster::start(2).await?;
     let game = c.create_game(0, "").await?;
-    let mut red = Client::connect(c.nodes[0].addr, Some(&c.cast.red)).await?;
-    let mut black = Client::connect(c.nodes[0].addr, Some(&c.cast.black)).await?;
-    let mut seqs = Vec::new();
-    for (i, mv) in MOVES[..4].iter().enumerate() {
-        let ply = i + 1;
-        seqs.push(
-            red_or_black(ply, &mut red, &mut black)
-                .play(&game, ply as u32, mv)
-                .await?
-                .seq,
-        );
-    }
+    let (mut red, mut black) = players(&c, 0, 0).await?;
+    let seqs = play_moves(&game, 0..4, &mut red, &mut black).await?;
     // A spectator on the other node that saw up to ply 2 resumes: plies 3 and 4 come, then
     // the live stream goes on.
     let mut s = Client::connect(c.nodes[1].addr, None).await?;
@@ -128,10 +146,8 @@ async fn the_owner_shutting_down_hands_the_game_on_and_spectators_keep_their_soc
     let mut c = Cluster::start(3).await?;
     let game = c.create_game(0, "").await?;
     let key = format!("game:{game}");
-    let mut red = Client::connect(c.nodes[1].addr, Some(&c.cast.red)).await?;
-    let mut black = Client::connect(c.nodes[2].addr, Some(&c.cast.black)).await?;
-    let mut spectator = Client::connect(c.nodes[1].addr, None).await?;
-    spectator.subscribe(&game, 0).await?;
+    let (mut red, mut black) = players(&c, 1, 2).await?;
+    let mut spectator = spectator_on(&c, 1, &game).await?;
     red.play(&game, 1, MOVES[0]).await?;
     black.play(&game, 2, MOVES[1]).await?;
     assert_eq!(spectator.next_move().await?.1, MOVES[0]);
@@ -154,12 +170,7 @@ async fn the_owner_shutting_down_hands_the_game_on_and_spectators_keep_their_soc
     assert!(owner == "n1" || owner == "n2");
     // The game goes on with every acknowledged move; the spectator on a surviving node keeps
     // its socket and gets the moves played on the new owner.
-    for (i, mv) in MOVES.iter().enumerate().skip(3) {
-        let ply = i + 1;
-        red_or_black(ply, &mut red, &mut black)
-            .play(&game, ply as u32, mv)
-            .await?;
-    }
+    play_moves(&game, 3..MOVES.len(), &mut red, &mut black).await?;
     for mv in &MOVES[2..] {
         assert_eq!(spectator.next_move().await?.1, *mv);
     }
@@ -172,10 +183,8 @@ async fn a_dead_owners_game_is_taken_by_another_node_when_its_lease_expires() ->
     let c = Cluster::start(2).await?;
     let game = c.create_game(0, "").await?;
     let key = format!("game:{game}");
-    let mut red = Client::connect(c.nodes[1].addr, Some(&c.cast.red)).await?;
-    let mut black = Client::connect(c.nodes[1].addr, Some(&c.cast.black)).await?;
-    let mut spectator = Client::connect(c.nodes[1].addr, None).await?;
-    spectator.subscribe(&game, 0).await?;
+    let (mut red, mut black) = players(&c, 1, 1).await?;
+    let mut spectator = spectator_on(&c, 1, &game).await?;
     red.play(&game, 1, MOVES[0]).await?;
     assert_eq!(spectator.next_move().await?.1, MOVES[0]);
     // n0 stops answering anything, as a killed process: no renewals, no messages.
@@ -198,8 +207,7 @@ async fn a_fenced_commit_unloads_the_game_and_the_new_owner_answers() -> Result<
     let c = Cluster::start(2).await?;
     let game = c.create_game(0, "").await?;
     let key = format!("game:{game}");
-    let mut red = Client::connect(c.nodes[0].addr, Some(&c.cast.red)).await?;
-    let mut black = Client::connect(c.nodes[0].addr, Some(&c.cast.black)).await?;
+    let (mut red, mut black) = players(&c, 0, 0).await?;
     red.subscribe(&game, 0).await?;
     red.play(&game, 1, MOVES[0]).await?;
     // n0 is frozen past its lease (it neither renews nor notices the loss); n1 takes the game
@@ -217,14 +225,7 @@ async fn a_fenced_commit_unloads_the_game_and_the_new_owner_answers() -> Result<
     assert_eq!(red.next_move().await?.1, MOVES[1]);
     red.play(&game, 3, MOVES[2]).await?;
     assert_eq!(red.next_move().await?.1, MOVES[2]);
-    let (_, metrics) = crate::harness::http(
-        c.nodes[0].addr,
-        "GET",
-        "/metrics",
-        Some(&c.cast.organizer),
-        None,
-    )
-    .await?;
+    let metrics = metrics_of(&c, 0).await?;
     assert!(
         metrics.contains("chuhe_cluster_games_left_total 1"),
         "{metrics}"
@@ -245,16 +246,9 @@ async fn a_fenced_commit_unloads_the_game_and_the_new_owner_answers() -> Result<
 async fn the_broadcast_delay_holds_on_a_remote_node() -> Result<()> {
     let c = Cluster::start(2).await?;
     let game = c.create_game(0, r#","delay":{"plies":2}"#).await?;
-    let mut red = Client::connect(c.nodes[0].addr, Some(&c.cast.red)).await?;
-    let mut black = Client::connect(c.nodes[0].addr, Some(&c.cast.black)).await?;
-    let mut spectator = Client::connect(c.nodes[1].addr, None).await?;
-    spectator.subscribe(&game, 0).await?;
-    for (i, mv) in MOVES[..4].iter().enumerate() {
-        let ply = i + 1;
-        red_or_black(ply, &mut red, &mut black)
-            .play(&game, ply as u32, mv)
-            .await?;
-    }
+    let (mut red, mut black) = players(&c, 0, 0).await?;
+    let mut spectator = spectator_on(&c, 1, &game).await?;
+    play_moves(&game, 0..4, &mut red, &mut black).await?;
     // Ply k reaches the remote spectator only once ply k + 2 is committed.
     for (i, mv) in MOVES[..2].iter().enumerate() {
         let (_, got) = spectator.next_move().await?;
@@ -262,8 +256,7 @@ async fn the_broadcast_delay_holds_on_a_remote_node() -> Result<()> {
         assert!(c.stored_moves(&game).await?.len() >= i + 1 + 2);
     }
     // A new subscription on the remote node gets the delayed view, not the live one.
-    let mut late = Client::connect(c.nodes[1].addr, None).await?;
-    late.subscribe(&game, 0).await?;
+    let mut late = spectator_on(&c, 1, &game).await?;
     let snap = late
         .expect(|m| match &m.kind {
             Some(chuhe_proto::v1::server_message::Kind::Snapshot(s)) => Some(s.clone()),
@@ -408,10 +401,8 @@ async fn a_league_runs_on_one_node_and_moves_when_that_node_stops() -> Result<()
 async fn a_spectator_catches_up_after_its_node_was_cut_off_from_the_hub() -> Result<()> {
     let c = Cluster::start(2).await?;
     let game = c.create_game(0, "").await?;
-    let mut red = Client::connect(c.nodes[0].addr, Some(&c.cast.red)).await?;
-    let mut black = Client::connect(c.nodes[0].addr, Some(&c.cast.black)).await?;
-    let mut spectator = Client::connect(c.nodes[1].addr, None).await?;
-    spectator.subscribe(&game, 0).await?;
+    let (mut red, mut black) = players(&c, 0, 0).await?;
+    let mut spectator = spectator_on(&c, 1, &game).await?;
     red.play(&game, 1, MOVES[0]).await?;
     assert_eq!(spectator.next_move().await?.1, MOVES[0]);
     // n1 loses the coordination service: the owner's messages meanwhile never reach it.
@@ -473,10 +464,8 @@ async fn a_lost_lease_unloads_the_game_and_its_clients_follow_it() -> Result<()>
     let c = Cluster::start(2).await?;
     let game = c.create_game(0, "").await?;
     let key = format!("game:{game}");
-    let mut red = Client::connect(c.nodes[0].addr, Some(&c.cast.red)).await?;
-    let mut black = Client::connect(c.nodes[0].addr, Some(&c.cast.black)).await?;
-    let mut spectator = Client::connect(c.nodes[0].addr, None).await?;
-    spectator.subscribe(&game, 0).await?;
+    let (mut red, mut black) = players(&c, 0, 0).await?;
+    let mut spectator = spectator_on(&c, 0, &game).await?;
     red.play(&game, 1, MOVES[0]).await?;
     assert_eq!(spectator.next_move().await?.1, MOVES[0]);
     // The game's lease lapses while n0 runs: n0 finds it lost at its next renewal and unloads
@@ -486,14 +475,7 @@ async fn a_lost_lease_unloads_the_game_and_its_clients_follow_it() -> Result<()>
     let mut tick = tokio::time::interval(std::time::Duration::from_millis(20));
     loop {
         tick.tick().await;
-        let (_, metrics) = crate::harness::http(
-            c.nodes[0].addr,
-            "GET",
-            "/metrics",
-            Some(&c.cast.organizer),
-            None,
-        )
-        .await?;
+        let metrics = metrics_of(&c, 0).await?;
         if metrics.contains("chuhe_cluster_games_left_total 1") {
             break;
         }
@@ -514,8 +496,7 @@ async fn after_the_hub_restarts_empty_the_owners_keep_their_games() -> Result<()
     let game = c.create_game(0, "").await?;
     let key = format!("game:{game}");
     let mut red = Client::connect(c.nodes[0].addr, Some(&c.cast.red)).await?;
-    let mut spectator = Client::connect(c.nodes[1].addr, None).await?;
-    spectator.subscribe(&game, 0).await?;
+    let mut spectator = spectator_on(&c, 1, &game).await?;
     red.play(&game, 1, MOVES[0]).await?;
     assert_eq!(spectator.next_move().await?.1, MOVES[0]);
     // The hub restarts empty; n1 reconnects first, n0 (the owner) a few of n1's sweeps
@@ -545,14 +526,8 @@ async fn an_arbiter_reads_the_live_record_on_any_node() -> Result<()> {
         .await?;
     let arbiter = p.issue_token(arbiter.id, None).await?.0;
     let game = c.create_game(0, r#","delay":{"plies":2}"#).await?;
-    let mut red = Client::connect(c.nodes[0].addr, Some(&c.cast.red)).await?;
-    let mut black = Client::connect(c.nodes[0].addr, Some(&c.cast.black)).await?;
-    for (i, mv) in MOVES[..3].iter().enumerate() {
-        let ply = i + 1;
-        red_or_black(ply, &mut red, &mut black)
-            .play(&game, ply as u32, mv)
-            .await?;
-    }
+    let (mut red, mut black) = players(&c, 0, 0).await?;
+    play_moves(&game, 0..3, &mut red, &mut black).await?;
     let path = format!("/api/v1/games/{game}");
     let moves = |body: &str| -> Result<Option<usize>> {
         let v: serde_json::Value = serde_json::from_str(body)?;
