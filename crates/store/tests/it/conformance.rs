@@ -826,7 +826,10 @@ async fn refused_append_does_not_spoil_its_batch(url: String) -> TestResult {
         st.appends == 13 && st.events == 37 && st.refused == 12 && st.failed == 0,
         "{st:?}"
     );
-    check!(st.batches >= 1 && st.batches <= 13, "{st:?}");
+    // At most one batch per hand-off (the finish and 24 appends): how many share a batch
+    // depends on when the tasks reach the writer (a loaded machine spreads them out: 20 seen),
+    // so only the bound that holds whatever the timing is checked here.
+    check!(st.batches >= 1 && st.batches <= 25, "{st:?}");
     s.close().await;
     Ok(())
 }
