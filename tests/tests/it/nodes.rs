@@ -144,6 +144,25 @@ async fn must_play(
     }
 }
 
+/// Plays `moves[plies]` alternately (red on even indexes, black on odd: index i is ply i + 1),
+/// each acknowledged, recording each in `acked`; the last one's seq.
+async fn play_plies(
+    red: &mut Client,
+    black: &mut Client,
+    game: &str,
+    moves: &[String],
+    plies: std::ops::Range<usize>,
+    acked: &mut Vec<String>,
+) -> Result<u64> {
+    let mut last = 0;
+    for i in plies {
+        let c = if i % 2 == 0 { &mut *red } else { &mut *black };
+        last = must_play(c, game, i as u32 + 1, &moves[i], TIMEOUT).await?;
+        acked.push(moves[i].clone());
+    }
+    Ok(last)
+}
+
 async fn resign(c: &mut Client, game: &str) -> Result<()> {
     resign_through(c, game).await.context("resigning")
 }
@@ -395,12 +414,7 @@ async fn kill_9_of_the_owner_mid_game_moves_the_game_to_another_node_on(
     let mut fan_a = joined(cluster.addr(a), None, Encoding::Proto, &game).await?;
     let moves = line(11, 12);
     let mut acked = Vec::new();
-    let mut last_seq = 0;
-    for (i, m) in moves[..6].iter().enumerate() {
-        let c = if i % 2 == 0 { &mut red } else { &mut black };
-        last_seq = must_play(c, &game, i as u32 + 1, m, TIMEOUT).await?;
-        acked.push(m.clone());
-    }
+    let last_seq = play_plies(&mut red, &mut black, &game, &moves, 0..6, &mut acked).await?;
     until_seq(&mut fan_o, last_seq).await?;
     let committed = fan_a
         .event(|e| (e.seq == last_seq).then(|| clock_of(e)).flatten())
@@ -441,11 +455,15 @@ async fn kill_9_of_the_owner_mid_game_moves_the_game_to_another_node_on(
     let resumed: Vec<u64> = events_seen(&fan_back).iter().map(|(s, _)| *s).collect();
     assert_eq!(resumed, ((seen_o + 1)..=seq7).collect::<Vec<_>>());
 
-    for (i, m) in moves.iter().enumerate().skip(7) {
-        let c = if i % 2 == 0 { &mut red } else { &mut black };
-        must_play(c, &game, i as u32 + 1, m, TIMEOUT).await?;
-        acked.push(m.clone());
-    }
+    play_plies(
+        &mut red,
+        &mut black,
+        &game,
+        &moves,
+        7..moves.len(),
+        &mut acked,
+    )
+    .await?;
     resign(&mut black, &game).await?;
     fan_a.event(ended).await?;
     fan_back.event(ended).await?;
@@ -486,11 +504,7 @@ async fn a_graceful_stop_of_the_owner_hands_its_game_over_at_once_on(
     let mut fan_a = joined(cluster.addr(a), None, Encoding::Json, &game).await?;
     let moves = line(41, 10);
     let mut acked = Vec::new();
-    for (i, m) in moves[..4].iter().enumerate() {
-        let c = if i % 2 == 0 { &mut red } else { &mut black };
-        must_play(c, &game, i as u32 + 1, m, TIMEOUT).await?;
-        acked.push(m.clone());
-    }
+    play_plies(&mut red, &mut black, &game, &moves, 0..4, &mut acked).await?;
     let stopping = tokio::time::Instant::now();
     let status = cluster.nodes[o].terminate().await?;
     assert!(status.success(), "the stopped node exited with {status}");
@@ -515,11 +529,15 @@ async fn a_graceful_stop_of_the_owner_hands_its_game_over_at_once_on(
     let seen_o = events_seen(&fan_o).last().map_or(0, |(s, _)| *s);
     let mut fan_back = Client::connect(cluster.addr(b), None, Encoding::Proto).await?;
     subscribe_through(&mut fan_back, &game, seen_o).await?;
-    for (i, m) in moves.iter().enumerate().skip(5) {
-        let c = if i % 2 == 0 { &mut red } else { &mut black };
-        must_play(c, &game, i as u32 + 1, m, TIMEOUT).await?;
-        acked.push(m.clone());
-    }
+    play_plies(
+        &mut red,
+        &mut black,
+        &game,
+        &moves,
+        5..moves.len(),
+        &mut acked,
+    )
+    .await?;
     resign(&mut red, &game).await?;
     fan_a.event(ended).await?;
     fan_back.event(ended).await?;
@@ -555,11 +573,7 @@ async fn redis_restarted_mid_game_loses_and_doubles_nothing_on(
     let mut black = joined(cluster.addr(a), Some(&cast.black), Encoding::Json, &game).await?;
     let moves = line(23, 16);
     let mut acked = Vec::new();
-    for (i, m) in moves[..6].iter().enumerate() {
-        let c = if i % 2 == 0 { &mut red } else { &mut black };
-        must_play(c, &game, i as u32 + 1, m, TIMEOUT).await?;
-        acked.push(m.clone());
-    }
+    play_plies(&mut red, &mut black, &game, &moves, 0..6, &mut acked).await?;
 
     cluster.redis.kill().await?;
     // The owner keeps playing its own game while Redis is away.
@@ -577,11 +591,15 @@ async fn redis_restarted_mid_game_loses_and_doubles_nothing_on(
         must_play(&mut black, &game, 8, &moves[7], TIMEOUT).await?;
     }
     acked.push(moves[7].clone());
-    for (i, m) in moves.iter().enumerate().skip(8) {
-        let c = if i % 2 == 0 { &mut red } else { &mut black };
-        must_play(c, &game, i as u32 + 1, m, TIMEOUT).await?;
-        acked.push(m.clone());
-    }
+    play_plies(
+        &mut red,
+        &mut black,
+        &game,
+        &moves,
+        8..moves.len(),
+        &mut acked,
+    )
+    .await?;
     resign(&mut red, &game).await?;
     for (i, f) in fans.iter_mut().enumerate() {
         f.event(ended)
@@ -622,11 +640,7 @@ async fn a_node_frozen_past_its_lease_cannot_write_when_it_resumes_on(
     let mut fan_b = joined(cluster.addr(b), None, Encoding::Proto, &game).await?;
     let moves = line(31, 10);
     let mut acked = Vec::new();
-    for (i, m) in moves[..4].iter().enumerate() {
-        let c = if i % 2 == 0 { &mut red } else { &mut black };
-        must_play(c, &game, i as u32 + 1, m, TIMEOUT).await?;
-        acked.push(m.clone());
-    }
+    play_plies(&mut red, &mut black, &game, &moves, 0..4, &mut acked).await?;
 
     cluster.nodes[o].freeze()?;
     // The stale move goes into the frozen node's socket; it reads it when it resumes, after
@@ -658,11 +672,15 @@ async fn a_node_frozen_past_its_lease_cannot_write_when_it_resumes_on(
     assert_eq!(cluster.owner(&key(&game), Some(o)).await?, new_owner);
     // The resumed node serves the game again (through the owner).
     let mut red3 = joined(cluster.addr(o), Some(&cast.red), Encoding::Json, &game).await?;
-    for (i, m) in moves.iter().enumerate().skip(6) {
-        let c = if i % 2 == 0 { &mut red3 } else { &mut black };
-        must_play(c, &game, i as u32 + 1, m, TIMEOUT).await?;
-        acked.push(m.clone());
-    }
+    play_plies(
+        &mut red3,
+        &mut black,
+        &game,
+        &moves,
+        6..moves.len(),
+        &mut acked,
+    )
+    .await?;
     resign(&mut black, &game).await?;
     fan_b.event(ended).await?;
     until_seq(&mut fan_b, seq6).await?;
