@@ -67,11 +67,6 @@ impl Registry {
     }
 
     /// Summaries of the unfinished games this node runs, by id.
-    pub fn live_games(&self) -> Vec<GameSummary> {
-        self.local_games()
-    }
-
-    /// Summaries of the unfinished games this node runs, by id.
     pub fn local_games(&self) -> Vec<GameSummary> {
         let handles: Vec<GameHandle> = self.map().values().cloned().collect();
         let mut v: Vec<(i64, GameSummary)> = handles
