@@ -14,20 +14,8 @@
 set -euo pipefail
 [ $# -ge 3 ] || { sed -n 2,9p "$0"; exit 1; }
 NAME=$1; DB=$2; shift 2; [ "${1:-}" = "--" ] && shift
-ROOT=$(cd "$(dirname "$0")/../.." && pwd)
-B=${CHUHE_BENCH_BIN:-$ROOT/target/release}
-D=$ROOT/bench-out/$NAME; rm -rf "$D"; mkdir -p "$D"
-case $DB in
-  pg)
-    psql -h 127.0.0.1 -U postgres -qc "drop database if exists chuhe_bench" -c "create database chuhe_bench" >/dev/null 2>&1
-    URL=postgres://postgres@127.0.0.1:5432/chuhe_bench ;;
-  sqlite) URL=sqlite://$D/chuhe.db ;;
-  *) echo "database must be sqlite or pg" >&2; exit 1 ;;
-esac
-ulimit -n 20000
-"$B/chuhe" admin --database-url "$URL" create-player --name org --role organizer >"$D/admin.out"
-TOKEN=$("$B/chuhe" admin --database-url "$URL" issue-token --player 1 | sed -E 's/.*"token":"([^"]+)".*/\1/')
-PORT=${CHUHE_BENCH_PORT:-8080}
+. "$(dirname "$0")/common.sh"
+bench_start "$NAME" "$DB"
 taskset -c 0 "$B/chuhe" serve --database-url "$URL" --listen 127.0.0.1:$PORT \
   --rate-per-sec 100000 --log warn >"$D/serve.log" 2>&1 &
 SP=$!
