@@ -390,6 +390,41 @@ where
         row.as_ref().map(Self::game_from).transpose()
     }
 
+    /// Inserts a principal, with a stable id given by an organizer or none
+    /// ([`StoreError::HandleTaken`], [`StoreError::NameTaken`]).
+    async fn insert_principal(&self, new: NewPrincipal, handle: Option<&str>) -> Result<Principal> {
+        check_name(&new.name)?;
+        let sql = format!(
+            "INSERT INTO principals (role, name, rating, created_at_ms, handle) \
+             VALUES ($1, $2, $3, $4, $5) RETURNING {PRINCIPAL_COLS}"
+        );
+        let inserted = sqlx::query(&sql)
+            .bind(new.role.as_str())
+            .bind(new.name.as_str())
+            .bind(new.rating)
+            .bind(new.created_at_ms)
+            .bind(handle)
+            .fetch_one(&self.pool)
+            .await;
+        match inserted {
+            Ok(row) => Self::principal_from(&row),
+            Err(e) if is_unique_violation(&e) => {
+                // Which of the two unique keys: the handle, or the name within the role.
+                if let Some(handle) = handle
+                    && self.principal_by_handle(handle).await?.is_some()
+                {
+                    Err(StoreError::HandleTaken(handle.to_string()))
+                } else {
+                    Err(StoreError::NameTaken {
+                        role: new.role,
+                        name: new.name,
+                    })
+                }
+            }
+            Err(e) => Err(e.into()),
+        }
+    }
+
     async fn fetch_game(&self, id: GameId) -> Result<Game> {
         let sql = format!("SELECT {} FROM games WHERE id = $1", DB::GAME_COLS);
         let row = sqlx::query(&sql)
@@ -509,29 +544,7 @@ where
     for<'n> &'n str: ColumnIndex<DB::Row>,
 {
     async fn create_principal(&self, new: NewPrincipal) -> Result<Principal> {
-        check_name(&new.name)?;
-        let sql = format!(
-            "INSERT INTO principals (role, name, rating, created_at_ms) \
-             VALUES ($1, $2, $3, $4) RETURNING {PRINCIPAL_COLS}"
-        );
-        let row = sqlx::query(&sql)
-            .bind(new.role.as_str())
-            .bind(new.name.as_str())
-            .bind(new.rating)
-            .bind(new.created_at_ms)
-            .fetch_one(&self.pool)
-            .await
-            .map_err(|e| {
-                if is_unique_violation(&e) {
-                    StoreError::NameTaken {
-                        role: new.role,
-                        name: new.name.clone(),
-                    }
-                } else {
-                    e.into()
-                }
-            })?;
-        Self::principal_from(&row)
+        self.insert_principal(new, None).await
     }
 
     async fn principal(&self, id: PrincipalId) -> Result<Principal> {
@@ -543,35 +556,8 @@ where
         new: NewPrincipal,
         handle: &str,
     ) -> Result<Principal> {
-        check_name(&new.name)?;
         check_handle(handle)?;
-        let sql = format!(
-            "INSERT INTO principals (role, name, rating, created_at_ms, handle) \
-             VALUES ($1, $2, $3, $4, $5) RETURNING {PRINCIPAL_COLS}"
-        );
-        let inserted = sqlx::query(&sql)
-            .bind(new.role.as_str())
-            .bind(new.name.as_str())
-            .bind(new.rating)
-            .bind(new.created_at_ms)
-            .bind(handle)
-            .fetch_one(&self.pool)
-            .await;
-        match inserted {
-            Ok(row) => Self::principal_from(&row),
-            Err(e) if is_unique_violation(&e) => {
-                // Which of the two unique keys: the handle, or the name within the role.
-                if self.principal_by_handle(handle).await?.is_some() {
-                    Err(StoreError::HandleTaken(handle.to_string()))
-                } else {
-                    Err(StoreError::NameTaken {
-                        role: new.role,
-                        name: new.name,
-                    })
-                }
-            }
-            Err(e) => Err(e.into()),
-        }
+        self.insert_principal(new, Some(handle)).await
     }
 
     async fn principal_by_handle(&self, handle: &str) -> Result<Option<Principal>> {
