@@ -425,6 +425,26 @@ where
         }
     }
 
+    /// Bumps the fencing token of row `id` of `table` (`games` or `competitions`), recording
+    /// `node`; the new token, or None when there is no such row.
+    async fn claim_row(&self, table: &'static str, id: i64, node: &str) -> Result<Option<u64>> {
+        check_text("node", node, 200)?;
+        let sql = format!(
+            "UPDATE {table} SET fence_token = fence_token + 1, fence_node = $2 WHERE id = $1 \
+             RETURNING fence_token"
+        );
+        let Some(row) = sqlx::query(&sql)
+            .bind(id)
+            .bind(node)
+            .fetch_optional(&self.pool)
+            .await?
+        else {
+            return Ok(None);
+        };
+        let token: i64 = row.try_get("fence_token")?;
+        to_u64("fence_token", token).map(Some)
+    }
+
     async fn fetch_game(&self, id: GameId) -> Result<Game> {
         let sql = format!("SELECT {} FROM games WHERE id = $1", DB::GAME_COLS);
         let row = sqlx::query(&sql)
@@ -947,35 +967,17 @@ where
     }
 
     async fn claim_game(&self, game: GameId, node: &str) -> Result<u64> {
-        check_text("node", node, 200)?;
         // A row lock: waits for an append in flight to the game (the writers lock the row
         // `FOR UPDATE`; SQLite: the write lock), and every append after it reads the new token.
-        let token: i64 = sqlx::query(
-            "UPDATE games SET fence_token = fence_token + 1, fence_node = $2 WHERE id = $1 \
-             RETURNING fence_token",
-        )
-        .bind(game.0)
-        .bind(node)
-        .fetch_optional(&self.pool)
-        .await?
-        .ok_or(StoreError::GameNotFound(game))?
-        .try_get("fence_token")?;
-        to_u64("fence_token", token)
+        self.claim_row("games", game.0, node)
+            .await?
+            .ok_or(StoreError::GameNotFound(game))
     }
 
     async fn claim_competition(&self, id: CompetitionId, node: &str) -> Result<u64> {
-        check_text("node", node, 200)?;
-        let token: i64 = sqlx::query(
-            "UPDATE competitions SET fence_token = fence_token + 1, fence_node = $2 \
-             WHERE id = $1 RETURNING fence_token",
-        )
-        .bind(id.0)
-        .bind(node)
-        .fetch_optional(&self.pool)
-        .await?
-        .ok_or(StoreError::CompetitionNotFound(id))?
-        .try_get("fence_token")?;
-        to_u64("fence_token", token)
+        self.claim_row("competitions", id.0, node)
+            .await?
+            .ok_or(StoreError::CompetitionNotFound(id))
     }
 
     async fn append_competition_fenced(
