@@ -122,7 +122,7 @@ struct PgCommitter {
 const SQL_KNOWN: &str = "\
 WITH v AS (
     SELECT * FROM UNNEST($1::BIGINT[], $2::BIGINT[], $3::BIGINT[], $4::TEXT[], $5::TEXT[], \
-        $6::BIGINT[], $14::BIGINT[]) AS v(id, expected, last_seq, result, reason, finished_at_ms,         fence)
+        $6::BIGINT[], $14::BIGINT[]) AS v(id, expected, last_seq, result, reason, finished_at_ms, fence)
 ), locked AS (
     SELECT g.id, g.last_seq, g.finished_at_ms, g.fence_token FROM games g
     WHERE g.id = ANY($1::BIGINT[]) ORDER BY g.id FOR UPDATE OF g

@@ -390,6 +390,61 @@ where
         row.as_ref().map(Self::game_from).transpose()
     }
 
+    /// Inserts a principal, with a stable id given by an organizer or none
+    /// ([`StoreError::HandleTaken`], [`StoreError::NameTaken`]).
+    async fn insert_principal(&self, new: NewPrincipal, handle: Option<&str>) -> Result<Principal> {
+        check_name(&new.name)?;
+        let sql = format!(
+            "INSERT INTO principals (role, name, rating, created_at_ms, handle) \
+             VALUES ($1, $2, $3, $4, $5) RETURNING {PRINCIPAL_COLS}"
+        );
+        let inserted = sqlx::query(&sql)
+            .bind(new.role.as_str())
+            .bind(new.name.as_str())
+            .bind(new.rating)
+            .bind(new.created_at_ms)
+            .bind(handle)
+            .fetch_one(&self.pool)
+            .await;
+        match inserted {
+            Ok(row) => Self::principal_from(&row),
+            Err(e) if is_unique_violation(&e) => {
+                // Which of the two unique keys: the handle, or the name within the role.
+                if let Some(handle) = handle
+                    && self.principal_by_handle(handle).await?.is_some()
+                {
+                    Err(StoreError::HandleTaken(handle.to_string()))
+                } else {
+                    Err(StoreError::NameTaken {
+                        role: new.role,
+                        name: new.name,
+                    })
+                }
+            }
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    /// Bumps the fencing token of row `id` of `table` (`games` or `competitions`), recording
+    /// `node`; the new token, or None when there is no such row.
+    async fn claim_row(&self, table: &'static str, id: i64, node: &str) -> Result<Option<u64>> {
+        check_text("node", node, 200)?;
+        let sql = format!(
+            "UPDATE {table} SET fence_token = fence_token + 1, fence_node = $2 WHERE id = $1 \
+             RETURNING fence_token"
+        );
+        let Some(row) = sqlx::query(&sql)
+            .bind(id)
+            .bind(node)
+            .fetch_optional(&self.pool)
+            .await?
+        else {
+            return Ok(None);
+        };
+        let token: i64 = row.try_get("fence_token")?;
+        to_u64("fence_token", token).map(Some)
+    }
+
     async fn fetch_game(&self, id: GameId) -> Result<Game> {
         let sql = format!("SELECT {} FROM games WHERE id = $1", DB::GAME_COLS);
         let row = sqlx::query(&sql)
@@ -509,29 +564,7 @@ where
     for<'n> &'n str: ColumnIndex<DB::Row>,
 {
     async fn create_principal(&self, new: NewPrincipal) -> Result<Principal> {
-        check_name(&new.name)?;
-        let sql = format!(
-            "INSERT INTO principals (role, name, rating, created_at_ms) \
-             VALUES ($1, $2, $3, $4) RETURNING {PRINCIPAL_COLS}"
-        );
-        let row = sqlx::query(&sql)
-            .bind(new.role.as_str())
-            .bind(new.name.as_str())
-            .bind(new.rating)
-            .bind(new.created_at_ms)
-            .fetch_one(&self.pool)
-            .await
-            .map_err(|e| {
-                if is_unique_violation(&e) {
-                    StoreError::NameTaken {
-                        role: new.role,
-                        name: new.name.clone(),
-                    }
-                } else {
-                    e.into()
-                }
-            })?;
-        Self::principal_from(&row)
+        self.insert_principal(new, None).await
     }
 
     async fn principal(&self, id: PrincipalId) -> Result<Principal> {
@@ -543,35 +576,8 @@ where
         new: NewPrincipal,
         handle: &str,
     ) -> Result<Principal> {
-        check_name(&new.name)?;
         check_handle(handle)?;
-        let sql = format!(
-            "INSERT INTO principals (role, name, rating, created_at_ms, handle) \
-             VALUES ($1, $2, $3, $4, $5) RETURNING {PRINCIPAL_COLS}"
-        );
-        let inserted = sqlx::query(&sql)
-            .bind(new.role.as_str())
-            .bind(new.name.as_str())
-            .bind(new.rating)
-            .bind(new.created_at_ms)
-            .bind(handle)
-            .fetch_one(&self.pool)
-            .await;
-        match inserted {
-            Ok(row) => Self::principal_from(&row),
-            Err(e) if is_unique_violation(&e) => {
-                // Which of the two unique keys: the handle, or the name within the role.
-                if self.principal_by_handle(handle).await?.is_some() {
-                    Err(StoreError::HandleTaken(handle.to_string()))
-                } else {
-                    Err(StoreError::NameTaken {
-                        role: new.role,
-                        name: new.name,
-                    })
-                }
-            }
-            Err(e) => Err(e.into()),
-        }
+        self.insert_principal(new, Some(handle)).await
     }
 
     async fn principal_by_handle(&self, handle: &str) -> Result<Option<Principal>> {
@@ -961,35 +967,17 @@ where
     }
 
     async fn claim_game(&self, game: GameId, node: &str) -> Result<u64> {
-        check_text("node", node, 200)?;
         // A row lock: waits for an append in flight to the game (the writers lock the row
         // `FOR UPDATE`; SQLite: the write lock), and every append after it reads the new token.
-        let token: i64 = sqlx::query(
-            "UPDATE games SET fence_token = fence_token + 1, fence_node = $2 WHERE id = $1 \
-             RETURNING fence_token",
-        )
-        .bind(game.0)
-        .bind(node)
-        .fetch_optional(&self.pool)
-        .await?
-        .ok_or(StoreError::GameNotFound(game))?
-        .try_get("fence_token")?;
-        to_u64("fence_token", token)
+        self.claim_row("games", game.0, node)
+            .await?
+            .ok_or(StoreError::GameNotFound(game))
     }
 
     async fn claim_competition(&self, id: CompetitionId, node: &str) -> Result<u64> {
-        check_text("node", node, 200)?;
-        let token: i64 = sqlx::query(
-            "UPDATE competitions SET fence_token = fence_token + 1, fence_node = $2 \
-             WHERE id = $1 RETURNING fence_token",
-        )
-        .bind(id.0)
-        .bind(node)
-        .fetch_optional(&self.pool)
-        .await?
-        .ok_or(StoreError::CompetitionNotFound(id))?
-        .try_get("fence_token")?;
-        to_u64("fence_token", token)
+        self.claim_row("competitions", id.0, node)
+            .await?
+            .ok_or(StoreError::CompetitionNotFound(id))
     }
 
     async fn append_competition_fenced(
