@@ -368,37 +368,27 @@ impl Link {
 
 /// Where a game's owner publishes its streams for the other nodes.
 pub(crate) struct GameChannels {
-    live: String,
-    public: String,
-    link: Arc<Link>,
+    live: Channel,
+    public: Channel,
 }
 
 impl GameChannels {
     /// The channels of game `id` when this node is one of several.
     pub(crate) fn of(env: &Env, id: i64) -> Option<Arc<GameChannels>> {
-        let link = env.node.clone()?;
         Some(Arc::new(GameChannels {
-            live: format!("game:{id}:live"),
-            public: format!("game:{id}:public"),
-            link,
+            live: Channel::of(env, format!("game:{id}:live"))?,
+            public: Channel::of(env, format!("game:{id}:public"))?,
         }))
     }
 
     /// Publishes one event frame of the live (true) or the delayed public stream.
     pub(crate) fn publish(&self, live: bool, frame: &SharedFrame) {
-        let msg = ChannelFrame {
-            seq: frame.seq,
-            message: frame.proto_bytes().to_vec(),
-        };
-        let channel = if live { &self.live } else { &self.public };
-        self.link.publish(Publish::Raw(
-            channel.clone(),
-            Bytes::from(msg.encode_to_vec()),
-        ));
+        if live { &self.live } else { &self.public }.publish(frame);
     }
 }
 
-/// A channel a league's runner publishes its public stream on.
+/// A channel this node publishes a stream's event frames on (a league's public stream, a
+/// game's live or public one).
 pub(crate) struct Channel {
     name: String,
     link: Arc<Link>,
