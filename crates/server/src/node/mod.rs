@@ -268,10 +268,7 @@ impl Link {
                     black_fouls: end.fouls[1],
                 })),
             };
-            link.publish(Publish::Raw(
-                node_channel(&holder),
-                Bytes::from(msg.encode_to_vec()),
-            ));
+            link.send_to(&holder, &msg);
         });
     }
 
@@ -352,6 +349,14 @@ impl Link {
 
     pub(crate) fn ctl(&self, c: Ctl) {
         let _ = self.ctl_tx.send(c);
+    }
+
+    /// Publishes `msg` on `node`'s channel; false when the publish queue is full.
+    fn send_to(&self, node: &str, msg: &NodeMessage) -> bool {
+        self.publish(Publish::Raw(
+            node_channel(node),
+            Bytes::from(msg.encode_to_vec()),
+        ))
     }
 
     fn publish(&self, p: Publish) -> bool {
