@@ -81,6 +81,11 @@ fn alive_key(node: &str) -> String {
     format!("alive:{node}")
 }
 
+/// The channels of game `id`'s live and delayed public streams.
+fn game_channels(id: i64) -> [String; 2] {
+    [format!("game:{id}:live"), format!("game:{id}:public")]
+}
+
 fn node_channel(node: &str) -> String {
     format!("node:{node}")
 }
@@ -380,9 +385,10 @@ pub(crate) struct GameChannels {
 impl GameChannels {
     /// The channels of game `id` when this node is one of several.
     pub(crate) fn of(env: &Env, id: i64) -> Option<Arc<GameChannels>> {
+        let [live, public] = game_channels(id);
         Some(Arc::new(GameChannels {
-            live: Channel::of(env, format!("game:{id}:live"))?,
-            public: Channel::of(env, format!("game:{id}:public"))?,
+            live: Channel::of(env, live)?,
+            public: Channel::of(env, public)?,
         }))
     }
 

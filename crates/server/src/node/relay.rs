@@ -210,7 +210,7 @@ impl Relay {
                     g.alive = alive;
                     return;
                 }
-                for ch in [format!("game:{id}:live"), format!("game:{id}:public")] {
+                for ch in game_channels(id) {
                     // Bounded: an unreachable coordination service must not stall the relay
                     // (its subscribers catch up when it is back).
                     let limit = self.env.config.remote_timeout;
@@ -254,7 +254,7 @@ impl Relay {
                     return;
                 };
                 g.alive.store(false, Ordering::Release);
-                for ch in [format!("game:{id}:live"), format!("game:{id}:public")] {
+                for ch in game_channels(id) {
                     let _ = self.link.cluster.unsubscribe(&ch).await;
                 }
                 self.resend_pending(id, None);
