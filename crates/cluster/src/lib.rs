@@ -397,7 +397,7 @@ impl RedisCluster {
         if !lock(&self.shared.channels).insert(channel.to_owned()) {
             return Ok(());
         }
-        self.ask(Ctl::Subscribe(channel.to_owned(), oneshot::channel().0))
+        self.ask(|done| Ctl::Subscribe(channel.to_owned(), done))
             .await
     }
 
@@ -406,17 +406,13 @@ impl RedisCluster {
         if !lock(&self.shared.channels).remove(channel) {
             return Ok(());
         }
-        self.ask(Ctl::Unsubscribe(channel.to_owned(), oneshot::channel().0))
+        self.ask(|done| Ctl::Unsubscribe(channel.to_owned(), done))
             .await
     }
 
-    async fn ask(&self, ctl: Ctl) -> Result<(), Error> {
+    async fn ask(&self, ctl: impl FnOnce(oneshot::Sender<()>) -> Ctl) -> Result<(), Error> {
         let (tx, rx) = oneshot::channel();
-        let ctl = match ctl {
-            Ctl::Subscribe(c, _) => Ctl::Subscribe(c, tx),
-            Ctl::Unsubscribe(c, _) => Ctl::Unsubscribe(c, tx),
-        };
-        self.ctl.send(ctl).map_err(|_| Error::Closed)?;
+        self.ctl.send(ctl(tx)).map_err(|_| Error::Closed)?;
         // The task answers when Redis confirmed, or at once when it is not connected (the
         // channel set is what a reconnect subscribes). A dropped answer: the connection broke
         // meanwhile, and the reconnect takes the set as it is.

@@ -35,7 +35,7 @@ pub fn default_node_id() -> String {
     let host: String = host
         .trim()
         .chars()
-        .filter(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_'))
+        .filter(|&c| node_id_char(c))
         .take(40)
         .collect();
     let host = if host.is_empty() {
@@ -49,10 +49,12 @@ pub fn default_node_id() -> String {
 
 /// Whether `id` can name a node: 1 to 64 ASCII letters, digits, `.`, `-` or `_`.
 pub fn valid_node_id(id: &str) -> bool {
-    (1..=64).contains(&id.len())
-        && id
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_'))
+    (1..=64).contains(&id.len()) && id.chars().all(node_id_char)
+}
+
+/// A character a node id may hold.
+fn node_id_char(c: char) -> bool {
+    c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_')
 }
 
 /// [`Cluster`] on Redis.

@@ -72,10 +72,7 @@ pub async fn forward_league(
             body: body.to_vec(),
         })),
     };
-    link.publish(Publish::Raw(
-        node_channel(&holder),
-        Bytes::from(msg.encode_to_vec()),
-    ));
+    link.send_to(&holder, &msg);
     let answer = tokio::time::timeout(env.config.remote_timeout, rx).await;
     if let Ok(mut calls) = link.http_calls.lock() {
         calls.remove(&call);
@@ -142,8 +139,5 @@ pub(super) async fn serve_http(env: Env, link: Arc<Link>, r: w::NodeHttpRequest)
             body,
         })),
     };
-    link.publish(Publish::Raw(
-        node_channel(&r.origin),
-        Bytes::from(msg.encode_to_vec()),
-    ));
+    link.send_to(&r.origin, &msg);
 }

@@ -81,6 +81,11 @@ fn alive_key(node: &str) -> String {
     format!("alive:{node}")
 }
 
+/// The channels of game `id`'s live and delayed public streams.
+fn game_channels(id: i64) -> [String; 2] {
+    [format!("game:{id}:live"), format!("game:{id}:public")]
+}
+
 fn node_channel(node: &str) -> String {
     format!("node:{node}")
 }
@@ -268,10 +273,7 @@ impl Link {
                     black_fouls: end.fouls[1],
                 })),
             };
-            link.publish(Publish::Raw(
-                node_channel(&holder),
-                Bytes::from(msg.encode_to_vec()),
-            ));
+            link.send_to(&holder, &msg);
         });
     }
 
@@ -354,6 +356,14 @@ impl Link {
         let _ = self.ctl_tx.send(c);
     }
 
+    /// Publishes `msg` on `node`'s channel; false when the publish queue is full.
+    fn send_to(&self, node: &str, msg: &NodeMessage) -> bool {
+        self.publish(Publish::Raw(
+            node_channel(node),
+            Bytes::from(msg.encode_to_vec()),
+        ))
+    }
+
     fn publish(&self, p: Publish) -> bool {
         match self.publish_tx.try_send(p) {
             Ok(()) => true,
@@ -368,37 +378,28 @@ impl Link {
 
 /// Where a game's owner publishes its streams for the other nodes.
 pub(crate) struct GameChannels {
-    live: String,
-    public: String,
-    link: Arc<Link>,
+    live: Channel,
+    public: Channel,
 }
 
 impl GameChannels {
     /// The channels of game `id` when this node is one of several.
     pub(crate) fn of(env: &Env, id: i64) -> Option<Arc<GameChannels>> {
-        let link = env.node.clone()?;
+        let [live, public] = game_channels(id);
         Some(Arc::new(GameChannels {
-            live: format!("game:{id}:live"),
-            public: format!("game:{id}:public"),
-            link,
+            live: Channel::of(env, live)?,
+            public: Channel::of(env, public)?,
         }))
     }
 
     /// Publishes one event frame of the live (true) or the delayed public stream.
     pub(crate) fn publish(&self, live: bool, frame: &SharedFrame) {
-        let msg = ChannelFrame {
-            seq: frame.seq,
-            message: frame.proto_bytes().to_vec(),
-        };
-        let channel = if live { &self.live } else { &self.public };
-        self.link.publish(Publish::Raw(
-            channel.clone(),
-            Bytes::from(msg.encode_to_vec()),
-        ));
+        if live { &self.live } else { &self.public }.publish(frame);
     }
 }
 
-/// A channel a league's runner publishes its public stream on.
+/// A channel this node publishes a stream's event frames on (a league's public stream, a
+/// game's live or public one).
 pub(crate) struct Channel {
     name: String,
     link: Arc<Link>,

@@ -210,7 +210,7 @@ impl Relay {
                     g.alive = alive;
                     return;
                 }
-                for ch in [format!("game:{id}:live"), format!("game:{id}:public")] {
+                for ch in game_channels(id) {
                     // Bounded: an unreachable coordination service must not stall the relay
                     // (its subscribers catch up when it is back).
                     let limit = self.env.config.remote_timeout;
@@ -254,7 +254,7 @@ impl Relay {
                     return;
                 };
                 g.alive.store(false, Ordering::Release);
-                for ch in [format!("game:{id}:live"), format!("game:{id}:public")] {
+                for ch in game_channels(id) {
                     let _ = self.link.cluster.unsubscribe(&ch).await;
                 }
                 self.resend_pending(id, None);
@@ -344,10 +344,7 @@ impl Relay {
                     let msg = NodeMessage {
                         kind: Some(node_message::Kind::Request(c.request.clone())),
                     };
-                    self.link.publish(Publish::Raw(
-                        node_channel(node),
-                        Bytes::from(msg.encode_to_vec()),
-                    ));
+                    self.link.send_to(node, &msg);
                 }
                 None => {
                     // Runs here now: the request goes to the local game (subscriptions as
@@ -547,10 +544,7 @@ impl Relay {
         let msg = NodeMessage {
             kind: Some(node_message::Kind::Request(nr.clone())),
         };
-        if !self.link.publish(Publish::Raw(
-            node_channel(to.owner),
-            Bytes::from(msg.encode_to_vec()),
-        )) {
+        if !self.link.send_to(to.owner, &msg) {
             error_to(&out, req, to.id, &ClientError::Busy);
             return;
         }

@@ -115,11 +115,13 @@ pub(crate) async fn sweep(env: &Env, link: &Arc<Link>, leagues: bool) {
         }
     };
     // Leagues nobody runs (a dead node's): the first node to take the lease runs them.
-    if let Ok(list) = env.persist.competitions().await {
-        // A league whose first entry is not stored yet is being created (by the node that
-        // will run it): left alone.
-        for c in list.into_iter().filter(|c| leagues && c.last_seq > 0) {
-            crate::league::runner::start_owned(env, c.id.0).await;
+    if leagues {
+        if let Ok(list) = env.persist.competitions().await {
+            // A league whose first entry is not stored yet is being created (by the node
+            // that will run it): left alone.
+            for c in list.into_iter().filter(|c| c.last_seq > 0) {
+                crate::league::runner::start_owned(env, c.id.0).await;
+            }
         }
     }
     // Games a live node lists as its own are not looked up one by one.
