@@ -524,7 +524,7 @@ fn spawn(env: &Env, league: League) -> LeagueHandle {
         state: state_tx,
         ring: VecDeque::new(),
         subs: Vec::new(),
-        channel: crate::node::Channel::of(env, format!("league:{id}:public")),
+        channel: crate::node::Channel::of(env, crate::node::league_channel(id)),
         publishing: false,
         delayed: VecDeque::new(),
         retry_at: None,

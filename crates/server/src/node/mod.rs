@@ -86,6 +86,11 @@ fn game_channels(id: i64) -> [String; 2] {
     [format!("game:{id}:live"), format!("game:{id}:public")]
 }
 
+/// The channel a league's public stream is published on.
+pub(crate) fn league_channel(id: impl std::fmt::Display) -> String {
+    format!("league:{id}:public")
+}
+
 fn node_channel(node: &str) -> String {
     format!("node:{node}")
 }

@@ -612,7 +612,7 @@ impl Relay {
         if self.leagues.contains_key(&id) {
             return;
         }
-        let ch = format!("league:{id}:public");
+        let ch = super::league_channel(id);
         let limit = self.env.config.remote_timeout;
         match tokio::time::timeout(limit, self.link.cluster.subscribe(&ch)).await {
             Ok(Ok(())) => {}
