@@ -568,19 +568,8 @@ async fn pubsub_task(
         let pubsub = tokio::time::timeout(config.timeout, client.get_async_pubsub()).await;
         let Ok(Ok(pubsub)) = pubsub else {
             connected.send_if_modified(|c| std::mem::replace(c, false));
-            // Meanwhile (un)subscriptions only change the set, which the next connection uses.
-            let wait = tokio::time::sleep(backoff);
-            tokio::pin!(wait);
-            loop {
-                tokio::select! {
-                    _ = &mut wait => break,
-                    c = ctl.recv() => match c {
-                        Some(Ctl::Subscribe(_, done) | Ctl::Unsubscribe(_, done)) => {
-                            let _ = done.send(());
-                        }
-                        None => return,
-                    },
-                }
+            if !wait_out(backoff, &mut ctl).await {
+                return;
             }
             backoff = (backoff * 2).min(config.reconnect_max);
             continue;
@@ -590,7 +579,13 @@ async fn pubsub_task(
             .iter()
             .map(|c| config.channel(c))
             .collect();
+        // A Redis that takes the connection but refuses the subscription is waited out like
+        // one that refuses the connection (not retried at once, in a loop).
         if !channels.is_empty() && !ok(config, sink.subscribe(&channels)).await {
+            if !wait_out(backoff, &mut ctl).await {
+                return;
+            }
+            backoff = (backoff * 2).min(config.reconnect_max);
             continue;
         }
         backoff = config.reconnect_min;
@@ -631,6 +626,24 @@ async fn pubsub_task(
         }
         connected.send_if_modified(|c| std::mem::replace(c, false));
         tracing::warn!(node = %config.node_id, "pub/sub connection to Redis lost; reconnecting");
+    }
+}
+
+/// Waits `backoff` before the next connection; meanwhile (un)subscriptions only change the
+/// set, which the next connection uses. False: the cluster was dropped (stop).
+async fn wait_out(backoff: Duration, ctl: &mut mpsc::UnboundedReceiver<Ctl>) -> bool {
+    let wait = tokio::time::sleep(backoff);
+    tokio::pin!(wait);
+    loop {
+        tokio::select! {
+            _ = &mut wait => return true,
+            c = ctl.recv() => match c {
+                Some(Ctl::Subscribe(_, done) | Ctl::Unsubscribe(_, done)) => {
+                    let _ = done.send(());
+                }
+                None => return false,
+            },
+        }
     }
 }
 
