@@ -277,15 +277,15 @@ pub fn individual_standings(
             return Err(IndividualError::SelfGame(i));
         }
         use IndividualResult::*;
-        // (red points, black points, red and black outcomes 2/1/0, counts as played for
-        // colours)
-        let (rp, bp, ro, bo, played) = match g.result {
-            RedWins => (sc.win, sc.loss, 2u8, 0u8, true),
-            Draw => (sc.draw_red, sc.draw_black, 1, 1, true),
-            BlackWins => (sc.loss, sc.win, 0, 2, true),
-            RedForfeits => (sc.loss, sc.win, 0, 2, false),
-            BlackForfeits => (sc.win, sc.loss, 2, 0, false),
-            BothForfeit => (sc.loss, sc.loss, 0, 0, false),
+        let (rp, bp) = game_points(&sc, g.result);
+        // (red and black outcomes 2/1/0, counts as played for colours)
+        let (ro, bo, played) = match g.result {
+            RedWins => (2u8, 0u8, true),
+            Draw => (1, 1, true),
+            BlackWins => (0, 2, true),
+            RedForfeits => (0, 2, false),
+            BlackForfeits => (2, 0, false),
+            BothForfeit => (0, 0, false),
         };
         for (me, opp, pts, outcome, colour, fouls) in [
             (g.red, g.black, rp, ro, Colour::Red, g.fouls[0]),

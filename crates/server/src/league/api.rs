@@ -811,37 +811,9 @@ fn total_score_standings(
         ),
     ];
     let tables = [teams_table, players_table];
-    match format.unwrap_or("json") {
-        "json" => {}
-        "text" => {
-            return typed(
-                "text/plain; charset=utf-8",
-                chuhe_league::report::text_document(&heading, &tables),
-            );
-        }
-        "csv" => {
-            return typed(
-                "text/csv; charset=utf-8",
-                format!(
-                    "{}{}",
-                    chuhe_league::text::BOM,
-                    chuhe_league::report::csv_document(&heading, &tables)
-                ),
-            );
-        }
-        "html" => {
-            return typed(
-                "text/html; charset=utf-8",
-                chuhe_league::report::html_document(&l.spec.name, &heading, &tables, lang),
-            );
-        }
-        other => {
-            return api_error(
-                StatusCode::BAD_REQUEST,
-                "invalid_argument",
-                &format!("format {other:?}: json, html, csv or text"),
-            );
-        }
+    let format = format.unwrap_or("json");
+    if format != "json" {
+        return standings_document(format, &l.spec.name, &heading, &tables, lang);
     }
     ok(json!({
         "league": l.id.to_string(),
@@ -923,33 +895,6 @@ async fn standings(
         lang,
     };
     match q.format.as_deref().unwrap_or("json") {
-        "html" => typed(
-            "text/html; charset=utf-8",
-            chuhe_league::report::html_document(
-                &l.spec.name,
-                &report.heading(),
-                &[report.standings_table(), report.crosstable()],
-                lang,
-            ),
-        ),
-        "csv" => typed(
-            "text/csv; charset=utf-8",
-            format!(
-                "{}{}",
-                chuhe_league::text::BOM,
-                chuhe_league::report::csv_document(
-                    &report.heading(),
-                    &[report.standings_table(), report.crosstable()]
-                )
-            ),
-        ),
-        "text" => typed(
-            "text/plain; charset=utf-8",
-            chuhe_league::report::text_document(
-                &report.heading(),
-                &[report.standings_table(), report.crosstable()],
-            ),
-        ),
         "json" => {
             let rows: Vec<Value> = t
                 .standings
@@ -984,6 +929,40 @@ async fn standings(
                 "completedRounds": l.stage_rounds(t.stage).filter(|r| r.completed).count(),
             }))
         }
+        other => standings_document(
+            other,
+            &l.spec.name,
+            &report.heading(),
+            &[report.standings_table(), report.crosstable()],
+            lang,
+        ),
+    }
+}
+
+/// A standings printout in `format` other than JSON: HTML, CSV (with a byte order mark, for
+/// Excel and WPS) or text; another format is refused.
+fn standings_document(
+    format: &str,
+    name: &str,
+    heading: &[String],
+    tables: &[chuhe_league::report::Table],
+    lang: Lang,
+) -> Response {
+    use chuhe_league::report::{csv_document, html_document, text_document};
+    match format {
+        "html" => typed(
+            "text/html; charset=utf-8",
+            html_document(name, heading, tables, lang),
+        ),
+        "csv" => typed(
+            "text/csv; charset=utf-8",
+            format!(
+                "{}{}",
+                chuhe_league::text::BOM,
+                csv_document(heading, tables)
+            ),
+        ),
+        "text" => typed("text/plain; charset=utf-8", text_document(heading, tables)),
         other => api_error(
             StatusCode::BAD_REQUEST,
             "invalid_argument",

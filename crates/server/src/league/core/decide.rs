@@ -422,7 +422,7 @@ pub fn decide(
             if *team >= league.teams.len() {
                 return Err(LeagueError::NotFound(format!("team {team}")));
             }
-            if league.withdrawals.iter().any(|w| w.team == *team) {
+            if league.withdrawn(*team) {
                 return Err(LeagueError::Conflict(
                     "the team has withdrawn already".into(),
                 ));
@@ -680,7 +680,7 @@ fn seeding_of(l: &League, stage: u32) -> Result<Vec<usize>, LeagueError> {
         .ok_or_else(|| LeagueError::Seeding(format!("stage {stage} has no standings")))?
         .map_err(LeagueError::Seeding)?
         .into_iter()
-        .filter(|(team, rank)| rank.is_some() && !l.withdrawals.iter().any(|w| w.team == *team))
+        .filter(|(team, rank)| rank.is_some() && !l.withdrawn(*team))
         .collect();
     let k = match next.entrants {
         crate::league::spec::Entrants::All => rows.len(),
@@ -757,10 +757,7 @@ fn chosen_seeds(l: &League, teams: &[usize]) -> Result<Vec<usize>, LeagueError> 
     let stage = l.current_stage();
     let next = l.rules.stage(stage + 1);
     let current = l.stages.last().cloned().unwrap_or_default();
-    let still_in = current
-        .iter()
-        .filter(|t| !l.withdrawals.iter().any(|w| w.team == **t))
-        .count();
+    let still_in = current.iter().filter(|t| !l.withdrawn(**t)).count();
     let want = match next.entrants {
         crate::league::spec::Entrants::All => still_in,
         crate::league::spec::Entrants::Top(k) => k as usize,
@@ -774,7 +771,7 @@ fn chosen_seeds(l: &League, teams: &[usize]) -> Result<Vec<usize>, LeagueError> 
     }
     let mut seen = std::collections::BTreeSet::new();
     for t in teams {
-        if !current.contains(t) || l.withdrawals.iter().any(|w| w.team == *t) {
+        if !current.contains(t) || l.withdrawn(*t) {
             return Err(LeagueError::Invalid(format!(
                 "team {t} is not a team still in stage {stage}"
             )));

@@ -470,6 +470,11 @@ impl League {
         Ok(())
     }
 
+    /// Whether the team has withdrawn (or was expelled), whenever it was.
+    pub fn withdrawn(&self, team: usize) -> bool {
+        self.withdrawals.iter().any(|w| w.team == team)
+    }
+
     /// The team that withdrew before `round` (it plays nothing from that round on).
     pub fn withdrawn_before(&self, team: usize, round: u32) -> bool {
         self.withdrawals
