@@ -22,6 +22,10 @@ pub(crate) struct RulingJson {
     pub reason: &'static str,
     /// `24.1`, `24.2`, `24.3` or `engine`.
     pub article: &'static str,
+    /// `article` followed by the general rule of art. 26 it applies (`26.1` one-sided 长将,
+    /// `26.2` both allowed, `26.3` both forbidden, `26.4` forbidden against allowed), e.g.
+    /// `["24.2", "26.3"]`; `["engine"]` under the engine rules.
+    pub articles: Vec<&'static str>,
     /// `cxa` or `engine`.
     pub ruleset: &'static str,
     /// The ply that completed the cycle.
@@ -119,6 +123,7 @@ pub(crate) fn ruling_json(r: &Ruling) -> RulingJson {
         side: s,
         reason: r.reason.code(),
         article: r.article,
+        articles: r.articles(),
         ruleset: r.ruleset.code(),
         ply: r.ply,
         red: side_json(Color::Red),

@@ -94,7 +94,8 @@ pub struct Ruling {
     /// Why (the machine reason code).
     pub reason: Reason,
     /// The article applied: `24.1` (长将), `24.2` (不变作和), `24.3` (must vary, and the loss
-    /// after the warning), or `engine` under [`Ruleset::Engine`].
+    /// after the warning), or `engine` under [`Ruleset::Engine`]. [`Ruling::articles`] adds
+    /// the general rule of art. 26 behind it.
     pub article: &'static str,
     /// The rules used.
     pub ruleset: Ruleset,
@@ -164,6 +165,37 @@ impl Ruling {
         }
     }
 
+    /// Every article the ruling rests on: [`Ruling::article`] (art. 24, how a 待判局面 is
+    /// decided) followed by the general rule of art. 26 that it applies — `26.1` for one-sided
+    /// 长将, `26.2` when both sides' moves are allowed, `26.3` when both are forbidden
+    /// (长杀 against 长捉, mutual 长将 …), `26.4` for forbidden against allowed. Under
+    /// [`Ruleset::Engine`] only `engine` (or the 24.x article of a perpetual check).
+    #[must_use]
+    pub fn articles(&self) -> Vec<&'static str> {
+        let general = match (self.ruleset, self.article) {
+            (Ruleset::Engine, _) => None,
+            (_, "24.1") => Some("26.1"),
+            (_, "24.2") if self.red.forbidden() && self.black.forbidden() => Some("26.3"),
+            (_, "24.2") => Some("26.2"),
+            (_, "24.3") => Some("26.4"),
+            _ => None,
+        };
+        let mut v = vec![self.article];
+        v.extend(general);
+        v
+    }
+
+    /// The articles in Chinese: `第24.2条、第26.3条`.
+    fn articles_zh(&self) -> String {
+        let v: Vec<String> = self.articles().iter().map(|a| format!("第{a}条")).collect();
+        v.join("、")
+    }
+
+    /// The articles in English: `art. 24.2, 26.3`.
+    fn articles_en(&self) -> String {
+        format!("art. {}", self.articles().join(", "))
+    }
+
     /// The pieces `side` chased over the cycle, in order of first appearance, each once.
     fn chased_by(&self, side: Color) -> Vec<ChasedPiece> {
         let mut out: Vec<ChasedPiece> = Vec::new();
@@ -228,7 +260,7 @@ impl Ruling {
         let both = format!("{}，{}", who(Color::Red), who(Color::Black));
         match self.verdict {
             Verdict::Loss { loser } if self.after_warning => format!(
-                "{both}：{}经警告仍不变着，再次循环，判负（第24.3条）。",
+                "{both}：{}为禁止着法，经警告仍不变着（第26.4条），再次循环，判负（第24.3条）。",
                 side_zh(loser)
             ),
             Verdict::Loss { loser }
@@ -236,9 +268,11 @@ impl Ruling {
             {
                 format!("{both}：{}长捉同一子，判负（引擎规则）。", side_zh(loser))
             }
-            Verdict::Loss { loser } => {
-                format!("{both}：一方长将，{}判负（第24.1条）。", side_zh(loser))
-            }
+            Verdict::Loss { loser } => format!(
+                "{both}：一方长将，{}判负（{}）。",
+                side_zh(loser),
+                self.articles_zh()
+            ),
             Verdict::Draw => {
                 let kind = if self.red.forbidden() && self.black.forbidden() {
                     "双方均为禁止着法"
@@ -248,12 +282,13 @@ impl Ruling {
                 if self.ruleset == Ruleset::Engine {
                     format!("{both}：不变作和（引擎规则）。")
                 } else {
-                    format!("{both}：{kind}，不变作和（第24.2条）。")
+                    format!("{both}：{kind}，不变作和（{}）。", self.articles_zh())
                 }
             }
             Verdict::MustVary { offender } => format!(
-                "{both}：{}为禁止着法，必须变着，若再重复一次循环即判负（第24.3条）。",
-                side_zh(offender)
+                "{both}：{}为禁止着法，必须变着，若再重复一次循环即判负（{}）。",
+                side_zh(offender),
+                self.articles_zh()
             ),
         }
     }
@@ -272,7 +307,7 @@ impl Ruling {
         let both = format!("{}; {}", who(Color::Red), who(Color::Black));
         match self.verdict {
             Verdict::Loss { loser } if self.after_warning => format!(
-                "{both}. {} was told to vary, repeated the cycle again and loses (art. 24.3).",
+                "{both}. {} plays forbidden moves, was told to vary (art. 26.4), repeated the cycle again and loses (art. 24.3).",
                 side_en(loser)
             ),
             Verdict::Loss { loser }
@@ -284,8 +319,9 @@ impl Ruling {
                 )
             }
             Verdict::Loss { loser } => format!(
-                "{both}. One-sided perpetual check: {} loses (art. 24.1).",
-                side_en(loser)
+                "{both}. One-sided perpetual check: {} loses ({}).",
+                side_en(loser),
+                self.articles_en()
             ),
             Verdict::Draw => {
                 let kind = if self.red.forbidden() && self.black.forbidden() {
@@ -296,12 +332,16 @@ impl Ruling {
                 if self.ruleset == Ruleset::Engine {
                     format!("{both}. Drawn by repetition (engine rules).")
                 } else {
-                    format!("{both}. As {kind}, the repetition is a draw (art. 24.2).")
+                    format!(
+                        "{both}. As {kind}, the repetition is a draw ({}).",
+                        self.articles_en()
+                    )
                 }
             }
             Verdict::MustVary { offender } => format!(
-                "{both}. {} plays forbidden moves and must vary; repeating the cycle once more loses (art. 24.3).",
-                side_en(offender)
+                "{both}. {} plays forbidden moves and must vary; repeating the cycle once more loses ({}).",
+                side_en(offender),
+                self.articles_en()
             ),
         }
     }
