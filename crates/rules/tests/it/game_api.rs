@@ -259,3 +259,186 @@ fn a_huge_move_limit_does_not_overflow() {
     assert!(g.play(mv("a0a1")).unwrap().end.is_none());
     assert_eq!(g.move_limit_count(), 8);
 }
+
+/// Plays `lp` `times` times from `fen` (or from its colour mirror) and returns the game and
+/// the last move's report.
+fn play_loop(
+    fen: &str,
+    lp: &[&str],
+    times: usize,
+    mirrored: bool,
+) -> (Game, chuhe_rules::rulings::Played) {
+    use chuhe_rules::rulings::casefile::{mirror_fen, mirror_iccs};
+    let fen = if mirrored {
+        mirror_fen(fen).unwrap()
+    } else {
+        fen.to_string()
+    };
+    let mut g = Game::new(Position::from_fen(&fen).unwrap(), RulesConfig::default());
+    let mut last = None;
+    for _ in 0..times {
+        for m in lp {
+            let m = if mirrored {
+                mirror_iccs(m).unwrap()
+            } else {
+                (*m).to_string()
+            };
+            last = Some(g.play(mv(&m)).unwrap());
+        }
+    }
+    (g, last.unwrap())
+}
+
+/// The side that played the first move of the loop: Red, or Black in the mirror.
+fn first(mirrored: bool) -> Color {
+    if mirrored { Color::Black } else { Color::Red }
+}
+
+/// 长杀 against 长捉 (the red cannon threatens mate from f2 and f4, the black rook chases it):
+/// both forbidden (25.2), a draw (24.2, 26.3) — with either colour threatening.
+#[test]
+fn perpetual_mate_threat_against_perpetual_chase_is_a_draw() {
+    let fen = "5P3/9/3P1kr2/9/9/5C2r/4N4/9/p2K1c3/3A5 w - - 0 1";
+    for mirrored in [false, true] {
+        let (g, p) = play_loop(fen, &["f4f2", "i4i2", "f2f4", "i2i4"], 2, mirrored);
+        assert!(g.warnings().is_empty(), "no warning for the 长杀 side");
+        let end = p.end.unwrap();
+        assert_eq!(
+            (end.result, end.cause, end.article, end.ply),
+            (GameResult::Draw, EndCause::RepetitionDraw, "24.2", 8)
+        );
+        let r = end.ruling.unwrap();
+        let s = first(mirrored);
+        assert_eq!(r.pattern(s), Pattern::PerpetualMateThreat);
+        assert_eq!(r.pattern(!s), Pattern::PerpetualChase);
+        assert_eq!(r.articles(), ["24.2", "26.3"]);
+        assert_eq!(r.moves[0].class, MoveClass::MateThreat);
+        assert_eq!(r.moves[1].class, MoveClass::Chase);
+        let (zh, en) = (r.text_zh(), r.text_en());
+        assert!(zh.contains("长杀") && zh.contains("长捉"), "{zh}");
+        assert!(
+            zh.contains("双方均为禁止着法") && zh.contains("第26.3条"),
+            "{zh}"
+        );
+        assert!(en.contains("perpetual mate threat"), "{en}");
+        assert!(
+            en.contains("perpetual chase") && en.contains("26.3"),
+            "{en}"
+        );
+    }
+}
+
+/// 长杀 against idle moves: the threatening side is warned (24.3, 26.4) and loses when the
+/// cycle completes again.
+#[test]
+fn perpetual_mate_threat_against_idle_is_warned_then_loses() {
+    let fen = "7R1/9/3aka3/9/9/9/4p4/2p3R2/5K3/5A3 w - - 0 1";
+    let lp = ["g2g3", "e3d3", "g3g2", "d3e3"];
+    for mirrored in [false, true] {
+        let s = first(mirrored);
+        let (g, p) = play_loop(fen, &lp, 2, mirrored);
+        let w = p.warning.unwrap();
+        assert_eq!((w.side, w.article, w.ply), (s, "24.3", 8));
+        assert_eq!(w.ruling.pattern(s), Pattern::PerpetualMateThreat);
+        assert_eq!(w.ruling.pattern(!s), Pattern::Idle);
+        assert_eq!(w.ruling.articles(), ["24.3", "26.4"]);
+        assert!(w.ruling.text_zh().contains("长杀"));
+        assert!(g.end().is_none());
+        let (_, p) = play_loop(fen, &lp, 3, mirrored);
+        let end = p.end.unwrap();
+        assert_eq!(
+            (end.result, end.cause, end.article, end.ply),
+            (
+                GameResult::win_for(!s),
+                EndCause::PerpetualChase,
+                "24.3",
+                12
+            )
+        );
+        let r = end.ruling.unwrap();
+        assert!(r.after_warning);
+        assert_eq!(r.pattern(s), Pattern::PerpetualMateThreat);
+        assert!(r.text_en().contains("perpetual mate threat"));
+    }
+}
+
+/// 长将 against 长杀: the checking side loses (24.1, 26.1; 26.3 excludes one-sided 长将).
+#[test]
+fn perpetual_check_against_perpetual_mate_threat_loses() {
+    let fen = "1r7/9/4k1P2/c8/9/2r6/9/9/9/1nB1CKC2 w - - 0 1";
+    for mirrored in [false, true] {
+        let s = first(mirrored);
+        let (_, p) = play_loop(fen, &["c0e2", "a6e6", "e2c0", "e6a6"], 2, mirrored);
+        let end = p.end.unwrap();
+        assert_eq!(
+            (end.result, end.cause, end.article, end.ply),
+            (GameResult::win_for(!s), EndCause::PerpetualCheck, "24.1", 8)
+        );
+        let r = end.ruling.unwrap();
+        assert_eq!(r.verdict, Verdict::Loss { loser: s });
+        assert_eq!(r.pattern(s), Pattern::PerpetualCheck);
+        assert_eq!(r.pattern(!s), Pattern::PerpetualMateThreat);
+        assert_eq!(r.articles(), ["24.1", "26.1"]);
+        // 27.4: the cannon's move back both threatens mate and attacks the elephant: 杀.
+        assert_eq!(r.moves[3].class, MoveClass::MateThreat);
+        assert!(!r.moves[3].chased.is_empty());
+        assert!(r.text_zh().contains("长将") && r.text_zh().contains("长杀"));
+    }
+}
+
+/// 一杀一捉 against 长捉: both forbidden, a draw (26.3) — also when the 杀 also attacks a
+/// piece (杀兼捉 counts as 杀, 27.4).
+#[test]
+fn mate_threat_and_chase_against_perpetual_chase_is_a_draw() {
+    let cases: [(&str, [&str; 4]); 2] = [
+        (
+            "9/8r/3kna2N/9/3N5/9/5R3/B4K3/9/9 w - - 0 1",
+            ["f3d3", "i8a8", "d3f3", "a8i8"],
+        ),
+        (
+            "2nk1a3/3n5/3R5/2C6/6C2/9/7N1/9/3K2N2/3A5 w - - 0 1",
+            ["d7c7", "c9a8", "c7d7", "a8c9"],
+        ),
+    ];
+    for (fen, lp) in cases {
+        for mirrored in [false, true] {
+            let s = first(mirrored);
+            let (g, p) = play_loop(fen, &lp, 2, mirrored);
+            assert!(g.warnings().is_empty());
+            let end = p.end.unwrap();
+            assert_eq!((end.result, end.article), (GameResult::Draw, "24.2"));
+            let r = end.ruling.unwrap();
+            assert_eq!(r.pattern(s), Pattern::MateThreatAndChase, "{fen}");
+            assert_eq!(r.pattern(!s), Pattern::PerpetualChase, "{fen}");
+            assert_eq!(r.articles(), ["24.2", "26.3"]);
+            assert!(r.text_zh().contains("一杀一捉") && r.text_zh().contains("第26.3条"));
+            assert!(r.text_en().contains("alternating mate threat and chase"));
+        }
+    }
+}
+
+/// 29.4, 细则 7: a rook on its king's file between the king and the enemy rook "attacks" a
+/// cannon and a horse in turn; taking either would expose the king, so the moves are idle
+/// and the repetition is a draw (26.2). Without the enemy rook they are 长捉.
+#[test]
+fn a_false_chase_by_the_rook_shielding_its_king_is_idle() {
+    let lp = ["f4f5", "e9e8", "f5f4", "e8e9"];
+    for mirrored in [false, true] {
+        let s = first(mirrored);
+        let (g, p) = play_loop("4kr3/9/9/9/1c7/1n3R3/9/9/9/5K3 w - - 0 1", &lp, 2, mirrored);
+        assert!(g.warnings().is_empty());
+        let end = p.end.unwrap();
+        assert_eq!(
+            (end.result, end.cause),
+            (GameResult::Draw, EndCause::RepetitionDraw)
+        );
+        let r = end.ruling.unwrap();
+        assert_eq!(r.pattern(s), Pattern::Idle);
+        assert!(r.moves.iter().all(|m| m.class == MoveClass::Idle));
+        assert_eq!(r.articles(), ["24.2", "26.2"]);
+        let (_, p) = play_loop("4k4/9/9/9/1c7/1n3R3/9/9/9/5K3 w - - 0 1", &lp, 2, mirrored);
+        let w = p.warning.unwrap();
+        assert_eq!(w.side, s);
+        assert_eq!(w.ruling.pattern(s), Pattern::PerpetualChase);
+    }
+}
