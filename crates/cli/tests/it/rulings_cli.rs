@@ -261,3 +261,85 @@ fn the_fen_halfmove_clock_counts_for_the_move_limit() {
     assert_eq!(out[5]["result"], "ongoing", "{}", out[5]);
     assert_eq!(out[6]["result"], "ongoing", "{}", out[6]);
 }
+
+/// 长杀 (the cannon threatens mate from f2 and f4 in turn) against 长捉 (the rook chases it):
+/// both forbidden, a draw (24.2, 26.3) with no warning, whichever colour threatens mate; the
+/// ruling names both patterns, and `articles` adds the rule of art. 26.
+#[test]
+fn perpetual_mate_threat_against_chase_is_a_draw() {
+    let red = "5P3/9/3P1kr2/9/9/5C2r/4N4/9/p2K1c3/3A5 w - - 0 1";
+    let black = "3a5/P2k1C3/9/4n4/5c2R/9/9/3p1KR2/9/5p3 b - - 0 1";
+    let mut input = String::new();
+    input += &line(red, &["f4f2", "i4i2", "f2f4", "i2i4"].repeat(2), "");
+    input += &line(black, &["f5f7", "i5i7", "f7f5", "i7i5"].repeat(2), "");
+    let out = batch(&input);
+    for (o, (threat, chase)) in out.iter().zip([("red", "black"), ("black", "red")]) {
+        assert_eq!(o["result"], "draw", "{o}");
+        assert_eq!(o["reason"], "repetition_draw");
+        assert_eq!(o["article"], "24.2");
+        assert!(o.get("warning").is_none(), "{o}");
+        let r = &o["ruling"];
+        assert_eq!(r["verdict"], "draw");
+        assert_eq!(r["articles"], serde_json::json!(["24.2", "26.3"]));
+        assert_eq!(r[threat]["pattern"], "perpetual_mate_threat");
+        assert_eq!(r[threat]["zh"], "长杀");
+        assert_eq!(r[threat]["forbidden"], true);
+        assert_eq!(r[chase]["pattern"], "perpetual_chase");
+        assert_eq!(r["moves"][0]["class"], "mate_threat");
+        assert_eq!(r["moves"][1]["class"], "chase");
+        let zh = r["text_zh"].as_str().unwrap();
+        assert!(zh.contains("长杀") && zh.contains("第26.3条"), "{zh}");
+        let en = r["text_en"].as_str().unwrap();
+        assert!(
+            en.contains("perpetual mate threat") && en.contains("26.3"),
+            "{en}"
+        );
+    }
+
+    // `chuhe rules explain` names 长杀 and 26.3.
+    let mut args = vec!["rules".to_string(), "explain".into(), red.into()];
+    args.extend(
+        ["f4f2", "i4i2", "f2f4", "i2i4"]
+            .repeat(2)
+            .iter()
+            .map(ToString::to_string),
+    );
+    let out = chuhe().args(&args).output().unwrap();
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.contains("红方长杀，黑方长捉"), "{text}");
+    assert!(text.contains("第24.2条、第26.3条"), "{text}");
+    assert!(text.contains("perpetual mate threat"), "{text}");
+    assert!(text.contains("(art. 24.2, 26.3)"), "{text}");
+    assert!(text.contains("杀 mate_threat"), "{text}");
+}
+
+/// 长将 against 长杀: the checking side loses (24.1, 26.1), both colours.
+#[test]
+fn perpetual_check_against_mate_threat_loses() {
+    let mut input = String::new();
+    input += &line(
+        "1r7/9/4k1P2/c8/9/2r6/9/9/9/1nB1CKC2 w - - 0 1",
+        &["c0e2", "a6e6", "e2c0", "e6a6"].repeat(2),
+        "",
+    );
+    input += &line(
+        "1Nb1ckc2/9/9/9/2R6/9/C8/4K1p2/9/1R7 b - - 0 1",
+        &["c9e7", "a3e3", "e7c9", "e3a3"].repeat(2),
+        "",
+    );
+    let out = batch(&input);
+    for (o, (checker, winner)) in out
+        .iter()
+        .zip([("red", "black_wins"), ("black", "red_wins")])
+    {
+        assert_eq!(o["result"], winner, "{o}");
+        assert_eq!(o["reason"], "perpetual_check");
+        let r = &o["ruling"];
+        assert_eq!(r["side"], checker);
+        assert_eq!(r[checker]["pattern"], "perpetual_check");
+        let other = if checker == "red" { "black" } else { "red" };
+        assert_eq!(r[other]["pattern"], "perpetual_mate_threat");
+        assert_eq!(r["articles"], serde_json::json!(["24.1", "26.1"]));
+    }
+}
