@@ -8,7 +8,7 @@ use crate::entities::TeamIdx;
 use crate::individual::BoardPrizeRow;
 use crate::points::Points;
 use crate::standings::{Standings, System, TeamCriterion, TeamMatch, TeamRow, WithdrawalEffect};
-use crate::text::{Lang, csv_line, html_escape, text_cell, width};
+use crate::text::{Lang, csv_line, html_escape, keep_text, text_cell, width};
 use std::collections::BTreeMap;
 use std::fmt::Write;
 
@@ -65,7 +65,8 @@ impl Table {
         out
     }
 
-    /// The table as CSV: the header line, then the rows (text guarded against formulas).
+    /// The table as CSV: the header line, then the rows (text guarded against formulas, scores
+    /// such as `3:1` kept as text: [`keep_text`]).
     pub fn to_csv(&self) -> String {
         let mut out = csv_line(&self.header.iter().map(|h| text_cell(h)).collect::<Vec<_>>());
         for r in &self.rows {
@@ -74,7 +75,8 @@ impl Table {
                 .enumerate()
                 .map(|(i, c)| match c.parse::<Points>() {
                     Ok(p) if self.points.contains(&i) => p.to_decimal(),
-                    _ => text_cell(c),
+                    // Scores such as `3:1` stay text (a spreadsheet would read a time).
+                    _ => keep_text(c),
                 })
                 .collect();
             out.push_str(&csv_line(&cells));
@@ -479,8 +481,8 @@ impl TeamReport<'_> {
                 }
             },
             l.pick(
-                "格内为局分（本队:对方），+/- 弃权胜/负，/ 双方均已退出。",
-                "Cells: game points (own:opponent); +/- forfeit won/lost; / both teams had withdrawn.",
+                "格内为局分（本队:对方），+/- 弃权胜/负，双方均为 - 即双方弃权。",
+                "Cells: game points (own:opponent); +/- forfeit won/lost; - on both sides: a forfeit by both.",
             ),
         )
     }

@@ -240,7 +240,7 @@ fn standings_as_csv_and_html_with_crosstable_and_boards() {
         csv.contains("\r\n1,成都,2,1,1,0,3,13,5,0,0,2,,总局分\r\n"),
         "{csv}"
     );
-    assert!(csv.contains("\r\n循环赛成绩表\r\n名次,队名,1,2,3,4,场分,局分,决定名次\r\n1,成都,×,5:5,+,,3,13,总局分\r\n"), "{csv}");
+    assert!(csv.contains("\r\n循环赛成绩表\r\n名次,队名,1,2,3,4,场分,局分,决定名次\r\n1,成都,×,\"=\"\"5:5\"\"\",+,,3,13,总局分\r\n"), "{csv}");
     assert!(csv.contains("\r\n第1台\r\n"), "{csv}");
     let html = stdout(&chuhe(&[
         "league",
@@ -281,9 +281,9 @@ fn score_sheets_as_arbiters_use_them() {
     for label in [
         "象棋比赛计分表",
         "第 1 轮",
-        "2026 年 11 月 1 日",
+        "2026年11月1日",
         "桌次：1",
-        "单位：浙江（1、3台执红）",
+        "单位：杭州（浙江）（1、3台执红）",
         "单位：深圳（2、4台执红）",
         "<th>犯规次数</th>",
         "<th>签字</th>",
@@ -291,7 +291,7 @@ fn score_sheets_as_arbiters_use_them() {
         "<td class=\"stage\">超快棋</td>",
         "黑（选色）",
         "和（判胜）",
-        "局分 浙江 7 : 3 深圳",
+        "局分 杭州（浙江） 7 : 3 深圳",
         "场分 2 : 0",
     ] {
         assert!(html.contains(label), "{label} missing: {html}");
@@ -300,7 +300,10 @@ fn score_sheets_as_arbiters_use_them() {
     let en = stdout(&chuhe(&[
         "league", "sheet", path, "--round", "1", "--table", "1", "--format", "html", "--lang", "en",
     ]));
-    assert!(en.contains("Team: 浙江 (Red on board 1, 3)"), "{en}");
+    assert!(
+        en.contains("Team: 杭州（浙江） (Red on board 1, 3)"),
+        "{en}"
+    );
     assert!(!en.contains("签字"));
     // The form as CSV for Excel/WPS: BOM, Chinese labels, one block per match.
     let form = stdout(&chuhe(&[
@@ -308,11 +311,25 @@ fn score_sheets_as_arbiters_use_them() {
     ]));
     assert!(
         form.starts_with(
-            "\u{feff}象棋比赛计分表\r\n2026 城市象棋联赛,第 2 轮,2026 年 11 月 8 日,桌次：1\r\n"
+            "\u{feff}象棋比赛计分表\r\n2026 城市象棋联赛,第 2 轮,2026年11月8日,桌次：1\r\n"
         ),
         "{form}"
     );
     assert_eq!(form.matches("象棋比赛计分表").count(), 2);
+    // The captains sign too; scores stay text in a spreadsheet (="…").
+    assert_eq!(
+        form.matches("\r\n双方队长签字,,,裁判员签字,,裁判长签字,\r\n")
+            .count(),
+        2
+    );
+    assert!(
+        form.contains("局分,\"=\"\"2 : 6\"\"\",场分,\"=\"\"0 : 2\"\"\""),
+        "{form}"
+    );
+    assert!(
+        form.contains(",-,\"=\"\"0-\"\"\",0,,黑,赵三,+,\"=\"\"2+\"\"\","),
+        "{form}"
+    );
     // The data CSV stays as it was; --bom adds the mark.
     let csv = stdout(&chuhe(&["league", "sheet", path, "--round", "2", "--bom"]));
     assert!(
@@ -342,7 +359,7 @@ fn blank_sheets_before_a_round_is_played() {
         &["league", "sheet", "-", "--round", "3", "--format", "html"],
         file,
     ));
-    assert!(html.contains("2026 年 12 月 6 日"));
+    assert!(html.contains("2026年12月6日"));
     assert!(
         html.contains("<td rowspan=\"3\" class=\"name\">b1</td>"),
         "{html}"
