@@ -839,7 +839,12 @@ fn pair_swiss(d: &mut Draft) -> Result<(), LeagueError> {
             .map(|b| (b, l.rules.stage(stage).event.match_scoring.forfeit_win));
         played.push(round);
     }
-    let pairing = pair_next_round(&teams, &played, SwissOptions::default())
+    // Look ahead one round, except in the stage's last round (nothing follows it).
+    let options = SwissOptions {
+        lookahead: next_local < rounds,
+        ..SwissOptions::default()
+    };
+    let pairing = pair_next_round(&teams, &played, options)
         .map_err(|e| LeagueError::Pairing(e.to_string()))?;
     let (start_ms, deadline_ms) = round_time(l, next)?;
     d.push_system(LeagueEvent::RoundPaired {
