@@ -233,6 +233,18 @@ impl ResultChain {
         &self.stages
     }
 
+    /// Board points `(winner, loser)` of a board won outright: the first stage's decided points
+    /// if the chain sets them (the 象甲 preset: 2–0), else the event's [`GameScoring`] win/loss.
+    /// A forfeited board (21.4 `+`/`-`) is worth exactly this: the win the event's board scoring
+    /// gives that board, so a walkover over 4 boards under the 象甲 preset is 8:0 whatever
+    /// `game_scoring` says.
+    pub fn board_win(&self, scoring: &GameScoring) -> (Points, Points) {
+        self.stages
+            .first()
+            .and_then(|s| s.decided_points)
+            .unwrap_or((scoring.win, scoring.loss))
+    }
+
     /// Who chooses the colour of stage `stage` (0-based), given who had Red in the previous
     /// stage's game. `None` if the stage's colours are not chosen.
     pub fn chooser(&self, stage: usize, previous_red: Side) -> Option<Side> {
@@ -395,9 +407,10 @@ pub fn evaluate_board(
     let games = match record {
         BoardRecord::Forfeit { forfeited_by } => {
             let w = forfeited_by.other();
+            let (wp, lp) = chain.board_win(scoring);
             let mut points = [Points::ZERO; 2];
-            points[w.index()] = scoring.win;
-            points[forfeited_by.index()] = scoring.loss;
+            points[w.index()] = wp;
+            points[forfeited_by.index()] = lp;
             let mut forfeit = [false; 2];
             forfeit[forfeited_by.index()] = true;
             return Ok(BoardResult {
@@ -412,9 +425,10 @@ pub fn evaluate_board(
             });
         }
         BoardRecord::DoubleForfeit => {
+            let (_, lp) = chain.board_win(scoring);
             return Ok(BoardResult {
                 board,
-                points: [scoring.loss, scoring.loss],
+                points: [lp, lp],
                 winner: None,
                 decided_at: None,
                 forfeit: [true, true],

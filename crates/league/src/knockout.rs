@@ -318,23 +318,45 @@ pub fn knockout_bracket(
             .all(|t| matches!(t.state, TieState::Decided { .. }));
         let len = ties.len();
         if len == 2 && options.third_place && all_decided {
-            let losers: Vec<u32> = ties
+            // A semi-final lost by forfeiting the whole match (弃权): the loser has left the
+            // event as far as its remaining match goes (20.3/20.4 "其余未赛对局均作弃权，对方获胜"),
+            // so it is not scheduled for third place and the other loser takes it by forfeit.
+            // Both forfeited: no third-place match and no third place.
+            let losers: Vec<(u32, bool)> = ties
                 .iter()
                 .filter_map(|t| match t.state {
-                    TieState::Decided { loser, .. } => loser,
+                    TieState::Decided { loser, by, .. } => {
+                        loser.map(|l| (l, by == TieDecider::Forfeit))
+                    }
                     _ => None,
                 })
                 .collect();
-            if let [x, y] = losers[..] {
+            if let [(x, fx), (y, fy)] = losers[..] {
                 let (hi, lo) = (x.min(y), x.max(y));
-                third_place = Some(tie(
-                    round + 1,
-                    (hi, lo),
-                    options.legs,
-                    played,
-                    &mut used,
-                    true,
-                )?);
+                third_place = match (fx, fy) {
+                    (false, false) => Some(tie(
+                        round + 1,
+                        (hi, lo),
+                        options.legs,
+                        played,
+                        &mut used,
+                        true,
+                    )?),
+                    (true, true) => None,
+                    _ => {
+                        let (winner, gone) = if fx { (y, x) } else { (x, y) };
+                        Some(Tie {
+                            seeds: (hi, Some(lo)),
+                            legs: vec![],
+                            tiebreak: None,
+                            state: TieState::Decided {
+                                winner,
+                                loser: Some(gone),
+                                by: TieDecider::Forfeit,
+                            },
+                        })
+                    }
+                };
             }
         }
         rounds.push(ties);
@@ -566,6 +588,52 @@ mod tests {
                 b: 2
             })
         );
+    }
+
+    /// A semi-final forfeited as a whole (seed 4 did not play seed 1): seed 4 is not scheduled
+    /// for third place; seed 3, the other semi's loser, takes it by forfeit.
+    #[test]
+    fn a_team_that_forfeited_its_semi_final_is_not_scheduled_for_third_place() {
+        let r = single();
+        let o = KnockoutOptions {
+            legs: 1,
+            third_place: true,
+        };
+        let walkover = |first, second, by| Leg {
+            first,
+            second,
+            result: evaluate_match(&r, &MatchRecord::Forfeit { forfeited_by: by }).unwrap(),
+        };
+        let mut played = vec![
+            p(1, walkover(1, 4, Side::Second)),
+            p(1, leg(&r, 2, 3, "WD")),
+        ];
+        let b = knockout_bracket(4, o, &played).unwrap();
+        assert_eq!(b.next_round(), Some((2, vec![(1, Some(2))])));
+        let third = b.third_place.clone().unwrap();
+        assert!(third.legs.is_empty(), "no third-place match is played");
+        assert_eq!(
+            third.state,
+            TieState::Decided {
+                winner: 3,
+                loser: Some(4),
+                by: TieDecider::Forfeit
+            }
+        );
+        // A third-place match recorded anyway is refused.
+        played.push(PlayedMatch {
+            third_place: true,
+            ..p(2, leg(&r, 3, 4, "WW"))
+        });
+        assert!(knockout_bracket(4, o, &played).is_err());
+        // Both semi-finals forfeited: no third place at all.
+        let both = vec![
+            p(1, walkover(1, 4, Side::Second)),
+            p(1, walkover(2, 3, Side::Second)),
+        ];
+        let b = knockout_bracket(4, o, &both).unwrap();
+        assert_eq!(b.third_place, None);
+        assert_eq!(b.next_round(), Some((2, vec![(1, Some(2))])));
     }
 
     #[test]

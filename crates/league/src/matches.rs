@@ -313,6 +313,60 @@ mod tests {
         assert_eq!(f.winner, Some(Side::Second));
     }
 
+    /// Under the 象甲 preset (a board won 2–0) a forfeited board is worth the preset's board win
+    /// whatever `game_scoring` says: a walkover over 4 boards is 8:0 under 3-1-0 and 1-0.5-0 alike.
+    #[test]
+    fn forfeit_board_is_worth_the_presets_board_win() {
+        let tc = |s: &str| TimeControlText::new(s).unwrap();
+        for gs in [
+            GameScoring::THREE_ONE_ZERO,
+            GameScoring::ONE_HALF_ZERO,
+            GameScoring::THREE_ZERO_ASYMMETRIC,
+            GameScoring::TWO_ONE_ZERO,
+        ] {
+            let r = EventRules {
+                boards: 4,
+                game_scoring: gs,
+                chain: ResultChain::slow_fast_armageddon(tc("20+10"), tc("5+3"), tc("4+0")),
+                match_scoring: MatchScoring::default(),
+            };
+            let w = evaluate_match(
+                &r,
+                &MatchRecord::Forfeit {
+                    forfeited_by: Side::Second,
+                },
+            )
+            .unwrap();
+            assert_eq!(w.game_points, [Points::whole(8), Points::ZERO], "{gs:?}");
+            assert!(
+                w.boards
+                    .iter()
+                    .all(|b| b.points == [Points::whole(2), Points::ZERO])
+            );
+            let mut one = played([GameResult::FirstWins; 4]).boards().to_vec();
+            one[1] = BoardRecord::Forfeit {
+                forfeited_by: Side::First,
+            };
+            let m = evaluate_match(&r, &MatchRecord::Played(one)).unwrap();
+            assert_eq!(
+                m.boards[1].points,
+                [Points::ZERO, Points::whole(2)],
+                "{gs:?}"
+            );
+        }
+        // Without a preset's board points the event's game scoring is the board's win.
+        let mut r = rules();
+        r.game_scoring = GameScoring::THREE_ONE_ZERO;
+        let w = evaluate_match(
+            &r,
+            &MatchRecord::Forfeit {
+                forfeited_by: Side::First,
+            },
+        )
+        .unwrap();
+        assert_eq!(w.game_points, [Points::ZERO, Points::whole(12)]);
+    }
+
     impl MatchRecord {
         fn boards(&self) -> &[BoardRecord] {
             match self {

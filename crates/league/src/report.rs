@@ -8,7 +8,7 @@ use crate::entities::TeamIdx;
 use crate::individual::BoardPrizeRow;
 use crate::points::Points;
 use crate::standings::{Standings, System, TeamCriterion, TeamMatch, TeamRow, WithdrawalEffect};
-use crate::text::{Lang, csv_line, html_escape, text_cell, width};
+use crate::text::{Lang, csv_line, html_escape, keep_text, text_cell, width};
 use std::collections::BTreeMap;
 use std::fmt::Write;
 
@@ -65,7 +65,8 @@ impl Table {
         out
     }
 
-    /// The table as CSV: the header line, then the rows (text guarded against formulas).
+    /// The table as CSV: the header line, then the rows (text guarded against formulas, scores
+    /// such as `3:1` kept as text: [`keep_text`]).
     pub fn to_csv(&self) -> String {
         let mut out = csv_line(&self.header.iter().map(|h| text_cell(h)).collect::<Vec<_>>());
         for r in &self.rows {
@@ -74,7 +75,8 @@ impl Table {
                 .enumerate()
                 .map(|(i, c)| match c.parse::<Points>() {
                     Ok(p) if self.points.contains(&i) => p.to_decimal(),
-                    _ => text_cell(c),
+                    // Scores such as `3:1` stay text (a spreadsheet would read a time).
+                    _ => keep_text(c),
                 })
                 .collect();
             out.push_str(&csv_line(&cells));
@@ -363,18 +365,18 @@ impl TeamReport<'_> {
                 ));
             }
         }
-        if !s.void_meetings.is_empty() {
+        if !s.double_forfeits.is_empty() {
             notes.push(String::new());
             notes.push(
                 l.pick(
-                    "双方均已退出，未赛对局不计结果：",
-                    "Not played, both teams had withdrawn (no result):",
+                    "双方均已退出，未赛对局均作弃权（20.3）：",
+                    "Both teams had withdrawn, a forfeit by both (20.3):",
                 )
                 .to_string(),
             );
-            for v in &s.void_meetings {
+            for v in &s.double_forfeits {
                 notes.push(format!(
-                    "  {} - {}{}",
+                    "  {} - : - {}{}",
                     self.name(v.teams[0]),
                     self.name(v.teams[1]),
                     round_note(v.round, l)
@@ -399,8 +401,8 @@ impl TeamReport<'_> {
     }
 
     /// The crosstable. Round robin: a grid in rank order, each cell the 局分 of every meeting
-    /// (`5:3`, both legs `5:3 4:4`), `+`/`-` for forfeits (20.3 forfeits included), `/` for a
-    /// meeting void because both teams had withdrawn, `×` on the diagonal. Swiss: one column
+    /// (`5:3`, both legs `5:3 4:4`), `+`/`-` for forfeits (20.3 forfeits included), `-` on both
+    /// sides for a meeting both forfeited (two withdrawn teams), `×` on the diagonal. Swiss: one column
     /// per round, each cell the opponent's rank, 先/后 (first or second) and the 局分.
     pub fn crosstable(&self) -> Table {
         match self.system {
@@ -458,10 +460,10 @@ impl TeamReport<'_> {
                 .or_default()
                 .push((round, "-".into()));
         }
-        for v in &self.standings.void_meetings {
+        for v in &self.standings.double_forfeits {
             let round = v.round.unwrap_or(u32::MAX);
             for (a, b) in [(v.teams[0], v.teams[1]), (v.teams[1], v.teams[0])] {
-                cells.entry((a, b)).or_default().push((round, "/".into()));
+                cells.entry((a, b)).or_default().push((round, "-".into()));
             }
         }
         let columns: Vec<String> = (1..=order.len()).map(|i| i.to_string()).collect();
@@ -479,8 +481,8 @@ impl TeamReport<'_> {
                 }
             },
             l.pick(
-                "格内为局分（本队:对方），+/- 弃权胜/负，/ 双方均已退出。",
-                "Cells: game points (own:opponent); +/- forfeit won/lost; / both teams had withdrawn.",
+                "格内为局分（本队:对方），+/- 弃权胜/负，双方均为 - 即双方弃权。",
+                "Cells: game points (own:opponent); +/- forfeit won/lost; - on both sides: a forfeit by both.",
             ),
         )
     }

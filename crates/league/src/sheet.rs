@@ -15,7 +15,7 @@ use crate::colour::{Colour, Side, side_colour};
 use crate::matches::MatchResult;
 use crate::points::Points;
 pub use crate::text::html_escape;
-use crate::text::{BOM, Lang, csv_line, date_zh, parse_date, text_cell};
+use crate::text::{BOM, Lang, csv_line, date_zh, keep_text, parse_date, text_cell};
 use std::fmt::Write;
 
 /// One board line of a sheet, in the colours of the board's first game (the data CSV).
@@ -101,7 +101,8 @@ pub struct ScoreSheet {
     pub date: String,
     /// Table (桌次) of the match in the round, if numbered.
     pub table: Option<u32>,
-    /// Team names (units) `[first, second]`.
+    /// Teams `[first, second]` as labelled ([`crate::text::team_label`]: the name, with the
+    /// unit where it differs).
     pub teams: [String; 2],
     /// Board lines in red/black orientation (the data CSV).
     pub rows: Vec<SheetRow>,
@@ -743,7 +744,7 @@ impl ScoreSheet {
                     row.push(result);
                     row.push(if first {
                         b.points
-                            .map(|p| format!("{}{}", p[i].to_decimal(), b.marks[i]))
+                            .map(|p| keep_text(&format!("{}{}", p[i].to_decimal(), b.marks[i])))
                             .unwrap_or_default()
                     } else {
                         String::new()
@@ -764,7 +765,7 @@ impl ScoreSheet {
             }
         }
         let pair = |p: Option<[Points; 2]>| {
-            p.map(|p| format!("{} : {}", p[0].to_decimal(), p[1].to_decimal()))
+            p.map(|p| keep_text(&format!("{} : {}", p[0].to_decimal(), p[1].to_decimal())))
                 .unwrap_or_default()
         };
         out.push_str(&csv_line(&[
@@ -774,6 +775,9 @@ impl ScoreSheet {
             pair(self.match_points),
         ]));
         out.push_str(&csv_line(&[
+            l.pick("双方队长签字", "Captains").to_string(),
+            String::new(),
+            String::new(),
             l.pick("裁判员签字", "Arbiter").to_string(),
             String::new(),
             l.pick("裁判长签字", "Chief arbiter").to_string(),
@@ -995,7 +999,7 @@ mod tests {
         for label in [
             "象棋比赛计分表",
             "第 3 轮",
-            "2026 年 11 月 29 日",
+            "2026年11月29日",
             "桌次：2",
             "台次",
             "姓名",
@@ -1059,7 +1063,7 @@ mod tests {
         .unwrap();
         assert!(s.is_blank());
         let html = s.to_html();
-        assert!(html.contains("____ 年 __ 月 __ 日"));
+        assert!(html.contains("____年__月__日"));
         assert!(html.contains("王天一"));
         assert!(html.contains("局分 杭州 ____ : ____ 四川"));
         assert!(!html.contains("（判"));
@@ -1084,9 +1088,11 @@ mod tests {
     #[test]
     fn form_csv_has_bom_and_layout() {
         let csv = form_csv_document(&[sheet(), sheet()], Lang::Zh);
-        assert!(csv.starts_with(
-            "\u{feff}象棋比赛计分表\r\n象甲 2026,第 3 轮,2026 年 11 月 29 日,桌次：2\r\n"
-        ));
+        assert!(
+            csv.starts_with(
+                "\u{feff}象棋比赛计分表\r\n象甲 2026,第 3 轮,2026年11月29日,桌次：2\r\n"
+            )
+        );
         assert!(csv.contains("\r\n台次,局别,执色,姓名,结果,得分,犯规次数,签字,执色,姓名,结果,得分,犯规次数,签字,决出\r\n"));
         assert!(
             csv.contains("\r\n1,慢棋,红,王天一,胜,2,0,,黑,郑惟桐,负,0,1,,慢棋\r\n"),
@@ -1097,10 +1103,52 @@ mod tests {
             "{csv}"
         );
         assert!(
-            csv.contains("\r\n3,弃权,红,赵鑫鑫,+,2+,0,,黑,缺席,-,0-,0,,弃权\r\n"),
+            csv.contains(
+                "\r\n3,弃权,红,赵鑫鑫,+,\"=\"\"2+\"\"\",0,,黑,缺席,-,\"=\"\"0-\"\"\",0,,弃权\r\n"
+            ),
             "{csv}"
         );
         assert_eq!(csv.matches("象棋比赛计分表").count(), 2);
+        assert_eq!(
+            csv.matches("\r\n双方队长签字,,,裁判员签字,,裁判长签字,\r\n")
+                .count(),
+            2
+        );
+    }
+
+    /// Two teams of one unit (浙江) are told apart everywhere the sheet names a team, blank or
+    /// filled in; the date is written 2026年1月5日.
+    #[test]
+    fn two_teams_of_one_unit_are_told_apart() {
+        use crate::text::team_label;
+        let a = team_label("浙江一队", "浙江");
+        let b = team_label("浙江二队", "浙江");
+        let head = SheetHeader {
+            date: "2026-01-05",
+            teams: [&a, &b],
+            ..header()
+        };
+        let blank = ScoreSheet::blank(head.clone(), &players(), 4, &rules().chain).unwrap();
+        let html = blank.to_html();
+        assert!(
+            html.contains("单位：浙江一队（浙江）（1、3台执红）"),
+            "{html}"
+        );
+        assert!(html.contains("单位：浙江二队（浙江）（2、4台执红）"));
+        assert!(html.contains("局分 浙江一队（浙江） ____ : ____ 浙江二队（浙江）"));
+        assert!(html.contains("2026年1月5日"));
+        let form = form_csv_document(std::slice::from_ref(&blank), Lang::Zh);
+        assert!(form.contains("2026年1月5日"));
+        assert!(form.contains("单位：浙江一队（浙江）（1、3台执红）"));
+        let data = blank.to_csv();
+        assert!(
+            data.contains(",浙江一队（浙江）,王天一,浙江二队（浙江）,"),
+            "{data}"
+        );
+        let filled = sheet();
+        let mut named = filled.clone();
+        named.teams = [a.clone(), b.clone()];
+        assert!(named.to_html().contains("浙江一队（浙江）"));
     }
 
     #[test]

@@ -331,7 +331,8 @@ pub enum StandingsError {
         team: TeamIdx,
     },
     /// Two teams left in different rounds without meeting, and no schedule says when their
-    /// meeting was due (before the later departure: a forfeit win for the later; after: void).
+    /// meeting was due (before the later departure: a forfeit win for the later; after: a double
+    /// forfeit).
     #[error(
         "teams {a} and {b} withdrew (after rounds {} and {}) without meeting; the schedule is needed to tell whether their meeting was due before the second withdrawal",
         after[0], after[1]
@@ -405,8 +406,10 @@ pub struct Standings {
     pub rows: Vec<TeamRow>,
     /// Forfeits created by 20.3 for the remaining matches of withdrawn teams.
     pub generated_forfeits: Vec<GeneratedForfeit>,
-    /// Meetings that were due when both teams had already withdrawn: awarded to nobody.
-    pub void_meetings: Vec<VoidMeeting>,
+    /// Meetings due when both teams had already withdrawn (or when they left together) and not
+    /// in the input: double forfeits (20.3 "其余未赛对局均作弃权": each side's unplayed match is a
+    /// forfeit), 0 场分 each, counted as played and lost by both.
+    pub double_forfeits: Vec<DoubleForfeit>,
 }
 
 /// A meeting a withdrawn team did not play, scored as a whole-match forfeit win for the
@@ -421,9 +424,10 @@ pub struct GeneratedForfeit {
     pub round: Option<u32>,
 }
 
-/// A meeting due after both its teams had withdrawn (or when they left together): no result.
+/// A meeting due after both its teams had withdrawn (or when they left together): a forfeit by
+/// both (20.3 均作弃权).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct VoidMeeting {
+pub struct DoubleForfeit {
     /// The two teams, lower index first.
     pub teams: [TeamIdx; 2],
     /// The round the meeting was due, when the schedule was given.
@@ -520,15 +524,22 @@ pub fn standings(input: StandingsInput<'_>) -> Result<Standings, StandingsError>
     let mut matches: Vec<TeamMatch> = input.matches.clone();
     let mut effect: BTreeMap<TeamIdx, WithdrawalEffect> = BTreeMap::new();
     let mut generated = Vec::new();
-    let mut void = Vec::new();
+    let mut double = Vec::new();
     for (i, w) in input.withdrawals.iter().enumerate() {
         if input.withdrawals[..i].iter().any(|x| x.team == w.team) {
             return Err(StandingsError::WithdrawsTwice { team: w.team });
         }
-        if let Some(m) = matches
-            .iter()
-            .find(|m| (m.first == w.team || m.second == w.team) && m.round > w.after_round)
-        {
+        // After its withdrawal a team has only forfeits: its whole matches forfeited (20.3
+        // "其余未赛对局均作弃权"), entered as its rounds come; anything played is an error.
+        let forfeited_by_it = |m: &TeamMatch| {
+            let side = if m.first == w.team { 0 } else { 1 };
+            m.result.match_forfeit[side]
+        };
+        if let Some(m) = matches.iter().find(|m| {
+            (m.first == w.team || m.second == w.team)
+                && m.round > w.after_round
+                && !forfeited_by_it(m)
+        }) {
             return Err(StandingsError::AfterWithdrawal {
                 team: w.team,
                 after_round: w.after_round,
@@ -540,9 +551,13 @@ pub fn standings(input: StandingsInput<'_>) -> Result<Standings, StandingsError>
                 effect.insert(w.team, WithdrawalEffect::ResultsStand);
             }
             System::RoundRobin { legs } => {
+                // 已赛对手: the matches up to its withdrawal (forfeits count as played); the
+                // forfeits entered for its later rounds do not.
                 let played = matches
                     .iter()
-                    .filter(|m| m.first == w.team || m.second == w.team)
+                    .filter(|m| {
+                        (m.first == w.team || m.second == w.team) && m.round <= w.after_round
+                    })
                     .count() as u32;
                 let scheduled = legs * (n as u32).saturating_sub(1);
                 if played * 2 < scheduled {
@@ -559,13 +574,23 @@ pub fn standings(input: StandingsInput<'_>) -> Result<Standings, StandingsError>
             && effect.get(&m.second) != Some(&WithdrawalEffect::Annulled)
     });
     if let System::RoundRobin { legs } = input.system {
+        // The table after round N counts only rounds ≤ N: a meeting the schedule puts later
+        // than the last round of the input is not yet due.
+        let through = input
+            .matches
+            .iter()
+            .map(|m| m.round)
+            .chain(input.byes.iter().map(|b| b.0))
+            .max()
+            .unwrap_or(0);
         remaining_meetings(
             &input,
             legs,
+            through,
             &effect,
             &mut matches,
             &mut generated,
-            &mut void,
+            &mut double,
         )?;
     }
 
@@ -793,21 +818,24 @@ pub fn standings(input: StandingsInput<'_>) -> Result<Standings, StandingsError>
     Ok(Standings {
         rows,
         generated_forfeits: generated,
-        void_meetings: void,
+        double_forfeits: double,
     })
 }
 
 /// 20.3: the meetings a withdrawn team (results standing) did not play become forfeit wins for
 /// the opponent that was still in the event when the meeting was due; a meeting due when both
-/// teams were gone is awarded to nobody. Decided pair by pair, by the teams' departures and the
-/// schedule alone, so the outcome never depends on the order of the input.
+/// teams were gone is a forfeit by both ("均作弃权"). Decided pair by pair, by the teams'
+/// departures and the schedule alone, so the outcome never depends on the order of the input.
+/// Meetings already in the input (a forfeit entered when its round came) are not added again;
+/// with a schedule, meetings due after round `through` are not yet added.
 fn remaining_meetings(
     input: &StandingsInput<'_>,
     legs: u32,
+    through: u32,
     effect: &BTreeMap<TeamIdx, WithdrawalEffect>,
     matches: &mut Vec<TeamMatch>,
     generated: &mut Vec<GeneratedForfeit>,
-    void: &mut Vec<VoidMeeting>,
+    double: &mut Vec<DoubleForfeit>,
 ) -> Result<(), StandingsError> {
     let n = input.team_count;
     // The round after which a team is gone (`u32::MAX`: never).
@@ -826,6 +854,7 @@ fn remaining_meetings(
             forfeited_by: Side::Second,
         },
     )?;
+    let both = evaluate_match(input.rules, &MatchRecord::DoubleForfeit)?;
     for x in 0..n {
         for y in x + 1..n {
             if annulled(x) || annulled(y) || !(stands(x) || stands(y)) {
@@ -855,6 +884,9 @@ fn remaining_meetings(
             };
             let (dx, dy) = (gone_after(x), gone_after(y));
             for round in due {
+                if round.is_some_and(|r| r > through) {
+                    continue;
+                }
                 // The team that left later (or never) wins if it was still in when the meeting was
                 // due: a meeting due before the first departure was never played, so it falls due
                 // at that departure.
@@ -889,10 +921,18 @@ fn remaining_meetings(
                             round,
                         });
                     }
-                    None => void.push(VoidMeeting {
-                        teams: [x, y],
-                        round,
-                    }),
+                    None => {
+                        matches.push(TeamMatch {
+                            round: u32::MAX,
+                            first: x,
+                            second: y,
+                            result: both.clone(),
+                        });
+                        double.push(DoubleForfeit {
+                            teams: [x, y],
+                            round,
+                        });
+                    }
                 }
             }
         }

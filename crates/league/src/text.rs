@@ -61,6 +61,21 @@ pub fn text_cell(s: &str) -> String {
     }
 }
 
+/// A cell that must stay text in a spreadsheet although Excel (and LibreOffice with "detect
+/// special numbers") would read it as a time, a date or a number: a score `3:1` or `6 : 4`
+/// (a time), `1/2` (a date), a board's points with its forfeit mark `2+` / `0-` (a number,
+/// the mark lost). Written as the formula `="3:1"`, which Excel, WPS and LibreOffice show as
+/// exactly that text; any other cell goes through [`text_cell`].
+pub fn keep_text(s: &str) -> String {
+    let digits = s.chars().any(|c| c.is_ascii_digit());
+    let risky = digits && (s.contains([':', '/']) || s.ends_with(['+', '-']));
+    if risky {
+        format!("=\"{}\"", s.replace('"', "\"\""))
+    } else {
+        text_cell(s)
+    }
+}
+
 /// Quotes a CSV field (RFC 4180) when it holds a comma, a quote or a line break.
 pub fn csv_quote(s: &str) -> String {
     if s.contains([',', '"', '\r', '\n']) {
@@ -97,13 +112,27 @@ pub fn html_escape(s: &str) -> String {
     out
 }
 
-/// A date `YYYY-MM-DD` as printed on Chinese forms: `2026 年 11 月 29 日`; an empty date gives
-/// the form's blanks `____ 年 __ 月 __ 日`; anything else is printed as given.
+/// A date `YYYY-MM-DD` as Chinese arbiters write it: `2026年1月5日` (no spaces, no leading
+/// zeros); an empty date gives the form's blanks `____年__月__日`; anything else is printed as
+/// given.
 pub fn date_zh(date: &str) -> String {
     match parse_date(date) {
-        Some((y, m, d)) => format!("{y} 年 {m} 月 {d} 日"),
-        None if date.trim().is_empty() => "____ 年 __ 月 __ 日".to_string(),
+        Some((y, m, d)) => format!("{y}年{m}月{d}日"),
+        None if date.trim().is_empty() => "____年__月__日".to_string(),
         None => date.to_string(),
+    }
+}
+
+/// How a team is named on sheets and tables: its name, and its unit (参赛单位) in brackets when
+/// it has one that differs — `浙江一队（浙江）` — so that two teams of one unit are told apart.
+pub fn team_label(name: &str, unit: &str) -> String {
+    let (name, unit) = (name.trim(), unit.trim());
+    if unit.is_empty() || unit == name {
+        name.to_string()
+    } else if name.is_empty() {
+        unit.to_string()
+    } else {
+        format!("{name}（{unit}）")
     }
 }
 
@@ -144,6 +173,14 @@ mod tests {
         assert_eq!(text_cell("=1+1"), "'=1+1");
         assert_eq!(text_cell("-1"), "'-1");
         assert_eq!(text_cell("+"), "+");
+        assert_eq!(keep_text("3:1"), "=\"3:1\"");
+        assert_eq!(keep_text("6 : 4"), "=\"6 : 4\"");
+        assert_eq!(keep_text("2+"), "=\"2+\"");
+        assert_eq!(keep_text("0-"), "=\"0-\"");
+        assert_eq!(keep_text("+"), "+");
+        assert_eq!(keep_text("浙江"), "浙江");
+        assert_eq!(keep_text("=1:1"), "=\"=1:1\"");
+        assert_eq!(csv_quote(&keep_text("3:1")), "\"=\"\"3:1\"\"\"");
         assert_eq!(
             html_escape("<a href='x'>&</a>"),
             "&lt;a href=&#39;x&#39;&gt;&amp;&lt;/a&gt;"
@@ -152,8 +189,12 @@ mod tests {
 
     #[test]
     fn dates() {
-        assert_eq!(date_zh("2026-11-29"), "2026 年 11 月 29 日");
-        assert_eq!(date_zh(""), "____ 年 __ 月 __ 日");
+        assert_eq!(date_zh("2026-11-29"), "2026年11月29日");
+        assert_eq!(date_zh("2026-01-05"), "2026年1月5日");
+        assert_eq!(date_zh(""), "____年__月__日");
+        assert_eq!(team_label("浙江一队", "浙江"), "浙江一队（浙江）");
+        assert_eq!(team_label("浙江", "浙江"), "浙江");
+        assert_eq!(team_label("杭州", ""), "杭州");
         assert_eq!(parse_date("2024-02-29"), Some((2024, 2, 29)));
         assert_eq!(parse_date("2023-02-29"), None);
         assert_eq!(parse_date("2026-13-01"), None);

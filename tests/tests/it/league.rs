@@ -999,7 +999,9 @@ async fn season(backend: &str) -> Result<()> {
         ("published", 1),
         ("round_paired", ROUNDS as usize),
         ("round_rescheduled", ROUNDS as usize),
-        ("lineups_revealed", 2 * ROUNDS as usize),
+        // The withdrawn team's matches of rounds 5 and 6: a forfeit each, nothing revealed.
+        ("lineups_revealed", 2 * ROUNDS as usize - 2),
+        ("match_forfeited", 2),
         ("game_created", games),
         ("game_finished", games),
         ("choice_requested", 3),
@@ -1036,10 +1038,46 @@ async fn check_results(s: &Season) -> Result<()> {
             )
             .await?;
             ensure!(st == 200, "{st} {v}");
+            if withdrawn_from(round, *teams) {
+                // 20.3: the withdrawn team's match became its forfeit when the round came —
+                // no lineup revealed, no games, every board `+`/`-`, 局分 and 场分 as a walkover.
+                let by = if teams[0] == WITHDRAWN { F } else { S };
+                let m = evaluate_match(&rules, &MatchRecord::Forfeit { forfeited_by: by })
+                    .expect("evaluates");
+                ensure!(!s.revealed.contains_key(&(round, table)), "revealed: {v}");
+                ensure!(
+                    v["boards"]
+                        .as_array()
+                        .is_some_and(|b| b.iter().all(|b| b["games"] == json!([]))),
+                    "{v}"
+                );
+                assert_eq!(
+                    v["forfeit"],
+                    json!(if by == F { "first" } else { "second" })
+                );
+                assert_eq!(v["finished"], json!(true), "{v}");
+                assert_eq!(
+                    (v["gamePoints"].clone(), v["matchPoints"].clone()),
+                    (
+                        json!([m.game_points[0].to_decimal(), m.game_points[1].to_decimal()]),
+                        json!([
+                            m.match_points[0].to_decimal(),
+                            m.match_points[1].to_decimal()
+                        ])
+                    ),
+                    "round {round} table {table}"
+                );
+                ensure!(
+                    v["lineups"]
+                        .as_array()
+                        .is_some_and(|l| l.iter().all(|l| l["revealed"] == json!(false))),
+                    "{v}"
+                );
+                continue;
+            }
             let lineups = &s.revealed[&(round, table)];
             for (side, team) in [(0, teams[0]), (1, teams[1])] {
-                let missing =
-                    (round, table) == MISSING && side == 1 || withdrawn_from(round, *teams);
+                let missing = (round, table) == MISSING && side == 1;
                 let how = if missing {
                     "registered_order"
                 } else {
@@ -1055,15 +1093,6 @@ async fn check_results(s: &Season) -> Result<()> {
                     json!(players),
                     "round {round} table {table}: {lineups}"
                 );
-            }
-            if withdrawn_from(round, *teams) {
-                ensure!(
-                    v["boards"]
-                        .as_array()
-                        .is_some_and(|b| b.iter().all(|b| b["games"] == json!([]))),
-                    "{v}"
-                );
-                continue;
             }
             let rec = MatchRecord::Played((1..=BOARDS).map(|b| record(round, table, b)).collect());
             let m = evaluate_match(&rules, &rec).expect("evaluates");
@@ -1149,7 +1178,7 @@ async fn check_results(s: &Season) -> Result<()> {
     Ok(())
 }
 
-/// The export's matches as the plan makes them (the withdrawn team's later ones left out).
+/// The export's matches as the plan makes them (the withdrawn team's later ones forfeited).
 fn expected_export(s: &Season) -> Vec<Value> {
     let side = |x: Side| match x {
         F => "first",
@@ -1161,6 +1190,13 @@ fn expected_export(s: &Season) -> Vec<Value> {
         for (i, teams) in tables.iter().enumerate() {
             let table = i as u32 + 1;
             if withdrawn_from(round, *teams) {
+                out.push(json!({
+                    "round": round,
+                    "table": table,
+                    "first": format!("队{}", TEAMS[teams[0]]),
+                    "second": format!("队{}", TEAMS[teams[1]]),
+                    "forfeited_by": if teams[0] == WITHDRAWN { "first" } else { "second" },
+                }));
                 continue;
             }
             let lineups = &s.revealed[&(round, table)];

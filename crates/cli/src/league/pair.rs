@@ -83,6 +83,7 @@ impl Season {
             },
             avoid_same_unit_in_round_1: !a.no_unit_avoidance,
             upper_moves_first_on_table_1: matches!(a.lot, LotArg::Upper),
+            lookahead: true,
         };
         let round = last + 1;
         let computed = match pair_next_round(&teams, &rounds, options) {

@@ -3,6 +3,7 @@
 use super::season::Season;
 use anyhow::Result;
 use chuhe_league::sheet::{ScoreSheet, SheetHeader};
+use chuhe_league::text::team_label;
 use std::collections::BTreeMap;
 
 impl Season {
@@ -12,6 +13,13 @@ impl Season {
     pub(super) fn sheets(&self, round: Option<u32>, blank: bool) -> Result<Vec<ScoreSheet>> {
         let mut out = Vec::new();
         let mut table_in_round: BTreeMap<u32, u32> = BTreeMap::new();
+        // Each team by name, with its unit where that differs (two teams of one unit).
+        let labels: Vec<String> = self
+            .teams
+            .iter()
+            .zip(&self.units)
+            .map(|(n, u)| team_label(n, u))
+            .collect();
         for m in &self.matches {
             let n = table_in_round.entry(m.round).or_default();
             *n += 1;
@@ -23,7 +31,7 @@ impl Season {
                 round: m.round,
                 date: &m.date,
                 table: Some(m.table.unwrap_or(*n)),
-                teams: [&self.units[m.first], &self.units[m.second]],
+                teams: [&labels[m.first], &labels[m.second]],
             };
             let sheet = match &m.result {
                 Some(result) if !blank => {
@@ -42,7 +50,7 @@ impl Season {
                         round: r,
                         date: "",
                         table: Some(k as u32 + 1),
-                        teams: [&self.units[f.first], &self.units[f.second]],
+                        teams: [&labels[f.first], &labels[f.second]],
                     },
                     &players,
                     self.rules.boards,

@@ -82,8 +82,9 @@ impl Season {
                     round: f.round,
                 })
                 .collect(),
-            void_meetings: table
-                .void_meetings
+            void_meetings: Vec::new(),
+            double_forfeits: table
+                .double_forfeits
                 .iter()
                 .map(|v| VoidOut {
                     teams: [
@@ -172,7 +173,11 @@ pub(super) struct StandingsOut {
     criteria: Vec<&'static str>,
     rows: Vec<RowOut>,
     generated_forfeits: Vec<ForfeitOut>,
+    /// Always empty: a meeting due when both teams had withdrawn is a double forfeit (20.3
+    /// 均作弃权), listed in `double_forfeits`. Kept so that readers of the field still parse.
     void_meetings: Vec<VoidOut>,
+    /// Meetings due when both teams had withdrawn: a forfeit by both, 0 场分 each.
+    double_forfeits: Vec<VoidOut>,
     #[serde(skip_serializing_if = "Option::is_none")]
     board_tables: Option<Vec<BoardTableOut>>,
 }

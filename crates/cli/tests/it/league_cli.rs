@@ -313,10 +313,14 @@ fn score_sheets_csv_and_html() {
     let lines: Vec<&str> = csv.lines().collect();
     assert_eq!(lines.len(), 3, "{csv}");
     assert!(lines[0].starts_with("event,round,date,table,board,red_unit,red_player"));
-    assert_eq!(lines[1], "Test league,2,,1,1,Club C,c1,A,a1,1,1,,,0,0,draw");
+    // A team whose unit differs from its name is named with the unit in brackets.
+    assert_eq!(
+        lines[1],
+        "Test league,2,,1,1,C（Club C）,c1,A,a1,1,1,,,0,0,draw"
+    );
     assert_eq!(
         lines[2],
-        "Test league,2,,1,2,A,a2,Club C,c2,2,0,+,-,0,0,forfeit"
+        "Test league,2,,1,2,A,a2,C（Club C）,c2,2,0,+,-,0,0,forfeit"
     );
     let html = stdout(&chuhe_stdin(
         &["league", "sheet", "-", "--format", "html"],
@@ -355,7 +359,7 @@ fn the_readme_example_season_works() {
     assert_eq!(v["rows"][3]["penalties"]["warnings"], 1);
     let csv = stdout(&chuhe(&["league", "sheet", path, "--round", "2"]));
     assert!(
-        csv.contains("2026 城市象棋联赛,2,2026-11-08,2,1,浙江,王一,四川,李一,2,1,,,0,0,armageddon"),
+        csv.contains("2026 城市象棋联赛,2,2026-11-08,2,1,杭州（浙江）,王一,成都（四川）,李一,2,1,,,0,0,armageddon"),
         "{csv}"
     );
 }

@@ -25,18 +25,38 @@ const R1_3: &str = r#"
   {"round": 3, "first": "T3", "second": "T1", "boards": [{"games": [{"result": "first"}]}]},
   {"round": 3, "first": "T4", "second": "T5", "boards": [{"games": [{"result": "first"}]}]}"#;
 
+/// A round-4 or 5 match of the Berger table, won by the first-listed team.
+fn later(round: u32, first: &str, second: &str) -> String {
+    format!(
+        r#",
+  {{"round": {round}, "first": "{first}", "second": "{second}", "boards": [{{"games": [{{"result": "first"}}]}}]}}"#
+    )
+}
+
 #[test]
 fn two_withdrawn_teams_do_not_win_their_meeting() {
     // T4 and T5 both leave after round 3 (3 of 5 played: results stand). They met in round 3;
     // T5 and T6 meet in round 4 (6-5): T5 gone, T6 wins. Listed in either order: same table.
+    // Rounds 4 (6-5 1-4 2-3) and 5 (3-6 4-2 5-1) played by the teams still in: the forfeits
+    // count once their rounds are in the file (the table after round N holds rounds ≤ N).
+    let to5 = format!("{R1_3}{}{}", later(4, "T2", "T3"), later(5, "T5", "T1"));
     let forward = six(
         r#""withdrawals": [{"team": "T4", "after_round": 3}, {"team": "T6", "after_round": 3}],"#,
-        R1_3,
+        &to5,
     );
     let backward = six(
         r#""withdrawals": [{"team": "T6", "after_round": 3}, {"team": "T4", "after_round": 3}],"#,
-        R1_3,
+        &to5,
     );
+    // After round 3 only: nothing of rounds 4 and 5 yet.
+    let after3 = json(&stdout(&chuhe_stdin(
+        &["league", "standings", "-", "--format", "json"],
+        &six(
+            r#""withdrawals": [{"team": "T4", "after_round": 3}, {"team": "T6", "after_round": 3}],"#,
+            R1_3,
+        ),
+    )));
+    assert_eq!(after3["generated_forfeits"], json("[]"));
     let a = json(&stdout(&chuhe_stdin(
         &["league", "standings", "-", "--format", "json"],
         &forward,
@@ -63,24 +83,38 @@ fn two_withdrawn_teams_do_not_win_their_meeting() {
 }
 
 #[test]
-fn a_meeting_after_both_left_is_void_and_unknown_rounds_are_refused() {
-    // T1 leaves after round 3, T6 after round 4; they met in round 1. T5 leaves after round 3
-    // too: T5–T1 meet in round 5 (5-1) after both left: void.
+fn a_meeting_after_both_left_is_a_double_forfeit_and_unknown_rounds_are_refused() {
+    // T1 and T5 leave after round 3: T5–T1 meet in round 5 (5-1) after both left: a forfeit
+    // by both (20.3 均作弃权), 0 场分 each, played and lost by both.
+    let to5 = format!(
+        "{R1_3}{}{}{}",
+        later(4, "T2", "T3"),
+        later(5, "T3", "T6"),
+        later(5, "T4", "T2")
+    );
     let file = six(
         r#""withdrawals": [{"team": "T1", "after_round": 3}, {"team": "T5", "after_round": 3}],"#,
-        R1_3,
+        &to5,
     );
     let v = json(&stdout(&chuhe_stdin(
         &["league", "standings", "-", "--format", "json"],
         &file,
     )));
+    assert_eq!(v["void_meetings"], json("[]"));
     assert_eq!(
-        v["void_meetings"],
+        v["double_forfeits"],
         json(r#"[{"teams": ["T1", "T5"], "round": 5}]"#)
     );
+    for team in ["T1", "T5"] {
+        let row = v["rows"]
+            .as_array()
+            .and_then(|r| r.iter().find(|x| x["team"] == team).cloned())
+            .unwrap_or_default();
+        assert_eq!(row["played"], 5, "{row}");
+    }
     let t = stdout(&chuhe_stdin(&["league", "standings", "-"], &file));
     assert!(
-        t.contains("双方均已退出，未赛对局不计结果：\n  T1 - T5（第5轮）"),
+        t.contains("双方均已退出，未赛对局均作弃权（20.3）：\n  T1 - : - T5（第5轮）"),
         "{t}"
     );
     // Different departures and no schedule: the rules cannot tell, so the file is refused.
@@ -206,7 +240,7 @@ fn standings_as_csv_and_html_with_crosstable_and_boards() {
         csv.contains("\r\n1,成都,2,1,1,0,3,13,5,0,0,2,,总局分\r\n"),
         "{csv}"
     );
-    assert!(csv.contains("\r\n循环赛成绩表\r\n名次,队名,1,2,3,4,场分,局分,决定名次\r\n1,成都,×,5:5,+,,3,13,总局分\r\n"), "{csv}");
+    assert!(csv.contains("\r\n循环赛成绩表\r\n名次,队名,1,2,3,4,场分,局分,决定名次\r\n1,成都,×,\"=\"\"5:5\"\"\",+,,3,13,总局分\r\n"), "{csv}");
     assert!(csv.contains("\r\n第1台\r\n"), "{csv}");
     let html = stdout(&chuhe(&[
         "league",
@@ -247,9 +281,9 @@ fn score_sheets_as_arbiters_use_them() {
     for label in [
         "象棋比赛计分表",
         "第 1 轮",
-        "2026 年 11 月 1 日",
+        "2026年11月1日",
         "桌次：1",
-        "单位：浙江（1、3台执红）",
+        "单位：杭州（浙江）（1、3台执红）",
         "单位：深圳（2、4台执红）",
         "<th>犯规次数</th>",
         "<th>签字</th>",
@@ -257,7 +291,7 @@ fn score_sheets_as_arbiters_use_them() {
         "<td class=\"stage\">超快棋</td>",
         "黑（选色）",
         "和（判胜）",
-        "局分 浙江 7 : 3 深圳",
+        "局分 杭州（浙江） 7 : 3 深圳",
         "场分 2 : 0",
     ] {
         assert!(html.contains(label), "{label} missing: {html}");
@@ -266,7 +300,10 @@ fn score_sheets_as_arbiters_use_them() {
     let en = stdout(&chuhe(&[
         "league", "sheet", path, "--round", "1", "--table", "1", "--format", "html", "--lang", "en",
     ]));
-    assert!(en.contains("Team: 浙江 (Red on board 1, 3)"), "{en}");
+    assert!(
+        en.contains("Team: 杭州（浙江） (Red on board 1, 3)"),
+        "{en}"
+    );
     assert!(!en.contains("签字"));
     // The form as CSV for Excel/WPS: BOM, Chinese labels, one block per match.
     let form = stdout(&chuhe(&[
@@ -274,11 +311,25 @@ fn score_sheets_as_arbiters_use_them() {
     ]));
     assert!(
         form.starts_with(
-            "\u{feff}象棋比赛计分表\r\n2026 城市象棋联赛,第 2 轮,2026 年 11 月 8 日,桌次：1\r\n"
+            "\u{feff}象棋比赛计分表\r\n2026 城市象棋联赛,第 2 轮,2026年11月8日,桌次：1\r\n"
         ),
         "{form}"
     );
     assert_eq!(form.matches("象棋比赛计分表").count(), 2);
+    // The captains sign too; scores stay text in a spreadsheet (="…").
+    assert_eq!(
+        form.matches("\r\n双方队长签字,,,裁判员签字,,裁判长签字,\r\n")
+            .count(),
+        2
+    );
+    assert!(
+        form.contains("局分,\"=\"\"2 : 6\"\"\",场分,\"=\"\"0 : 2\"\"\""),
+        "{form}"
+    );
+    assert!(
+        form.contains(",-,\"=\"\"0-\"\"\",0,,黑,赵三,+,\"=\"\"2+\"\"\","),
+        "{form}"
+    );
     // The data CSV stays as it was; --bom adds the mark.
     let csv = stdout(&chuhe(&["league", "sheet", path, "--round", "2", "--bom"]));
     assert!(
@@ -308,7 +359,7 @@ fn blank_sheets_before_a_round_is_played() {
         &["league", "sheet", "-", "--round", "3", "--format", "html"],
         file,
     ));
-    assert!(html.contains("2026 年 12 月 6 日"));
+    assert!(html.contains("2026年12月6日"));
     assert!(
         html.contains("<td rowspan=\"3\" class=\"name\">b1</td>"),
         "{html}"

@@ -702,3 +702,120 @@ mod properties {
         }
     }
 }
+
+/// Plays `group` results (`(first, second, letters)`, one round each) and, for each team, its
+/// results against fresh outside teams, from round 100 on.
+fn tied_group(
+    r: &EventRules,
+    group: &[(usize, usize, &str)],
+    outside: &[(usize, &[&str])],
+    first_extra: usize,
+) -> (Vec<TeamMatch>, usize) {
+    let mut ms: Vec<TeamMatch> = group
+        .iter()
+        .enumerate()
+        .map(|(i, &(a, b, res))| m(r, i as u32 + 1, a, b, res, &[]))
+        .collect();
+    let mut extra = first_extra;
+    for &(t, results) in outside {
+        for (k, res) in results.iter().enumerate() {
+            ms.push(m(r, 100 + k as u32, t, extra, res, &[]));
+            extra += 1;
+        }
+    }
+    (ms, extra)
+}
+
+/// 14.5 "直至区分": five teams level on 场分, 总局分, 胜场 and 胜局. 直胜 over the five puts A
+/// first (6), E last (2) and leaves B, C, D on 4; applied again to B, C, D alone it separates
+/// them (B beat C and D, C beat D): two steps, one criterion.
+#[test]
+fn head_to_head_reapplied_until_separated_five_teams() {
+    let r = rules(4, GameScoring::default());
+    const E: usize = 4;
+    // A win is 5:3 (one board won, three drawn), so every team with the same record has the
+    // same 局分, 胜场 and 胜局.
+    let (ms, n) = tied_group(
+        &r,
+        &[
+            (A, B, "WDDD"),
+            (A, C, "WDDD"),
+            (D, A, "WDDD"),
+            (A, E, "WDDD"),
+            (B, C, "WDDD"),
+            (B, D, "WDDD"),
+            (E, B, "WDDD"),
+            (C, D, "WDDD"),
+            (C, E, "WDDD"),
+            (D, E, "WDDD"),
+        ],
+        // Everyone ends 3 won, 3 lost.
+        &[
+            (A, &["LDDD", "LDDD"]),
+            (B, &["WDDD", "LDDD"]),
+            (C, &["WDDD", "LDDD"]),
+            (D, &["WDDD", "LDDD"]),
+            (E, &["WDDD", "WDDD"]),
+        ],
+        5,
+    );
+    let s = table(&r, n, ms);
+    for t in [A, B, C, D, E] {
+        let x = row(&s, t);
+        assert_eq!(
+            (x.match_points, x.game_points, x.won, x.game_wins),
+            (Points::whole(6), Points::whole(24), 3, 3),
+            "team {t}"
+        );
+    }
+    let order: Vec<usize> = s.rows.iter().take(5).map(|x| x.team).collect();
+    assert_eq!(order, vec![A, B, C, D, E], "{:#?}", s.rows);
+    above(&s, A, B, TeamCriterion::HeadToHead);
+    above(&s, B, C, TeamCriterion::HeadToHead);
+    above(&s, C, D, TeamCriterion::HeadToHead);
+    above(&s, D, E, TeamCriterion::HeadToHead);
+    let ranks: Vec<Option<u32>> = s.rows.iter().take(5).map(|x| x.rank).collect();
+    assert_eq!(ranks, vec![Some(1), Some(2), Some(3), Some(4), Some(5)]);
+    // The value shown is the mini-league of the whole tied group.
+    assert_eq!(row(&s, B).head_to_head, Some(Points::whole(4)));
+}
+
+/// Four teams level; 直胜 over the four: C 5, B 3, A 2, D 2. A and D were left sharing 3rd;
+/// D beat A, so 直胜 applied to A and D alone puts D 3rd and A 4th.
+#[test]
+fn head_to_head_reapplied_four_teams_d_beat_a() {
+    let r = rules(4, GameScoring::default());
+    let (ms, n) = tied_group(
+        &r,
+        &[
+            (D, A, "WDDD"),
+            (A, B, "WDDD"),
+            (C, A, "WDDD"),
+            (B, C, "DDDD"),
+            (B, D, "WDDD"),
+            (C, D, "WDDD"),
+        ],
+        // Everyone ends 3 won, 1 drawn, 2 lost.
+        &[
+            (A, &["WDDD", "WDDD", "DDDD"]),
+            (B, &["WDDD", "WDDD", "LDDD"]),
+            (C, &["WDDD", "LDDD", "LDDD"]),
+            (D, &["WDDD", "WDDD", "DDDD"]),
+        ],
+        4,
+    );
+    let s = table(&r, n, ms);
+    for t in [A, B, C, D] {
+        let x = row(&s, t);
+        assert_eq!(
+            (x.match_points, x.game_points, x.won, x.game_wins),
+            (Points::whole(7), Points::whole(25), 3, 3),
+            "team {t}"
+        );
+    }
+    let order: Vec<usize> = s.rows.iter().take(4).map(|x| x.team).collect();
+    assert_eq!(order, vec![C, B, D, A], "{:#?}", s.rows);
+    above(&s, D, A, TeamCriterion::HeadToHead);
+    assert_eq!(row(&s, D).rank, Some(3));
+    assert_eq!(row(&s, A).rank, Some(4));
+}

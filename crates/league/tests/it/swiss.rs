@@ -64,6 +64,7 @@ proptest! {
             split: if top_bottom { FirstRoundSplit::TopBottom } else { FirstRoundSplit::OddEven },
             avoid_same_unit_in_round_1: true,
             upper_moves_first_on_table_1: lot,
+            lookahead: true,
         };
         let played = match simulate(&units, &results, rounds, options) {
             Ok(p) => p,

@@ -113,9 +113,10 @@ fn gone(team: usize, after_round: u32) -> Withdrawal {
 }
 
 #[test]
-fn two_teams_leaving_together_give_their_meeting_to_nobody() {
+fn two_teams_leaving_together_forfeit_their_meeting_both() {
     // Six teams (5 rounds). Teams 4 and 5 (draw numbers 5 and 6) both leave after round 3, having
-    // played 3 of 5 (≥ half: results stand). Their meeting (Berger: round 5, 5–6) is void.
+    // played 3 of 5 (≥ half: results stand). Their meeting (Berger: round 5, 5–6) is a forfeit
+    // by both (20.3 均作弃权): 0 场分 each, played and lost by both.
     let r = rules();
     let fx = berger(6, 1);
     let meeting = fx
@@ -134,10 +135,19 @@ fn two_teams_leaving_together_give_their_meeting_to_nobody() {
             "{:?}",
             s.generated_forfeits
         );
-        assert_eq!(s.void_meetings.len(), 1);
-        assert_eq!(s.void_meetings[0].teams, [4, 5]);
+        assert_eq!(s.double_forfeits.len(), 1);
+        assert_eq!(s.double_forfeits[0].teams, [4, 5]);
         let expected_round = if schedule.is_some() { meeting } else { None };
-        assert_eq!(s.void_meetings[0].round, expected_round);
+        assert_eq!(s.double_forfeits[0].round, expected_round);
+        for t in [4, 5] {
+            let row = s.rows.iter().find(|x| x.team == t).unwrap();
+            // 3 played, 1 forfeit to a team still in (the other round after 3), 1 double forfeit.
+            assert_eq!(
+                (row.played, row.won + row.drawn + row.lost),
+                (5, 5),
+                "{row:?}"
+            );
+        }
         // Listed the other way round, the same table.
         let mut ws2 = ws.clone();
         ws2.reverse();
@@ -156,7 +166,7 @@ fn two_teams_leaving_together_give_their_meeting_to_nobody() {
 #[test]
 fn a_meeting_due_between_two_departures_goes_to_the_team_still_in() {
     // Six teams. The two teams meeting in round `due` leave after rounds 3 and 4: due in round 4,
-    // the one still in wins by forfeit; due in round 5, both were gone, nobody gets it.
+    // the one still in wins by forfeit; due in round 5, both were gone: a forfeit by both.
     let r = rules();
     let fx = berger(6, 1);
     for due in [4, 5] {
@@ -170,7 +180,7 @@ fn a_meeting_due_between_two_departures_goes_to_the_team_still_in() {
             .iter()
             .find(|g| [g.winner, g.withdrawn] == [late, early]);
         let void = s
-            .void_meetings
+            .double_forfeits
             .iter()
             .find(|v| v.teams == [early.min(late), early.max(late)]);
         if due == 4 {
@@ -225,7 +235,7 @@ fn an_expelled_team_is_treated_as_withdrawn_18_3() {
 proptest! {
     #![proptest_config(ProptestConfig { cases: 200, ..ProptestConfig::default() })]
     /// Renumbering the teams (and listing matches and withdrawals in any order) never changes
-    /// anybody's result: same rank, points, forfeits awarded and void meetings, team by team.
+    /// anybody's result: same rank, points, forfeits awarded and double forfeits, team by team.
     #[test]
     fn withdrawals_do_not_depend_on_input_order(
         n in 3usize..=8,
@@ -277,8 +287,8 @@ proptest! {
                 fa.sort();
                 fb.sort();
                 prop_assert_eq!(fa, fb);
-                let mut va: Vec<(usize, usize, Option<u32>)> = a.void_meetings.iter().map(|v| (p(v.teams[0]).min(p(v.teams[1])), p(v.teams[0]).max(p(v.teams[1])), v.round)).collect();
-                let mut vb: Vec<(usize, usize, Option<u32>)> = b.void_meetings.iter().map(|v| (v.teams[0], v.teams[1], v.round)).collect();
+                let mut va: Vec<(usize, usize, Option<u32>)> = a.double_forfeits.iter().map(|v| (p(v.teams[0]).min(p(v.teams[1])), p(v.teams[0]).max(p(v.teams[1])), v.round)).collect();
+                let mut vb: Vec<(usize, usize, Option<u32>)> = b.double_forfeits.iter().map(|v| (v.teams[0], v.teams[1], v.round)).collect();
                 va.sort();
                 vb.sort();
                 prop_assert_eq!(va, vb);
@@ -296,4 +306,89 @@ proptest! {
             (a, b) => prop_assert!(false, "{:?} vs {:?}", a.map(|_| ()), b.map(|_| ())),
         }
     }
+}
+
+/// "The table after round N counts only rounds ≤ N": team 5 leaves after round 2 of 5 (Berger
+/// for six). After round 3 the table holds its round-3 forfeit and nothing later; after round 5,
+/// all three. A forfeit entered as its round came (the league service does so) is the same
+/// result, not counted twice, and is no "result after the withdrawal".
+#[test]
+fn forfeits_count_only_once_their_round_has_come() {
+    let r = rules();
+    let fx = berger(6, 1);
+    let all = played(&r, &fx, &[(5, 2)]);
+    let upto = |n: u32| {
+        all.iter()
+            .filter(|m| m.round <= n)
+            .cloned()
+            .collect::<Vec<_>>()
+    };
+    let row5 = |s: &Standings| s.rows.iter().find(|x| x.team == 5).unwrap().clone();
+    // 2 of 5 played (< half): annulled. Use a later departure for the standing case.
+    let s = run(&r, 6, upto(3), vec![gone(5, 2)], Some(fx.clone())).unwrap();
+    assert_eq!(row5(&s).withdrawal, Some(WithdrawalEffect::Annulled));
+    let all = played(&r, &fx, &[(5, 3)]);
+    let upto = |n: u32| {
+        all.iter()
+            .filter(|m| m.round <= n)
+            .cloned()
+            .collect::<Vec<_>>()
+    };
+    for (through, forfeits) in [(3, 0), (4, 1), (5, 2)] {
+        let s = run(&r, 6, upto(through), vec![gone(5, 3)], Some(fx.clone())).unwrap();
+        assert_eq!(
+            s.generated_forfeits.len(),
+            forfeits,
+            "after round {through}"
+        );
+        assert!(
+            s.generated_forfeits
+                .iter()
+                .all(|f| f.round <= Some(through))
+        );
+        assert_eq!(row5(&s).played, 3 + forfeits as u32);
+    }
+    // The same forfeits entered as results when their rounds came.
+    let walkover = |round: u32| {
+        let f = fx
+            .iter()
+            .find(|f| f.round == round && (f.first == 5 || f.second == 5))
+            .unwrap();
+        let by = if f.first == 5 {
+            Side::First
+        } else {
+            Side::Second
+        };
+        TeamMatch {
+            round,
+            first: f.first,
+            second: f.second,
+            result: evaluate_match(&r, &MatchRecord::Forfeit { forfeited_by: by }).unwrap(),
+        }
+    };
+    let mut ms = upto(5);
+    ms.push(walkover(4));
+    ms.push(walkover(5));
+    let entered = run(&r, 6, ms, vec![gone(5, 3)], Some(fx.clone())).unwrap();
+    let generated = run(&r, 6, upto(5), vec![gone(5, 3)], Some(fx.clone())).unwrap();
+    assert!(entered.generated_forfeits.is_empty());
+    for row in &generated.rows {
+        let other = entered.rows.iter().find(|x| x.team == row.team).unwrap();
+        assert_eq!(
+            (row.rank, row.played, row.match_points, row.game_points),
+            (
+                other.rank,
+                other.played,
+                other.match_points,
+                other.game_points
+            )
+        );
+    }
+    // A played result after the withdrawal is still refused.
+    let mut bad = upto(3);
+    bad.push(m(&r, 4, walkover(4).first, walkover(4).second, "DD"));
+    assert!(matches!(
+        run(&r, 6, bad, vec![gone(5, 3)], Some(fx)),
+        Err(StandingsError::AfterWithdrawal { team: 5, .. })
+    ));
 }

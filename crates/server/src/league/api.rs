@@ -989,10 +989,9 @@ async fn sheet(
         );
     };
     let date = format_instant(r.start_ms)[..10].to_string();
-    let names = [
-        l.teams[t.teams[0]].name.clone(),
-        l.teams[t.teams[1]].name.clone(),
-    ];
+    // Each team by name, with its unit where that differs (two teams of one unit).
+    let label = |i: usize| chuhe_league::text::team_label(&l.teams[i].name, &l.teams[i].unit);
+    let names = [label(t.teams[0]), label(t.teams[1])];
     let header = chuhe_league::sheet::SheetHeader {
         event: &l.spec.name,
         round,

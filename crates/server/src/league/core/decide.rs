@@ -536,6 +536,11 @@ fn submit_lineup(
             "team {team} does not play round {round} table {table}"
         )));
     };
+    if league.withdrawn_before(team, round) {
+        return Err(LeagueError::Conflict(format!(
+            "team {team} has withdrawn: its round {round} match is a forfeit"
+        )));
+    }
     let captain = actor
         .id
         .is_some_and(|id| league.teams[team].accounts.captains.contains(&id));
@@ -834,7 +839,12 @@ fn pair_swiss(d: &mut Draft) -> Result<(), LeagueError> {
             .map(|b| (b, l.rules.stage(stage).event.match_scoring.forfeit_win));
         played.push(round);
     }
-    let pairing = pair_next_round(&teams, &played, SwissOptions::default())
+    // Look ahead one round, except in the stage's last round (nothing follows it).
+    let options = SwissOptions {
+        lookahead: next_local < rounds,
+        ..SwissOptions::default()
+    };
+    let pairing = pair_next_round(&teams, &played, options)
         .map_err(|e| LeagueError::Pairing(e.to_string()))?;
     let (start_ms, deadline_ms) = round_time(l, next)?;
     d.push_system(LeagueEvent::RoundPaired {
@@ -867,12 +877,41 @@ fn settle_once(d: &mut Draft) -> Result<(), LeagueError> {
         return Ok(());
     }
     let now = d.now;
-    // Lineups: revealed when both are in, or at the deadline (missing ones per the 规程).
+    // 20.3/20.4 "其余未赛对局均作弃权，对方获胜": a match of a team that withdrew before its round
+    // becomes a forfeit when the round comes (its lineup deadline): by that team, or by both
+    // when both had gone (均作弃权: a double forfeit). Nobody's lineup is revealed for it.
+    let mut walkovers = Vec::new();
+    for r in &d.work.rounds {
+        if now < r.deadline_ms {
+            continue;
+        }
+        for (k, t) in r.tables.iter().enumerate() {
+            let gone = t.teams.map(|team| d.work.withdrawn_before(team, r.number));
+            let by = match gone {
+                [true, true] => ForfeitBy::Both,
+                [true, false] => ForfeitBy::First,
+                [false, true] => ForfeitBy::Second,
+                [false, false] => continue,
+            };
+            if t.forfeit.is_none() {
+                walkovers.push((r.number, k as u32 + 1, by));
+            }
+        }
+    }
+    for (round, table, by) in walkovers {
+        d.push_system(LeagueEvent::MatchForfeited { round, table, by })?;
+    }
+    // Lineups: revealed when both are in, or at the deadline (missing ones per the 规程); never
+    // for a match with a withdrawn team.
     let mut reveal = Vec::new();
     for r in &d.work.rounds {
         for (k, t) in r.tables.iter().enumerate() {
             let both_in = t.submitted.iter().all(Option::is_some);
-            if t.revealed.is_none() && (both_in || now >= r.deadline_ms) {
+            let withdrawn = t
+                .teams
+                .iter()
+                .any(|&team| d.work.withdrawn_before(team, r.number));
+            if t.revealed.is_none() && !withdrawn && (both_in || now >= r.deadline_ms) {
                 reveal.push((r.number, k as u32 + 1));
             }
         }

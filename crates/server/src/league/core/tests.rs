@@ -777,25 +777,188 @@ fn a_withdrawn_team_plays_no_more_and_the_standings_apply_20_3() {
         .code(),
         "conflict"
     );
+    // Recorded after round 4: the table still holds 4 matches for it, none of round 5 or 6.
+    let played = |s: &Sim| {
+        let st = table_standings(&s.l).unwrap().unwrap();
+        let row = st.rows.iter().find(|r| r.team == leaving).unwrap().clone();
+        assert!(row.withdrawal.is_some());
+        assert!(
+            st.generated_forfeits.is_empty(),
+            "{:?}",
+            st.generated_forfeits
+        );
+        row.played
+    };
+    assert_eq!(played(&s), 4);
+    // Its captain cannot submit a lineup for a later round.
+    let k5 = s.l.rounds[4]
+        .tables
+        .iter()
+        .position(|t| t.teams.contains(&leaving))
+        .unwrap();
+    let p = format!("p{leaving}0");
+    let q = format!("p{leaving}1");
+    assert_eq!(
+        s.submit(5, k5 as u32 + 1, leaving, &[&p, &q])
+            .unwrap_err()
+            .code(),
+        "conflict"
+    );
     for round in 5..=6 {
+        let (k, _) = s.l.rounds[round as usize - 1]
+            .tables
+            .iter()
+            .enumerate()
+            .find(|(_, t)| t.teams.contains(&leaving))
+            .unwrap();
+        let table = k as u32 + 1;
+        let side = if s.l.table(round, table).unwrap().teams[0] == leaving {
+            ForfeitBy::First
+        } else {
+            ForfeitBy::Second
+        };
+        // Not before its round comes.
+        assert_eq!(s.l.table(round, table).unwrap().forfeit, None);
+        let deadline = s.l.rounds[round as usize - 1].deadline_ms;
+        let ev = s.at(deadline);
+        assert!(kinds(&ev).contains(&"match_forfeited"), "{ev:?}");
+        let t = s.l.table(round, table).unwrap();
+        assert_eq!(
+            t.forfeit,
+            Some(side),
+            "round {round}: a forfeit by the withdrawn team"
+        );
+        assert_eq!(
+            t.revealed, None,
+            "no lineup revealed for a match with a withdrawn team"
+        );
+        let m = match_result(&s.l, round, table).expect("the forfeit is the match's result");
+        let winner = if side == ForfeitBy::First { 1 } else { 0 };
+        assert_eq!(m.match_points[winner], chuhe_league::Points::whole(2));
+        assert_eq!(m.match_points[1 - winner], chuhe_league::Points::ZERO);
+        // Two boards, each the 象甲 preset's board win 2–0.
+        assert_eq!(m.game_points[winner], chuhe_league::Points::whole(4));
+        assert!(
+            m.boards
+                .iter()
+                .all(|b| b.forfeit[1 - winner] && b.winner.is_some())
+        );
+        assert_eq!(
+            played(&s),
+            4 + round - 4,
+            "round {round} counted once it came"
+        );
         play_round(&mut s, round, |_, _| Outcome::First);
         assert!(s.l.rounds[round as usize - 1].completed);
-        for (k, t) in s.l.rounds[round as usize - 1].tables.iter().enumerate() {
-            if t.teams.contains(&leaving) {
-                assert!(
-                    t.boards.iter().all(|b| b.games.is_empty()),
-                    "no games for the withdrawn team (table {})",
-                    k + 1
-                );
-            }
-        }
+        let t = s.l.table(round, table).unwrap();
+        assert!(
+            t.boards.iter().all(|b| b.games.is_empty()),
+            "no games for it"
+        );
+        // After round 5 the table has no round-6 result for it.
+        assert_eq!(played(&s), round);
+    }
+    assert_eq!(digest(&League::replay(7, &s.log).unwrap()), digest(&s.l));
+}
+
+/// 20.3 with its results annulled (fewer than half played): its later matches still become
+/// forfeits when their rounds come (match view, sheet, log), but the standings drop them.
+#[test]
+fn an_annulled_withdrawal_forfeits_its_later_matches_and_counts_none() {
+    let mut s = Sim::new(spec("round_robin", 4, serde_json::json!({})));
+    s.run(LeagueCommand::Publish, ORG, None).unwrap();
+    play_round(&mut s, 1, |_, _| Outcome::First);
+    let leaving = s.l.table(2, 1).unwrap().teams[0];
+    s.run(
+        LeagueCommand::Withdraw {
+            team: leaving,
+            after_round: 1,
+            expelled: false,
+        },
+        ARB,
+        Some("the team left"),
+    )
+    .unwrap();
+    for round in 2..=6 {
+        play_round(&mut s, round, |_, _| Outcome::First);
+        let t = s.l.rounds[round as usize - 1]
+            .tables
+            .iter()
+            .find(|t| t.teams.contains(&leaving))
+            .unwrap();
+        assert!(t.forfeit.is_some(), "round {round}");
+        assert!(t.revealed.is_none());
     }
     let st = table_standings(&s.l).unwrap().unwrap();
     let row = st.rows.iter().find(|r| r.team == leaving).unwrap();
-    assert!(row.withdrawal.is_some());
+    assert_eq!(row.rank, None);
+    assert_eq!(
+        row.withdrawal,
+        Some(chuhe_league::standings::WithdrawalEffect::Annulled)
+    );
+    // The other three count only their matches among themselves: 4 each.
+    for r in st.rows.iter().filter(|r| r.team != leaving) {
+        assert_eq!(r.played, 4, "team {}", r.team);
+    }
+}
+
+/// 20.3 "其余未赛对局均作弃权": the meeting of two teams that had both withdrawn before it was due
+/// is a forfeit by both — 0 场分 each, counted as played and lost by both.
+#[test]
+fn two_withdrawn_teams_meeting_is_a_double_forfeit() {
+    let mut s = Sim::new(spec("round_robin", 4, serde_json::json!({})));
+    s.run(LeagueCommand::Publish, ORG, None).unwrap();
+    for round in 1..=3 {
+        play_round(&mut s, round, |_, _| Outcome::First);
+    }
+    // The two teams that meet in round 4 both leave after round 3 (3 of 6: results stand).
+    let pair = s.l.table(4, 1).unwrap().teams;
+    for team in pair {
+        s.run(
+            LeagueCommand::Withdraw {
+                team,
+                after_round: 3,
+                expelled: false,
+            },
+            ARB,
+            Some("left"),
+        )
+        .unwrap();
+    }
+    let lost = |s: &Sim, team: usize| {
+        let st = table_standings(&s.l).unwrap().unwrap();
+        let row = st.rows.iter().find(|r| r.team == team).unwrap().clone();
+        (row.played, row.lost, row.match_points)
+    };
+    let before = pair.map(|t| lost(&s, t));
+    play_round(&mut s, 4, |_, _| Outcome::First);
+    assert_eq!(s.l.table(4, 1).unwrap().forfeit, Some(ForfeitBy::Both));
+    assert!(s.l.rounds[3].completed);
+    let m = match_result(&s.l, 4, 1).unwrap();
+    assert_eq!(m.winner, None);
+    assert_eq!(m.match_points, [chuhe_league::Points::ZERO; 2]);
+    for (i, team) in pair.into_iter().enumerate() {
+        let (p, l, mp) = before[i];
+        assert_eq!(
+            lost(&s, team),
+            (p + 1, l + 1, mp),
+            "played and lost, 0 场分"
+        );
+    }
+    for round in 5..=6 {
+        play_round(&mut s, round, |_, _| Outcome::First);
+    }
+    let st = table_standings(&s.l).unwrap().unwrap();
+    for team in pair {
+        let row = st.rows.iter().find(|r| r.team == team).unwrap();
+        assert_eq!(
+            row.played, 6,
+            "all six counted, the double forfeit included"
+        );
+    }
     assert!(
-        !st.generated_forfeits.is_empty(),
-        "its remaining matches are forfeited (20.3)"
+        st.double_forfeits.is_empty(),
+        "entered as a result, not generated"
     );
 }
 

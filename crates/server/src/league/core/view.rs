@@ -279,13 +279,8 @@ pub fn stage_tables(l: &League, stage: u32) -> Option<Result<StageTables, String
                 first,
                 second,
             });
-            let withdrawn = t
-                .teams
-                .iter()
-                .any(|&team| l.withdrawn_before(team, r.number));
-            if withdrawn {
-                continue;
-            }
+            // A withdrawn team's later matches count once their forfeit is entered, when
+            // their round comes (`settle`), so the table after round N holds rounds ≤ N only.
             if let Some(result) = match_result(l, r.number, k as u32 + 1) {
                 matches.push(TeamMatch {
                     round: number,
