@@ -5,7 +5,7 @@
 use anyhow::{Context, Result};
 use chuhe_proto::v1::{self as w, BroadcastDelay, CreateGameRequest};
 use chuhe_server::admin;
-use chuhe_server::persist::Role;
+use chuhe_server::persist::{Persist, Role};
 
 use crate::serve::{DEFAULT_DATABASE, open_persist};
 
@@ -113,84 +113,88 @@ pub fn run(args: AdminArgs) -> Result<std::process::ExitCode> {
         .build()?;
     rt.block_on(async move {
         let p = open_persist(&args.database_url, &chuhe_store::StoreOptions::default()).await?;
-        let out = match args.command {
-            AdminCommand::CreatePlayer { name, role } => {
-                let role = Role::parse(&role).with_context(|| {
-                    format!("role must be player, arbiter or organizer, not {role:?}")
-                })?;
-                let a = admin::create_player(p.as_ref(), &name, role).await?;
-                chuhe_proto::encode_json(&w::Player {
-                    id: a.id.to_string(),
-                    display_name: a.name,
-                    role: admin::wire_role(a.role) as i32,
-                })
+        let out = command(p.as_ref(), args.command).await;
+        // Closed whatever the outcome (SQLite: the WAL checkpointed and removed).
+        p.close().await;
+        println!("{}", out?);
+        Ok(std::process::ExitCode::SUCCESS)
+    })
+}
+
+async fn command(p: &dyn Persist, command: AdminCommand) -> Result<String> {
+    Ok(match command {
+        AdminCommand::CreatePlayer { name, role } => {
+            let role = Role::parse(&role).with_context(|| {
+                format!("role must be player, arbiter or organizer, not {role:?}")
+            })?;
+            let a = admin::create_player(p, &name, role).await?;
+            chuhe_proto::encode_json(&w::Player {
+                id: a.id.to_string(),
+                display_name: a.name,
+                role: admin::wire_role(a.role) as i32,
+            })
+        }
+        AdminCommand::IssueToken { player, label } => {
+            let (token, id) = admin::issue_token(p, player, label).await?;
+            chuhe_proto::encode_json(&w::IssueTokenResponse {
+                token,
+                token_id: id.to_string(),
+            })
+        }
+        AdminCommand::RevokeToken { token_id } => {
+            if !p.revoke_token(token_id).await? {
+                anyhow::bail!("no live token with id {token_id}");
             }
-            AdminCommand::IssueToken { player, label } => {
-                let (token, id) = admin::issue_token(p.as_ref(), player, label).await?;
-                chuhe_proto::encode_json(&w::IssueTokenResponse {
-                    token,
-                    token_id: id.to_string(),
-                })
-            }
-            AdminCommand::RevokeToken { token_id } => {
-                if !p.revoke_token(token_id).await? {
-                    anyhow::bail!("no live token with id {token_id}");
-                }
-                format!("{{\"revoked\":\"{token_id}\"}}")
-            }
-            AdminCommand::CreateGame {
-                red,
-                black,
+            format!("{{\"revoked\":\"{token_id}\"}}")
+        }
+        AdminCommand::CreateGame {
+            red,
+            black,
+            time_control,
+            ruleset,
+            delay_plies,
+            delay_seconds,
+            fen,
+            event,
+            round,
+            board,
+            start,
+            lateness,
+        } => {
+            let (start_mode, scheduled_start_ms) = start_of(&start)?;
+            let lateness_limit_ms = chuhe_server::league::datetime::parse_duration(&lateness)
+                .with_context(|| format!("--lateness must be a duration, not {lateness:?}"))?;
+            let req = CreateGameRequest {
+                red_id: red.to_string(),
+                black_id: black.to_string(),
                 time_control,
                 ruleset,
-                delay_plies,
-                delay_seconds,
-                fen,
-                event,
-                round,
-                board,
-                start,
-                lateness,
-            } => {
-                let (start_mode, scheduled_start_ms) = start_of(&start)?;
-                let lateness_limit_ms = chuhe_server::league::datetime::parse_duration(&lateness)
-                    .with_context(|| {
-                    format!("--lateness must be a duration, not {lateness:?}")
-                })?;
-                let req = CreateGameRequest {
-                    red_id: red.to_string(),
-                    black_id: black.to_string(),
-                    time_control,
-                    ruleset,
-                    delay: Some(BroadcastDelay {
-                        plies: delay_plies,
-                        seconds: delay_seconds,
-                    }),
-                    initial_fen: fen.unwrap_or_default(),
-                    event: event.unwrap_or_default(),
-                    round: round.unwrap_or_default(),
-                    board: board.unwrap_or_default(),
-                    start_mode: start_mode as i32,
-                    scheduled_start_ms,
-                    lateness_limit_ms,
-                    ..CreateGameRequest::default()
-                };
-                let now = std::time::SystemTime::now()
-                    .duration_since(std::time::UNIX_EPOCH)?
-                    .as_millis() as u64;
-                let (row, _, _) = admin::create_game_row(p.as_ref(), &req, now).await?;
-                serde_json::json!({
-                    "gameId": row.id.to_string(),
-                    "timeControl": row.time_control,
-                    "ruleset": row.ruleset,
-                    "start": start.trim(),
-                    "scheduledStartMs": scheduled_start_ms,
-                    "latenessLimitMs": lateness_limit_ms,
-                })
-                .to_string()
-            }
-        };
-        println!("{out}");
-        Ok(std::process::ExitCode::SUCCESS)
+                delay: Some(BroadcastDelay {
+                    plies: delay_plies,
+                    seconds: delay_seconds,
+                }),
+                initial_fen: fen.unwrap_or_default(),
+                event: event.unwrap_or_default(),
+                round: round.unwrap_or_default(),
+                board: board.unwrap_or_default(),
+                start_mode: start_mode as i32,
+                scheduled_start_ms,
+                lateness_limit_ms,
+                ..CreateGameRequest::default()
+            };
+            let now = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)?
+                .as_millis() as u64;
+            let (row, _, _) = admin::create_game_row(p, &req, now).await?;
+            serde_json::json!({
+                "gameId": row.id.to_string(),
+                "timeControl": row.time_control,
+                "ruleset": row.ruleset,
+                "start": start.trim(),
+                "scheduledStartMs": scheduled_start_ms,
+                "latenessLimitMs": lateness_limit_ms,
+            })
+            .to_string()
+        }
     })
 }

@@ -465,9 +465,11 @@ pub fn run(args: ServeArgs) -> Result<std::process::ExitCode> {
         let listener = chuhe_server::bind_listener(s.listen)
             .with_context(|| format!("binding {}", s.listen))?;
         let addr = listener.local_addr()?;
-        let mut demo = None;
+        let (mut demo, mut new_games) = (None, Vec::new());
         if s.demo {
-            demo = Some(demo_start(persist.as_ref(), addr).await?);
+            let (d, created) = demo_start(persist.as_ref(), addr).await?;
+            demo = Some(d);
+            new_games = created;
         }
         match &s.cluster {
             None => println!(
@@ -480,16 +482,24 @@ pub fn run(args: ServeArgs) -> Result<std::process::ExitCode> {
                 s.database_url, c.node_id, c.url, c.prefix
             ),
         }
-        chuhe_server::serve(
+        let served = chuhe_server::serve(
             listener,
             shutdown_signal(),
             Deps {
-                persist,
-                config: Config { demo, ..s.config },
+                persist: persist.clone(),
+                config: Config {
+                    demo,
+                    new_games,
+                    ..s.config
+                },
                 cluster,
             },
         )
-        .await?;
+        .await;
+        // Everything committed: close the database (SQLite: the WAL checkpointed and removed,
+        // only the database file left).
+        persist.close().await;
+        served?;
         // The server has stopped and committed everything: give up whatever leases remain at
         // once, so other nodes need not wait for them to expire.
         if let Some(r) = redis {
@@ -499,10 +509,34 @@ pub fn run(args: ServeArgs) -> Result<std::process::ExitCode> {
     })
 }
 
-/// Seeds the demo (accounts found again by name, games by key), prints who can do what, and
-/// prints the demo league's addresses once the server has it running.
-async fn demo_start(persist: &dyn Persist, addr: SocketAddr) -> Result<chuhe_server::demo::Demo> {
+/// Seeds the demo (accounts found again by name, games by key), logs whether it created it or
+/// found it, prints who can do what, and prints the demo league's addresses once the server has
+/// it running. Also returns the games the seeding created (started now, not recovered).
+async fn demo_start(
+    persist: &dyn Persist,
+    addr: SocketAddr,
+) -> Result<(chuhe_server::demo::Demo, Vec<i64>)> {
+    let first = persist
+        .account_named("Demo Organizer", chuhe_server::persist::Role::Organizer)
+        .await?
+        .is_none();
+    let before = persist.unfinished_games().await?;
     let cast = chuhe_server::demo::seed(persist).await?;
+    let games = std::iter::once(cast.game_for_players).chain(cast.bot_games.iter().map(|g| g.0));
+    let new_games: Vec<i64> = games.filter(|g| !before.contains(g)).collect();
+    if first {
+        tracing::info!(
+            accounts = 4 + 2 * cast.bot_games.len(),
+            games = new_games.len(),
+            "demo created: the demo accounts (players, arbiter, organizer, bots) and their \
+             casual games; the demo league follows once the server runs"
+        );
+    } else {
+        tracing::info!(
+            new_games = new_games.len(),
+            "demo found in the database: the same accounts, unfinished games and league carry on"
+        );
+    }
     let watch = cast
         .bot_games
         .first()
@@ -527,12 +561,13 @@ async fn demo_start(persist: &dyn Persist, addr: SocketAddr) -> Result<chuhe_ser
             print_league(addr, &started);
         }
     });
-    Ok(chuhe_server::demo::Demo {
+    let demo = chuhe_server::demo::Demo {
         organizer: cast.organizer.id,
         bot_pairs: cast.bot_games.iter().map(|g| (g.1, g.2)).collect(),
         pace: chuhe_server::demo::Pace::default(),
         started: Some(tx),
-    })
+    };
+    Ok((demo, new_games))
 }
 
 fn print_league(addr: SocketAddr, s: &chuhe_server::demo::Started) {

@@ -289,6 +289,12 @@ pub trait Persist: Send + Sync + 'static {
     fn ping(&self) -> BoxFut<'_, Result<(), PersistError>> {
         Box::pin(async { Ok(()) })
     }
+    /// Commits what is queued, stops the writers and closes the connections (SQLite: the last
+    /// one checkpoints the WAL and removes `-wal`/`-shm`). Called once, at a clean shutdown of
+    /// `serve` and after a one-shot command; appends afterwards fail.
+    fn close(&self) -> BoxFut<'_, ()> {
+        Box::pin(async {})
+    }
 }
 
 /// Group-commit totals since the store opened (the store's own counters).

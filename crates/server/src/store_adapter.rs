@@ -156,6 +156,10 @@ impl<S: Store> Persist for StoreAdapter<S> {
         Box::pin(async move { self.store.ping().await.map_err(pe) })
     }
 
+    fn close(&self) -> BoxFut<'_, ()> {
+        Box::pin(self.store.close())
+    }
+
     fn lane_of(&self, game: i64) -> usize {
         self.store.writer_of(GameId(game))
     }
