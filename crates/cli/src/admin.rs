@@ -30,6 +30,13 @@ pub enum AdminCommand {
         #[arg(long, default_value = "player")]
         role: String,
     },
+    /// List every account (players, arbiters, organizers) with its id, as JSON:
+    /// `{"players":[{"id":"1","displayName":"Alice","role":"ROLE_PLAYER"},…]}`.
+    ListPlayers {
+        /// Only this role: `player`, `arbiter` or `organizer`.
+        #[arg(long)]
+        role: Option<String>,
+    },
     /// Issue a bearer token for a player, arbiter or organizer (printed once with its id;
     /// stored hashed). The token has its holder's role.
     IssueToken {
@@ -113,12 +120,34 @@ pub fn run(args: AdminArgs) -> Result<std::process::ExitCode> {
         .build()?;
     rt.block_on(async move {
         let p = open_persist(&args.database_url, &chuhe_store::StoreOptions::default()).await?;
-        let out = command(p.as_ref(), args.command).await;
+        let url = args.database_url.clone();
+        let out = command(p.as_ref(), args.command)
+            .await
+            .map_err(|e| not_found_tip(e, &url));
         // Closed whatever the outcome (SQLite: the WAL checkpointed and removed).
         p.close().await;
         println!("{}", out?);
         Ok(std::process::ExitCode::SUCCESS)
     })
+}
+
+/// `player N not found`: where the ids are, and which database this was.
+fn not_found_tip(err: anyhow::Error, url: &str) -> anyhow::Error {
+    let player = matches!(
+        err.downcast_ref::<admin::AdminError>(),
+        Some(admin::AdminError::NotFound(what)) if what.starts_with("player ")
+    );
+    if !player {
+        return err;
+    }
+    crate::tip(
+        err,
+        format!(
+            "`chuhe admin list-players` lists the accounts of this database ({url}) with their \
+             ids (`create-player` prints the id it gives); a server's database is the one it \
+             was started with (its `--database-url`, by default chuhe.db where it started)"
+        ),
+    )
 }
 
 async fn command(p: &dyn Persist, command: AdminCommand) -> Result<String> {
@@ -133,6 +162,27 @@ async fn command(p: &dyn Persist, command: AdminCommand) -> Result<String> {
                 display_name: a.name,
                 role: admin::wire_role(a.role) as i32,
             })
+        }
+        AdminCommand::ListPlayers { role } => {
+            let role = match role {
+                None => None,
+                Some(r) => Some(Role::parse(&r).with_context(|| {
+                    format!("role must be player, arbiter or organizer, not {r:?}")
+                })?),
+            };
+            let players = p
+                .accounts()
+                .await?
+                .into_iter()
+                .filter(|a| role.is_none_or(|r| a.role == r))
+                .map(|a| w::Player {
+                    id: a.id.to_string(),
+                    display_name: a.name,
+                    role: admin::wire_role(a.role) as i32,
+                })
+                .map(|pl| serde_json::from_str(&chuhe_proto::encode_json(&pl)))
+                .collect::<Result<Vec<serde_json::Value>, _>>()?;
+            serde_json::json!({ "players": players }).to_string()
         }
         AdminCommand::IssueToken { player, label } => {
             let (token, id) = admin::issue_token(p, player, label).await?;

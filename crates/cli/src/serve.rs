@@ -427,16 +427,93 @@ fn init_logging(filter: &str, format: LogFormat) -> Result<()> {
     installed.map_err(|e| anyhow::anyhow!("installing the logger: {e}"))
 }
 
+/// `binding ADDR: …`, with a tip for the mistakes a newcomer makes: a port in use (a server
+/// started before), a privileged port, an address that is not this machine's.
+fn bind_error(e: std::io::Error, addr: SocketAddr) -> anyhow::Error {
+    use std::io::ErrorKind as K;
+    let port = addr.port();
+    let tip = match e.kind() {
+        K::AddrInUse => Some(format!(
+            "another program (a `chuhe serve` started before?) listens on {addr}: stop it, or \
+             listen elsewhere with `--listen 127.0.0.1:{}` (or CHUHE_LISTEN)",
+            port.checked_add(1).unwrap_or(8081)
+        )),
+        K::PermissionDenied => Some(
+            "ports below 1024 need privileges: pick a higher one, e.g. `--listen \
+             127.0.0.1:8080` (or CHUHE_LISTEN)"
+                .to_string(),
+        ),
+        K::AddrNotAvailable => Some(format!(
+            "{} is not an address of this machine: use `--listen 127.0.0.1:{port}` (this \
+             machine only) or `--listen 0.0.0.0:{port}` (every interface)",
+            addr.ip()
+        )),
+        _ => None,
+    };
+    let err = anyhow::Error::new(e).context(format!("binding {addr}"));
+    match tip {
+        Some(t) => crate::tip(err, t),
+        None => err,
+    }
+}
+
 /// Opens the database (creating a missing PostgreSQL database; SQLite creates its file itself)
-/// with its migrations run.
+/// with its migrations run. A failure a newcomer can cause (a URL of neither kind, an SQLite
+/// file that cannot be created or is not a database, no PostgreSQL there) carries a tip.
 pub async fn open_persist(url: &str, options: &StoreOptions) -> Result<Arc<dyn Persist>> {
-    chuhe_store::provision::create_postgres_database_if_missing(url)
-        .await
-        .with_context(|| format!("opening database {url}"))?;
-    let store = chuhe_store::open(url, options)
-        .await
-        .with_context(|| format!("opening database {url}"))?;
-    Ok(Arc::new(StoreAdapter::new(Arc::new(store))))
+    let opened = async {
+        chuhe_store::provision::create_postgres_database_if_missing(url).await?;
+        chuhe_store::open(url, options).await
+    }
+    .await;
+    match opened {
+        Ok(store) => Ok(Arc::new(StoreAdapter::new(Arc::new(store)))),
+        Err(e) => {
+            let err = anyhow::Error::new(e).context(format!("opening database {url}"));
+            Err(match database_tip(url, &err) {
+                Some(t) => crate::tip(err, t),
+                None => err,
+            })
+        }
+    }
+}
+
+/// The tip for a database that did not open (see [`open_persist`]).
+fn database_tip(url: &str, err: &anyhow::Error) -> Option<String> {
+    let text = crate::error_chain(err);
+    let refused = err.chain().any(|c| {
+        c.downcast_ref::<std::io::Error>()
+            .is_some_and(|e| e.kind() == std::io::ErrorKind::ConnectionRefused)
+    }) || text.contains("Connection refused");
+    let flag = "`--database-url` (or CHUHE_DATABASE_URL)";
+    if text.contains("unsupported database URL") {
+        return Some(format!(
+            "{flag} is `sqlite://FILE` (a file, created if missing; the default is \
+             sqlite://chuhe.db) or `postgres://USER@HOST:PORT/NAME`"
+        ));
+    }
+    if url.starts_with("sqlite:") {
+        let file = url.trim_start_matches("sqlite:").trim_start_matches("//");
+        let file = file.split('?').next().unwrap_or(file);
+        if text.contains("unable to open database file") || text.contains("readonly database") {
+            return Some(format!(
+                "SQLite cannot create or write {file}: its directory must exist and be \
+                 writable by you; choose another file with {flag}, e.g. sqlite://chuhe.db"
+            ));
+        }
+        if text.contains("file is not a database") {
+            return Some(format!(
+                "{file} is not an SQLite database: point {flag} at chuhe's database file or \
+                 at a new one"
+            ));
+        }
+    } else if refused {
+        return Some(format!(
+            "nothing answers at {url}: start PostgreSQL there, correct {flag}, or leave it out \
+             to use the SQLite file chuhe.db in the current directory"
+        ));
+    }
+    None
 }
 
 pub fn run(args: ServeArgs) -> Result<std::process::ExitCode> {
@@ -462,8 +539,8 @@ pub fn run(args: ServeArgs) -> Result<std::process::ExitCode> {
             .clone()
             .map(|r| r as Arc<dyn chuhe_server::cluster::Cluster>);
         let persist = open_persist(&s.database_url, &options).await?;
-        let listener = chuhe_server::bind_listener(s.listen)
-            .with_context(|| format!("binding {}", s.listen))?;
+        let listener =
+            chuhe_server::bind_listener(s.listen).map_err(|e| bind_error(e, s.listen))?;
         let addr = listener.local_addr()?;
         let (mut demo, mut new_games) = (None, Vec::new());
         if s.demo {

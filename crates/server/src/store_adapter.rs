@@ -356,6 +356,13 @@ impl<S: Store> Persist for StoreAdapter<S> {
         })
     }
 
+    fn accounts(&self) -> BoxFut<'_, Result<Vec<Account>, PersistError>> {
+        Box::pin(async move {
+            let all = self.store.list_principals(None).await.map_err(pe)?;
+            Ok(all.into_iter().map(account).collect())
+        })
+    }
+
     fn create_account_with_id(
         &self,
         id: &str,
