@@ -131,23 +131,22 @@ pub fn run(args: AdminArgs) -> Result<std::process::ExitCode> {
     })
 }
 
-/// `player N not found`: where the ids are, and which database this was.
+/// `player N not found` and `a player named … already exists`: where the ids are, and which
+/// database this was.
 fn not_found_tip(err: anyhow::Error, url: &str) -> anyhow::Error {
-    let player = matches!(
-        err.downcast_ref::<admin::AdminError>(),
-        Some(admin::AdminError::NotFound(what)) if what.starts_with("player ")
-    );
-    if !player {
-        return err;
-    }
-    crate::tip(
-        err,
-        format!(
+    let tip = match err.downcast_ref::<admin::AdminError>() {
+        Some(admin::AdminError::NotFound(what)) if what.starts_with("player ") => format!(
             "`chuhe admin list-players` lists the accounts of this database ({url}) with their \
              ids (`create-player` prints the id it gives); a server's database is the one it \
              was started with (its `--database-url`, by default chuhe.db where it started)"
         ),
-    )
+        Some(admin::AdminError::NameTaken { .. }) => format!(
+            "a name is taken once per role: `chuhe admin list-players` shows that account's id \
+             in this database ({url}); give the new one another `--name`"
+        ),
+        _ => return err,
+    };
+    crate::tip(err, tip)
 }
 
 async fn command(p: &dyn Persist, command: AdminCommand) -> Result<String> {

@@ -211,8 +211,13 @@ fn parse_duration(s: &str) -> Option<std::time::Duration> {
 pub fn settings(args: &ServeArgs) -> Result<Settings> {
     let file: FileConfig = match &args.config {
         Some(p) => {
-            let text = std::fs::read_to_string(p)
-                .with_context(|| format!("reading config file {}", p.display()))?;
+            let text = std::fs::read_to_string(p).map_err(|e| {
+                crate::tip(
+                    anyhow::Error::new(e).context(format!("reading config file {}", p.display())),
+                    "`--config` (or CHUHE_CONFIG) names a TOML file of these options; without \
+                     it, flags and CHUHE_* variables alone configure the server",
+                )
+            })?;
             toml::from_str(&text).with_context(|| format!("parsing config file {}", p.display()))?
         }
         None => FileConfig::default(),

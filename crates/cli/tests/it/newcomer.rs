@@ -457,3 +457,39 @@ fn league_refusals_name_the_token_flag_the_variable_and_the_list() {
     drop(s);
     let _ = std::fs::remove_dir_all(dir);
 }
+
+#[test]
+fn a_name_taken_names_list_players() {
+    let dir = temp_dir("name-taken");
+    let create = || {
+        chuhe(&dir)
+            .args(["admin", "create-player", "--name", "Alice"])
+            .output()
+            .unwrap()
+    };
+    assert!(create().status.success());
+    let (error, tip) = error_and_tip(&create());
+    assert_eq!(error, "error: a player named \"Alice\" already exists");
+    assert!(
+        tip.contains("`chuhe admin list-players`") && tip.contains("--name"),
+        "{tip}"
+    );
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn a_missing_config_file_names_config() {
+    let dir = temp_dir("config");
+    let out = chuhe(&dir)
+        .args(["serve", "--config", "chuhe.toml"])
+        .output()
+        .unwrap();
+    let (error, tip) = error_and_tip(&out);
+    assert!(
+        error.starts_with("error: reading config file chuhe.toml: "),
+        "{error}"
+    );
+    assert!(tip.contains("CHUHE_CONFIG"), "{tip}");
+    assert!(files(&dir).is_empty(), "nothing opened: {:?}", files(&dir));
+    let _ = std::fs::remove_dir_all(dir);
+}
