@@ -544,42 +544,48 @@ pub fn run(args: ServeArgs) -> Result<std::process::ExitCode> {
             .clone()
             .map(|r| r as Arc<dyn chuhe_server::cluster::Cluster>);
         let persist = open_persist(&s.database_url, &options).await?;
-        let listener =
-            chuhe_server::bind_listener(s.listen).map_err(|e| bind_error(e, s.listen))?;
-        let addr = listener.local_addr()?;
-        let (mut demo, mut new_games) = (None, Vec::new());
-        if s.demo {
-            let (d, created) = demo_start(persist.as_ref(), addr).await?;
-            demo = Some(d);
-            new_games = created;
-        }
-        match &s.cluster {
-            None => println!(
-                "chuhe serving on http://{addr} (database {})",
-                s.database_url
-            ),
-            Some(c) => println!(
-                "chuhe serving on http://{addr} (database {}, node {} of the cluster on {}, \
-                 prefix {})",
-                s.database_url, c.node_id, c.url, c.prefix
-            ),
-        }
-        let served = chuhe_server::serve(
-            listener,
-            shutdown_signal(),
-            Deps {
-                persist: persist.clone(),
-                config: Config {
-                    demo,
-                    new_games,
-                    ..s.config
+        let served = async {
+            // Before anything is printed: Ctrl-C from here on is a clean stop.
+            let shutdown = shutdown_signal()?;
+            let listener =
+                chuhe_server::bind_listener(s.listen).map_err(|e| bind_error(e, s.listen))?;
+            let addr = listener.local_addr()?;
+            let (mut demo, mut new_games) = (None, Vec::new());
+            if s.demo {
+                let (d, created) = demo_start(persist.as_ref(), addr).await?;
+                demo = Some(d);
+                new_games = created;
+            }
+            match &s.cluster {
+                None => println!(
+                    "chuhe serving on http://{addr} (database {})",
+                    s.database_url
+                ),
+                Some(c) => println!(
+                    "chuhe serving on http://{addr} (database {}, node {} of the cluster on {}, \
+                     prefix {})",
+                    s.database_url, c.node_id, c.url, c.prefix
+                ),
+            }
+            chuhe_server::serve(
+                listener,
+                shutdown,
+                Deps {
+                    persist: persist.clone(),
+                    config: Config {
+                        demo,
+                        new_games,
+                        ..s.config
+                    },
+                    cluster,
                 },
-                cluster,
-            },
-        )
+            )
+            .await?;
+            anyhow::Ok(())
+        }
         .await;
-        // Everything committed: close the database (SQLite: the WAL checkpointed and removed,
-        // only the database file left).
+        // Everything committed (or nothing started): close the database (SQLite: the WAL
+        // checkpointed and removed, only the database file left).
         persist.close().await;
         served?;
         // The server has stopped and committed everything: give up whatever leases remain at
@@ -665,27 +671,27 @@ fn print_league(addr: SocketAddr, s: &chuhe_server::demo::Started) {
     }
 }
 
-async fn shutdown_signal() {
-    let ctrl_c = tokio::signal::ctrl_c();
-    #[cfg(unix)]
-    {
-        let mut term =
-            match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-                Ok(t) => t,
-                Err(_) => {
-                    let _ = ctrl_c.await;
-                    return;
-                }
-            };
+/// Ctrl-C (SIGINT) or SIGTERM. The handlers are installed here, at once, not when the returned
+/// future is first polled: a signal that arrives once the address is printed (before the server
+/// polls its shutdown future) stops the server cleanly instead of killing the process.
+#[cfg(unix)]
+fn shutdown_signal() -> Result<impl std::future::Future<Output = ()> + Send + 'static> {
+    use tokio::signal::unix::{SignalKind, signal};
+    let mut int = signal(SignalKind::interrupt()).context("installing the Ctrl-C handler")?;
+    let mut term = signal(SignalKind::terminate()).context("installing the SIGTERM handler")?;
+    Ok(async move {
         tokio::select! {
-            _ = ctrl_c => {}
+            _ = int.recv() => {}
             _ = term.recv() => {}
         }
-    }
-    #[cfg(not(unix))]
-    {
-        let _ = ctrl_c.await;
-    }
+    })
+}
+
+#[cfg(not(unix))]
+fn shutdown_signal() -> Result<impl std::future::Future<Output = ()> + Send + 'static> {
+    Ok(async {
+        let _ = tokio::signal::ctrl_c().await;
+    })
 }
 
 #[cfg(test)]

@@ -163,6 +163,8 @@ fn a_port_in_use_names_listen() {
         tip.contains("--listen 127.0.0.1:") && tip.contains("CHUHE_LISTEN"),
         "{tip}"
     );
+    // The database it opened first is closed again: no WAL left beside it.
+    assert_eq!(files(&dir), ["chuhe.db"]);
     drop(taken);
     let _ = std::fs::remove_dir_all(dir);
 }
