@@ -5,7 +5,7 @@
 use anyhow::{Context, Result};
 use chuhe_proto::v1::{self as w, BroadcastDelay, CreateGameRequest};
 use chuhe_server::admin;
-use chuhe_server::persist::Role;
+use chuhe_server::persist::{Persist, Role};
 
 use crate::serve::{DEFAULT_DATABASE, open_persist};
 
@@ -29,6 +29,13 @@ pub enum AdminCommand {
         /// `player`, `arbiter` or `organizer`.
         #[arg(long, default_value = "player")]
         role: String,
+    },
+    /// List every account (players, arbiters, organizers) with its id, as JSON:
+    /// `{"players":[{"id":"1","displayName":"Alice","role":"ROLE_PLAYER"},…]}`.
+    ListPlayers {
+        /// Only this role: `player`, `arbiter` or `organizer`.
+        #[arg(long)]
+        role: Option<String>,
     },
     /// Issue a bearer token for a player, arbiter or organizer (printed once with its id;
     /// stored hashed). The token has its holder's role.
@@ -113,84 +120,130 @@ pub fn run(args: AdminArgs) -> Result<std::process::ExitCode> {
         .build()?;
     rt.block_on(async move {
         let p = open_persist(&args.database_url, &chuhe_store::StoreOptions::default()).await?;
-        let out = match args.command {
-            AdminCommand::CreatePlayer { name, role } => {
-                let role = Role::parse(&role).with_context(|| {
-                    format!("role must be player, arbiter or organizer, not {role:?}")
-                })?;
-                let a = admin::create_player(p.as_ref(), &name, role).await?;
-                chuhe_proto::encode_json(&w::Player {
+        let url = args.database_url.clone();
+        let out = command(p.as_ref(), args.command)
+            .await
+            .map_err(|e| not_found_tip(e, &url));
+        // Closed whatever the outcome (SQLite: the WAL checkpointed and removed).
+        p.close().await;
+        println!("{}", out?);
+        Ok(std::process::ExitCode::SUCCESS)
+    })
+}
+
+/// `player N not found` and `a player named … already exists`: where the ids are, and which
+/// database this was.
+fn not_found_tip(err: anyhow::Error, url: &str) -> anyhow::Error {
+    let tip = match err.downcast_ref::<admin::AdminError>() {
+        Some(admin::AdminError::NotFound(what)) if what.starts_with("player ") => format!(
+            "`chuhe admin list-players` lists the accounts of this database ({url}) with their \
+             ids (`create-player` prints the id it gives); a server's database is the one it \
+             was started with (its `--database-url`, by default chuhe.db where it started)"
+        ),
+        Some(admin::AdminError::NameTaken { .. }) => format!(
+            "a name is taken once per role: `chuhe admin list-players` shows that account's id \
+             in this database ({url}); give the new one another `--name`"
+        ),
+        _ => return err,
+    };
+    crate::tip(err, tip)
+}
+
+async fn command(p: &dyn Persist, command: AdminCommand) -> Result<String> {
+    Ok(match command {
+        AdminCommand::CreatePlayer { name, role } => {
+            let role = Role::parse(&role).with_context(|| {
+                format!("role must be player, arbiter or organizer, not {role:?}")
+            })?;
+            let a = admin::create_player(p, &name, role).await?;
+            chuhe_proto::encode_json(&w::Player {
+                id: a.id.to_string(),
+                display_name: a.name,
+                role: admin::wire_role(a.role) as i32,
+            })
+        }
+        AdminCommand::ListPlayers { role } => {
+            let role = match role {
+                None => None,
+                Some(r) => Some(Role::parse(&r).with_context(|| {
+                    format!("role must be player, arbiter or organizer, not {r:?}")
+                })?),
+            };
+            let players = p
+                .accounts()
+                .await?
+                .into_iter()
+                .filter(|a| role.is_none_or(|r| a.role == r))
+                .map(|a| w::Player {
                     id: a.id.to_string(),
                     display_name: a.name,
                     role: admin::wire_role(a.role) as i32,
                 })
+                .map(|pl| serde_json::from_str(&chuhe_proto::encode_json(&pl)))
+                .collect::<Result<Vec<serde_json::Value>, _>>()?;
+            serde_json::json!({ "players": players }).to_string()
+        }
+        AdminCommand::IssueToken { player, label } => {
+            let (token, id) = admin::issue_token(p, player, label).await?;
+            chuhe_proto::encode_json(&w::IssueTokenResponse {
+                token,
+                token_id: id.to_string(),
+            })
+        }
+        AdminCommand::RevokeToken { token_id } => {
+            if !p.revoke_token(token_id).await? {
+                anyhow::bail!("no live token with id {token_id}");
             }
-            AdminCommand::IssueToken { player, label } => {
-                let (token, id) = admin::issue_token(p.as_ref(), player, label).await?;
-                chuhe_proto::encode_json(&w::IssueTokenResponse {
-                    token,
-                    token_id: id.to_string(),
-                })
-            }
-            AdminCommand::RevokeToken { token_id } => {
-                if !p.revoke_token(token_id).await? {
-                    anyhow::bail!("no live token with id {token_id}");
-                }
-                format!("{{\"revoked\":\"{token_id}\"}}")
-            }
-            AdminCommand::CreateGame {
-                red,
-                black,
+            format!("{{\"revoked\":\"{token_id}\"}}")
+        }
+        AdminCommand::CreateGame {
+            red,
+            black,
+            time_control,
+            ruleset,
+            delay_plies,
+            delay_seconds,
+            fen,
+            event,
+            round,
+            board,
+            start,
+            lateness,
+        } => {
+            let (start_mode, scheduled_start_ms) = start_of(&start)?;
+            let lateness_limit_ms = chuhe_server::league::datetime::parse_duration(&lateness)
+                .with_context(|| format!("--lateness must be a duration, not {lateness:?}"))?;
+            let req = CreateGameRequest {
+                red_id: red.to_string(),
+                black_id: black.to_string(),
                 time_control,
                 ruleset,
-                delay_plies,
-                delay_seconds,
-                fen,
-                event,
-                round,
-                board,
-                start,
-                lateness,
-            } => {
-                let (start_mode, scheduled_start_ms) = start_of(&start)?;
-                let lateness_limit_ms = chuhe_server::league::datetime::parse_duration(&lateness)
-                    .with_context(|| {
-                    format!("--lateness must be a duration, not {lateness:?}")
-                })?;
-                let req = CreateGameRequest {
-                    red_id: red.to_string(),
-                    black_id: black.to_string(),
-                    time_control,
-                    ruleset,
-                    delay: Some(BroadcastDelay {
-                        plies: delay_plies,
-                        seconds: delay_seconds,
-                    }),
-                    initial_fen: fen.unwrap_or_default(),
-                    event: event.unwrap_or_default(),
-                    round: round.unwrap_or_default(),
-                    board: board.unwrap_or_default(),
-                    start_mode: start_mode as i32,
-                    scheduled_start_ms,
-                    lateness_limit_ms,
-                    ..CreateGameRequest::default()
-                };
-                let now = std::time::SystemTime::now()
-                    .duration_since(std::time::UNIX_EPOCH)?
-                    .as_millis() as u64;
-                let (row, _, _) = admin::create_game_row(p.as_ref(), &req, now).await?;
-                serde_json::json!({
-                    "gameId": row.id.to_string(),
-                    "timeControl": row.time_control,
-                    "ruleset": row.ruleset,
-                    "start": start.trim(),
-                    "scheduledStartMs": scheduled_start_ms,
-                    "latenessLimitMs": lateness_limit_ms,
-                })
-                .to_string()
-            }
-        };
-        println!("{out}");
-        Ok(std::process::ExitCode::SUCCESS)
+                delay: Some(BroadcastDelay {
+                    plies: delay_plies,
+                    seconds: delay_seconds,
+                }),
+                initial_fen: fen.unwrap_or_default(),
+                event: event.unwrap_or_default(),
+                round: round.unwrap_or_default(),
+                board: board.unwrap_or_default(),
+                start_mode: start_mode as i32,
+                scheduled_start_ms,
+                lateness_limit_ms,
+                ..CreateGameRequest::default()
+            };
+            let now = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)?
+                .as_millis() as u64;
+            let (row, _, _) = admin::create_game_row(p, &req, now).await?;
+            serde_json::json!({
+                "gameId": row.id.to_string(),
+                "timeControl": row.time_control,
+                "ruleset": row.ruleset,
+                "start": start.trim(),
+                "scheduledStartMs": scheduled_start_ms,
+                "latenessLimitMs": lateness_limit_ms,
+            })
+            .to_string()
+        }
     })
 }

@@ -57,16 +57,36 @@ fn main() -> std::process::ExitCode {
         Ok(code) => code,
         Err(err) => {
             eprintln!("error: {}", error_chain(&err));
+            if let Some(Tip(tip)) = err.downcast_ref::<Tip>() {
+                eprintln!("\n  tip: {tip}");
+            }
             std::process::ExitCode::from(2)
         }
     }
+}
+
+/// What to do about an error, printed after its `error:` line as clap prints its tips
+/// (`  tip: …`): the flag, variable or command that fixes it. Attached as the error's context
+/// ([`tip`]); its own text is empty, so the `error:` line does not change.
+#[derive(Debug)]
+pub struct Tip(pub String);
+
+impl std::fmt::Display for Tip {
+    fn fmt(&self, _: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        Ok(())
+    }
+}
+
+/// `err` with a [`Tip`].
+pub fn tip(err: impl Into<anyhow::Error>, tip: impl Into<String>) -> anyhow::Error {
+    err.into().context(Tip(tip.into()))
 }
 
 /// The error and its causes joined by `: `, each text once. Many errors print their source in
 /// their own message as well (sqlx's `error returned from database: …`, the store's
 /// `database error: …`), so anyhow's `{:#}` would repeat the innermost text once per level; a
 /// cause whose text already ends the message so far is left out.
-fn error_chain(err: &anyhow::Error) -> String {
+pub fn error_chain(err: &anyhow::Error) -> String {
     let mut out = String::new();
     for cause in err.chain() {
         let text = cause.to_string();
@@ -122,6 +142,17 @@ mod tests {
             error_chain(&err),
             "opening database postgres://127.0.0.1/chuhe: database error: \
              error returned from database: database \"chuhe\" does not exist"
+        );
+    }
+
+    #[test]
+    fn a_tip_leaves_the_error_line_alone_and_is_found_under_more_context() {
+        let err = super::tip(anyhow::anyhow!("player 3 not found"), "list them")
+            .context("issuing a token");
+        assert_eq!(error_chain(&err), "issuing a token: player 3 not found");
+        assert_eq!(
+            err.downcast_ref::<super::Tip>().map(|t| t.0.as_str()),
+            Some("list them")
         );
     }
 

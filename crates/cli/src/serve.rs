@@ -211,8 +211,13 @@ fn parse_duration(s: &str) -> Option<std::time::Duration> {
 pub fn settings(args: &ServeArgs) -> Result<Settings> {
     let file: FileConfig = match &args.config {
         Some(p) => {
-            let text = std::fs::read_to_string(p)
-                .with_context(|| format!("reading config file {}", p.display()))?;
+            let text = std::fs::read_to_string(p).map_err(|e| {
+                crate::tip(
+                    anyhow::Error::new(e).context(format!("reading config file {}", p.display())),
+                    "`--config` (or CHUHE_CONFIG) names a TOML file of these options; without \
+                     it, flags and CHUHE_* variables alone configure the server",
+                )
+            })?;
             toml::from_str(&text).with_context(|| format!("parsing config file {}", p.display()))?
         }
         None => FileConfig::default(),
@@ -427,16 +432,93 @@ fn init_logging(filter: &str, format: LogFormat) -> Result<()> {
     installed.map_err(|e| anyhow::anyhow!("installing the logger: {e}"))
 }
 
+/// `binding ADDR: …`, with a tip for the mistakes a newcomer makes: a port in use (a server
+/// started before), a privileged port, an address that is not this machine's.
+fn bind_error(e: std::io::Error, addr: SocketAddr) -> anyhow::Error {
+    use std::io::ErrorKind as K;
+    let port = addr.port();
+    let tip = match e.kind() {
+        K::AddrInUse => Some(format!(
+            "another program (a `chuhe serve` started before?) listens on {addr}: stop it, or \
+             listen elsewhere with `--listen 127.0.0.1:{}` (or CHUHE_LISTEN)",
+            port.checked_add(1).unwrap_or(8081)
+        )),
+        K::PermissionDenied => Some(
+            "ports below 1024 need privileges: pick a higher one, e.g. `--listen \
+             127.0.0.1:8080` (or CHUHE_LISTEN)"
+                .to_string(),
+        ),
+        K::AddrNotAvailable => Some(format!(
+            "{} is not an address of this machine: use `--listen 127.0.0.1:{port}` (this \
+             machine only) or `--listen 0.0.0.0:{port}` (every interface)",
+            addr.ip()
+        )),
+        _ => None,
+    };
+    let err = anyhow::Error::new(e).context(format!("binding {addr}"));
+    match tip {
+        Some(t) => crate::tip(err, t),
+        None => err,
+    }
+}
+
 /// Opens the database (creating a missing PostgreSQL database; SQLite creates its file itself)
-/// with its migrations run.
+/// with its migrations run. A failure a newcomer can cause (a URL of neither kind, an SQLite
+/// file that cannot be created or is not a database, no PostgreSQL there) carries a tip.
 pub async fn open_persist(url: &str, options: &StoreOptions) -> Result<Arc<dyn Persist>> {
-    chuhe_store::provision::create_postgres_database_if_missing(url)
-        .await
-        .with_context(|| format!("opening database {url}"))?;
-    let store = chuhe_store::open(url, options)
-        .await
-        .with_context(|| format!("opening database {url}"))?;
-    Ok(Arc::new(StoreAdapter::new(Arc::new(store))))
+    let opened = async {
+        chuhe_store::provision::create_postgres_database_if_missing(url).await?;
+        chuhe_store::open(url, options).await
+    }
+    .await;
+    match opened {
+        Ok(store) => Ok(Arc::new(StoreAdapter::new(Arc::new(store)))),
+        Err(e) => {
+            let err = anyhow::Error::new(e).context(format!("opening database {url}"));
+            Err(match database_tip(url, &err) {
+                Some(t) => crate::tip(err, t),
+                None => err,
+            })
+        }
+    }
+}
+
+/// The tip for a database that did not open (see [`open_persist`]).
+fn database_tip(url: &str, err: &anyhow::Error) -> Option<String> {
+    let text = crate::error_chain(err);
+    let refused = err.chain().any(|c| {
+        c.downcast_ref::<std::io::Error>()
+            .is_some_and(|e| e.kind() == std::io::ErrorKind::ConnectionRefused)
+    }) || text.contains("Connection refused");
+    let flag = "`--database-url` (or CHUHE_DATABASE_URL)";
+    if text.contains("unsupported database URL") {
+        return Some(format!(
+            "{flag} is `sqlite://FILE` (a file, created if missing; the default is \
+             sqlite://chuhe.db) or `postgres://USER@HOST:PORT/NAME`"
+        ));
+    }
+    if url.starts_with("sqlite:") {
+        let file = url.trim_start_matches("sqlite:").trim_start_matches("//");
+        let file = file.split('?').next().unwrap_or(file);
+        if text.contains("unable to open database file") || text.contains("readonly database") {
+            return Some(format!(
+                "SQLite cannot create or write {file}: its directory must exist and be \
+                 writable by you; choose another file with {flag}, e.g. sqlite://chuhe.db"
+            ));
+        }
+        if text.contains("file is not a database") {
+            return Some(format!(
+                "{file} is not an SQLite database: point {flag} at chuhe's database file or \
+                 at a new one"
+            ));
+        }
+    } else if refused {
+        return Some(format!(
+            "nothing answers at {url}: start PostgreSQL there, correct {flag}, or leave it out \
+             to use the SQLite file chuhe.db in the current directory"
+        ));
+    }
+    None
 }
 
 pub fn run(args: ServeArgs) -> Result<std::process::ExitCode> {
@@ -462,34 +544,50 @@ pub fn run(args: ServeArgs) -> Result<std::process::ExitCode> {
             .clone()
             .map(|r| r as Arc<dyn chuhe_server::cluster::Cluster>);
         let persist = open_persist(&s.database_url, &options).await?;
-        let listener = chuhe_server::bind_listener(s.listen)
-            .with_context(|| format!("binding {}", s.listen))?;
-        let addr = listener.local_addr()?;
-        let mut demo = None;
-        if s.demo {
-            demo = Some(demo_start(persist.as_ref(), addr).await?);
+        let served = async {
+            // Before anything is printed: Ctrl-C from here on is a clean stop.
+            let shutdown = shutdown_signal()?;
+            let listener =
+                chuhe_server::bind_listener(s.listen).map_err(|e| bind_error(e, s.listen))?;
+            let addr = listener.local_addr()?;
+            let (mut demo, mut new_games) = (None, Vec::new());
+            if s.demo {
+                let (d, created) = demo_start(persist.as_ref(), addr).await?;
+                demo = Some(d);
+                new_games = created;
+            }
+            match &s.cluster {
+                None => println!(
+                    "chuhe serving on http://{addr} (database {})",
+                    s.database_url
+                ),
+                Some(c) => println!(
+                    "chuhe serving on http://{addr} (database {}, node {} of the cluster on {}, \
+                     prefix {})",
+                    s.database_url, c.node_id, c.url, c.prefix
+                ),
+            }
+            chuhe_server::serve(
+                listener,
+                shutdown,
+                Deps {
+                    persist: persist.clone(),
+                    config: Config {
+                        demo,
+                        new_games,
+                        ..s.config
+                    },
+                    cluster,
+                },
+            )
+            .await?;
+            anyhow::Ok(())
         }
-        match &s.cluster {
-            None => println!(
-                "chuhe serving on http://{addr} (database {})",
-                s.database_url
-            ),
-            Some(c) => println!(
-                "chuhe serving on http://{addr} (database {}, node {} of the cluster on {}, \
-                 prefix {})",
-                s.database_url, c.node_id, c.url, c.prefix
-            ),
-        }
-        chuhe_server::serve(
-            listener,
-            shutdown_signal(),
-            Deps {
-                persist,
-                config: Config { demo, ..s.config },
-                cluster,
-            },
-        )
-        .await?;
+        .await;
+        // Everything committed (or nothing started): close the database (SQLite: the WAL
+        // checkpointed and removed, only the database file left).
+        persist.close().await;
+        served?;
         // The server has stopped and committed everything: give up whatever leases remain at
         // once, so other nodes need not wait for them to expire.
         if let Some(r) = redis {
@@ -499,10 +597,34 @@ pub fn run(args: ServeArgs) -> Result<std::process::ExitCode> {
     })
 }
 
-/// Seeds the demo (accounts found again by name, games by key), prints who can do what, and
-/// prints the demo league's addresses once the server has it running.
-async fn demo_start(persist: &dyn Persist, addr: SocketAddr) -> Result<chuhe_server::demo::Demo> {
+/// Seeds the demo (accounts found again by name, games by key), logs whether it created it or
+/// found it, prints who can do what, and prints the demo league's addresses once the server has
+/// it running. Also returns the games the seeding created (started now, not recovered).
+async fn demo_start(
+    persist: &dyn Persist,
+    addr: SocketAddr,
+) -> Result<(chuhe_server::demo::Demo, Vec<i64>)> {
+    let first = persist
+        .account_named("Demo Organizer", chuhe_server::persist::Role::Organizer)
+        .await?
+        .is_none();
+    let before = persist.unfinished_games().await?;
     let cast = chuhe_server::demo::seed(persist).await?;
+    let games = std::iter::once(cast.game_for_players).chain(cast.bot_games.iter().map(|g| g.0));
+    let new_games: Vec<i64> = games.filter(|g| !before.contains(g)).collect();
+    if first {
+        tracing::info!(
+            accounts = 4 + 2 * cast.bot_games.len(),
+            games = new_games.len(),
+            "demo created: the demo accounts (players, arbiter, organizer, bots) and their \
+             casual games; the demo league follows once the server runs"
+        );
+    } else {
+        tracing::info!(
+            new_games = new_games.len(),
+            "demo found in the database: the same accounts, unfinished games and league carry on"
+        );
+    }
     let watch = cast
         .bot_games
         .first()
@@ -527,12 +649,13 @@ async fn demo_start(persist: &dyn Persist, addr: SocketAddr) -> Result<chuhe_ser
             print_league(addr, &started);
         }
     });
-    Ok(chuhe_server::demo::Demo {
+    let demo = chuhe_server::demo::Demo {
         organizer: cast.organizer.id,
         bot_pairs: cast.bot_games.iter().map(|g| (g.1, g.2)).collect(),
         pace: chuhe_server::demo::Pace::default(),
         started: Some(tx),
-    })
+    };
+    Ok((demo, new_games))
 }
 
 fn print_league(addr: SocketAddr, s: &chuhe_server::demo::Started) {
@@ -548,27 +671,27 @@ fn print_league(addr: SocketAddr, s: &chuhe_server::demo::Started) {
     }
 }
 
-async fn shutdown_signal() {
-    let ctrl_c = tokio::signal::ctrl_c();
-    #[cfg(unix)]
-    {
-        let mut term =
-            match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-                Ok(t) => t,
-                Err(_) => {
-                    let _ = ctrl_c.await;
-                    return;
-                }
-            };
+/// Ctrl-C (SIGINT) or SIGTERM. The handlers are installed here, at once, not when the returned
+/// future is first polled: a signal that arrives once the address is printed (before the server
+/// polls its shutdown future) stops the server cleanly instead of killing the process.
+#[cfg(unix)]
+fn shutdown_signal() -> Result<impl std::future::Future<Output = ()> + Send + 'static> {
+    use tokio::signal::unix::{SignalKind, signal};
+    let mut int = signal(SignalKind::interrupt()).context("installing the Ctrl-C handler")?;
+    let mut term = signal(SignalKind::terminate()).context("installing the SIGTERM handler")?;
+    Ok(async move {
         tokio::select! {
-            _ = ctrl_c => {}
+            _ = int.recv() => {}
             _ = term.recv() => {}
         }
-    }
-    #[cfg(not(unix))]
-    {
-        let _ = ctrl_c.await;
-    }
+    })
+}
+
+#[cfg(not(unix))]
+fn shutdown_signal() -> Result<impl std::future::Future<Output = ()> + Send + 'static> {
+    Ok(async {
+        let _ = tokio::signal::ctrl_c().await;
+    })
 }
 
 #[cfg(test)]

@@ -115,6 +115,9 @@ pub struct Config {
     pub metrics_token: Option<String>,
     /// `--demo`: bots playing casual games and a demo league (see [`demo`]).
     pub demo: Option<demo::Demo>,
+    /// Games created just before this start for it (the demo's, on its first start): loaded
+    /// and started with the unfinished ones, but not logged as recovered.
+    pub new_games: Vec<i64>,
     /// A connection must send a whole request head (an HTTP request or a websocket upgrade)
     /// within this, on a fresh connection and between keep-alive requests; a silent or
     /// half-sent one is closed (`chuhe_handshake_timeouts_total`).
@@ -159,6 +162,7 @@ impl Default for Config {
             store_timeout: Duration::from_secs(2),
             metrics_token: None,
             demo: None,
+            new_games: Vec::new(),
             handshake_timeout: Duration::from_secs(10),
             max_connections: 0,
             max_connections_per_address: 1000,
@@ -305,13 +309,20 @@ async fn recover_all(env: &Env) {
             return;
         }
     };
-    let n = ids.len();
+    let (mut recovered, mut started) = (0, 0);
     for id in ids {
-        if let Err(e) = env.registry.get_or_load(env, id).await {
-            warn!(game = id, code = e.code(), "game not recovered");
+        let new = env.config.new_games.contains(&id);
+        match env.registry.get_or_load(env, id).await {
+            Ok(_) if new => started += 1,
+            Ok(_) => recovered += 1,
+            Err(e) if new => warn!(game = id, code = e.code(), "new game not started"),
+            Err(e) => warn!(game = id, code = e.code(), "game not recovered"),
         }
     }
-    if n > 0 {
-        info!(games = n, "unfinished games recovered");
+    if recovered > 0 {
+        info!(games = recovered, "unfinished games recovered");
+    }
+    if started > 0 {
+        info!(games = started, "new games started");
     }
 }

@@ -228,6 +228,8 @@ pub trait Persist: Send + Sync + 'static {
     /// The account a bearer token belongs to (None: unknown or revoked).
     fn authenticate(&self, token: &str) -> BoxFut<'_, Result<Option<Account>, PersistError>>;
     fn account(&self, id: i64) -> BoxFut<'_, Result<Option<Account>, PersistError>>;
+    /// Every account (players, arbiters, organizers), by id (`chuhe admin list-players`).
+    fn accounts(&self) -> BoxFut<'_, Result<Vec<Account>, PersistError>>;
     fn create_account(&self, name: &str, role: Role) -> BoxFut<'_, Result<Account, PersistError>>;
     /// Creates an account with a stable id given by an organizer (an alias of its numeric id;
     /// see `chuhe_store::check_handle`). A store that cannot keep such ids refuses.
@@ -288,6 +290,12 @@ pub trait Persist: Send + Sync + 'static {
     /// (`/readyz`). Bounded by the store's own ping timeout.
     fn ping(&self) -> BoxFut<'_, Result<(), PersistError>> {
         Box::pin(async { Ok(()) })
+    }
+    /// Commits what is queued, stops the writers and closes the connections (SQLite: the last
+    /// one checkpoints the WAL and removes `-wal`/`-shm`). Called once, at a clean shutdown of
+    /// `serve` and after a one-shot command; appends afterwards fail.
+    fn close(&self) -> BoxFut<'_, ()> {
+        Box::pin(async {})
     }
 }
 
@@ -725,6 +733,12 @@ impl Persist for MemoryPersist {
             unstalled.await;
             Ok(self.with(|m| m.accounts.get(&id).cloned()))
         })
+    }
+
+    fn accounts(&self) -> BoxFut<'_, Result<Vec<Account>, PersistError>> {
+        let mut all = self.with(|m| m.accounts.values().cloned().collect::<Vec<_>>());
+        all.sort_by_key(|a| a.id);
+        Box::pin(async move { Ok(all) })
     }
 
     fn ping(&self) -> BoxFut<'_, Result<(), PersistError>> {

@@ -156,6 +156,10 @@ impl<S: Store> Persist for StoreAdapter<S> {
         Box::pin(async move { self.store.ping().await.map_err(pe) })
     }
 
+    fn close(&self) -> BoxFut<'_, ()> {
+        Box::pin(self.store.close())
+    }
+
     fn lane_of(&self, game: i64) -> usize {
         self.store.writer_of(GameId(game))
     }
@@ -349,6 +353,13 @@ impl<S: Store> Persist for StoreAdapter<S> {
                 Err(StoreError::PrincipalNotFound(_)) => Ok(None),
                 Err(e) => Err(pe(e)),
             }
+        })
+    }
+
+    fn accounts(&self) -> BoxFut<'_, Result<Vec<Account>, PersistError>> {
+        Box::pin(async move {
+            let all = self.store.list_principals(None).await.map_err(pe)?;
+            Ok(all.into_iter().map(account).collect())
         })
     }
 

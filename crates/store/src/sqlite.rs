@@ -443,12 +443,20 @@ impl Committer for SqliteCommitter {
 
     /// Ends the writer thread and waits for it: a key slice it runs after the last commit
     /// is done (or failed) when the store's `close` returns, and its connection is closed. A
-    /// background checkpoint still running is waited for too.
+    /// background checkpoint still running is waited for too, and the background connection
+    /// closed (not just dropped, which closes it later on sqlx's thread): the store's `close`
+    /// then closes the pool, whose last connection checkpoints the WAL and deletes it.
     async fn finish(self) {
         drop(self.jobs);
         let _ = self.exited.await;
-        if let Some(running) = self.checkpoint.running {
-            let _ = running.await;
+        let mut checkpoint = self.checkpoint;
+        if let Some(running) = checkpoint.running.take() {
+            if let Ok(conn) = running.await {
+                checkpoint.idle = Some(conn);
+            }
+        }
+        if let Some(conn) = checkpoint.idle.take() {
+            let _ = conn.close().await;
         }
     }
 }

@@ -96,9 +96,22 @@ async fn send(
     token: Option<&str>,
     body: Option<Vec<u8>>,
 ) -> Result<Answer> {
-    let stream = tokio::net::TcpStream::connect((server.host.as_str(), server.port))
-        .await
-        .context("cannot reach the server")?;
+    let stream = match tokio::net::TcpStream::connect((server.host.as_str(), server.port)).await {
+        Ok(stream) => stream,
+        Err(e) if e.kind() == std::io::ErrorKind::ConnectionRefused => {
+            let err = anyhow::Error::new(e).context("cannot reach the server");
+            return Err(crate::tip(
+                err,
+                format!(
+                    "no server listens at {}: start one with `chuhe serve` (in another \
+                     terminal, or `chuhe serve &`), or name the one to use with `--server \
+                     http://HOST:PORT` (or CHUHE_SERVER)",
+                    server.authority()
+                ),
+            ));
+        }
+        Err(e) => return Err(anyhow::Error::new(e).context("cannot reach the server")),
+    };
     let (mut sender, conn) = hyper::client::conn::http1::handshake(TokioIo::new(stream)).await?;
     // The connection runs beside the request; it ends when the answer is read.
     let driver = tokio::spawn(conn);

@@ -584,6 +584,34 @@ fn request_of(c: EventCommand) -> Result<(&'static str, String, Option<Value>)> 
     })
 }
 
+/// What to do about a refusal a newcomer meets: a missing or unknown token, a token that may
+/// not do this, a league id that is not there.
+fn refusal_tip(body: &[u8], token_given: bool) -> Option<String> {
+    let v: Value = serde_json::from_slice(body).ok()?;
+    let code = v["code"].as_str()?;
+    let message = v["message"].as_str().unwrap_or_default();
+    let issue = "`chuhe admin issue-token --player ID` (the organizer's; `chuhe admin \
+                 list-players` shows the ids) on the server's database";
+    Some(match (code, token_given) {
+        ("unauthenticated" | "permission_denied", false) => format!(
+            "this needs a token: pass it with `--token chuhe_…` or `export CHUHE_TOKEN=chuhe_…`; \
+             {issue} prints one"
+        ),
+        ("unauthenticated", true) => format!(
+            "the server does not know this token (mistyped, revoked, or issued on another \
+             database): {issue} prints a new one"
+        ),
+        ("permission_denied", true) => "this token's holder may not do this: create, publish, \
+             tokens and reschedule need the organizer's token, a lineup its captain's, a \
+             command an arbiter's (docs/league.md, \"Who may do what\")"
+            .to_string(),
+        ("not_found", _) if message.starts_with("no league") => {
+            "`chuhe league event list` lists this server's leagues with their ids".to_string()
+        }
+        _ => return None,
+    })
+}
+
 /// The server's refusal as one line: `code: message`, with a refused lineup's reason codes
 /// and an event file's field.
 fn refusal(status: u16, body: &[u8]) -> String {
@@ -627,16 +655,21 @@ pub fn run(args: EventArgs) -> Result<String> {
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;
+    let token = args.token.as_deref().filter(|t| !t.trim().is_empty());
     let answer = rt.block_on(client::request(
         &server,
         method,
         &path,
-        args.token.as_deref().filter(|t| !t.trim().is_empty()),
+        token,
         body.map(|b| b.to_string().into_bytes()),
         Duration::from_secs(args.timeout.max(1)),
     ))?;
     if !(200..300).contains(&answer.status) {
-        bail!("{}", refusal(answer.status, &answer.body));
+        let err = anyhow!("{}", refusal(answer.status, &answer.body));
+        return Err(match refusal_tip(&answer.body, token.is_some()) {
+            Some(t) => crate::tip(err, t),
+            None => err,
+        });
     }
     if answer.content_type.starts_with("application/json") {
         let v: Value = serde_json::from_slice(&answer.body).context("the server's answer")?;

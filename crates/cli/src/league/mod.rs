@@ -131,6 +131,18 @@ fn read_input(path: &Path) -> Result<String> {
             .map_err(|e| anyhow!("reading standard input: {e}"))?;
         Ok(s)
     } else {
-        std::fs::read_to_string(path).map_err(|e| anyhow!("reading {}: {e}", path.display()))
+        std::fs::read_to_string(path).map_err(|e| {
+            let missing = e.kind() == std::io::ErrorKind::NotFound;
+            let err = anyhow!("reading {}: {e}", path.display());
+            if missing && path.starts_with("examples") {
+                crate::tip(
+                    err,
+                    "examples/ is in chuhe's repository: run this in the repository's root, or \
+                     give the file's full path",
+                )
+            } else {
+                err
+            }
+        })
     }
 }

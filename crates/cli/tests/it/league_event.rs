@@ -153,14 +153,21 @@ impl Served {
         String::from_utf8_lossy(&out.stdout).to_string()
     }
 
-    /// The refusal's one stderr line (the command failed with status 2).
+    /// The refusal's one `error:` line (the command failed with status 2); at most a `tip:`
+    /// follows it (`newcomer.rs` tests those).
     fn refused(&self, token: Option<&str>, args: &[&str]) -> String {
         let out = self.output(token, args);
         assert_eq!(out.status.code(), Some(2), "{args:?}");
         assert!(out.stdout.is_empty(), "{args:?}");
         let err = String::from_utf8_lossy(&out.stderr).to_string();
-        assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
-        err.trim_end().to_string()
+        let mut lines = err.lines().filter(|l| !l.is_empty());
+        let first = lines.next().unwrap_or_default().to_string();
+        let rest: Vec<&str> = lines.collect();
+        assert!(
+            rest.len() <= 1 && rest.iter().all(|l| l.starts_with("  tip: ")),
+            "{args:?}: {err}"
+        );
+        first
     }
 }
 
