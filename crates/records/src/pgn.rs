@@ -13,13 +13,13 @@
 //! [Termination "checkmate"]
 //! [Format "Chinese"]
 //!
-//! 1. 炮二平五 马8进7
-//! 2. 马二进三 车9平8
+//! 1. 炮二平五 马８进７
+//! 2. 马二进三 车９平８
 //! 1-0
 //! ```
 //!
 //! A game that did not start from the opening position has a `FEN` header; one where Black
-//! moves first starts `1. ... 马8进7`. Reading accepts movetext in any of the three notations
+//! moves first starts `1. ... 马８进７`; Black's file numbers are full-width digits. Reading accepts movetext in any of the three notations
 //! (whatever `Format` says), move numbers (`1.`, `1...`, `1.炮二平五`), comments (`{…}`, `;…`),
 //! variations (`(…)`, skipped: only the main line is kept), NAGs (`$1`) and `!`/`?` marks.
 
@@ -138,7 +138,15 @@ fn header(out: &mut String, key: &str, value: &str) {
 
 fn text(pos: &Position, m: Move, n: Notation) -> Result<String, RecordError> {
     let r = match n {
-        Notation::Chinese => pos.to_chinese(m),
+        // Black's file numbers in full-width digits (马８进７), as the programs write them.
+        Notation::Chinese => pos.to_chinese(m).map(|t| {
+            t.chars()
+                .map(|c| match c.to_digit(10) {
+                    Some(d) => char::from_u32(0xFF10 + d).unwrap_or(c),
+                    None => c,
+                })
+                .collect()
+        }),
         Notation::Wxf => pos.to_wxf(m),
         Notation::Iccs => {
             let s = m.to_iccs().to_ascii_uppercase();

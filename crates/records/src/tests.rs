@@ -111,7 +111,7 @@ fn pgn_text_follows_the_convention() {
     assert!(t.contains("[Result \"1-0\"]"));
     assert!(t.contains("[Termination \"time\"]"));
     assert!(!t.contains("[FEN"));
-    assert!(t.ends_with("\n1. 炮二平五 马8进7\n1-0\n"), "{t}");
+    assert!(t.ends_with("\n1. 炮二平五 马８进７\n1-0\n"), "{t}");
     let t = pgn::write(&g, Notation::Iccs).unwrap();
     assert!(t.contains("1. H2-E2 H9-G7\n"), "{t}");
     let t = pgn::write(&g, Notation::Wxf).unwrap();
