@@ -37,6 +37,7 @@ pub mod node;
 pub mod outbox;
 pub mod persist;
 pub mod record;
+pub mod records_http;
 pub mod redis_cluster;
 pub mod registry;
 pub mod request;
