@@ -5,6 +5,7 @@ mod deploy;
 mod league_cli;
 mod league_event;
 mod league_records;
+mod records_cli;
 mod rules_cli;
 mod rulings_cli;
 mod serve_cli;
