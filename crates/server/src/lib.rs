@@ -24,6 +24,7 @@ pub mod conn;
 mod decode_props;
 pub mod demo;
 pub mod error;
+pub mod feed_http;
 pub mod frame_kinds;
 pub mod game;
 pub mod handle;

@@ -55,6 +55,35 @@ async fn get_bytes(
     Ok((status, ct, buf[end + 4..].to_vec()))
 }
 
+/// Reads an SSE answer until every one of `wanted` has been seen; the text so far.
+async fn sse_until(addr: SocketAddr, path: &str, wanted: &[&str]) -> Result<String> {
+    let mut s = tokio::net::TcpStream::connect(addr).await?;
+    let req = format!("GET {path} HTTP/1.1\r\nHost: test\r\nAccept: text/event-stream\r\n\r\n");
+    s.write_all(req.as_bytes()).await?;
+    let mut text = String::new();
+    let mut buf = vec![0u8; 65536];
+    let mut raw = Vec::new();
+    let read = async {
+        loop {
+            let n = s.read(&mut buf).await?;
+            ensure!(n > 0, "the feed ended: {text}");
+            raw.extend_from_slice(&buf[..n]);
+            text = String::from_utf8_lossy(&raw).to_string();
+            ensure!(text.starts_with("HTTP/1.1 200"), "{text}");
+            if wanted.iter().all(|w| text.contains(w)) {
+                return Ok(());
+            }
+        }
+    };
+    tokio::time::timeout(std::time::Duration::from_secs(30), read).await??;
+    ensure!(
+        text.to_ascii_lowercase()
+            .contains("content-type: text/event-stream"),
+        "{text}"
+    );
+    Ok(text)
+}
+
 /// A game's moves (ICCS) and result from its JSON record.
 async fn truth(addr: SocketAddr, id: &str, token: Option<&str>) -> Result<(Vec<Move>, GameResult)> {
     let (st, body) = http(addr, "GET", &format!("/api/v1/games/{id}"), token, None).await?;
@@ -161,6 +190,15 @@ pub async fn season_round_trip(addr: SocketAddr, league: &str, token: &str) -> R
     .await?;
     ensure!(st == 400, "{st}");
     ensure!(String::from_utf8_lossy(&body).contains("one_game_format"));
+    // The public event feed over SSE: from the start, a board result and the standings after it.
+    let seen = sse_until(
+        addr,
+        &format!("/api/v1/leagues/{league}/feed?lastSeq=0"),
+        &["event: game_finished", "event: standings", "\"rows\""],
+    )
+    .await?;
+    ensure!(seen.contains("event: subscribed"), "{seen}");
+    ensure!(seen.contains("id: 1\n"), "{seen}");
     Ok(ids.len())
 }
 

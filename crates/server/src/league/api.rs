@@ -1457,3 +1457,18 @@ async fn elo(
     });
     printout(&q, lang, &l.spec.name, body, std::slice::from_ref(&table))
 }
+
+/// The standings `GET /api/v1/leagues/{id}/standings` answers (JSON text), for the event feed.
+pub(crate) async fn standings_json(env: &Env, id: &str) -> Option<String> {
+    let q = StandingsQuery {
+        format: None,
+        lang: None,
+        stage: None,
+    };
+    let r = standings(State(env.clone()), Path(id.to_string()), Query(q)).await;
+    if !r.status().is_success() {
+        return None;
+    }
+    let b = axum::body::to_bytes(r.into_body(), 1 << 20).await.ok()?;
+    String::from_utf8(b.to_vec()).ok()
+}
