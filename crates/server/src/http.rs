@@ -35,6 +35,7 @@ pub fn router(env: Env) -> Router {
         .merge(crate::league::api::router())
         .merge(crate::records_http::router())
         .merge(crate::feed_http::router())
+        .merge(crate::embed_http::router())
         .layer(axum::middleware::from_fn_with_state(
             env.clone(),
             crate::node::forward_league,

@@ -23,6 +23,7 @@ pub mod conn;
 #[cfg(test)]
 mod decode_props;
 pub mod demo;
+pub mod embed_http;
 pub mod error;
 pub mod feed_http;
 pub mod frame_kinds;
@@ -138,6 +139,10 @@ pub struct Config {
     /// remote games that moved. With leases of 3 s, a dead owner's games continue within
     /// about 3 s plus this.
     pub cluster_sweep: Duration,
+    /// The embeddable board pages' (`/embed/…`) `Content-Security-Policy: frame-ancestors`
+    /// sources: which sites may put them in an iframe (`*` any, `'none'` none, or a list of
+    /// origins such as `https://news.example https://*.example.org`).
+    pub embed_ancestors: String,
 }
 
 impl Default for Config {
@@ -170,6 +175,7 @@ impl Default for Config {
             ],
             remote_timeout: Duration::from_secs(5),
             cluster_sweep: Duration::from_millis(500),
+            embed_ancestors: "*".to_string(),
         }
     }
 }
