@@ -51,6 +51,30 @@ struct ImportArgs {
     /// (not for XQF).
     #[arg(long, short)]
     out: Option<PathBuf>,
+    /// Load the games into this event as a board's played games (an arbiter's `set_board`,
+    /// with the organizer's or an arbiter's `--token`): the files' games are the board's
+    /// result chain in order; each game's RedTeam or BlackTeam names the match's first team.
+    /// The results are recorded (with the fouls 0); the moves stay in the files.
+    #[arg(long, conflicts_with = "to", requires_all = ["round", "table", "board"])]
+    league: Option<String>,
+    #[arg(long)]
+    round: Option<u32>,
+    #[arg(long)]
+    table: Option<u32>,
+    #[arg(long)]
+    board: Option<u32>,
+    /// The arbiter's reason recorded with the setting [default: "imported from <files>"].
+    #[arg(long)]
+    reason: Option<String>,
+    /// The server (with `--league`).
+    #[arg(long, env = "CHUHE_SERVER", default_value = "http://127.0.0.1:8080")]
+    server: String,
+    /// The organizer's or an arbiter's token (with `--league`).
+    #[arg(long, env = "CHUHE_TOKEN")]
+    token: Option<String>,
+    /// Seconds to wait for the server.
+    #[arg(long, default_value_t = 30)]
+    timeout: u64,
 }
 
 #[derive(Debug, Args)]
@@ -132,6 +156,10 @@ fn import(a: &ImportArgs) -> anyhow::Result<ExitCode> {
                 return Ok(ExitCode::from(1));
             }
         }
+    }
+    if let Some(league) = &a.league {
+        let games: Vec<Game> = all.into_iter().map(|(_, g)| g).collect();
+        return load_into_event(a, league, &games).map(|()| ExitCode::SUCCESS);
     }
     let Some(to) = to else {
         let mut out = std::io::stdout().lock();
@@ -232,5 +260,93 @@ fn export(a: &ExportArgs) -> anyhow::Result<()> {
         Some(p) => std::fs::write(p, &answer.body).with_context(|| format!("{}", p.display()))?,
         None => std::io::stdout().lock().write_all(&answer.body)?,
     }
+    Ok(())
+}
+
+/// `set_board` from the games: each one's colour and result from the match's first team's side.
+fn load_into_event(a: &ImportArgs, league: &str, games: &[Game]) -> anyhow::Result<()> {
+    use chuhe_records::GameResult;
+    let (round, table, board) = match (a.round, a.table, a.board) {
+        (Some(r), Some(t), Some(b)) => (r, t, b),
+        _ => bail!("--league needs --round, --table and --board"),
+    };
+    let server = Server::parse(&a.server)?;
+    let token = a.token.as_deref().filter(|t| !t.trim().is_empty());
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    let timeout = Duration::from_secs(a.timeout.max(1));
+    let get = rt.block_on(client::request(
+        &server,
+        "GET",
+        &format!("/api/v1/leagues/{league}/rounds/{round}/tables/{table}"),
+        token,
+        None,
+        timeout,
+    ))?;
+    let refused = |status: u16, body: &[u8]| {
+        let v: serde_json::Value = serde_json::from_slice(body).unwrap_or_default();
+        anyhow!(
+            "the server refused ({status}): {} {}",
+            v["code"].as_str().unwrap_or(""),
+            v["message"].as_str().unwrap_or("")
+        )
+    };
+    if get.status != 200 {
+        return Err(refused(get.status, &get.body));
+    }
+    let t: serde_json::Value = serde_json::from_slice(&get.body).context("the match")?;
+    let first = t["first"]["name"].as_str().unwrap_or_default().to_string();
+    let second = t["second"]["name"].as_str().unwrap_or_default().to_string();
+    let mut chain = Vec::new();
+    for (i, g) in games.iter().enumerate() {
+        let first_red = if g.red_team == first && g.black_team != first {
+            true
+        } else if g.black_team == first && g.red_team != first {
+            false
+        } else {
+            bail!(
+                "game {}: RedTeam {:?} / BlackTeam {:?} do not say which side {first:?} (the match's first team, against {second:?}) played",
+                i + 1,
+                g.red_team,
+                g.black_team
+            );
+        };
+        let result = match (g.result, first_red) {
+            (GameResult::RedWins, true) | (GameResult::BlackWins, false) => "first",
+            (GameResult::RedWins, false) | (GameResult::BlackWins, true) => "second",
+            (GameResult::Draw, _) => "draw",
+            (GameResult::BothLose, _) => "both_lose",
+            (GameResult::Unknown, _) => bail!("game {}: no result (`*`): not a played game", i + 1),
+        };
+        chain.push(serde_json::json!({
+            "first_colour": if first_red { "red" } else { "black" },
+            "result": result,
+            "fouls": [0, 0],
+        }));
+    }
+    let reason = a.reason.clone().unwrap_or_else(|| {
+        let names: Vec<String> = a.files.iter().map(|f| f.display().to_string()).collect();
+        format!("imported from {}", names.join(", "))
+    });
+    let body = serde_json::json!({
+        "command": "set_board",
+        "at": {"round": round, "table": table, "board": board},
+        "setting": {"games": {"games": chain}},
+        "reason": reason,
+    });
+    let answer = rt.block_on(client::request(
+        &server,
+        "POST",
+        &format!("/api/v1/leagues/{league}/commands"),
+        token,
+        Some(body.to_string().into_bytes()),
+        timeout,
+    ))?;
+    if !(200..300).contains(&answer.status) {
+        return Err(refused(answer.status, &answer.body));
+    }
+    std::io::stdout().lock().write_all(&answer.body)?;
+    println!();
     Ok(())
 }

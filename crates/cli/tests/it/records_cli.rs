@@ -107,3 +107,68 @@ fn a_bad_move_is_named_and_nothing_is_written() {
             .contains("(truncated)")
     );
 }
+
+/// `chuhe records import … --league`: a board played over the board, its PGN loaded into the
+/// event as the board's result (an arbiter's `set_board`), shown in the match.
+#[test]
+fn import_loads_a_played_board_into_an_event() {
+    let s = crate::league_event::serve("records");
+    let org = s.organizer.as_str();
+    let spec = serde_json::json!({
+        "name": "records test", "system": "round_robin", "legs": 1, "boards": 1,
+        "result_chain": {"preset": "single", "time_control": "10m+5s"},
+        "teams": [{"name": "东城", "players": ["赵一", "赵二"]}, {"name": "西城", "players": ["钱一", "钱二"]}],
+        "schedule": {"first_round": "2030-01-01T10:00:00Z", "every": "1d"},
+    });
+    let file = s.dir.join("event.json");
+    std::fs::write(&file, spec.to_string()).unwrap();
+    let created: serde_json::Value =
+        serde_json::from_str(&s.ok(Some(org), &["create", file.to_str().unwrap()])).unwrap();
+    let id = created["id"].as_str().unwrap().to_string();
+    s.ok(Some(org), &["publish", &id]);
+    let pgn = s.dir.join("board1.pgn");
+    let write = |red: &str, black: &str, result: &str| {
+        std::fs::write(
+            &pgn,
+            format!("[Game \"Chinese Chess\"]\n[RedTeam \"{red}\"]\n[BlackTeam \"{black}\"]\n[Result \"{result}\"]\n\n1. 炮二平五 马８进７ {result}\n"),
+        )
+        .unwrap();
+    };
+    let run = |args: &[&str]| {
+        chuhe()
+            .args(["records", "import"])
+            .arg(&pgn)
+            .args(["--league", &id, "--round", "1", "--table", "1"])
+            .args(args)
+            .args(["--server", &s.url, "--token", org])
+            .env_remove("CHUHE_SERVER")
+            .env_remove("CHUHE_TOKEN")
+            .output()
+            .unwrap()
+    };
+    // Board 1's first team plays Red (13.2): a file saying otherwise is the server's refusal.
+    write("西城", "东城", "0-1");
+    let out = run(&["--board", "1"]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr).to_string();
+    assert!(
+        err.contains("the server refused (400): invalid_argument") && err.contains("wrong colours"),
+        "{err}"
+    );
+    // 东城 had Red and won.
+    write("东城", "西城", "1-0");
+    let out = run(&["--board", "1"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let m: serde_json::Value =
+        serde_json::from_str(&s.ok(None, &["match", &id, "--round", "1", "--table", "1"])).unwrap();
+    assert_eq!(m["gamePoints"], serde_json::json!(["2", "0"]), "{m}");
+    // A file whose teams are not the match's.
+    write("南城", "北城", "1-0");
+    let out = run(&["--board", "1"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("do not say which side"));
+}
