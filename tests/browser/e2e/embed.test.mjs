@@ -92,6 +92,7 @@ test('a page on another origin embeds a live board behind the delay; the feed br
     out.end(`<!doctype html><html><head><meta charset="utf-8"><title>News</title></head><body>
 <h1>象甲 live</h1>
 <script src="${server.base}/embed.js" data-game="${gameId}" data-lang="zh" data-width="420px" data-height="600px"></script>
+<script src="${server.base}/embed.js" data-league="${l.id}" data-round="1" data-table="1" data-lang="en" data-width="800px" data-height="700px"></script>
 </body></html>`);
   });
   await new Promise((r) => host.listen(0, '127.0.0.1', r));
@@ -101,11 +102,14 @@ test('a page on another origin embeds a live board behind the delay; the feed br
   const news = await ctx.newPage();
   news.on('pageerror', (e) => { throw e; });
   await news.goto(hostUrl);
-  const frame = news.frameLocator('iframe');
+  const frame = news.frameLocator('iframe').first();
+  const matchFrame = news.frameLocator('iframe').nth(1);
+  await matchFrame.locator('[data-testid=board-1] .gameview').waitFor();
+  assert.match(await matchFrame.getByTestId('match-title').innerText(), /Round 1, match 1/, 'English by data-lang=en');
   await frame.locator('[data-testid=board] g.piece[data-square="h2"]').waitFor();
   assert.equal(await frame.locator('a').filter({ hasText: '在楚河打开' }).count(), 1, 'zh by ?lang=zh');
   assert.equal(await frame.getByTestId('embed-ply').getAttribute('data-moves'), '0');
-  const size = await news.locator('iframe').boundingBox();
+  const size = await news.locator('iframe').first().boundingBox();
   assert.equal(Math.round(size.width), 420, 'sized by its host');
 
   // Red plays 炮二平五; the player sees it at once, the embed only after the delay.

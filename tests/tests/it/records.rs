@@ -272,3 +272,37 @@ async fn a_game_from_a_fen_in_every_format() -> Result<()> {
     db.drop_db().await;
     Ok(())
 }
+
+/// The embed pages answer with the organiser's frame-ancestors policy; the loader script and
+/// the page's module are served.
+#[tokio::test]
+async fn embed_pages_carry_the_frame_ancestors_policy() -> Result<()> {
+    let config = Config {
+        embed_ancestors: "https://news.example https://*.example.org".to_string(),
+        ..Config::default()
+    };
+    let (db, server, _cast) = start_seeded("sqlite", config).await?;
+    let mut s = tokio::net::TcpStream::connect(server.addr).await?;
+    s.write_all(b"GET /embed/league/1/match/2/3?lang=zh HTTP/1.1\r\nHost: test\r\nConnection: close\r\n\r\n")
+        .await?;
+    let mut buf = Vec::new();
+    s.read_to_end(&mut buf).await?;
+    let text = String::from_utf8_lossy(&buf).to_ascii_lowercase();
+    assert!(text.starts_with("http/1.1 200"), "{text}");
+    assert!(
+        text.contains(
+            "content-security-policy: frame-ancestors https://news.example https://*.example.org"
+        ),
+        "{text}"
+    );
+    assert!(text.contains("/embed/page.js"), "{text}");
+    for path in ["/embed.js", "/embed/page.js"] {
+        let (st, ct, body) = get_bytes(server.addr, path, None).await?;
+        assert_eq!(st, 200, "{path}");
+        assert!(ct.starts_with("text/javascript"), "{path}: {ct}");
+        assert!(!body.is_empty());
+    }
+    server.stop().await?;
+    db.drop_db().await;
+    Ok(())
+}
