@@ -19,6 +19,7 @@ use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use chuhe_proto::Encoding;
+use chuhe_proto::v1::client_message::Kind as Kind2;
 use chuhe_proto::v1::server_message::Kind;
 
 use crate::Env;
@@ -51,7 +52,7 @@ struct FeedQuery {
 struct Feed {
     env: Env,
     id: String,
-    h: LeagueHandle,
+    h: Option<LeagueHandle>,
     conn: u64,
     inbox: Inbox,
     pending: VecDeque<Event>,
@@ -60,7 +61,10 @@ struct Feed {
 
 impl Drop for Feed {
     fn drop(&mut self) {
-        self.h.detach(self.conn);
+        // A relayed subscription (several nodes) ends when its outbox closes.
+        if let Some(h) = &self.h {
+            h.detach(self.conn);
+        }
     }
 }
 
@@ -70,13 +74,22 @@ async fn feed(
     Path(id): Path<String>,
     Query(q): Query<FeedQuery>,
 ) -> Response {
-    let Some(h) = id.parse::<i64>().ok().and_then(|i| env.leagues.get(i)) else {
+    // Here, or (several nodes) on another node, which the websocket relay follows.
+    let Some(league_id) = id.parse::<i64>().ok() else {
         return api_error(
             StatusCode::NOT_FOUND,
             "not_found",
             &format!("no league with id {id:?}"),
         );
     };
+    let h = env.leagues.get(league_id);
+    if h.is_none() && env.node.is_none() {
+        return api_error(
+            StatusCode::NOT_FOUND,
+            "not_found",
+            &format!("no league with id {id:?}"),
+        );
+    }
     let last = headers
         .get("last-event-id")
         .and_then(|v| v.to_str().ok())
@@ -85,13 +98,12 @@ async fn feed(
         .unwrap_or(0);
     let conn = NEXT_FEED.fetch_add(1, Ordering::Relaxed);
     let (out, inbox, _kick) = Outbox::new(conn, Encoding::Json, 1024);
-    if !h.subscribe(out, last, 0) {
-        return api_error(
-            StatusCode::SERVICE_UNAVAILABLE,
-            "busy",
-            "the league's queue is full; retry",
-        );
-    }
+    let who = crate::request::Principal { account: None };
+    let sub = Kind2::LeagueSubscribe(chuhe_proto::v1::LeagueSubscribe {
+        league_id: id.clone(),
+        last_seq: last,
+    });
+    crate::league::ws::on_message(&env, &who, &out, 0, sub).await;
     let st = Feed {
         env,
         id,
