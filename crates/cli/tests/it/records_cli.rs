@@ -172,3 +172,88 @@ fn import_loads_a_played_board_into_an_event() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("do not say which side"));
 }
+
+/// `chuhe records export`: a game from a running server, as PGN (its FEN named) and as XQF
+/// read back by `import`; an unknown game is the server's refusal.
+#[test]
+fn export_fetches_a_game_from_the_server() {
+    let s = crate::league_event::serve("records-export");
+    let db = format!("sqlite://{}", s.dir.join("l.db").display());
+    let admin = |args: &[&str]| -> serde_json::Value {
+        let out = chuhe()
+            .args(["admin", "--database-url", &db])
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        serde_json::from_slice(&out.stdout).unwrap()
+    };
+    let red = admin(&["create-player", "--name", "赵一"]);
+    let black = admin(&["create-player", "--name", "钱二"]);
+    let fen = "4k4/9/9/9/9/9/9/9/1R7/R2K5 w - - 0 1";
+    let game = admin(&[
+        "create-game",
+        "--red",
+        red["id"].as_str().unwrap(),
+        "--black",
+        black["id"].as_str().unwrap(),
+        "--fen",
+        fen,
+    ]);
+    let id = game["gameId"].as_str().unwrap();
+    let export = |args: &[&str]| {
+        chuhe()
+            .args(["records", "export", "--server", &s.url, "--game", id])
+            .args(args)
+            .env_remove("CHUHE_SERVER")
+            .env_remove("CHUHE_TOKEN")
+            .output()
+            .unwrap()
+    };
+    let out = export(&["--format", "pgn-iccs"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.contains(&format!("[FEN \"{fen}\"]")), "{text}");
+    assert!(
+        text.contains("[Red \"赵一\"]") && text.contains("[Format \"ICCS\"]"),
+        "{text}"
+    );
+    let out = export(&["--format", "xqf"]);
+    assert_eq!(out.status.code(), Some(2), "XQF needs --out");
+    let xqf = s.dir.join("g.xqf");
+    let out = export(&["--format", "xqf", "-o", xqf.to_str().unwrap()]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let out = chuhe()
+        .args(["records", "import"])
+        .arg(&xqf)
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["red"], "赵一");
+    assert!(
+        v["fen"]
+            .as_str()
+            .unwrap()
+            .starts_with("4k4/9/9/9/9/9/9/9/1R7/R2K5 w")
+    );
+    let out = chuhe()
+        .args(["records", "export", "--server", &s.url, "--game", "999999"])
+        .env_remove("CHUHE_SERVER")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("the server refused (404)"));
+}
