@@ -4,6 +4,7 @@
 //! event's broadcast delay) as SSE: one event per public entry (`id:` its seq, `event:` its
 //! kind — `round_paired`, `lineups_revealed`, `game_finished`, `board_set`, `match_forfeited`,
 //! … — `data:` its JSON), then, after an entry that can change the standings, an event
+//! `match_result` when it decided its match (once per match and connection) and an event
 //! `standings` with the standings' JSON as `GET …/standings` answers it. A reconnecting client
 //! sends `Last-Event-ID` (browsers do by themselves) or `?lastSeq=` and gets exactly the entries
 //! after it. Read-only, no sign-in.
@@ -57,6 +58,8 @@ struct Feed {
     inbox: Inbox,
     pending: VecDeque<Event>,
     done: bool,
+    /// Matches whose result this feed has sent.
+    decided: std::collections::HashSet<(u32, u32)>,
 }
 
 impl Drop for Feed {
@@ -112,6 +115,7 @@ async fn feed(
         inbox,
         pending: VecDeque::new(),
         done: false,
+        decided: std::collections::HashSet::new(),
     };
     let stream = futures_util::stream::unfold(st, |mut st| async move {
         loop {
@@ -128,12 +132,23 @@ async fn feed(
             match msg.kind {
                 Some(Kind::League(u)) => {
                     let standings = CHANGES_STANDINGS.contains(&u.kind.as_str());
+                    let at = standings.then(|| match_of(&u.json)).flatten();
                     st.pending.push_back(
                         Event::default()
                             .id(u.seq.to_string())
                             .event(u.kind)
                             .data(u.json),
                     );
+                    if let Some((round, table)) = at.filter(|k| !st.decided.contains(k)) {
+                        if let Some(m) =
+                            crate::league::api::match_result_json(&st.env, &st.id, round, table)
+                        {
+                            st.decided.insert((round, table));
+                            st.pending.push_back(
+                                Event::default().event("match_result").data(m.to_string()),
+                            );
+                        }
+                    }
                     if standings {
                         if let Some(s) = crate::league::api::standings_json(&st.env, &st.id).await {
                             st.pending
@@ -159,4 +174,13 @@ async fn feed(
     Sse::new(stream)
         .keep_alive(KeepAlive::default())
         .into_response()
+}
+
+/// The match (round, table) a public entry is about: `at` of a board's entries, or the
+/// `round` and `table` of a forfeited match.
+fn match_of(json: &str) -> Option<(u32, u32)> {
+    let v: serde_json::Value = serde_json::from_str(json).ok()?;
+    let at = if v["at"].is_object() { &v["at"] } else { &v };
+    let n = |k: &str| at[k].as_u64().and_then(|x| u32::try_from(x).ok());
+    Some((n("round")?, n("table")?))
 }

@@ -2,7 +2,7 @@
 // server: a plain HTML page on another origin (another local port) includes chuhe's
 // /embed.js, which inserts the board's iframe; a move a player makes appears in it no sooner
 // than the event's broadcast delay; a Server-Sent Events client of the event feed receives the
-// board's result and the new standings.
+// board's result, the match's result and the new standings.
 import test, { before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
@@ -134,6 +134,10 @@ test('a page on another origin embeds a live board behind the delay; the feed br
   await red.page.evaluate((id) => globalThis.chuhe.conn.request({ resign: { gameId: id } }), gameId);
   const finished = await feed.next('game_finished', (e) => String(JSON.parse(e.data).game) === gameId);
   assert.equal(JSON.parse(finished.data).reason, 'resign');
+  const decided = JSON.parse((await feed.next('match_result')).data);
+  assert.deepEqual([decided.round, decided.table], [1, 1]);
+  assert.equal(decided.second.name, '黑队');
+  assert.ok(decided.matchPoints, 'the match points');
   const standings = await feed.next('standings', (e) => e.at >= finished.at);
   const st = JSON.parse(standings.data);
   assert.match(JSON.stringify(st), /黑队/);

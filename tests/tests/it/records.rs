@@ -194,7 +194,13 @@ pub async fn season_round_trip(addr: SocketAddr, league: &str, token: &str) -> R
     let seen = sse_until(
         addr,
         &format!("/api/v1/leagues/{league}/feed?lastSeq=0"),
-        &["event: game_finished", "event: standings", "\"rows\""],
+        &[
+            "event: game_finished",
+            "event: match_result",
+            "\"matchPoints\"",
+            "event: standings",
+            "\"rows\"",
+        ],
     )
     .await?;
     ensure!(seen.contains("event: subscribed"), "{seen}");
