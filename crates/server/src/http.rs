@@ -34,8 +34,6 @@ pub fn router(env: Env) -> Router {
         .route("/api/v1/tokens/revoke", post(revoke_token))
         .merge(crate::league::api::router())
         .merge(crate::records_http::router())
-        .merge(crate::feed_http::router())
-        .merge(crate::embed_http::router())
         .layer(axum::middleware::from_fn_with_state(
             env.clone(),
             crate::node::forward_league,

@@ -20,10 +20,13 @@ use crate::auth::api_error;
 use crate::http::{TokenQuery, record_view};
 use crate::view::View;
 
+/// These routes, the event feed (`feed_http`) and the embeddable board (`embed_http`).
 pub fn router() -> Router<Env> {
     Router::new()
         .route("/api/v1/games/{id}/record", get(game_record))
         .route("/api/v1/leagues/{id}/records", get(league_records))
+        .merge(crate::feed_http::router())
+        .merge(crate::embed_http::router())
 }
 
 #[derive(serde::Deserialize)]
