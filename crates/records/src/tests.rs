@@ -411,6 +411,22 @@ proptest! {
     }
 
     #[test]
+    fn importers_never_panic_on_bytes(bytes in proptest::collection::vec(any::<u8>(), 0..600)) {
+        for f in [Format::Pgn(Notation::Chinese), Format::Xqf, Format::DhtmlXq] {
+            if let Ok(gs) = crate::import(f, &bytes) {
+                for g in gs {
+                    g.replay().unwrap();
+                }
+            }
+        }
+        if let Ok(gs) = pgn::parse_all(&pgn::decode(&bytes)) {
+            for g in gs {
+                g.replay().unwrap();
+            }
+        }
+    }
+
+    #[test]
     fn pgn_reader_survives_damaged_records(seed in 1u64.., at in any::<prop::sample::Index>(), junk in "[\\[\\]{}()\"\\\\ 0-9a-z.进平退车马\n]{0,4}", n in 0usize..3) {
         let g = random_game(FENS[(seed % 3) as usize], seed, 30);
         let n = [Notation::Chinese, Notation::Wxf, Notation::Iccs][n];
