@@ -9,6 +9,7 @@ use clap::{Parser, Subcommand};
 
 mod admin;
 mod league;
+mod records;
 mod rules;
 mod rulings;
 mod serve;
@@ -43,6 +44,10 @@ enum Command {
     Serve(Box<serve::ServeArgs>),
     /// Administration straight on the database: players, tokens, casual games.
     Admin(admin::AdminArgs),
+    /// Game records as the Xiangqi world keeps them: Chinese-program PGN (Chinese, WXF or ICCS
+    /// movetext), XQF and DhtmlXQ. `import` checks and converts files; `export` fetches games
+    /// from a running server.
+    Records(records::RecordsArgs),
 }
 
 fn main() -> std::process::ExitCode {
@@ -52,6 +57,7 @@ fn main() -> std::process::ExitCode {
         Command::League(args) => league::run(args),
         Command::Serve(args) => serve::run(*args),
         Command::Admin(args) => admin::run(args),
+        Command::Records(args) => records::run(args),
     };
     match result {
         Ok(code) => code,

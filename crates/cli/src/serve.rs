@@ -75,6 +75,11 @@ pub struct ServeArgs {
     /// [default: 1000].
     #[arg(long, env = "CHUHE_MAX_CONNECTIONS_PER_ADDRESS")]
     pub max_connections_per_address: Option<usize>,
+    /// Which sites may put the embeddable boards (`/embed/…`) in an iframe: the
+    /// `frame-ancestors` sources of their Content-Security-Policy, e.g.
+    /// `"https://news.example https://*.example.org"`, `'none'`, or `*` (any) [default: *].
+    #[arg(long, env = "CHUHE_EMBED_ANCESTORS")]
+    pub embed_ancestors: Option<String>,
     /// The operator's bearer token for /metrics (give it to the Prometheus scraper), at least
     /// 16 characters; organizer tokens are accepted too. Prefer the variable or the file: a
     /// flag shows in `ps`. Empty = none.
@@ -271,6 +276,13 @@ pub fn settings(args: &ServeArgs) -> Result<Settings> {
     }
     if let Some(v) = args.max_connections.or(file.max_connections) {
         config.max_connections = v;
+    }
+    if let Some(v) = &args.embed_ancestors {
+        anyhow::ensure!(
+            !v.trim().is_empty() && !v.contains([';', ',', '\n', '\r']),
+            "--embed-ancestors: frame-ancestors sources separated by spaces (no ';' or ',')"
+        );
+        config.embed_ancestors = v.trim().to_string();
     }
     if let Some(v) = args
         .max_connections_per_address

@@ -33,6 +33,7 @@ pub fn router(env: Env) -> Router {
         .route("/api/v1/tokens", post(issue_token))
         .route("/api/v1/tokens/revoke", post(revoke_token))
         .merge(crate::league::api::router())
+        .merge(crate::records_http::router())
         .layer(axum::middleware::from_fn_with_state(
             env.clone(),
             crate::node::forward_league,
@@ -197,13 +198,13 @@ async fn list_games(State(env): State<Env>) -> Response {
 }
 
 #[derive(serde::Deserialize)]
-struct TokenQuery {
-    token: Option<String>,
-    notation: Option<String>,
+pub(crate) struct TokenQuery {
+    pub(crate) token: Option<String>,
+    pub(crate) notation: Option<String>,
 }
 
 /// Arbiters and organisers see live games live; everyone else behind the delay.
-async fn record_view(
+pub(crate) async fn record_view(
     env: &Env,
     headers: &HeaderMap,
     q: &TokenQuery,

@@ -23,7 +23,9 @@ pub mod conn;
 #[cfg(test)]
 mod decode_props;
 pub mod demo;
+pub mod embed_http;
 pub mod error;
+pub mod feed_http;
 pub mod frame_kinds;
 pub mod game;
 pub mod handle;
@@ -37,6 +39,7 @@ pub mod node;
 pub mod outbox;
 pub mod persist;
 pub mod record;
+pub mod records_http;
 pub mod redis_cluster;
 pub mod registry;
 pub mod request;
@@ -139,6 +142,10 @@ pub struct Config {
     /// remote games that moved. With leases of 3 s, a dead owner's games continue within
     /// about 3 s plus this.
     pub cluster_sweep: Duration,
+    /// The embeddable board pages' (`/embed/…`) `Content-Security-Policy: frame-ancestors`
+    /// sources: which sites may put them in an iframe (`*` any, `'none'` none, or a list of
+    /// origins such as `https://news.example https://*.example.org`).
+    pub embed_ancestors: String,
 }
 
 impl Default for Config {
@@ -172,6 +179,7 @@ impl Default for Config {
             ],
             remote_timeout: Duration::from_secs(5),
             cluster_sweep: Duration::from_millis(500),
+            embed_ancestors: "*".to_string(),
         }
     }
 }

@@ -293,6 +293,15 @@ const EN = {
   'error.not_found': 'Not found: {message}',
   'error.conflict': 'Not possible now: {message}',
   'error.other': '{message}',
+  // Records (chuhe-records) and the embeddable board.
+  'records.download': 'Download:',
+  'records.pgn': 'PGN',
+  'records.xqf': 'XQF',
+  'records.dhtmlxq': 'DhtmlXQ',
+  'records.matchPgn': 'Match PGN',
+  'embed.open': 'Open on chuhe',
+  'embed.live': 'Live, {delay} behind',
+  'embed.noGame': 'No game on this board yet.',
 };
 
 const ZH = {
@@ -584,6 +593,15 @@ const ZH = {
   'error.not_found': '找不到：{message}',
   'error.conflict': '当前无法进行：{message}',
   'error.other': '{message}',
+  // 棋谱下载与嵌入棋盘。
+  'records.download': '下载：',
+  'records.pgn': 'PGN',
+  'records.xqf': 'XQF',
+  'records.dhtmlxq': 'DhtmlXQ',
+  'records.matchPgn': '本场 PGN',
+  'embed.open': '在楚河打开',
+  'embed.live': '直播，延时 {delay}',
+  'embed.noGame': '本台尚无对局。',
 };
 
 export const LANGS = { en: EN, 'zh-CN': ZH };

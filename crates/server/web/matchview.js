@@ -101,6 +101,7 @@ export class MatchView {
       fill(this.links,
         h('a', { href: leagueApi.sheet(this.leagueId, table.round, table.table, 'html', pl), target: '_blank', rel: 'noopener', 'data-testid': 'sheet-html' }, t('match.sheet')),
         h('a', { href: leagueApi.sheet(this.leagueId, table.round, table.table, 'csv', pl), 'data-testid': 'sheet-csv' }, t('match.sheetCsv')),
+        h('a', { href: `/api/v1/leagues/${this.leagueId}/records?format=pgn&round=${table.round}&table=${table.table}`, download: '', 'data-testid': 'download-match-pgn' }, t('records.matchPgn')),
         h('a', { href: leagueUrl.event(this.leagueId) }, t('match.event')));
     }
     this.renderLineups(table);

@@ -985,6 +985,9 @@ async fn season(backend: &str) -> Result<()> {
 
     check_results(&s).await?;
     check_nothing_lost_or_doubled(&s).await?;
+    // Every game of the season as Chinese PGN, XQF and DhtmlXQ, read back (tests/it/records.rs).
+    let exported = crate::records::season_round_trip(s.addr, &s.l.id, &s.l.org).await?;
+    assert_eq!(exported, s.games.len());
 
     server.kill9().await?;
     db.drop_db().await;

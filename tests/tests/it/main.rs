@@ -7,6 +7,7 @@ mod league;
 mod league_stages;
 mod nodes;
 mod outage;
+mod records;
 mod recovery;
 mod robustness;
 mod rulings_clocks;

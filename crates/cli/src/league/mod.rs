@@ -15,7 +15,7 @@
 
 mod args;
 mod chain;
-mod client;
+pub(crate) mod client;
 mod elo;
 mod event;
 mod file;

@@ -21,11 +21,11 @@ fn root() -> PathBuf {
 }
 
 /// A `chuhe serve` child on a free port, killed when dropped.
-struct Served {
+pub(crate) struct Served {
     child: Child,
-    url: String,
-    organizer: String,
-    dir: PathBuf,
+    pub(crate) url: String,
+    pub(crate) organizer: String,
+    pub(crate) dir: PathBuf,
 }
 
 impl Drop for Served {
@@ -56,7 +56,7 @@ fn json(s: &str) -> Value {
 
 /// An organizer account and token made with `chuhe admin` on a new database, then the server
 /// on it (it prints its address on stdout once it listens; if it fails, stdout closes).
-fn serve(name: &str) -> Served {
+pub(crate) fn serve(name: &str) -> Served {
     let dir =
         std::env::temp_dir().join(format!("chuhe-league-event-{name}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
@@ -145,7 +145,7 @@ impl Served {
     }
 
     /// Its stdout, after checking that it succeeded and said nothing on stderr.
-    fn ok(&self, token: Option<&str>, args: &[&str]) -> String {
+    pub(crate) fn ok(&self, token: Option<&str>, args: &[&str]) -> String {
         let out = self.output(token, args);
         let err = String::from_utf8_lossy(&out.stderr);
         assert!(out.status.success(), "{args:?}: {err}");

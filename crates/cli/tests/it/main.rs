@@ -6,6 +6,7 @@ mod league_cli;
 mod league_event;
 mod league_records;
 mod newcomer;
+mod records_cli;
 mod rules_cli;
 mod rulings_cli;
 mod serve_cli;

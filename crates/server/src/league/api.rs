@@ -1456,3 +1456,38 @@ async fn elo(
     });
     printout(&q, lang, &l.spec.name, body, std::slice::from_ref(&table))
 }
+
+/// The standings `GET /api/v1/leagues/{id}/standings` answers (JSON text), for the event feed.
+pub(crate) async fn standings_json(env: &Env, id: &str) -> Option<String> {
+    let q = StandingsQuery {
+        format: None,
+        lang: None,
+        stage: None,
+    };
+    let r = standings(State(env.clone()), Path(id.to_string()), Query(q)).await;
+    if !r.status().is_success() {
+        return None;
+    }
+    let b = axum::body::to_bytes(r.into_body(), 1 << 20).await.ok()?;
+    String::from_utf8(b.to_vec()).ok()
+}
+
+/// A match's result for the event feed once it is decided: the teams, 局分 and 场分 (as in
+/// `GET …/rounds/{round}/tables/{table}`); None while it is not.
+pub(crate) fn match_result_json(env: &Env, id: &str, round: u32, table: u32) -> Option<Value> {
+    let h = league(env, id).ok()?;
+    let l = h.snapshot();
+    let v = table_json(&l, round, table, None)?;
+    if v["finished"] != true {
+        return None;
+    }
+    Some(json!({
+        "round": round,
+        "table": table,
+        "first": v["first"],
+        "second": v["second"],
+        "gamePoints": v["gamePoints"],
+        "matchPoints": v["matchPoints"],
+        "forfeit": v["forfeit"],
+    }))
+}

@@ -7,6 +7,11 @@ const FORWARDED: &str = "x-chuhe-forwarded";
 
 /// The league id of a league API path (`/api/v1/leagues/<id>…`).
 fn league_in_path(path: &str) -> Option<i64> {
+    // The event feed (SSE) is a stream, not one answer: it follows the league's stream
+    // through the websocket relay (`feed_http.rs`) instead.
+    if path.ends_with("/feed") {
+        return None;
+    }
     path.strip_prefix("/api/v1/leagues/")?
         .split('/')
         .next()?

@@ -95,6 +95,10 @@ export function mount(root, { id }, { conn }) {
   const flipBtn = h('button', { type: 'button', onclick: () => { flipped = !flipped; view.setFlipped(flipped); } }, t('game.flip'));
   const record = h('a', { href: `/api/v1/games/${id}/pgn?notation=chinese`, target: '_blank', rel: 'noopener' }, t('game.record'));
 
+  // Records in the forms the Xiangqi world uses (GET /api/v1/games/{id}/record).
+  const downloads = h('div.row.downloads', { 'data-testid': 'downloads' }, t('records.download'),
+    ...['pgn', 'xqf', 'dhtmlxq'].map((f) => h('a', { href: `/api/v1/games/${id}/record?format=${f}`, download: '', 'data-testid': `download-${f}` }, t(`records.${f}`))));
+
   const view = new GameView(conn, id, {
     onUpdate: (kind, data, model) => onUpdate(kind, data, model),
     onAnnounce: (what, v) => {
@@ -105,7 +109,7 @@ export function mount(root, { id }, { conn }) {
   const model = view.model;
 
   fill(root, h('div.gamepage', {},
-    h('div.boardcol', {}, view.el, h('div.row', {}, flipBtn, record)),
+    h('div.boardcol', {}, view.el, h('div.row', {}, flipBtn, record), downloads),
     h('div.side', {},
       title, meta, delay, result, error, banners, controls, reviewBar,
       h('h2', {}, t('game.moves'), ' ', noteSel), moves,

@@ -1,0 +1,186 @@
+//! The public event feed over Server-Sent Events: `GET /api/v1/leagues/{id}/feed`.
+//!
+//! The league's public stream (the one `leagueSubscribe` follows on the websocket, with the
+//! event's broadcast delay) as SSE: one event per public entry (`id:` its seq, `event:` its
+//! kind — `round_paired`, `lineups_revealed`, `game_finished`, `board_set`, `match_forfeited`,
+//! … — `data:` its JSON), then, after an entry that can change the standings, an event
+//! `match_result` when it decided its match (once per match and connection) and an event
+//! `standings` with the standings' JSON as `GET …/standings` answers it. A reconnecting client
+//! sends `Last-Event-ID` (browsers do by themselves) or `?lastSeq=` and gets exactly the entries
+//! after it. Read-only, no sign-in.
+
+use std::collections::VecDeque;
+use std::convert::Infallible;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use axum::Router;
+use axum::extract::{Path, Query, State};
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::sse::{Event, KeepAlive, Sse};
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use chuhe_proto::Encoding;
+use chuhe_proto::v1::client_message::Kind as Kind2;
+use chuhe_proto::v1::server_message::Kind;
+
+use crate::Env;
+use crate::auth::api_error;
+use crate::league::runner::LeagueHandle;
+use crate::outbox::{Inbox, Out, Outbox};
+
+/// Connection ids of feed subscribers: their own range, apart from the websockets' counter.
+static NEXT_FEED: AtomicU64 = AtomicU64::new(1 << 62);
+
+/// Entries after which the standings may have changed.
+const CHANGES_STANDINGS: [&str; 5] = [
+    "game_finished",
+    "board_set",
+    "match_forfeited",
+    "withdrawn",
+    "colour_chosen",
+];
+
+pub fn router() -> Router<Env> {
+    Router::new().route("/api/v1/leagues/{id}/feed", get(feed))
+}
+
+#[derive(serde::Deserialize)]
+struct FeedQuery {
+    #[serde(rename = "lastSeq")]
+    last_seq: Option<u64>,
+}
+
+struct Feed {
+    env: Env,
+    id: String,
+    h: Option<LeagueHandle>,
+    conn: u64,
+    inbox: Inbox,
+    pending: VecDeque<Event>,
+    done: bool,
+    /// Matches whose result this feed has sent.
+    decided: std::collections::HashSet<(u32, u32)>,
+}
+
+impl Drop for Feed {
+    fn drop(&mut self) {
+        // A relayed subscription (several nodes) ends when its outbox closes.
+        if let Some(h) = &self.h {
+            h.detach(self.conn);
+        }
+    }
+}
+
+async fn feed(
+    State(env): State<Env>,
+    headers: HeaderMap,
+    Path(id): Path<String>,
+    Query(q): Query<FeedQuery>,
+) -> Response {
+    // Here, or (several nodes) on another node, which the websocket relay follows.
+    let Some(league_id) = id.parse::<i64>().ok() else {
+        return api_error(
+            StatusCode::NOT_FOUND,
+            "not_found",
+            &format!("no league with id {id:?}"),
+        );
+    };
+    let h = env.leagues.get(league_id);
+    if h.is_none() && env.node.is_none() {
+        return api_error(
+            StatusCode::NOT_FOUND,
+            "not_found",
+            &format!("no league with id {id:?}"),
+        );
+    }
+    let last = headers
+        .get("last-event-id")
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.trim().parse().ok())
+        .or(q.last_seq)
+        .unwrap_or(0);
+    let conn = NEXT_FEED.fetch_add(1, Ordering::Relaxed);
+    let (out, inbox, _kick) = Outbox::new(conn, Encoding::Json, 1024);
+    let who = crate::request::Principal { account: None };
+    let sub = Kind2::LeagueSubscribe(chuhe_proto::v1::LeagueSubscribe {
+        league_id: id.clone(),
+        last_seq: last,
+    });
+    crate::league::ws::on_message(&env, &who, &out, 0, sub).await;
+    let st = Feed {
+        env,
+        id,
+        h,
+        conn,
+        inbox,
+        pending: VecDeque::new(),
+        done: false,
+        decided: std::collections::HashSet::new(),
+    };
+    let stream = futures_util::stream::unfold(st, |mut st| async move {
+        loop {
+            if let Some(e) = st.pending.pop_front() {
+                return Some((Ok::<Event, Infallible>(e), st));
+            }
+            if st.done {
+                return None;
+            }
+            let msg = match st.inbox.recv().await? {
+                Out::Shared(f) => f.message().clone(),
+                Out::Own(m) => *m,
+            };
+            match msg.kind {
+                Some(Kind::League(u)) => {
+                    let standings = CHANGES_STANDINGS.contains(&u.kind.as_str());
+                    let at = standings.then(|| match_of(&u.json)).flatten();
+                    st.pending.push_back(
+                        Event::default()
+                            .id(u.seq.to_string())
+                            .event(u.kind)
+                            .data(u.json),
+                    );
+                    if let Some((round, table)) = at.filter(|k| !st.decided.contains(k)) {
+                        if let Some(m) =
+                            crate::league::api::match_result_json(&st.env, &st.id, round, table)
+                        {
+                            st.decided.insert((round, table));
+                            st.pending.push_back(
+                                Event::default().event("match_result").data(m.to_string()),
+                            );
+                        }
+                    }
+                    if standings {
+                        if let Some(s) = crate::league::api::standings_json(&st.env, &st.id).await {
+                            st.pending
+                                .push_back(Event::default().event("standings").data(s));
+                        }
+                    }
+                }
+                Some(Kind::Reply(r)) => st.pending.push_back(
+                    Event::default()
+                        .event("subscribed")
+                        .data(serde_json::json!({"seq": r.seq}).to_string()),
+                ),
+                Some(Kind::Error(e)) => {
+                    st.pending.push_back(Event::default().event("error").data(
+                        serde_json::json!({"code": e.code, "message": e.message}).to_string(),
+                    ));
+                    st.done = true;
+                }
+                _ => {}
+            }
+        }
+    });
+    Sse::new(stream)
+        .keep_alive(KeepAlive::default())
+        .into_response()
+}
+
+/// The match (round, table) a public entry is about: `at` of a board's entries, or the
+/// `round` and `table` of a forfeited match.
+fn match_of(json: &str) -> Option<(u32, u32)> {
+    let v: serde_json::Value = serde_json::from_str(json).ok()?;
+    let at = if v["at"].is_object() { &v["at"] } else { &v };
+    let n = |k: &str| at[k].as_u64().and_then(|x| u32::try_from(x).ok());
+    Some((n("round")?, n("table")?))
+}
