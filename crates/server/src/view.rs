@@ -25,6 +25,9 @@ pub struct View {
     pub rulings: Vec<(u64, Ruling)>,
     pub finished: bool,
     pub delayed: bool,
+    /// The open call to the arbiter (only the live view, which players and arbiters follow,
+    /// ever has one: spectators' views get stand-ins).
+    pub open_call: Option<chuhe_proto::v1::OpenCall>,
 }
 
 impl View {
@@ -109,6 +112,7 @@ impl View {
                 self.end_reason = e.reason.clone();
                 self.finished = true;
                 self.draw_offer = Side::Unspecified as i32;
+                self.open_call = None;
                 if let Some(clock) = &e.clock {
                     self.clock = *clock;
                 }
@@ -136,6 +140,34 @@ impl View {
                 }
             }
             Kind::Joined(_) => {}
+            Kind::ArbiterCalled(c) => {
+                if let Some(clock) = &c.clock {
+                    self.clock = *clock;
+                }
+                self.open_call = Some(chuhe_proto::v1::OpenCall {
+                    call_seq: ev.seq,
+                    side: c.side,
+                    at_ms: ev.at_ms,
+                    taken_by: String::new(),
+                    clock_stopped: c.clock_stopped,
+                });
+            }
+            Kind::CallTaken(t) => {
+                if let Some(call) = &mut self.open_call {
+                    call.taken_by = t
+                        .arbiter
+                        .as_ref()
+                        .map(|a| a.arbiter_id.clone())
+                        .unwrap_or_default();
+                }
+            }
+            Kind::CallClosed(_) => self.open_call = None,
+            Kind::Message(_) => {}
+            Kind::Private(p) => {
+                if let Some(clock) = &p.clock {
+                    self.clock = *clock;
+                }
+            }
         }
     }
 
@@ -157,6 +189,7 @@ impl View {
             rulings: self.rulings.iter().map(|(_, r)| r.clone()).collect(),
             delayed: self.delayed,
             finished: self.finished,
+            open_call: self.open_call.clone(),
         }
     }
 
