@@ -676,6 +676,16 @@ impl Conn {
                 return crate::league::ws::on_message(&self.env, &self.who, &self.out, req, k)
                     .await;
             }
+            K::ArbiterDeskSubscribe(d) => {
+                return crate::calls::subscribe_desk(
+                    &self.env,
+                    &self.who,
+                    &self.out,
+                    req,
+                    &d.league_id,
+                )
+                .await;
+            }
             K::Ping(p) => {
                 self.out.send_msg(ServerMessage {
                     kind: Some(server_message::Kind::Pong(w::Pong {

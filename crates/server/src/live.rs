@@ -259,6 +259,13 @@ impl LiveGame {
             // Unreachable: the core decided these events on this very state.
             error!(game = self.id, error = %e, "a committed decision could not be folded");
         }
+        if let Some(board) = &self.core.info.league {
+            for e in &decided.events {
+                if game::call::is_private(e.kind()) {
+                    self.env.desks.push(board, &e.event);
+                }
+            }
+        }
         let n = decided.events.len() as u64;
         self.env
             .metrics

@@ -28,6 +28,9 @@ pub struct View {
     /// The open call to the arbiter (only the live view, which players and arbiters follow,
     /// ever has one: spectators' views get stand-ins).
     pub open_call: Option<chuhe_proto::v1::OpenCall>,
+    /// Every event of the game's arbiter channel, whole (the live view only; not in
+    /// snapshots): what the event's arbiters read back.
+    pub channel: Vec<GameEvent>,
 }
 
 impl View {
@@ -58,6 +61,9 @@ impl View {
         self.seq = ev.seq;
         self.at_ms = ev.at_ms;
         let Some(kind) = &ev.kind else { return };
+        if crate::game::call::is_private(Some(kind)) {
+            self.channel.push(ev.clone());
+        }
         match kind {
             Kind::Created(c) => {
                 if let Some(info) = &c.info {
