@@ -257,7 +257,7 @@ pub fn is_private(k: Option<&Kind>) -> bool {
 /// theirs (a call's reason for the opponent), or as a [`w::PrivateEvent`] keeping only the
 /// clocks. `clock`: the clocks after the event (for the stand-in).
 pub fn redact(ev: &w::GameEvent, viewer: Viewer, clock: Option<w::ClockState>) -> w::GameEvent {
-    let clock = clock.or_else(|| match &ev.kind {
+    let clock = clock.or(match &ev.kind {
         Some(Kind::ArbiterCalled(c)) => c.clock,
         _ => None,
     });
