@@ -21,13 +21,48 @@ use crate::outbox::Outbox;
 use crate::persist::Role;
 use crate::request::Principal;
 
-/// The connections of the arbiters following each league's desk.
+/// The connections of the arbiters following each league's desk, and who is connected (the
+/// presence lobby).
 #[derive(Default)]
 pub struct Desks {
     by_league: Mutex<HashMap<i64, Vec<Outbox>>>,
+    online: Mutex<HashMap<i64, Seen>>,
+}
+
+/// An account's connections now, and when its last one closed.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Seen {
+    pub conns: u32,
+    pub left_at_ms: Option<u64>,
 }
 
 impl Desks {
+    /// A connection of account `id` opened.
+    pub(crate) fn connected(&self, id: Option<i64>, _now: u64) {
+        if let (Some(id), Ok(mut m)) = (id, self.online.lock()) {
+            m.entry(id).or_default().conns += 1;
+        }
+    }
+
+    /// A connection of account `id` closed.
+    pub(crate) fn left(&self, id: Option<i64>, now: u64) {
+        if let (Some(id), Ok(mut m)) = (id, self.online.lock()) {
+            let s = m.entry(id).or_default();
+            s.conns = s.conns.saturating_sub(1);
+            if s.conns == 0 {
+                s.left_at_ms = Some(now);
+            }
+        }
+    }
+
+    fn seen(&self, id: i64) -> Seen {
+        self.online
+            .lock()
+            .ok()
+            .and_then(|m| m.get(&id).copied())
+            .unwrap_or_default()
+    }
+
     fn add(&self, league: i64, out: Outbox) {
         if let Ok(mut m) = self.by_league.lock() {
             let v = m.entry(league).or_default();
@@ -163,7 +198,168 @@ pub async fn subscribe_desk(env: &Env, who: &Principal, out: &Outbox, req: u32, 
 }
 
 pub fn router() -> Router<Env> {
-    Router::new().route("/api/v1/leagues/{id}/calls", get(queue))
+    Router::new()
+        .route("/api/v1/leagues/{id}/calls", get(queue))
+        .route(
+            "/api/v1/leagues/{id}/rounds/{round}/presence",
+            get(presence),
+        )
+}
+
+/// A lined-up player's presence: `connected` now, `left` (was connected since the lobby
+/// opened, is not now), or `not_yet`.
+pub fn presence_word(seen: Seen, opens_at: u64) -> &'static str {
+    if seen.conns > 0 {
+        "connected"
+    } else if seen.left_at_ms.is_some_and(|t| t >= opens_at) {
+        "left"
+    } else {
+        "not_yet"
+    }
+}
+
+/// `GET /api/v1/leagues/{id}/rounds/{round}/presence`: from `presence_before` ahead of the
+/// round's start, each lined-up player's presence, to the organizer and the event's arbiters
+/// (every match) and the captains of a match (theirs); with the time left to the lateness
+/// limit for absent players. Nothing before the lineups are revealed (they are sealed).
+async fn presence(
+    State(env): State<Env>,
+    Path((id, round)): Path<(String, u32)>,
+    headers: HeaderMap,
+) -> Response {
+    let Some(h) = id.parse::<i64>().ok().and_then(|l| env.leagues.get(l)) else {
+        return api_error(
+            StatusCode::NOT_FOUND,
+            "not_found",
+            &format!("no league with id {id:?}"),
+        );
+    };
+    let p = match authenticate(&env, bearer(&headers, None)).await {
+        Ok(p) => p,
+        Err(r) => return r,
+    };
+    let l = h.snapshot();
+    let Some(r) = l.rounds.iter().find(|r| r.number == round) else {
+        return api_error(
+            StatusCode::NOT_FOUND,
+            "not_found",
+            &format!("no round {round} (yet)"),
+        );
+    };
+    let is_official = official(&env, l.id, &p);
+    let captain_of: Vec<usize> = p
+        .id()
+        .map(|me| {
+            l.teams
+                .iter()
+                .enumerate()
+                .filter(|(_, t)| t.accounts.captains.contains(&me))
+                .map(|(i, _)| i)
+                .collect()
+        })
+        .unwrap_or_default();
+    if !is_official && captain_of.is_empty() {
+        return api_error(
+            StatusCode::FORBIDDEN,
+            "permission_denied",
+            "the presence lobby is for the captains of the match and the event's arbiters",
+        );
+    }
+    let before = l.spec.presence_before_ms().unwrap_or(30 * 60_000);
+    let opens_at = r.start_ms.saturating_sub(before);
+    let now = env.time.now_ms();
+    let lateness = l.rules.lateness_ms;
+    let mut tables = Vec::new();
+    if now >= opens_at {
+        for (k, t) in r.tables.iter().enumerate() {
+            if !is_official && !t.teams.iter().any(|x| captain_of.contains(x)) {
+                continue;
+            }
+            let mut players = Vec::new();
+            if let Some(revealed) = &t.revealed {
+                for (side, rev) in revealed.iter().enumerate() {
+                    let team_no = t.teams[side];
+                    let names = match rev {
+                        crate::league::core::Revealed::Submitted { players }
+                        | crate::league::core::Revealed::RegisteredOrder { players } => players,
+                        crate::league::core::Revealed::Forfeit => continue,
+                    };
+                    let (Some(team), Some(spec)) =
+                        (l.teams.get(team_no), l.spec.teams.get(team_no))
+                    else {
+                        continue;
+                    };
+                    for (b, name) in names.iter().enumerate() {
+                        let Some(pid) = spec
+                            .players
+                            .iter()
+                            .position(|x| x.name() == name)
+                            .and_then(|i| team.accounts.players.get(i))
+                        else {
+                            continue;
+                        };
+                        let word = presence_word(env.desks.seen(*pid), opens_at);
+                        let left = (word != "connected" && lateness > 0)
+                            .then(|| (r.start_ms + lateness).saturating_sub(now));
+                        players.push(json!({
+                            "board": b + 1,
+                            "team": team_no,
+                            "teamName": team.name,
+                            "name": name,
+                            "playerId": pid.to_string(),
+                            "presence": word,
+                            "latenessLeftMs": left,
+                        }));
+                    }
+                }
+            }
+            tables.push(json!({
+                "table": k + 1,
+                "teams": t.teams,
+                "revealed": t.revealed.is_some(),
+                "players": players,
+            }));
+        }
+    }
+    (
+        StatusCode::OK,
+        axum::Json(json!({
+            "round": round,
+            "startMs": r.start_ms,
+            "opensAtMs": opens_at,
+            "open": now >= opens_at,
+            "latenessMs": lateness,
+            "tables": tables,
+        })),
+    )
+        .into_response()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn presence_words() {
+        let never = Seen::default();
+        assert_eq!(presence_word(never, 100), "not_yet");
+        let here = Seen {
+            conns: 2,
+            left_at_ms: Some(50),
+        };
+        assert_eq!(presence_word(here, 100), "connected");
+        // Left before the lobby opened: as if not yet come.
+        let gone_early = Seen {
+            conns: 0,
+            left_at_ms: Some(50),
+        };
+        assert_eq!(presence_word(gone_early, 100), "not_yet");
+        let gone = Seen {
+            conns: 0,
+            left_at_ms: Some(150),
+        };
+        assert_eq!(presence_word(gone, 100), "left");
+    }
 }
 
 #[derive(Deserialize)]

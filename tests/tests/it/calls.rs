@@ -161,7 +161,25 @@ async fn run(backend: &str) -> Result<()> {
             );
         }
     };
+    // The presence lobby: nobody yet; then Red arrives.
+    let lobby = format!("/api/v1/leagues/{}/rounds/1/presence", l.id);
+    let presence = |v: &Value, pid: i64| -> Option<String> {
+        v["tables"][0]["players"]
+            .as_array()?
+            .iter()
+            .find(|p| p["playerId"] == json!(pid.to_string()))
+            .and_then(|p| p["presence"].as_str().map(String::from))
+    };
+    let (s, v) = http_json(addr, "GET", &lobby, Some(&l.arbiters[0]), None).await?;
+    ensure!(s == 200 && v["open"] == json!(true), "presence: {s} {v}");
+    assert_eq!(presence(&v, red).as_deref(), Some("not_yet"), "{v}");
+    assert_eq!(presence(&v, black).as_deref(), Some("not_yet"), "{v}");
+    let (s, _) = http_json(addr, "GET", &lobby, Some(&l.players[&red]), None).await?;
+    assert_eq!(s, 403, "a player does not read the lobby");
     let mut r = Client::connect(addr, Some(&l.players[&red]), Encoding::Json).await?;
+    let (_, v) = http_json(addr, "GET", &lobby, Some(&l.arbiters[1]), None).await?;
+    assert_eq!(presence(&v, red).as_deref(), Some("connected"), "{v}");
+    assert_eq!(presence(&v, black).as_deref(), Some("not_yet"), "{v}");
     let mut b = Client::connect(addr, Some(&l.players[&black]), Encoding::Proto).await?;
     r.subscribe(&game, 0).await?;
     b.subscribe(&game, 0).await?;

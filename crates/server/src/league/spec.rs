@@ -60,6 +60,9 @@ pub struct EventSpec {
     /// call stops the clocks (default: 3, it stops them).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub arbiter_calls: Option<CallsSpec>,
+    /// The presence lobby opens this long before each round's start (default 30m).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub presence_before: Option<String>,
     /// The pause between two games of a board's chain (default 5m).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub break_between_games: Option<String>,
@@ -663,6 +666,7 @@ impl EventSpec {
                 ));
             }
         }
+        self.presence_before_ms()?;
         if let Some(n) = self.arbiter_calls.and_then(|c| c.max_per_side) {
             if !(1..=100).contains(&n) {
                 return Err(bad("arbiter_calls.max_per_side", "a number from 1 to 100"));
@@ -707,6 +711,11 @@ impl EventSpec {
             )?,
             rosters,
         })
+    }
+
+    /// How long before a round's start its presence lobby opens.
+    pub fn presence_before_ms(&self) -> Result<u64, SpecError> {
+        duration("presence_before", &self.presence_before, 30 * 60_000)
     }
 
     /// The lineup system (12.1–12.5), checked against the boards and rosters it needs.
@@ -1105,6 +1114,10 @@ mod tests {
                 "result_chain.time_control",
             ),
             (serde_json::json!({"lateness": "soon"}), "lateness"),
+            (
+                serde_json::json!({"presence_before": "later"}),
+                "presence_before",
+            ),
             (
                 serde_json::json!({"arbiter_calls": {"max_per_side": 0}}),
                 "arbiter_calls.max_per_side",
