@@ -38,7 +38,7 @@ pub struct Seen {
 
 impl Desks {
     /// A connection of account `id` opened.
-    pub(crate) fn connected(&self, id: Option<i64>, _now: u64) {
+    pub(crate) fn connected(&self, id: Option<i64>) {
         if let (Some(id), Ok(mut m)) = (id, self.online.lock()) {
             m.entry(id).or_default().conns += 1;
         }
@@ -218,6 +218,145 @@ pub fn presence_word(seen: Seen, opens_at: u64) -> &'static str {
     }
 }
 
+/// Who reads a round's presence: every match (an official), or the matches of these teams.
+enum Reader<'a> {
+    Official,
+    Captain(&'a [usize]),
+}
+
+/// A round's presence lobby as `reader` sees it (see the route below).
+fn presence_json(
+    env: &Env,
+    l: &crate::league::core::League,
+    r: &crate::league::core::state::Round,
+    reader: Reader<'_>,
+) -> Value {
+    let before = l.spec.presence_before_ms().unwrap_or(30 * 60_000);
+    let opens_at = r.start_ms.saturating_sub(before);
+    let now = env.time.now_ms();
+    let lateness = l.rules.lateness_ms;
+    let mut tables = Vec::new();
+    if now >= opens_at {
+        for (k, t) in r.tables.iter().enumerate() {
+            if let Reader::Captain(teams) = reader {
+                if !t.teams.iter().any(|x| teams.contains(x)) {
+                    continue;
+                }
+            }
+            let mut players = Vec::new();
+            for (team_no, pid, board, name) in lined_up(l, t) {
+                let word = presence_word(env.desks.seen(pid), opens_at);
+                let left = (word != "connected" && lateness > 0)
+                    .then(|| (r.start_ms + lateness).saturating_sub(now));
+                players.push(json!({
+                    "board": board,
+                    "team": team_no,
+                    "teamName": l.teams.get(team_no).map(|t| t.name.clone()),
+                    "name": name,
+                    "playerId": pid.to_string(),
+                    "presence": word,
+                    "latenessLeftMs": left,
+                }));
+            }
+            tables.push(json!({
+                "table": k + 1,
+                "teams": t.teams,
+                "revealed": t.revealed.is_some(),
+                "players": players,
+            }));
+        }
+    }
+    json!({
+        "leagueId": l.id.to_string(),
+        "round": r.number,
+        "startMs": r.start_ms,
+        "opensAtMs": opens_at,
+        "open": now >= opens_at,
+        "latenessMs": lateness,
+        "tables": tables,
+    })
+}
+
+/// The revealed lined-up players of a match: (team, account, board, name).
+fn lined_up(
+    l: &crate::league::core::League,
+    t: &crate::league::core::state::Table,
+) -> Vec<(usize, i64, usize, String)> {
+    use crate::league::core::Revealed;
+    let mut out = Vec::new();
+    let Some(revealed) = &t.revealed else {
+        return out;
+    };
+    for (side, rev) in revealed.iter().enumerate() {
+        let team_no = t.teams[side];
+        let names = match rev {
+            Revealed::Submitted { players } | Revealed::RegisteredOrder { players } => players,
+            Revealed::Forfeit => continue,
+        };
+        let (Some(team), Some(spec)) = (l.teams.get(team_no), l.spec.teams.get(team_no)) else {
+            continue;
+        };
+        for (b, name) in names.iter().enumerate() {
+            if let Some(pid) = spec
+                .players
+                .iter()
+                .position(|x| x.name() == name)
+                .and_then(|i| team.accounts.players.get(i))
+            {
+                out.push((team_no, *pid, b + 1, name.clone()));
+            }
+        }
+    }
+    out
+}
+
+/// A connection of account `id` opened or closed: the desks of the leagues whose open lobby
+/// lines the account up get the round's presence (a `presence` message). Costs nothing while
+/// no arbiter follows a desk.
+pub(crate) fn presence_changed(env: &Env, id: Option<i64>) {
+    let Some(id) = id else { return };
+    let leagues: Vec<i64> = match env.desks.by_league.lock() {
+        Ok(m) => m
+            .iter()
+            .filter(|(_, v)| !v.is_empty())
+            .map(|(l, _)| *l)
+            .collect(),
+        Err(_) => return,
+    };
+    let now = env.time.now_ms();
+    for league in leagues {
+        let Some(h) = env.leagues.get(league) else {
+            continue;
+        };
+        let l = h.snapshot();
+        let before = l.spec.presence_before_ms().unwrap_or(30 * 60_000);
+        for r in l
+            .rounds
+            .iter()
+            .filter(|r| !r.completed && now >= r.start_ms.saturating_sub(before))
+        {
+            if r.tables
+                .iter()
+                .any(|t| lined_up(&l, t).iter().any(|p| p.1 == id))
+            {
+                let v = presence_json(env, &l, r, Reader::Official);
+                let msg = w::ServerMessage {
+                    kind: Some(server_message::Kind::Presence(w::LeaguePresence {
+                        league_id: league.to_string(),
+                        round: r.number,
+                        json: v.to_string(),
+                    })),
+                };
+                if let Ok(mut m) = env.desks.by_league.lock() {
+                    if let Some(v) = m.get_mut(&league) {
+                        v.retain(|o| o.send_msg(msg.clone()));
+                    }
+                }
+            }
+        }
+    }
+}
+
 /// `GET /api/v1/leagues/{id}/rounds/{round}/presence`: from `presence_before` ahead of the
 /// round's start, each lined-up player's presence, to the organizer and the event's arbiters
 /// (every match) and the captains of a match (theirs); with the time left to the lateness
@@ -246,7 +385,6 @@ async fn presence(
             &format!("no round {round} (yet)"),
         );
     };
-    let is_official = official(&env, l.id, &p);
     let captain_of: Vec<usize> = p
         .id()
         .map(|me| {
@@ -258,79 +396,20 @@ async fn presence(
                 .collect()
         })
         .unwrap_or_default();
-    if !is_official && captain_of.is_empty() {
+    let reader = if official(&env, l.id, &p) {
+        Reader::Official
+    } else if !captain_of.is_empty() {
+        Reader::Captain(&captain_of)
+    } else {
         return api_error(
             StatusCode::FORBIDDEN,
             "permission_denied",
             "the presence lobby is for the captains of the match and the event's arbiters",
         );
-    }
-    let before = l.spec.presence_before_ms().unwrap_or(30 * 60_000);
-    let opens_at = r.start_ms.saturating_sub(before);
-    let now = env.time.now_ms();
-    let lateness = l.rules.lateness_ms;
-    let mut tables = Vec::new();
-    if now >= opens_at {
-        for (k, t) in r.tables.iter().enumerate() {
-            if !is_official && !t.teams.iter().any(|x| captain_of.contains(x)) {
-                continue;
-            }
-            let mut players = Vec::new();
-            if let Some(revealed) = &t.revealed {
-                for (side, rev) in revealed.iter().enumerate() {
-                    let team_no = t.teams[side];
-                    let names = match rev {
-                        crate::league::core::Revealed::Submitted { players }
-                        | crate::league::core::Revealed::RegisteredOrder { players } => players,
-                        crate::league::core::Revealed::Forfeit => continue,
-                    };
-                    let (Some(team), Some(spec)) =
-                        (l.teams.get(team_no), l.spec.teams.get(team_no))
-                    else {
-                        continue;
-                    };
-                    for (b, name) in names.iter().enumerate() {
-                        let Some(pid) = spec
-                            .players
-                            .iter()
-                            .position(|x| x.name() == name)
-                            .and_then(|i| team.accounts.players.get(i))
-                        else {
-                            continue;
-                        };
-                        let word = presence_word(env.desks.seen(*pid), opens_at);
-                        let left = (word != "connected" && lateness > 0)
-                            .then(|| (r.start_ms + lateness).saturating_sub(now));
-                        players.push(json!({
-                            "board": b + 1,
-                            "team": team_no,
-                            "teamName": team.name,
-                            "name": name,
-                            "playerId": pid.to_string(),
-                            "presence": word,
-                            "latenessLeftMs": left,
-                        }));
-                    }
-                }
-            }
-            tables.push(json!({
-                "table": k + 1,
-                "teams": t.teams,
-                "revealed": t.revealed.is_some(),
-                "players": players,
-            }));
-        }
-    }
+    };
     (
         StatusCode::OK,
-        axum::Json(json!({
-            "round": round,
-            "startMs": r.start_ms,
-            "opensAtMs": opens_at,
-            "open": now >= opens_at,
-            "latenessMs": lateness,
-            "tables": tables,
-        })),
+        axum::Json(presence_json(&env, &l, r, reader)),
     )
         .into_response()
 }

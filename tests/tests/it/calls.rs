@@ -176,7 +176,27 @@ async fn run(backend: &str) -> Result<()> {
     assert_eq!(presence(&v, black).as_deref(), Some("not_yet"), "{v}");
     let (s, _) = http_json(addr, "GET", &lobby, Some(&l.players[&red]), None).await?;
     assert_eq!(s, 403, "a player does not read the lobby");
+    // An arbiter's desk gets the lobby pushed when a lined-up player arrives.
+    let mut watcher = Client::connect(addr, Some(&l.arbiters[0]), Encoding::Json).await?;
+    let req = watcher
+        .send(C::ArbiterDeskSubscribe(w::ArbiterDeskSubscribe {
+            league_id: l.id.clone(),
+        }))
+        .await?;
+    watcher.reply(req).await?;
     let mut r = Client::connect(addr, Some(&l.players[&red]), Encoding::Json).await?;
+    let pushed = watcher
+        .expect(|m| match &m.kind {
+            Some(server_message::Kind::Presence(p)) => serde_json::from_str::<Value>(&p.json).ok(),
+            _ => None,
+        })
+        .await?;
+    assert_eq!(
+        presence(&pushed, red).as_deref(),
+        Some("connected"),
+        "{pushed}"
+    );
+    watcher.close().await;
     let (_, v) = http_json(addr, "GET", &lobby, Some(&l.arbiters[1]), None).await?;
     assert_eq!(presence(&v, red).as_deref(), Some("connected"), "{v}");
     assert_eq!(presence(&v, black).as_deref(), Some("not_yet"), "{v}");
