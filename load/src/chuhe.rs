@@ -205,7 +205,9 @@ impl Protocol for ChuheProtocol {
                 server_message::Kind::Welcome(_)
                 | server_message::Kind::GameList(_)
                 | server_message::Kind::Pong(_)
-                | server_message::Kind::League(_),
+                | server_message::Kind::League(_)
+                | server_message::Kind::Desk(_)
+                | server_message::Kind::Presence(_),
             )
             | None => Event::Ignored,
         };

@@ -224,6 +224,8 @@ enum End {
 async fn run(env: Env, mut socket: WebSocket, enc: Encoding, who: Principal, conn_id: u64) {
     let gauge = role_gauge(&env, &who);
     gauge.fetch_add(1, Ordering::Relaxed);
+    env.desks.connected(who.id());
+    crate::calls::presence_changed(&env, who.id());
     debug!("connected");
     // Room for a whole resume (the replay of up to `replay_events` events and its reply, or a
     // league stream's whole replay ring) besides the frames the queue may hold anyway: a client
@@ -456,6 +458,8 @@ async fn run(env: Env, mut socket: WebSocket, enc: Encoding, who: Principal, con
     }
     let _ = tokio::time::timeout(short, SinkExt::close(&mut socket)).await;
     gauge.fetch_sub(1, Ordering::Relaxed);
+    env.desks.left(c.who.id(), env.time.now_ms());
+    crate::calls::presence_changed(&env, c.who.id());
     debug!("disconnected");
 }
 
@@ -675,6 +679,16 @@ impl Conn {
             | K::LeagueChooseColour(_)) => {
                 return crate::league::ws::on_message(&self.env, &self.who, &self.out, req, k)
                     .await;
+            }
+            K::ArbiterDeskSubscribe(d) => {
+                return crate::calls::subscribe_desk(
+                    &self.env,
+                    &self.who,
+                    &self.out,
+                    req,
+                    &d.league_id,
+                )
+                .await;
             }
             K::Ping(p) => {
                 self.out.send_msg(ServerMessage {

@@ -77,6 +77,22 @@ pub enum ClientError {
     /// over to another node). Retry: a move resent with its ply is played at most once.
     #[error("the game's node did not answer in time; retry (a resent move is played once)")]
     Unavailable,
+    #[error("this game has no arbiter to call")]
+    CallsNotAllowed,
+    #[error("a call to the arbiter is open already (event {call_seq})")]
+    CallOpen { call_seq: u64 },
+    #[error("each side may call the arbiter at most {max} times in this game")]
+    CallLimitReached { max: u32 },
+    #[error("no call to the arbiter is open")]
+    NoOpenCall,
+    #[error("the call was taken by arbiter {by}")]
+    CallTaken { by: String },
+    #[error("messaging not allowed: {0}")]
+    MessagingNotAllowed(String),
+    #[error("the text has {chars} characters; at most {limit}")]
+    MessageTooLong { chars: usize, limit: usize },
+    #[error("one message per {interval_ms} ms")]
+    MessageRateLimited { interval_ms: u64 },
 }
 
 impl ClientError {
@@ -106,6 +122,14 @@ impl ClientError {
             ClientError::ShuttingDown => "shutting_down",
             ClientError::GameUnavailable(_) => "game_unavailable",
             ClientError::Unavailable => "unavailable",
+            ClientError::CallsNotAllowed => "calls_not_allowed",
+            ClientError::CallOpen { .. } => "call_open",
+            ClientError::CallLimitReached { .. } => "call_limit_reached",
+            ClientError::NoOpenCall => "no_open_call",
+            ClientError::CallTaken { .. } => "call_taken",
+            ClientError::MessagingNotAllowed(_) => "messaging_not_allowed",
+            ClientError::MessageTooLong { .. } => "message_too_long",
+            ClientError::MessageRateLimited { .. } => "message_rate_limited",
         }
     }
 
@@ -134,6 +158,14 @@ impl ClientError {
         "shutting_down",
         "game_unavailable",
         "unavailable",
+        "calls_not_allowed",
+        "call_open",
+        "call_limit_reached",
+        "no_open_call",
+        "call_taken",
+        "messaging_not_allowed",
+        "message_too_long",
+        "message_rate_limited",
     ];
 
     /// Server-side trouble is worth a warning; a client's mistake is debug.

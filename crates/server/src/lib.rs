@@ -18,6 +18,7 @@ use tracing::{info, warn};
 pub mod admin;
 pub mod auth;
 pub mod board;
+pub mod calls;
 pub mod cluster;
 pub mod conn;
 #[cfg(test)]
@@ -205,6 +206,8 @@ pub struct Env {
     pub registry: Arc<registry::Registry>,
     /// Every league running on this server.
     pub leagues: Arc<league::runner::Leagues>,
+    /// The arbiters following each league's calls.
+    pub desks: Arc<calls::Desks>,
     pub shards: Arc<shard::Shards>,
     pub time: time::TimeBase,
     pub shutdown: watch::Receiver<bool>,
@@ -250,6 +253,7 @@ impl Env {
             metrics: Arc::new(metrics::Metrics::default()),
             registry: Arc::new(registry::Registry::default()),
             leagues: Arc::new(league::runner::Leagues::default()),
+            desks: Arc::new(calls::Desks::default()),
             shards: Arc::new(shards),
             time: time::TimeBase::new(),
             shutdown,

@@ -259,6 +259,13 @@ impl LiveGame {
             // Unreachable: the core decided these events on this very state.
             error!(game = self.id, error = %e, "a committed decision could not be folded");
         }
+        if let Some(board) = &self.core.info.league {
+            for e in &decided.events {
+                if game::call::is_private(e.kind()) {
+                    self.env.desks.push(board, &e.event);
+                }
+            }
+        }
         let n = decided.events.len() as u64;
         self.env
             .metrics
@@ -323,6 +330,7 @@ impl LiveGame {
                 ev.at_ms + self.delay_ms
             };
             let seq = ev.seq;
+            let private = game::call::is_private(ev.kind.as_ref());
             let msg = ServerMessage {
                 kind: Some(server_message::Kind::Event(ev)),
             };
@@ -334,7 +342,14 @@ impl LiveGame {
                 self.live.apply(ev);
             }
             push_ring(&mut self.ring, frame.clone(), self.env.config.replay_events);
-            send_all(&mut self.live_subs, &frame);
+            // The arbiter channel: each subscriber gets what is theirs, spectators and the
+            // delayed stream a stand-in (the seq stays contiguous).
+            let frame = if private {
+                self.send_private(&frame)
+            } else {
+                send_all(&mut self.live_subs, &frame);
+                frame
+            };
             if let Some(c) = &self.channels {
                 c.publish(true, &frame);
             }
@@ -352,6 +367,41 @@ impl LiveGame {
         }
         self.release_delayed();
         self.update_summary();
+    }
+
+    /// Sends an event of the arbiter channel to each live subscriber as it may see it, and
+    /// returns the spectators' stand-in (what the delayed stream and the other nodes get).
+    fn send_private(&mut self, frame: &Arc<SharedFrame>) -> Arc<SharedFrame> {
+        let Some(ev) = frame.event() else {
+            return frame.clone();
+        };
+        let clock = Some(self.live.clock);
+        let stand_in = Arc::new(private_frame(ev, game::call::Viewer::Spectator, clock));
+        let viewers: Vec<_> = self.live_subs.iter().map(|s| self.viewer(&s.who)).collect();
+        let mut i = 0;
+        self.live_subs.retain(|s| {
+            let v = viewers[i];
+            i += 1;
+            let f = match v {
+                game::call::Viewer::Arbiter => frame.clone(),
+                game::call::Viewer::Spectator => stand_in.clone(),
+                v => Arc::new(private_frame(ev, v, clock)),
+            };
+            s.out.send(Out::Shared(f))
+        });
+        stand_in
+    }
+
+    /// Who `who` is on this game's arbiter channel.
+    fn viewer(&self, who: &Principal) -> game::call::Viewer {
+        let actor = self.actor_of(who);
+        if actor.is_arbiter() {
+            game::call::Viewer::Arbiter
+        } else if let Some(s) = actor.side_in(&self.core) {
+            game::call::Viewer::Player(s)
+        } else {
+            game::call::Viewer::Spectator
+        }
     }
 
     /// Releases delayed events whose time (and ply distance) has come. At the end of the game
@@ -644,13 +694,29 @@ impl LiveGame {
             flag.store(live, Ordering::Release);
         }
         self.reply(r, view.seq);
+        let viewer = self.viewer(&r.who);
         if last_seq == 0 || last_seq > view.seq || last_seq + 1 < first_in_ring {
+            let mut snap = view.snapshot();
+            if viewer == game::call::Viewer::Spectator {
+                snap.open_call = None;
+            }
             out.send_msg(ServerMessage {
-                kind: Some(server_message::Kind::Snapshot(view.snapshot())),
+                kind: Some(server_message::Kind::Snapshot(snap)),
             });
         } else {
             for f in ring.iter().filter(|f| f.seq > last_seq) {
-                out.send(Out::Shared(f.clone()));
+                match f.event() {
+                    Some(ev)
+                        if viewer != game::call::Viewer::Arbiter
+                            && game::call::is_private(ev.kind.as_ref()) =>
+                    {
+                        // The ring keeps the clocks of neither; the stand-in carries none.
+                        out.send(Out::Shared(Arc::new(private_frame(ev, viewer, None))));
+                    }
+                    _ => {
+                        out.send(Out::Shared(f.clone()));
+                    }
+                }
             }
         }
         let list = if live {
@@ -702,6 +768,21 @@ impl LiveGame {
     }
 }
 
+/// The frame of an arbiter-channel event as `viewer` receives it.
+fn private_frame(
+    ev: &GameEvent,
+    viewer: game::call::Viewer,
+    clock: Option<w::ClockState>,
+) -> SharedFrame {
+    let ev = game::call::redact(ev, viewer, clock);
+    SharedFrame::new(
+        ev.seq,
+        ServerMessage {
+            kind: Some(server_message::Kind::Event(ev)),
+        },
+    )
+}
+
 /// An event with its protobuf frame when that could be cut from the event's stored form.
 type Framed = (GameEvent, Option<Vec<u8>>);
 
@@ -743,5 +824,10 @@ pub(crate) fn kind_label(k: Option<&w::game_event::Kind>) -> &'static str {
         Some(Kind::ServerRestarted(_)) => "server_restarted",
         Some(Kind::Started(_)) => "started",
         Some(Kind::Joined(_)) => "joined",
+        Some(Kind::ArbiterCalled(_)) => "arbiter_called",
+        Some(Kind::CallTaken(_)) => "call_taken",
+        Some(Kind::CallClosed(_)) => "call_closed",
+        Some(Kind::Message(_)) => "message",
+        Some(Kind::Private(_)) => "private",
     }
 }

@@ -129,12 +129,23 @@ pub fn info_of(seed: &GameSeed) -> Result<GameInfo, ClientError> {
         scheduled_start_ms: row.scheduled_start_ms.unwrap_or(0).max(0) as u64,
         lateness_limit_ms: row.lateness_limit_ms.max(0) as u64,
         league: row.key.as_deref().and_then(league_board),
+        calls: None,
     })
 }
 
 /// Creates a new game: commits its first event, then hands it to its shard.
 pub async fn create(env: Env, seed: GameSeed) -> Result<GameHandle, ClientError> {
-    let info = info_of(&seed)?;
+    let mut info = info_of(&seed)?;
+    if let Some(board) = &info.league {
+        // The event's call settings, fixed in the game's description (its log) at creation.
+        let spec = board
+            .league_id
+            .parse::<i64>()
+            .ok()
+            .and_then(|id| env.leagues.get(id))
+            .and_then(|h| h.snapshot().spec.arbiter_calls);
+        info.calls = Some(crate::league::spec::CallsSpec::settings(spec.as_ref()));
+    }
     let (st, decided) = game::create(&info, env.time.now_ms())?;
     let mut g = LiveGame::new(env.clone(), seed.row.id.0, st);
     commit_now(&env, &mut g, decided).await?;

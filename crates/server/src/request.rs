@@ -87,6 +87,17 @@ pub enum Body {
         reason: String,
         action: Action,
     },
+    CallArbiter {
+        reason: String,
+    },
+    TakeCall,
+    CloseCall {
+        decision: String,
+    },
+    Message {
+        to: i32,
+        text: String,
+    },
 }
 
 impl Body {
@@ -115,6 +126,17 @@ impl Body {
             Body::Arbiter { reason, action } => Command::Arbiter {
                 reason: reason.clone(),
                 action: *action,
+            },
+            Body::CallArbiter { reason } => Command::CallArbiter {
+                reason: reason.clone(),
+            },
+            Body::TakeCall => Command::TakeCall,
+            Body::CloseCall { decision } => Command::CloseCall {
+                decision: decision.clone(),
+            },
+            Body::Message { to, text } => Command::Message {
+                to: *to,
+                text: text.clone(),
             },
         })
     }
@@ -171,6 +193,21 @@ pub fn game_request(
                 },
             )
         }
+        K::CallArbiter(c) => (c.game_id, Body::CallArbiter { reason: c.reason }),
+        K::TakeCall(t) => (t.game_id, Body::TakeCall),
+        K::CloseCall(c) => (
+            c.game_id,
+            Body::CloseCall {
+                decision: c.decision,
+            },
+        ),
+        K::SendMessage(m) => (
+            m.game_id,
+            Body::Message {
+                to: m.to,
+                text: m.text,
+            },
+        ),
         _ => return None,
     }))
 }
@@ -210,6 +247,20 @@ impl Body {
                 game_id,
                 reason: reason.clone(),
                 action: Some(*action),
+            }),
+            Body::CallArbiter { reason } => K::CallArbiter(w::CallArbiter {
+                game_id,
+                reason: reason.clone(),
+            }),
+            Body::TakeCall => K::TakeCall(w::TakeCall { game_id }),
+            Body::CloseCall { decision } => K::CloseCall(w::CloseCall {
+                game_id,
+                decision: decision.clone(),
+            }),
+            Body::Message { to, text } => K::SendMessage(w::SendMessage {
+                game_id,
+                to: *to,
+                text: text.clone(),
             }),
         }
     }

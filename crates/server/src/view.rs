@@ -25,6 +25,12 @@ pub struct View {
     pub rulings: Vec<(u64, Ruling)>,
     pub finished: bool,
     pub delayed: bool,
+    /// The open call to the arbiter (only the live view, which players and arbiters follow,
+    /// ever has one: spectators' views get stand-ins).
+    pub open_call: Option<chuhe_proto::v1::OpenCall>,
+    /// Every event of the game's arbiter channel, whole (the live view only; not in
+    /// snapshots): what the event's arbiters read back.
+    pub channel: Vec<GameEvent>,
 }
 
 impl View {
@@ -55,6 +61,9 @@ impl View {
         self.seq = ev.seq;
         self.at_ms = ev.at_ms;
         let Some(kind) = &ev.kind else { return };
+        if crate::game::call::is_private(Some(kind)) {
+            self.channel.push(ev.clone());
+        }
         match kind {
             Kind::Created(c) => {
                 if let Some(info) = &c.info {
@@ -109,6 +118,7 @@ impl View {
                 self.end_reason = e.reason.clone();
                 self.finished = true;
                 self.draw_offer = Side::Unspecified as i32;
+                self.open_call = None;
                 if let Some(clock) = &e.clock {
                     self.clock = *clock;
                 }
@@ -136,6 +146,34 @@ impl View {
                 }
             }
             Kind::Joined(_) => {}
+            Kind::ArbiterCalled(c) => {
+                if let Some(clock) = &c.clock {
+                    self.clock = *clock;
+                }
+                self.open_call = Some(chuhe_proto::v1::OpenCall {
+                    call_seq: ev.seq,
+                    side: c.side,
+                    at_ms: ev.at_ms,
+                    taken_by: String::new(),
+                    clock_stopped: c.clock_stopped,
+                });
+            }
+            Kind::CallTaken(t) => {
+                if let Some(call) = &mut self.open_call {
+                    call.taken_by = t
+                        .arbiter
+                        .as_ref()
+                        .map(|a| a.arbiter_id.clone())
+                        .unwrap_or_default();
+                }
+            }
+            Kind::CallClosed(_) => self.open_call = None,
+            Kind::Message(_) => {}
+            Kind::Private(p) => {
+                if let Some(clock) = &p.clock {
+                    self.clock = *clock;
+                }
+            }
         }
     }
 
@@ -157,6 +195,7 @@ impl View {
             rulings: self.rulings.iter().map(|(_, r)| r.clone()).collect(),
             delayed: self.delayed,
             finished: self.finished,
+            open_call: self.open_call.clone(),
         }
     }
 

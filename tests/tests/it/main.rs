@@ -1,5 +1,6 @@
 //! The crate's integration tests, one binary (a module per topic) so the dependency tree is linked once.
 
+mod calls;
 mod demo;
 mod game;
 mod hardening;

@@ -69,6 +69,21 @@ pub enum Command {
         reason: String,
         action: Action,
     },
+    /// A player calls the arbiter (请裁判).
+    CallArbiter {
+        reason: String,
+    },
+    /// An arbiter takes the open call.
+    TakeCall,
+    /// An arbiter closes the open call with a decision.
+    CloseCall {
+        decision: String,
+    },
+    /// A message on the arbiter channel (`to`: a wire `Side`).
+    Message {
+        to: i32,
+        text: String,
+    },
     /// The server's timer: whatever is due now — a scheduled start, a lateness forfeit
     /// (art. 21), the flag. Refused when nothing is due.
     Tick,
@@ -141,6 +156,10 @@ pub fn decide(st: &State, cmd: &Command, actor: &Actor, now: u64) -> Result<Deci
         Command::ClaimMoveLimit => super::draw::claim_move_limit(st, actor, now),
         Command::RequestRuling => super::draw::request_ruling(st, actor, now),
         Command::Arbiter { reason, action } => super::arbiter::act(st, actor, reason, action, now),
+        Command::CallArbiter { reason } => super::call::call(st, actor, reason, now),
+        Command::TakeCall => super::call::take(st, actor, now),
+        Command::CloseCall { decision } => super::call::close(st, actor, decision, now),
+        Command::Message { to, text } => super::call::message(st, actor, *to, text, now),
         Command::Tick => super::start::tick(st, now),
         Command::Join => super::start::join(st, actor, now),
         Command::Restart => super::moves::restart(st, now),

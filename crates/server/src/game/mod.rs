@@ -15,9 +15,11 @@
 //! Files: [`state`] (the state and `fold`), [`command`] (commands, actors, `decide`, the
 //! drafting helpers), [`start`] (creation, start modes, joining, lateness, the timer),
 //! [`moves`] (moves, the flag, restarts), [`draw`] (offers, claims,
-//! resignation, ruling requests), [`arbiter`] (arbiter commands).
+//! resignation, ruling requests), [`arbiter`] (arbiter commands), [`call`] (calls to the arbiter and the
+//! arbiter channel's messages).
 
 pub mod arbiter;
+pub mod call;
 pub mod command;
 pub mod draw;
 pub mod moves;

@@ -85,6 +85,12 @@ pub struct State {
     /// clocks and the lateness limit credited for the gap (issue 19 item 7), as clocks
     /// already running are after a restart.
     pub start_not_before: u64,
+    /// Calls to the arbiter made per side (index [`side::index`]).
+    pub calls: [u32; 2],
+    /// The call not yet closed.
+    pub open_call: Option<super::call::OpenCall>,
+    /// When each side's player last sent a message (0: never), for the rate limit.
+    pub last_message_at: [u64; 2],
 }
 
 /// Why an event cannot be folded: the log does not describe a game this server can rebuild.
@@ -140,6 +146,9 @@ impl State {
             started_at: None,
             joined: [false, false],
             start_not_before: 0,
+            calls: [0, 0],
+            open_call: None,
+            last_message_at: [0, 0],
         })
     }
 
@@ -283,6 +292,8 @@ pub fn fold_with(st: &mut State, ev: &Event, prepared: &mut Prepared) -> Result<
             let result = WResult::try_from(e.result).unwrap_or(WResult::Unspecified);
             st.result = Some((result, e.reason.clone()));
             st.draw_offer = None;
+            // The game's end closes its call.
+            st.open_call = None;
         }
         Kind::RulingOverridden(o) => {
             if o.result != WResult::Unspecified as i32 {
@@ -304,6 +315,31 @@ pub fn fold_with(st: &mut State, ev: &Event, prepared: &mut Prepared) -> Result<
             }
         }
         Kind::ClockAdjusted(_) | Kind::Paused(_) | Kind::Resumed(_) => {}
+        Kind::ArbiterCalled(c) => {
+            let s = side::playing(c.side).unwrap_or(Side::Red);
+            st.calls[side::index(s)] = c.count;
+            st.open_call = Some(super::call::OpenCall {
+                seq,
+                side: s,
+                at_ms: ev.event.at_ms,
+                reason: c.reason.clone(),
+                taken_by: None,
+                clock_stopped: c.clock_stopped,
+            });
+        }
+        Kind::CallTaken(t) => {
+            if let Some(call) = &mut st.open_call {
+                call.taken_by = t.arbiter.as_ref().and_then(|a| a.arbiter_id.parse().ok());
+            }
+        }
+        Kind::CallClosed(_) => st.open_call = None,
+        Kind::Message(m) => {
+            if let Some(s) = side::playing(m.from_side) {
+                st.last_message_at[side::index(s)] = ev.event.at_ms;
+            }
+        }
+        // A stand-in for spectators; never in a log.
+        Kind::Private(_) => {}
     }
     if let Some(snap) = &ev.clock {
         st.clock = match prepared.clock.take() {

@@ -654,6 +654,343 @@ fn set_result_and_override_a_ruling() {
 
 // --- start modes, joining, lateness ---
 
+// --- calls to the arbiter and the arbiter channel ---
+
+fn league_info(calls: Option<w::CallSettings>) -> GameInfo {
+    GameInfo {
+        league: Some(w::LeagueBoard {
+            league_id: "5".into(),
+            round: 1,
+            table: 1,
+            board: 1,
+            stage: 0,
+        }),
+        calls,
+        ..info(chuhe_rules::START_FEN, "10m", 0)
+    }
+}
+
+fn call(reason: &str) -> Command {
+    Command::CallArbiter {
+        reason: reason.into(),
+    }
+}
+
+fn say(to: Side, text: &str) -> Command {
+    Command::Message {
+        to: to as i32,
+        text: text.into(),
+    }
+}
+
+fn calls_state(st: &State) -> String {
+    format!(
+        "{} calls={:?} open={:?} last_msg={:?}",
+        looks(st),
+        st.calls,
+        st.open_call,
+        st.last_message_at
+    )
+}
+
+#[test]
+fn a_call_stops_the_clock_and_the_arbiter_takes_answers_and_resumes() {
+    let mut t = Table::with_info(league_info(None));
+    t.later(1_000).mv(RED, "h2e2").unwrap();
+    let (Answer::Seq(call_seq), kinds) = t
+        .later(3_000)
+        .run(call("he is using an engine"), BLACK)
+        .unwrap()
+    else {
+        panic!()
+    };
+    assert_eq!(names(&kinds), ["arbiter_called"]);
+    let Kind::ArbiterCalled(c) = &kinds[0] else {
+        panic!()
+    };
+    assert!(c.clock_stopped);
+    assert_eq!((c.side, c.count), (Side::Black as i32, 1));
+    assert!(t.st.clock.is_paused());
+    assert_eq!(t.st.open_call.as_ref().unwrap().seq, call_seq);
+    // While the call is open: no move, no second call.
+    assert_eq!(
+        t.later(10_000).mv(BLACK, "h9g7").unwrap_err().code(),
+        "game_paused"
+    );
+    assert_eq!(t.run(call(""), RED).unwrap_err().code(), "call_open");
+    // Only an arbiter takes it; a second arbiter is told who has it.
+    assert_eq!(
+        t.run(Command::TakeCall, RED).unwrap_err().code(),
+        "permission_denied"
+    );
+    let (_, kinds) = t.run(Command::TakeCall, ARBITER).unwrap();
+    assert_eq!(names(&kinds), ["call_taken"]);
+    let (_, kinds) = t.run(Command::TakeCall, ARBITER).unwrap();
+    assert!(
+        kinds.is_empty(),
+        "taking one's own call again changes nothing"
+    );
+    let e = t.run(Command::TakeCall, ORGANIZER).unwrap_err();
+    assert_eq!(e, ClientError::CallTaken { by: "99".into() });
+    assert_eq!(e.code(), "call_taken");
+    // Messages both ways.
+    t.later(1_000)
+        .run(say(Side::Unspecified, "which move?"), ARBITER)
+        .unwrap();
+    let (_, kinds) = t
+        .later(1_000)
+        .run(say(Side::Unspecified, "move 12"), BLACK)
+        .unwrap();
+    let Kind::Message(m) = &kinds[0] else {
+        panic!()
+    };
+    assert_eq!(
+        (m.from_side, m.call_seq, m.text.as_str()),
+        (Side::Black as i32, call_seq, "move 12")
+    );
+    // The arbiter adds time, resumes and closes the call.
+    t.run(
+        arbiter(
+            "for the call",
+            Action::AddTime(w::AddTime {
+                side: Side::Black as i32,
+                delta_ms: 60_000,
+            }),
+        ),
+        ARBITER,
+    )
+    .unwrap();
+    t.run(
+        arbiter("play on", Action::Resume(w::ResumeGame {})),
+        ARBITER,
+    )
+    .unwrap();
+    assert_eq!(
+        t.run(
+            Command::CloseCall {
+                decision: " ".into()
+            },
+            ARBITER
+        )
+        .unwrap_err()
+        .code(),
+        "invalid_argument"
+    );
+    let (_, kinds) = t
+        .run(
+            Command::CloseCall {
+                decision: "no evidence; play on".into(),
+            },
+            ARBITER,
+        )
+        .unwrap();
+    assert_eq!(names(&kinds), ["call_closed"]);
+    assert_eq!(
+        t.log.last().unwrap().reason.as_deref(),
+        Some("no evidence; play on")
+    );
+    assert!(t.st.open_call.is_none());
+    assert_eq!(
+        t.run(
+            Command::CloseCall {
+                decision: "x".into()
+            },
+            ARBITER
+        )
+        .unwrap_err()
+        .code(),
+        "no_open_call"
+    );
+    // Black thought 3 s before calling; the 12 s the call lasted were charged to nobody; the
+    // 60 s were added.
+    assert_eq!(left(&t.st, Side::Black, t.now), 657_000);
+    t.mv(BLACK, "h9g7").unwrap();
+    assert_eq!(calls_state(&t.replayed()), calls_state(&t.st));
+    let log: Vec<_> = t
+        .log
+        .iter()
+        .filter_map(|e| e.kind())
+        .map(|k| crate::live::kind_label(Some(k)))
+        .collect();
+    assert_eq!(
+        log[2..],
+        [
+            "arbiter_called",
+            "call_taken",
+            "message",
+            "message",
+            "clock_adjusted",
+            "resumed",
+            "call_closed",
+            "move"
+        ]
+    );
+}
+
+#[test]
+fn a_replay_in_the_middle_of_a_call_keeps_it_open_and_the_clock_stopped() {
+    let mut t = Table::with_info(league_info(None));
+    t.later(1_000).run(call("disconnect"), RED).unwrap();
+    t.run(Command::TakeCall, ARBITER).unwrap();
+    t.later(1_000)
+        .run(say(Side::Unspecified, "here"), RED)
+        .unwrap();
+    let r = t.replayed();
+    assert!(r.clock.is_paused());
+    assert_eq!(r.open_call.as_ref().map(|c| c.taken_by), Some(Some(99)));
+    assert_eq!(calls_state(&r), calls_state(&t.st));
+}
+
+#[test]
+fn calls_are_limited_and_the_settings_may_keep_the_clock_running() {
+    let mut t = Table::with_info(league_info(Some(w::CallSettings {
+        max_per_side: 1,
+        clock_runs: true,
+    })));
+    let (_, kinds) = t.later(1_000).run(call(""), RED).unwrap();
+    let Kind::ArbiterCalled(c) = &kinds[0] else {
+        panic!()
+    };
+    assert!(!c.clock_stopped);
+    assert!(!t.st.clock.is_paused());
+    t.run(
+        Command::CloseCall {
+            decision: "fine".into(),
+        },
+        ARBITER,
+    )
+    .unwrap();
+    let e = t.run(call(""), RED).unwrap_err();
+    assert_eq!(e.code(), "call_limit_reached");
+    // The other side has its own.
+    t.run(call(""), BLACK).unwrap();
+    // The default is 3 a side.
+    let mut t = Table::with_info(league_info(None));
+    for _ in 0..3 {
+        t.run(call(""), RED).unwrap();
+        t.run(arbiter("go", Action::Resume(w::ResumeGame {})), ARBITER)
+            .unwrap();
+        t.run(
+            Command::CloseCall {
+                decision: "ok".into(),
+            },
+            ARBITER,
+        )
+        .unwrap();
+    }
+    assert_eq!(
+        t.run(call(""), RED).unwrap_err(),
+        ClientError::CallLimitReached { max: 3 }
+    );
+}
+
+#[test]
+fn who_may_call_and_message() {
+    // A game without arbiters: no calls.
+    let mut t = Table::new(chuhe_rules::START_FEN, "10m");
+    assert_eq!(
+        t.run(call(""), RED).unwrap_err().code(),
+        "calls_not_allowed"
+    );
+    let mut t = Table::with_info(league_info(None));
+    assert_eq!(
+        t.run(call(""), STRANGER).unwrap_err().code(),
+        "not_a_player"
+    );
+    assert_eq!(t.run(call(""), ARBITER).unwrap_err().code(), "not_a_player");
+    assert_eq!(
+        t.run(call(&"x".repeat(501)), RED).unwrap_err().code(),
+        "message_too_long"
+    );
+    // No call open: a player may message nobody.
+    assert_eq!(
+        t.run(say(Side::Unspecified, "hi"), RED).unwrap_err().code(),
+        "messaging_not_allowed"
+    );
+    t.run(call(""), RED).unwrap();
+    // Not the opponent, not a spectator or a stranger.
+    assert_eq!(
+        t.run(say(Side::Black, "draw?"), RED).unwrap_err().code(),
+        "messaging_not_allowed"
+    );
+    assert_eq!(
+        t.run(say(Side::Red, "me"), RED).unwrap_err().code(),
+        "messaging_not_allowed"
+    );
+    assert_eq!(
+        t.run(say(Side::Unspecified, "hi"), SPECTATOR)
+            .unwrap_err()
+            .code(),
+        "messaging_not_allowed"
+    );
+    assert_eq!(
+        t.run(say(Side::Unspecified, "hi"), STRANGER)
+            .unwrap_err()
+            .code(),
+        "messaging_not_allowed"
+    );
+    // Limits.
+    assert_eq!(
+        t.run(say(Side::Unspecified, &"字".repeat(501)), RED)
+            .unwrap_err()
+            .code(),
+        "message_too_long"
+    );
+    assert_eq!(
+        t.run(say(Side::Unspecified, "  "), RED).unwrap_err().code(),
+        "invalid_argument"
+    );
+    t.run(say(Side::Unspecified, &"字".repeat(500)), RED)
+        .unwrap();
+    assert_eq!(
+        t.later(999)
+            .run(say(Side::Unspecified, "again"), RED)
+            .unwrap_err()
+            .code(),
+        "message_rate_limited"
+    );
+    t.later(1)
+        .run(say(Side::Unspecified, "again"), RED)
+        .unwrap();
+    // The arbiter messages one player or both, any time.
+    t.run(
+        Command::CloseCall {
+            decision: "ok".into(),
+        },
+        ARBITER,
+    )
+    .unwrap();
+    let (_, kinds) = t.run(say(Side::Black, "a word"), ARBITER).unwrap();
+    let Kind::Message(m) = &kinds[0] else {
+        panic!()
+    };
+    assert_eq!(
+        (m.to, m.call_seq, m.from_role),
+        (Side::Black as i32, 0, w::Role::Arbiter as i32)
+    );
+    assert_eq!(t.log.last().unwrap().actor, Some(99));
+    // The game's end closes the call and the channel.
+    t.run(call(""), BLACK).unwrap();
+    t.run(
+        arbiter(
+            "over",
+            Action::SetResult(w::SetResult {
+                result: WResult::Draw as i32,
+            }),
+        ),
+        ARBITER,
+    )
+    .unwrap();
+    assert!(t.st.open_call.is_none());
+    assert_eq!(
+        t.run(say(Side::Unspecified, "hi"), ARBITER)
+            .unwrap_err()
+            .code(),
+        "game_finished"
+    );
+    assert_eq!(calls_state(&t.replayed()), calls_state(&t.st));
+}
+
 fn scheduled(at: u64, lateness_ms: u64) -> GameInfo {
     GameInfo {
         start_mode: StartMode::Scheduled as i32,

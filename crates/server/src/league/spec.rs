@@ -56,6 +56,13 @@ pub struct EventSpec {
     pub broadcast_delay: DelaySpec,
     #[serde(default)]
     pub armageddon: ChoiceSpec,
+    /// Calls to the arbiter (请裁判) in the event's games: how many per side, and whether a
+    /// call stops the clocks (default: 3, it stops them).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub arbiter_calls: Option<CallsSpec>,
+    /// The presence lobby opens this long before each round's start (default 30m).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub presence_before: Option<String>,
     /// The pause between two games of a board's chain (default 5m).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub break_between_games: Option<String>,
@@ -193,6 +200,31 @@ pub struct EligibilitySpec {
     /// `[first, last]` boards (default: all).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub boards: Option<[u32; 2]>,
+}
+
+/// The event file's `arbiter_calls`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CallsSpec {
+    /// Calls each side may make in a game (1 to 100; default 3).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_per_side: Option<u32>,
+    /// Whether a call stops the clocks (default true).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub clock_stops: Option<bool>,
+}
+
+impl CallsSpec {
+    /// The games' call settings.
+    pub fn settings(spec: Option<&CallsSpec>) -> chuhe_proto::v1::CallSettings {
+        let c = spec.copied().unwrap_or_default();
+        chuhe_proto::v1::CallSettings {
+            max_per_side: c
+                .max_per_side
+                .unwrap_or(crate::game::call::DEFAULT_MAX_CALLS),
+            clock_runs: !c.clock_stops.unwrap_or(true),
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
@@ -634,6 +666,12 @@ impl EventSpec {
                 ));
             }
         }
+        self.presence_before_ms()?;
+        if let Some(n) = self.arbiter_calls.and_then(|c| c.max_per_side) {
+            if !(1..=100).contains(&n) {
+                return Err(bad("arbiter_calls.max_per_side", "a number from 1 to 100"));
+            }
+        }
         let choice_default = match self.armageddon.default.as_deref() {
             None | Some("black") => Colour::Black,
             Some("red") => Colour::Red,
@@ -673,6 +711,11 @@ impl EventSpec {
             )?,
             rosters,
         })
+    }
+
+    /// How long before a round's start its presence lobby opens.
+    pub fn presence_before_ms(&self) -> Result<u64, SpecError> {
+        duration("presence_before", &self.presence_before, 30 * 60_000)
     }
 
     /// The lineup system (12.1–12.5), checked against the boards and rosters it needs.
@@ -1071,6 +1114,14 @@ mod tests {
                 "result_chain.time_control",
             ),
             (serde_json::json!({"lateness": "soon"}), "lateness"),
+            (
+                serde_json::json!({"presence_before": "later"}),
+                "presence_before",
+            ),
+            (
+                serde_json::json!({"arbiter_calls": {"max_per_side": 0}}),
+                "arbiter_calls.max_per_side",
+            ),
             (
                 serde_json::json!({"lineup": {"missing": "shrug"}}),
                 "lineup.missing",
