@@ -1,0 +1,195 @@
+// A match day run by people in the browser only (real headless Chromium against a real
+// server): the organiser uploads the event file (its checks shown inline first), publishes it
+// and prints the tokens sheet; both captains sign in from their links and submit lineups; the
+// organiser moves the round to now; board 1's players sign in, are taken to their game, and
+// play it through slow draw → fast draw → armageddon (the colour chosen on the game page),
+// each page moving to the next game by itself with a banner; the arbiter forfeits board 2 with
+// a reason in the event console; the standings show the final table. The one bootstrap is
+// the organiser's token from `chuhe admin` (startServer), as a person would be given one;
+// everything else goes through the pages.
+import test, { before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { startAll, stopAll, clickSquare } from '../harness.mjs';
+
+let server;
+let browser;
+
+before(async () => ({ server, browser } = await startAll()));
+after(() => stopAll({ server, browser }));
+
+function eventFile(playersOfSecond) {
+  const first = new Date(Date.now() + 86_400_000).toISOString();
+  return `name = "象甲 match day"
+system = "round_robin"
+legs = 1
+boards = 2
+break_between_games = "1s"
+result_chain = { preset = "slow-fast-armageddon", time_controls = ["5m+2s", "3m+2s", "red:2m;black:90s"] }
+arbiters = ["裁判长 高明"]
+
+[lineup]
+deadline_before = "5s"
+
+[[teams]]
+name = "红队"
+players = ["红一", "红二"]
+captains = ["红队 领队"]
+
+[[teams]]
+name = "黑队"
+players = [${playersOfSecond}]
+captains = ["黑队 领队"]
+
+[schedule]
+first_round = "${first}"
+every = "1d"
+`;
+}
+
+/** A new browser context signed in through a sign-in link; its page ends at the link's `next`. */
+async function signIn(link, next, lang = 'en') {
+  const ctx = await browser.newContext({ viewport: { width: 1200, height: 900 }, locale: lang === 'zh-CN' ? 'zh-CN' : 'en-US' });
+  await ctx.addInitScript((l) => localStorage.setItem('chuhe.lang', l), lang);
+  const page = await ctx.newPage();
+  page.on('pageerror', (e) => { throw e; });
+  await page.goto(link);
+  await page.waitForURL(`${server.base}${next}`);
+  return { ctx, page };
+}
+
+/** The side ('red'/'black') the signed-in player has on its game page (its own row is at the bottom). */
+async function mySide(page) {
+  await page.locator('.gamepage .gameview .player').nth(1).locator('.name', { hasText: '(you)' }).waitFor();
+  return page.locator('.gamepage .gameview .player').nth(1).getAttribute('data-side');
+}
+
+/** Red moves 炮二平五 offering a draw, Black accepts: all by clicks on the two game pages. */
+async function drawByAgreement(a, b) {
+  const sa = await mySide(a.page);
+  const [red, black] = sa === 'red' ? [a, b] : [b, a];
+  await red.page.locator('[data-testid=clock-red].running').waitFor();
+  await black.page.locator('[data-testid=conn-state][data-state=open]').waitFor();
+  await red.page.getByTestId('offer-with-move').check();
+  await clickSquare(red.page, 'h2');
+  await clickSquare(red.page, 'e2');
+  await black.page.getByTestId('accept-draw').click();
+  await red.page.getByTestId('result').filter({ hasText: 'Draw' }).waitFor();
+  return { red, black };
+}
+
+const gameIdOf = (page) => new URL(page.url()).pathname.split('/').pop();
+
+test('a match day in the browser: upload, publish, tokens, lineups, a board chain to armageddon, a forfeit, standings', async () => {
+  // The organiser: a file the checks refuse (a team short of players), then the right one.
+  const org = await signIn(`${server.base}/signin#token=${encodeURIComponent(server.orgToken)}&next=/organize`, '/organize');
+  const op = org.page;
+  await op.getByTestId('event-file').setInputFiles({ name: 'event.toml', mimeType: 'application/toml', buffer: Buffer.from(eventFile('"黑一"')) });
+  const refused = op.getByTestId('event-error');
+  await refused.waitFor();
+  assert.equal(await refused.getAttribute('data-line'), '19', 'the second team\'s players line');
+  assert.match(await refused.innerText(), /line 19, column 1: teams\[1\]\.players/);
+  await op.getByTestId('event-file').setInputFiles({ name: 'event.toml', mimeType: 'application/toml', buffer: Buffer.from(eventFile('"黑一", "黑二"')) });
+  await op.getByTestId('event-ok').filter({ hasText: '2 teams, 2 boards, 1 rounds' }).waitFor();
+  await op.getByTestId('event-create').click();
+  await op.waitForURL(/\/organize\/\d+$/);
+  const id = op.url().split('/').pop();
+  await op.getByTestId('publish').click();
+  await op.getByTestId('org-msg').filter({ hasText: 'Published' }).waitFor();
+
+  // The tokens sheet: every captain, player and arbiter with a sign-in link.
+  await op.getByTestId('issue-tokens').click();
+  await op.getByTestId('token-row').nth(6).waitFor();
+  const sheet = await op.getByTestId('token-row').evaluateAll((rows) => rows.map((r) => ({
+    role: r.dataset.role, name: r.dataset.name, link: r.querySelector('[data-testid=token-link]').href,
+  })));
+  assert.deepEqual(sheet.map((x) => `${x.role}:${x.name}`).sort(), [
+    'arbiter:裁判长 高明', 'captain:红队 领队', 'captain:黑队 领队',
+    'player:红一', 'player:红二', 'player:黑一', 'player:黑二'].sort());
+  const linkOf = (name) => sheet.find((x) => x.name === name).link;
+
+  // Both captains sign in from their links onto the lineup page and submit (registered order).
+  for (const captain of ['红队 领队', '黑队 领队']) {
+    const c = await signIn(linkOf(captain), `/league/${id}/lineup`, captain === '黑队 领队' ? 'zh-CN' : 'en');
+    await c.page.locator('[data-testid=roster] li').nth(1).waitFor();
+    await c.page.getByTestId('submit-lineup').click();
+    await c.page.getByTestId('lineup-confirm').waitFor();
+    await c.ctx.close();
+  }
+
+  // Board 1's players sign in: "my games" shows the board, colour and opponent, and the
+  // start once the organiser moves the round; then takes them to the game by itself.
+  const p1 = await signIn(linkOf('红一'), '/me');
+  const p2 = await signIn(linkOf('黑一'), '/me', 'zh-CN');
+  await p1.page.getByTestId('my-board').filter({ hasText: 'Board 1 · you play Red · against 黑一 (黑队)' }).waitFor();
+  await p2.page.getByTestId('my-board').filter({ hasText: '第1台' }).waitFor();
+
+  // The organiser moves round 1 to start in a few seconds.
+  await op.goto(`${server.base}/organize/${id}`);
+  const start = new Date(Date.now() + 8000);
+  const pad = (n) => String(n).padStart(2, '0');
+  const local = `${start.getFullYear()}-${pad(start.getMonth() + 1)}-${pad(start.getDate())}T${pad(start.getHours())}:${pad(start.getMinutes())}:${pad(start.getSeconds())}`;
+  await op.getByTestId('resched-start-1').fill(local);
+  await op.getByTestId('resched-1').click();
+  await op.getByTestId('org-msg').filter({ hasText: 'Round 1 moved' }).waitFor();
+
+  // Each player's "my games" goes to the slow game by itself, which waits for its start.
+  await p1.page.waitForURL(/\/game\/\d+$/);
+  await p2.page.waitForURL(/\/game\/\d+$/);
+  const slow = gameIdOf(p1.page);
+  assert.equal(gameIdOf(p2.page), slow);
+  await p1.page.getByTestId('chain').filter({ hasText: 'Board 1' }).waitFor();
+
+  // Slow game drawn: both pages move to the fast game, with the banner saying why.
+  await drawByAgreement(p1, p2);
+  await p1.page.waitForURL((u) => /\/game\/\d+$/.test(u.pathname) && !u.pathname.endsWith(`/${slow}`));
+  await p2.page.waitForURL((u) => /\/game\/\d+$/.test(u.pathname) && !u.pathname.endsWith(`/${slow}`));
+  const fast = gameIdOf(p1.page);
+  assert.equal(gameIdOf(p2.page), fast);
+  await p1.page.getByTestId('banners').filter({ hasText: 'slow game drawn: fast game next' }).waitFor();
+  await p2.page.getByTestId('banners').filter({ hasText: '慢棋和棋，进入快棋' }).waitFor();
+  assert.equal(await mySide(p1.page), 'black', 'colours swap in the fast game');
+
+  // Fast game drawn: the chooser picks the armageddon colour on its game page.
+  await drawByAgreement(p1, p2);
+  const chooser = await Promise.race([
+    p1.page.getByTestId('chain-choose-red').waitFor().then(() => p1),
+    p2.page.getByTestId('chain-choose-red').waitFor().then(() => p2),
+  ]);
+  const other = chooser === p1 ? p2 : p1;
+  assert.equal(await other.page.getByTestId('chain-choose-red').count(), 0, 'only the chooser gets the buttons');
+  await chooser.page.getByTestId('chain-choose-red').click();
+  await p1.page.waitForURL((u) => ![`/game/${slow}`, `/game/${fast}`].includes(u.pathname));
+  await p2.page.waitForURL((u) => ![`/game/${slow}`, `/game/${fast}`].includes(u.pathname));
+  assert.equal(await mySide(chooser.page), 'red', 'the chooser plays the colour it chose');
+
+  // The armageddon drawn: Black wins the board; the game page shows the board's result and
+  // links the match.
+  const { black } = await drawByAgreement(p1, p2);
+  await p1.page.getByTestId('chain-board-result').waitFor();
+  await p2.page.getByTestId('chain-board-result').waitFor();
+  assert.equal(await p1.page.getByTestId('chain-match-link').getAttribute('href'), `/league/${id}/match/1/1`);
+  const winner = black === p1 ? '红队' : '黑队';
+  assert.match(await p1.page.getByTestId('chain-board-result').innerText(), new RegExp(`${winner} wins the board`));
+
+  // The arbiter forfeits board 2 in the event console, with a reason and a confirmation.
+  const a = await signIn(linkOf('裁判长 高明'), `/arbiter/league/${id}`);
+  await a.page.getByTestId('forfeit-board-by-1-2').selectOption('second');
+  await a.page.getByTestId('forfeit-board-1-2').click();
+  assert.match(await a.page.getByTestId('decide-effect').innerText(), /Board 2: forfeited by 黑队 — 红队 wins the board/);
+  await a.page.getByTestId('decide-confirm').click();
+  await a.page.getByTestId('decide-msg').filter({ hasText: 'reason' }).waitFor();
+  await a.page.getByTestId('decide-reason').fill('黑二 did not connect');
+  await a.page.getByTestId('decide-confirm').click();
+  await a.page.getByTestId('console-msg').filter({ hasText: 'Done' }).waitFor();
+  await a.page.locator('[data-testid=console-log] tr[data-kind=board_set]').filter({ hasText: '裁判长 高明' }).filter({ hasText: '黑二 did not connect' }).waitFor();
+
+  // The standings: the final table.
+  const ev = await signIn(`${server.base}/league/${id}`, `/league/${id}`);
+  await ev.page.locator('[data-testid=standings] tbody tr').nth(1).waitFor();
+  const rows = await ev.page.locator('[data-testid=standings] tbody tr').allInnerTexts();
+  const champion = winner === '红队' ? '红队' : null;
+  // 红队 won board 2 by forfeit; board 1 went to `winner`: 红队 wins 2:0 or the match is 1:1.
+  if (champion) assert.match(rows[0], /^1\s+红队/);
+  assert.equal(rows.length, 2);
+  for (const x of [org, p1, p2, a, ev]) await x.ctx.close();
+});
