@@ -155,12 +155,14 @@ test('a match day in the browser: upload, publish, tokens, lineups, a board chai
     p1.page.getByTestId('chain-choose-red').waitFor().then(() => p1),
     p2.page.getByTestId('chain-choose-red').waitFor().then(() => p2),
   ]);
-  const other = chooser === p1 ? p2 : p1;
+  assert.equal(chooser, p1, 'the fast game\'s Black chooses');
+  const other = p2;
   assert.equal(await other.page.getByTestId('chain-choose-red').count(), 0, 'only the chooser gets the buttons');
-  await chooser.page.getByTestId('chain-choose-red').click();
+  // Black: a drawn armageddon is Black's (the chain's rule), so the chooser's team takes the board.
+  await chooser.page.getByTestId('chain-choose-black').click();
   await p1.page.waitForURL((u) => ![`/game/${slow}`, `/game/${fast}`].includes(u.pathname));
   await p2.page.waitForURL((u) => ![`/game/${slow}`, `/game/${fast}`].includes(u.pathname));
-  assert.equal(await mySide(chooser.page), 'red', 'the chooser plays the colour it chose');
+  assert.equal(await mySide(chooser.page), 'black', 'the chooser plays the colour it chose');
 
   // The armageddon drawn: Black wins the board; the game page shows the board's result and
   // links the match.
@@ -168,8 +170,12 @@ test('a match day in the browser: upload, publish, tokens, lineups, a board chai
   await p1.page.getByTestId('chain-board-result').waitFor();
   await p2.page.getByTestId('chain-board-result').waitFor();
   assert.equal(await p1.page.getByTestId('chain-match-link').getAttribute('href'), `/league/${id}/match/1/1`);
-  const winner = black === p1 ? '红队' : '黑队';
-  assert.match(await p1.page.getByTestId('chain-board-result').innerText(), new RegExp(`${winner} wins the board`));
+  assert.equal(black, chooser);
+  assert.match(await p1.page.getByTestId('chain-board-result').innerText(), /红队 2 : 1 黑队 · 红队 wins the board/);
+  // "My games" lists the board as played, with its result.
+  await p1.page.getByTestId('nav-me').click();
+  await p1.page.locator('[data-testid=my-done] [data-testid=my-result]').filter({ hasText: '2 : 1' }).waitFor();
+  assert.match(await p1.page.getByTestId('my-done').innerText(), /slow game: drawn[\s\S]*fast game: drawn[\s\S]*armageddon: drawn \(Black\)/);
 
   // The arbiter forfeits board 2 in the event console, with a reason and a confirmation.
   const a = await signIn(linkOf('裁判长 高明'), `/arbiter/league/${id}`);
@@ -187,9 +193,9 @@ test('a match day in the browser: upload, publish, tokens, lineups, a board chai
   const ev = await signIn(`${server.base}/league/${id}`, `/league/${id}`);
   await ev.page.locator('[data-testid=standings] tbody tr').nth(1).waitFor();
   const rows = await ev.page.locator('[data-testid=standings] tbody tr').allInnerTexts();
-  const champion = winner === '红队' ? '红队' : null;
-  // 红队 won board 2 by forfeit; board 1 went to `winner`: 红队 wins 2:0 or the match is 1:1.
-  if (champion) assert.match(rows[0], /^1\s+红队/);
   assert.equal(rows.length, 2);
+  // 红队 took both boards (board 1 on the armageddon, board 2 by forfeit): it won the match.
+  assert.match(rows[0], /^1\s+红队\s+1\s+1-0-0\s+2\s/);
+  assert.match(rows[1], /^2\s+黑队\s+1\s+0-0-1\s+0\s/);
   for (const x of [org, p1, p2, a, ev]) await x.ctx.close();
 });
