@@ -203,7 +203,8 @@ test('sign-in refuses an unknown token in words, and remembers a good one', asyn
   const p = await server.principal('Remembered');
   await page.getByTestId('token').fill(p.token);
   await page.getByTestId('token').press('Enter');
-  await page.waitForURL(`${server.base}/`);
+  // A player lands on "my games".
+  await page.waitForURL(`${server.base}/me`);
   await page.getByTestId('who').filter({ hasText: 'Remembered' }).waitFor();
   await page.reload();
   await page.getByTestId('who').filter({ hasText: 'Remembered' }).waitFor();
