@@ -18,6 +18,7 @@ export const matchdayApi = {
   commands: (id) => `/api/v1/leagues/${encodeURIComponent(id)}/commands`,
   publish: (id) => `/api/v1/leagues/${encodeURIComponent(id)}/publish`,
   tokens: (id) => `/api/v1/leagues/${encodeURIComponent(id)}/tokens`,
+  qr: () => '/api/v1/qr',
   reschedule: (id, round) => `/api/v1/leagues/${encodeURIComponent(id)}/rounds/${round}/reschedule`,
 };
 

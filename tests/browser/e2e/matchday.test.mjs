@@ -106,6 +106,9 @@ test('a match day in the browser: upload, publish, tokens, lineups, a board chai
     'arbiter:裁判长 高明', 'captain:红队 领队', 'captain:黑队 领队',
     'player:红一', 'player:红二', 'player:黑一', 'player:黑二'].sort());
   const linkOf = (name) => sheet.find((x) => x.name === name).link;
+  // Each with a QR code of its link.
+  await op.locator('[data-testid=token-qr] img').nth(6).waitFor();
+  assert.equal(await op.locator('[data-testid=token-qr] img').count(), 7);
 
   // Both captains sign in from their links onto the lineup page and submit (registered order).
   for (const captain of ['红队 领队', '黑队 领队']) {

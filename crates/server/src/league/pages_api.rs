@@ -6,6 +6,8 @@
 //! * `POST /api/v1/leagues/upload`: an organiser's event file as TOML or JSON; checked (and with
 //!   `?check=true` only checked), refusals carrying the line and column they are about.
 //! * `GET /api/v1/names?ids=1,2`: the display names of principals (logs show names, not ids).
+//! * `POST /api/v1/qr`: a text (a sign-in link) as a QR code in SVG, for the tokens sheet (in
+//!   the body, so that a token never shows in a URL).
 
 // The helpers return the HTTP answer itself as their error, as every handler does.
 #![allow(clippy::result_large_err)]
@@ -32,6 +34,7 @@ pub fn router() -> Router<Env> {
         .route("/api/v1/me/leagues", get(my_leagues))
         .route("/api/v1/leagues/upload", post(upload))
         .route("/api/v1/names", get(names))
+        .route("/api/v1/qr", post(qr))
 }
 
 fn ok(v: Value) -> Response {
@@ -507,6 +510,44 @@ async fn names(State(env): State<Env>, Query(q): Query<NamesQuery>) -> Response 
     ok(json!({ "names": out }))
 }
 
+/// The longest text `qr` encodes (a sign-in link is about 120 bytes).
+const MAX_QR: usize = 1024;
+
+/// A text as a QR code, SVG. Pure.
+pub fn qr_svg(text: &str) -> Result<String, String> {
+    if text.is_empty() || text.len() > MAX_QR {
+        return Err(format!("the text must be 1 to {MAX_QR} bytes"));
+    }
+    let code = qrcode::QrCode::with_error_correction_level(text.as_bytes(), qrcode::EcLevel::M)
+        .map_err(|e| format!("cannot encode: {e}"))?;
+    Ok(code
+        .render::<qrcode::render::svg::Color<'_>>()
+        .min_dimensions(160, 160)
+        .build())
+}
+
+async fn qr(b: Bytes) -> Response {
+    let Ok(text) = std::str::from_utf8(&b) else {
+        return api_error(
+            StatusCode::BAD_REQUEST,
+            "malformed_body",
+            "the body is not UTF-8 text",
+        );
+    };
+    match qr_svg(text) {
+        Ok(svg) => (
+            StatusCode::OK,
+            [
+                (header::CONTENT_TYPE, "image/svg+xml"),
+                (header::CACHE_CONTROL, "no-store"),
+            ],
+            svg,
+        )
+            .into_response(),
+        Err(why) => api_error(StatusCode::BAD_REQUEST, "invalid_argument", &why),
+    }
+}
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
@@ -561,6 +602,15 @@ every = "7d"
         let v = check_event(&good, &spec).unwrap();
         assert_eq!(v["rounds"], 1);
         assert_eq!(v["boards"], 2);
+    }
+
+    #[test]
+    fn a_sign_in_link_as_a_qr_code() {
+        let svg =
+            qr_svg("http://127.0.0.1:8080/signin#token=chuhe_0123456789abcdef&next=/me").unwrap();
+        assert!(svg.starts_with("<?xml") && svg.contains("<svg"), "{svg}");
+        assert!(qr_svg("").is_err());
+        assert!(qr_svg(&"x".repeat(MAX_QR + 1)).is_err());
     }
 
     #[test]

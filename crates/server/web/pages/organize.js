@@ -28,6 +28,18 @@ async function sendFile(text, check) {
   return body;
 }
 
+/** A sign-in link as a QR code image (the server draws it; the link goes in the body). */
+async function qrOf(link) {
+  try {
+    const res = await fetch(matchdayApi.qr(), { method: 'POST', headers: { 'Content-Type': 'text/plain' }, body: link });
+    if (!res.ok) return null;
+    const url = URL.createObjectURL(await res.blob());
+    return h('img', { src: url, alt: t('md.org.qrAlt'), width: '120', height: '120' });
+  } catch {
+    return null;
+  }
+}
+
 function localInput(ms) {
   const d = new Date(ms);
   const p = (n) => String(n).padStart(2, '0');
@@ -188,16 +200,19 @@ function mountEvent(root, id, conn) {
       const rows = (r.tokens || []).map((x) => {
         const next = x.role === 'captain' ? leagueUrl.lineup(id) : x.role === 'arbiter' ? matchdayUrl.console(id) : matchdayUrl.me();
         const link = `${base}${matchdayUrl.signin(x.token, next)}`;
+        const qr = h('td.qr', { 'data-testid': 'token-qr' });
+        qrOf(link).then((img) => { if (img) qr.append(img); });
         return h('tr', { 'data-testid': 'token-row', 'data-role': x.role, 'data-name': x.name },
           h('td.name', {}, x.name),
           h('td', {}, t(`md.org.role.${x.role}`)),
           h('td', {}, x.team === null || x.team === undefined ? '' : (o?.teams?.[x.team]?.name || '')),
-          h('td.link', {}, h('a', { href: link, 'data-testid': 'token-link' }, link)));
+          h('td.link', {}, h('a', { href: link, 'data-testid': 'token-link' }, link)),
+          qr);
       });
       fill(sheet,
         h('p.noprint', {}, t('md.org.tokensHelp'), ' ', h('button', { type: 'button', onclick: () => window.print() }, t('md.org.print'))),
         h('div.tablewrap', {}, h('table.tokens', {},
-          h('thead', {}, h('tr', {}, [t('md.org.col.name'), t('md.org.col.role'), t('md.org.col.team'), t('md.org.col.link')].map((c) => h('th', {}, c)))),
+          h('thead', {}, h('tr', {}, [t('md.org.col.name'), t('md.org.col.role'), t('md.org.col.team'), t('md.org.col.link'), t('md.org.col.qr')].map((c) => h('th', {}, c)))),
           h('tbody', {}, rows))));
     } catch (e) {
       msg.textContent = errorText(e);
