@@ -41,19 +41,23 @@ export function stageLabel(name) {
 
 /**
  * What follows game `gameId` on a board (`games`: the board's games in order, as the match
- * view or "my games" lists them): `{ next, why }` — `next` the id of the game after it (null
- * while there is none), `why` the banner's key and words (null when the chain has not gone on).
+ * view or "my games" lists them; `chain`: the event's stages, `[{ name }]`, for the name of a
+ * game not yet set up): `{ next, why }` — `next` the id of the game after it (null while there
+ * is none), `why` the banner's key and words (null when the chain has not gone on).
  */
-export function afterGame(games, gameId) {
+export function afterGame(games, gameId, chain = []) {
   const list = games || [];
   const i = list.findIndex((g) => String(g.gameId) === String(gameId));
   if (i < 0) return { next: null, why: null };
   const done = list[i];
   const following = list[i + 1] || null;
   const res = done.result ? (typeof done.result === 'string' ? done.result : done.result.outcome) : null;
+  const nextName = following?.stageName || chain?.[Number(done.stage) + 1]?.name || '';
   let why = null;
-  if (res === 'draw') {
-    why = { key: 'md.chain.drawn', vars: { prev: stageLabel(done.stageName), next: stageLabel(following?.stageName) } };
+  if (res === 'draw' && nextName) {
+    const prev = stageLabel(done.stageName);
+    const cap = (x) => x.charAt(0).toUpperCase() + x.slice(1);
+    why = { key: 'md.chain.drawn', vars: { prev, Prev: cap(prev), next: stageLabel(nextName) } };
   } else if (following) {
     why = { key: 'md.chain.next', vars: { next: stageLabel(following.stageName) } };
   }
@@ -195,7 +199,7 @@ export function followBoard(conn, gameId, league, el, { navigate = (url) => loca
     if (!b) return;
     const games = b.games || [];
     const mine = games.find((g) => String(g.gameId) === String(gameId));
-    const { next, why } = afterGame(games, gameId);
+    const { next, why } = afterGame(games, gameId, overview?.chain || []);
     const me = conn.principalId || session()?.id;
     const playing = mine && me && (String(mine.redId) === String(me) || String(mine.blackId) === String(me));
     if (next && playing) {

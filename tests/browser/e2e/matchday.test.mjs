@@ -148,12 +148,13 @@ test('a match day in the browser: upload, publish, tokens, lineups, a board chai
   await p2.page.waitForURL((u) => /\/game\/\d+$/.test(u.pathname) && !u.pathname.endsWith(`/${slow}`));
   const fast = gameIdOf(p1.page);
   assert.equal(gameIdOf(p2.page), fast);
-  await p1.page.getByTestId('banners').filter({ hasText: 'slow game drawn: fast game next' }).waitFor();
+  await p1.page.getByTestId('banners').filter({ hasText: 'Slow game drawn: fast game next' }).waitFor();
   await p2.page.getByTestId('banners').filter({ hasText: '慢棋和棋，进入快棋' }).waitFor();
   assert.equal(await mySide(p1.page), 'black', 'colours swap in the fast game');
 
   // Fast game drawn: the chooser picks the armageddon colour on its game page.
   await drawByAgreement(p1, p2);
+  await p1.page.getByTestId('chain-waiting').filter({ hasText: 'Fast game drawn: armageddon next.' }).waitFor();
   const chooser = await Promise.race([
     p1.page.getByTestId('chain-choose-red').waitFor().then(() => p1),
     p2.page.getByTestId('chain-choose-red').waitFor().then(() => p2),
@@ -178,7 +179,7 @@ test('a match day in the browser: upload, publish, tokens, lineups, a board chai
   // "My games" lists the board as played, with its result.
   await p1.page.getByTestId('nav-me').click();
   await p1.page.locator('[data-testid=my-done] [data-testid=my-result]').filter({ hasText: '2 : 1' }).waitFor();
-  assert.match(await p1.page.getByTestId('my-done').innerText(), /slow game: drawn[\s\S]*fast game: drawn[\s\S]*armageddon: drawn \(Black\)/);
+  assert.match(await p1.page.getByTestId('my-done').innerText(), /slow game: drawn, you had Red[\s\S]*fast game: drawn, you had Black[\s\S]*armageddon: drawn, you had Black/);
 
   // The arbiter forfeits board 2 in the event console, with a reason and a confirmation.
   const a = await signIn(linkOf('裁判长 高明'), `/arbiter/league/${id}`);

@@ -15,11 +15,15 @@ test('the game after a drawn slow game is the fast one, and the banner says why'
   const a = afterGame(games, '7');
   assert.equal(a.next, '9');
   assert.equal(a.why.key, 'md.chain.drawn');
-  assert.deepEqual(a.why.vars, { prev: stageLabel('slow'), next: stageLabel('fast') });
+  assert.deepEqual(a.why.vars, { prev: 'slow game', Prev: 'Slow game', next: 'fast game' });
+  // Drawn, the next game not set up yet: its name from the chain.
+  const b = afterGame([{ gameId: '9', stage: 1, stageName: 'fast', result: { outcome: 'draw' } }], '9', [{ name: 'slow' }, { name: 'fast' }, { name: 'armageddon' }]);
+  assert.deepEqual([b.next, b.why.vars.next], [null, 'armageddon']);
   assert.deepEqual(afterGame(games, '9'), { next: null, why: null }, 'the last game: nothing yet');
   assert.deepEqual(afterGame(games, '99'), { next: null, why: null }, 'not on this board');
   // "My games" gives results as words from the player's side; a draw is a draw.
-  assert.equal(afterGame([{ gameId: '1', stageName: 'slow', result: 'draw' }], '1').why.key, 'md.chain.drawn');
+  assert.equal(afterGame([{ gameId: '1', stageName: 'slow', result: 'draw' }, { gameId: '2', stageName: 'fast' }], '1').why.key, 'md.chain.drawn');
+  assert.equal(afterGame([{ gameId: '1', stageName: 'last', result: 'draw' }], '1').why, null, 'the chain ends: nothing next');
   // A replayed board goes on without a draw: a plain "next".
   assert.equal(afterGame([{ gameId: '1', result: { outcome: 'first' } }, { gameId: '2', stageName: 'slow' }], '1').why.key, 'md.chain.next');
 });

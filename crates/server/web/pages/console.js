@@ -42,9 +42,9 @@ export function mount(root, { id }, { conn }) {
   fill(root, h('section.console', {}, title, error, status, dialog,
     h('h2', {}, t('md.console.teams')), teamsBox,
     h('h2', {}, t('md.console.rounds')), rounds,
-    h('h2', {}, t('arbiter.log')),
+    h('h2', {}, t('md.console.log')),
     h('div.log', {}, h('table', {},
-      h('thead', {}, h('tr', {}, ['seq', 'time', 'what', 'by', 'reason'].map((c) => h('th', { scope: 'col' }, t(`arbiter.col.${c}`))))),
+      h('thead', {}, h('tr', {}, ['seq', 'time', 'what', 'by', 'reason'].map((c) => h('th', { scope: 'col' }, c === 'by' ? t('md.console.col.by') : t(`arbiter.col.${c}`))))),
       logBody))));
 
   let o = null;
@@ -72,7 +72,7 @@ export function mount(root, { id }, { conn }) {
 
   /** Asks for a reason and a confirmation naming the effect, then sends `command`. */
   function decide(effect, command, { extra = null, post = null } = {}) {
-    const reason = h('input', { type: 'text', 'data-testid': 'decide-reason', size: 50, 'aria-label': t('arbiter.reason'), placeholder: t('arbiter.reason') });
+    const reason = h('input', { type: 'text', 'data-testid': 'decide-reason', size: 50, 'aria-label': t('md.console.reason'), placeholder: t('md.console.reason') });
     const msg = h('p.msg', { role: 'alert', 'data-testid': 'decide-msg' });
     const close = () => {
       busy = false;
@@ -108,7 +108,7 @@ export function mount(root, { id }, { conn }) {
       h('h3', {}, t('md.console.confirmTitle')),
       h('p.effect', { 'data-testid': 'decide-effect' }, effect),
       extra,
-      h('label.block', {}, t('arbiter.reason'), h('br'), reason),
+      h('label.block', {}, t('md.console.reason'), h('br'), reason),
       h('div.row', {}, go, h('button', { type: 'button', 'data-testid': 'decide-cancel', onclick: close }, t('game.cancel'))),
       msg);
     dialog.hidden = false;

@@ -106,13 +106,13 @@ export function mount(root, _params, { conn }) {
     return c ? t(`side.${c}`) : '';
   }
 
-  function boardLine(b) {
+  function boardLine(b, kind) {
     const bits = [t('match.boardN', { n: b.board })];
     const g = b.games?.length ? b.games[b.games.length - 1] : null;
     const colour = g ? g.colour : b.colour;
-    if (colour) bits.push(t('md.me.colour', { colour: colourText(colour) }));
+    if (colour && kind !== 'done') bits.push(t('md.me.colour', { colour: colourText(colour) }));
     if (b.opponent) bits.push(t('md.me.against', { name: b.opponent.name, team: b.opponentTeamName }));
-    if (g?.stageName) bits.push(stageLabel(g.stageName));
+    if (g?.stageName && kind !== 'done') bits.push(stageLabel(g.stageName));
     return bits.join(' · ');
   }
 
@@ -123,7 +123,7 @@ export function mount(root, _params, { conn }) {
       items.push(h('p', {}, t('md.me.startsAt', { at: when(b.startsAt) }), ' ', h('span.countdown', { 'data-until': b.startsAt })));
       return h('article.mycard', { 'data-testid': 'my-card', 'data-kind': kind }, items);
     }
-    items.push(h('p.myboard', { 'data-testid': 'my-board' }, boardLine(b)));
+    items.push(h('p.myboard', { 'data-testid': 'my-board' }, boardLine(b, kind)));
     if (kind === 'live') {
       items.push(h('p', {}, h('a.button.primary', { href: `/game/${b.current}`, 'data-testid': 'play-now' }, t('md.me.play'))));
     } else if (kind === 'next') {
@@ -137,7 +137,7 @@ export function mount(root, _params, { conn }) {
     if (earlier.length) {
       items.push(h('ul.mygames', {}, earlier.map((g) => h('li', {},
         h('a', { href: `/game/${g.gameId}` }, stageLabel(g.stageName) || g.gameId), ': ',
-        t(`md.me.game.${g.result}`), ` (${colourText(g.colour)})`))));
+        t('md.me.playedAs', { result: t(`md.me.game.${g.result}`), colour: colourText(g.colour) })))));
     }
     return h('article.mycard', { 'data-testid': 'my-card', 'data-kind': kind }, items);
   }
