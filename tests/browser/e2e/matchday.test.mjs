@@ -210,3 +210,30 @@ test('a match day in the browser: upload, publish, tokens, lineups, a board chai
   assert.match(rows[1], /^2\s+黑队\s+1\s+0-0-1\s+0\s/);
   for (const x of [org, p1, p2, a, ev]) await x.ctx.close();
 });
+
+test('the organiser writes the event file from the form; the server checks it where it is written', async () => {
+  const org = await signIn(`${server.base}/signin#token=${encodeURIComponent(server.orgToken)}&next=/organize`, '/organize', 'zh-CN');
+  const p = org.page;
+  await p.locator('details.form summary').click();
+  await p.getByTestId('form-name').fill('城市联赛');
+  await p.getByTestId('form-tcs').fill('60m+30s, 10m+5s, soon');
+  await p.getByTestId('form-teams').fill('东城：甲一，甲二\n西城: 乙一, 乙二');
+  await p.getByTestId('form-arbiters').fill('高明');
+  await p.getByTestId('form-write').click();
+  // A time control the server cannot read: refused at the line that gives it.
+  const refused = p.getByTestId('event-error');
+  await refused.waitFor();
+  assert.equal(await refused.getAttribute('data-line'), '5');
+  assert.match(await refused.innerText(), /^第5行第\d+列: result_chain\.time_controls\[2\]: "soon"/);
+  assert.match(await p.getByTestId('event-text').inputValue(), /\[\[teams\]\]\nname = "西城"\nplayers = \["乙一", "乙二"\]/);
+  await p.getByTestId('form-tcs').fill('60m+30s, 10m+5s, red:5m;black:4m');
+  await p.getByTestId('form-write').click();
+  await p.getByTestId('event-ok').filter({ hasText: '城市联赛，2 队，2 台，1 轮' }).waitFor();
+  await p.getByTestId('event-create').click();
+  await p.waitForURL(/\/organize\/\d+$/);
+  await p.getByTestId('org-name').filter({ hasText: '城市联赛' }).waitFor();
+  // The events list has it.
+  await p.goto(`${server.base}/organize`);
+  await p.locator('[data-testid=events] a', { hasText: '城市联赛' }).waitFor();
+  await org.ctx.close();
+});
