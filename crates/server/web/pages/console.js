@@ -128,7 +128,12 @@ export function mount(root, { id }, { conn }) {
   }
 
   function playerNames(tj, b) {
-    const name = (s) => (tj.lineups?.[s]?.revealed ? tj.lineups[s].players?.[b - 1] : null) || '?';
+    // Officials see sealed lineups too (marked so).
+    const name = (s) => {
+      const l = tj.lineups?.[s];
+      const n = l?.players?.[b - 1];
+      return n ? (l.revealed ? n : `${n} 🔒`) : '?';
+    };
     return `${name(0)} – ${name(1)}`;
   }
 
