@@ -2,6 +2,8 @@
 //! small demo league (4 teams × 3 boards, double round robin, accelerated clocks) whose bot
 //! captains submit lineups and choose armageddon colours and whose bot players play every board,
 //! so a newcomer sees boards move, a team match with its score and a standings table at once.
+//! One team's captain ([`HUMAN_TEAM`]) is left to a person: its bot submits a lineup only at the
+//! last moment when the person has not.
 //!
 //! Everything is found again by name or key, so running the demo again on the same database
 //! carries on where it stopped instead of piling up new accounts beside stale games:
