@@ -183,8 +183,8 @@ test('a match day in the browser: upload, publish, tokens, lineups, a board chai
 
   // The arbiter forfeits board 2 in the event console, with a reason and a confirmation.
   const a = await signIn(linkOf('裁判长 高明'), `/arbiter/league/${id}`);
-  await a.page.getByTestId('forfeit-board-by-1-2').selectOption('second');
-  await a.page.getByTestId('forfeit-board-1-2').click();
+  await a.page.getByTestId('forfeit-board-by-1-1-2').selectOption('second');
+  await a.page.getByTestId('forfeit-board-1-1-2').click();
   assert.match(await a.page.getByTestId('decide-effect').innerText(), /Board 2: forfeited by 黑队 — 红队 wins the board/);
   await a.page.getByTestId('decide-confirm').click();
   await a.page.getByTestId('decide-msg').filter({ hasText: 'reason' }).waitFor();
@@ -236,4 +236,57 @@ test('the organiser writes the event file from the form; the server checks it wh
   await p.goto(`${server.base}/organize`);
   await p.locator('[data-testid=events] a', { hasText: '城市联赛' }).waitFor();
   await org.ctx.close();
+});
+
+test('the event console: move a round, set a board, replay it, forfeit a match, withdraw a team — each with a reason', async () => {
+  // Set up through the organiser API (this test is about the console's decisions).
+  const { league } = await import('../harness.mjs');
+  const l = await league(server, { name: '象甲 console' });
+  const c = await signIn(`${server.base}/signin#token=${encodeURIComponent(server.orgToken)}&next=/arbiter/league/${l.id}`, `/arbiter/league/${l.id}`);
+  const p = c.page;
+  const decide = async (button, effect, reason) => {
+    await p.getByTestId(button).click();
+    assert.match(await p.getByTestId('decide-effect').innerText(), effect);
+    await p.getByTestId('decide-reason').fill(reason);
+    await p.getByTestId('decide-confirm').click();
+    await p.getByTestId('console-msg').filter({ hasText: 'Done' }).waitFor();
+    await p.getByTestId('decide').waitFor({ state: 'hidden' });
+  };
+
+  // Move round 1 a day later: the confirmation names the new start.
+  const start = await p.getByTestId('move-start-1').inputValue();
+  const later = new Date(Date.parse(start) + 86_400_000);
+  const pad = (n) => String(n).padStart(2, '0');
+  const local = (d) => `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())}T${pad(d.getHours())}:${pad(d.getMinutes())}:${pad(d.getSeconds())}`;
+  await p.getByTestId('move-start-1').fill(local(later));
+  await p.getByTestId('move-deadline-1').fill(local(new Date(later.getTime() - 3_600_000)));
+  await decide('move-round-1', /^Round 1 moves to /, 'the hall is booked that day');
+  await p.locator('[data-testid=console-log] tr[data-kind=round_rescheduled]').filter({ hasText: 'the hall is booked that day' }).waitFor();
+
+  // Set board 1: one game won by the first team.
+  await p.getByTestId('set-board-1-1-1').click();
+  await p.getByTestId('set-result-0').selectOption('first');
+  assert.match(await p.getByTestId('decide-effect').innerText(), /Board 1: the result below replaces what the games say/);
+  await p.getByTestId('decide-reason').fill('recorded from the paper sheet');
+  await p.getByTestId('decide-confirm').click();
+  await p.getByTestId('console-board-result-1-1-1').filter({ hasText: '2 : 0' }).waitFor();
+  assert.match(await p.getByTestId('console-board-result-1-1-1').innerText(), /set by an arbiter/);
+
+  // Replayed: the result goes.
+  await decide('replay-board-1-1-1', /Board 1: the board is played again/, 'wrong player seated');
+  await p.getByTestId('console-board-result-1-1-1').filter({ hasText: /^$/ }).waitFor();
+
+  // The whole match forfeited by 黑队.
+  await p.getByTestId('forfeit-match-by-1-1').selectOption('second');
+  await decide('forfeit-match-1-1', /the whole match is forfeited by 黑队/, '黑队 did not come');
+  await p.locator('[data-testid=console-match-1-1] h4').filter({ hasText: 'finished' }).waitFor();
+
+  // 黑队 withdraws after round 1.
+  await p.getByTestId('withdraw-team').selectOption('1');
+  await decide('withdraw', /黑队 withdraws after round 1/, 'the club folded');
+  await p.getByTestId('console-teams').filter({ hasText: 'withdrawn after round 1' }).waitFor();
+  // The log names the organiser for each decision, with its reason.
+  const by = await p.locator('[data-testid=console-log] tr.by-arbiter [data-testid=log-by]').allInnerTexts();
+  assert.ok(by.length >= 5 && by.every((x) => x === 'Organiser'), by.join(','));
+  await c.ctx.close();
 });

@@ -49,6 +49,19 @@ export function mount(root, { id }, { conn }) {
 
   let o = null;
   let stopped = false;
+  // What the user picked or typed survives the re-renders the league's stream causes.
+  const kept = new Map();
+  const keep = (el) => {
+    const k = el.dataset.testid;
+    if (kept.has(k)) {
+      if (el.type === 'checkbox') el.checked = kept.get(k);
+      else el.value = kept.get(k);
+    }
+    const save = () => kept.set(k, el.type === 'checkbox' ? el.checked : el.value);
+    el.addEventListener('change', save);
+    el.addEventListener('input', save);
+    return el;
+  };
   let stopFollow = null;
   let busy = false;
   const reload = soon(load);
@@ -95,6 +108,8 @@ export function mount(root, { id }, { conn }) {
           if (post) await post(body, why);
           else await http(matchdayApi.commands(id), { method: 'POST', body: { ...body, reason: why } });
           status.textContent = t('md.console.done', { effect });
+          // The decision is made: its inputs show the league's state again.
+          kept.clear();
           close();
           load();
         } catch (e) {
@@ -117,10 +132,10 @@ export function mount(root, { id }, { conn }) {
   }
 
   function bySelect(tj, testid) {
-    return h('select', { 'data-testid': testid },
+    return keep(h('select', { 'data-testid': testid },
       h('option', { value: 'first' }, tj.first.name),
       h('option', { value: 'second' }, tj.second.name),
-      h('option', { value: 'both' }, t('md.console.both')));
+      h('option', { value: 'both' }, t('md.console.both'))));
   }
 
   function byText(tj, by) {
@@ -144,18 +159,19 @@ export function mount(root, { id }, { conn }) {
   function boardActions(tj, b) {
     const where = `${matchLabel(tj)} · ${t('match.boardN', { n: b.board })}`;
     const at = { round: tj.round, table: tj.table, board: b.board };
-    const forfeitBy = bySelect(tj, `forfeit-board-by-${tj.table}-${b.board}`);
+    const key = `${tj.round}-${tj.table}-${b.board}`;
+    const forfeitBy = bySelect(tj, `forfeit-board-by-${key}`);
     const forfeit = h('button', {
-      type: 'button', 'data-testid': `forfeit-board-${tj.table}-${b.board}`,
+      type: 'button', 'data-testid': `forfeit-board-${key}`,
       onclick: () => {
         const by = forfeitBy.value;
         decide(t(by === 'both' ? 'md.console.effect.forfeitBoardBoth' : 'md.console.effect.forfeitBoard', { where, team: byText(tj, by), other: byText(tj, by === 'first' ? 'second' : 'first') }),
           { command: 'set_board', at, setting: { forfeit: { by } } });
       },
     }, t('md.console.forfeitBoard'));
-    const set = h('button', { type: 'button', 'data-testid': `set-board-${tj.table}-${b.board}`, onclick: () => setBoard(tj, b, where, at) }, t('md.console.setBoard'));
+    const set = h('button', { type: 'button', 'data-testid': `set-board-${key}`, onclick: () => setBoard(tj, b, where, at) }, t('md.console.setBoard'));
     const replay = h('button', {
-      type: 'button', 'data-testid': `replay-board-${tj.table}-${b.board}`,
+      type: 'button', 'data-testid': `replay-board-${key}`,
       onclick: () => decide(t('md.console.effect.replay', { where }), { command: 'replay_board', at }),
     }, t('md.console.replay'));
     return h('span.boardactions', {}, forfeitBy, forfeit, ' ', set, ' ', replay);
@@ -196,9 +212,9 @@ export function mount(root, { id }, { conn }) {
   }
 
   function renderTeams() {
-    const team = h('select', { 'data-testid': 'withdraw-team' }, (o.teams || []).map((tm, i) => h('option', { value: String(i) }, tm.name)));
-    const after = h('select', { 'data-testid': 'withdraw-after' }, (o.rounds || []).map((r) => h('option', { value: String(r.round) }, t('md.round.title', { round: r.round }))));
-    const expelled = h('input', { type: 'checkbox', 'data-testid': 'withdraw-expelled' });
+    const team = keep(h('select', { 'data-testid': 'withdraw-team' }, (o.teams || []).map((tm, i) => h('option', { value: String(i) }, tm.name))));
+    const after = keep(h('select', { 'data-testid': 'withdraw-after' }, (o.rounds || []).map((r) => h('option', { value: String(r.round) }, t('md.round.title', { round: r.round })))));
+    const expelled = keep(h('input', { type: 'checkbox', 'data-testid': 'withdraw-expelled' }));
     const go = h('button', {
       type: 'button', 'data-testid': 'withdraw',
       onclick: () => {
@@ -214,8 +230,8 @@ export function mount(root, { id }, { conn }) {
   }
 
   function renderRound(r) {
-    const start = h('input', { type: 'datetime-local', step: '1', value: localInput(r.startsAt), 'data-testid': `move-start-${r.round}` });
-    const deadline = h('input', { type: 'datetime-local', step: '1', value: localInput(r.lineupDeadline), 'data-testid': `move-deadline-${r.round}` });
+    const start = keep(h('input', { type: 'datetime-local', step: '1', value: localInput(r.startsAt), 'data-testid': `move-start-${r.round}` }));
+    const deadline = keep(h('input', { type: 'datetime-local', step: '1', value: localInput(r.lineupDeadline), 'data-testid': `move-deadline-${r.round}` }));
     const move = h('button', {
       type: 'button', 'data-testid': `move-round-${r.round}`,
       onclick: () => {
@@ -230,7 +246,7 @@ export function mount(root, { id }, { conn }) {
       },
     }, t('md.console.move'));
     const tables = (r.tables || []).map((tj) => {
-      const by = bySelect(tj, `forfeit-match-by-${tj.table}`);
+      const by = bySelect(tj, `forfeit-match-by-${r.round}-${tj.table}`);
       const forfeit = h('button', {
         type: 'button', 'data-testid': `forfeit-match-${r.round}-${tj.table}`,
         onclick: () => decide(t('md.console.effect.forfeitMatch', { where: matchLabel(tj), team: byText(tj, by.value) }),
