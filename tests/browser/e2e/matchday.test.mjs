@@ -141,6 +141,13 @@ test('a match day in the browser: upload, publish, tokens, lineups, a board chai
   const slow = gameIdOf(p1.page);
   assert.equal(gameIdOf(p2.page), slow);
   await p1.page.getByTestId('chain').filter({ hasText: 'Board 1' }).waitFor();
+  // A player signing in while its game is on goes straight to it from the sign-in link.
+  const late = await browser.newContext();
+  const lp = await late.newPage();
+  await lp.goto(linkOf('红二'));
+  await lp.waitForURL(/\/game\/\d+$/);
+  await lp.getByTestId('chain').filter({ hasText: 'Board 2' }).waitFor();
+  await late.close();
 
   // Slow game drawn: both pages move to the fast game, with the banner saying why.
   await drawByAgreement(p1, p2);

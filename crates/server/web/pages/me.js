@@ -3,7 +3,8 @@
 // the match whose lineups are not out yet) and the finished ones with the board's result and a
 // link to the match. A captain finds its lineup pages, an arbiter its event consoles, an
 // organiser the events. The page follows the leagues' public streams: when a game of the
-// player's is set up while the page is open, it goes to that game by itself.
+// player's is set up while the page is open, it goes to that game by itself; reached from a
+// sign-in link (`/me?play=1`) while a game of the player's is being played, it goes there at once.
 
 import { h, fill } from '../dom.js';
 import { t, lang, errorText } from '../i18n.js';
@@ -38,6 +39,8 @@ export function mount(root, _params, { conn }) {
     h('h2', {}, t('md.me.done')), done));
 
   let stopped = false;
+  const play = new URLSearchParams(location.search).get('play') === '1';
+  if (play) history.replaceState(null, '', '/me');
   const follows = new Map(); // leagueId → stop
   let seenGames = null; // game ids known at the first read: a new one takes the player to it
   let data = null;
@@ -60,6 +63,11 @@ export function mount(root, _params, { conn }) {
       const current = data.boards.filter((b) => b.current).map((b) => b.current);
       if (seenGames === null) {
         seenGames = new Set(current);
+        // Arriving from a sign-in link (`/me?play=1`): straight to the game being played.
+        if (play && current.length === 1) {
+          location.replace(`/game/${current[0]}`);
+          return;
+        }
       } else {
         const fresh = current.find((g) => !seenGames.has(g));
         for (const g of current) seenGames.add(g);

@@ -198,7 +198,7 @@ function mountEvent(root, id, conn) {
       const r = await http(matchdayApi.tokens(id), { method: 'POST', body: { for: 'all' } });
       const base = location.origin;
       const rows = (r.tokens || []).map((x) => {
-        const next = x.role === 'captain' ? leagueUrl.lineup(id) : x.role === 'arbiter' ? matchdayUrl.console(id) : matchdayUrl.me();
+        const next = x.role === 'captain' ? leagueUrl.lineup(id) : x.role === 'arbiter' ? matchdayUrl.console(id) : `${matchdayUrl.me()}?play=1`;
         const link = `${base}${matchdayUrl.signin(x.token, next)}`;
         const qr = h('td.qr', { 'data-testid': 'token-qr' });
         qrOf(link).then((img) => { if (img) qr.append(img); });
