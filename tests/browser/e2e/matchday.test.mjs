@@ -200,8 +200,10 @@ test('a match day in the browser: upload, publish, tokens, lineups, a board chai
   await a.page.getByTestId('console-msg').filter({ hasText: 'Done' }).waitFor();
   await a.page.locator('[data-testid=console-log] tr[data-kind=board_set]').filter({ hasText: '裁判长 高明' }).filter({ hasText: '黑二 did not connect' }).waitFor();
 
-  // The round page: its one match, finished, with both boards.
-  const rp = await signIn(`${server.base}/league/${id}/round/1`, `/league/${id}/round/1`);
+  // The round page (linked from the event page): its one match, finished, with both boards.
+  const rp = await signIn(`${server.base}/league/${id}`, `/league/${id}`);
+  await rp.page.getByTestId('round-link-1').click();
+  await rp.page.waitForURL(`${server.base}/league/${id}/round/1`);
   await rp.page.locator('[data-testid=round-match-1] .matchview[data-state=finished]').waitFor();
   assert.equal(await rp.page.locator('[data-testid=round-match-1] [data-testid=game-points]').innerText(), '4 : 1');
   assert.equal(await rp.page.locator('[data-testid=round-match-1] .boardcard').count(), 2);
