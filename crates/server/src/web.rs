@@ -27,6 +27,12 @@ const PAGES: &[&str] = &[
     "/league/{id}/match/{round}/{table}",
     "/league/{id}/lineup",
     "/league/{id}/lineup/{round}/{table}",
+    // The people of a match day: my games, a round, the event console, organising.
+    "/me",
+    "/league/{id}/round/{round}",
+    "/arbiter/league/{id}",
+    "/organize",
+    "/organize/{id}",
 ];
 
 /// The page shell.
@@ -60,6 +66,11 @@ assets!(
     "pages/lobby.js",
     "pages/match.js",
     "pages/signin.js",
+    "matchday.js",
+    "pages/me.js",
+    "pages/round.js",
+    "pages/console.js",
+    "pages/organize.js",
 );
 
 /// The routes of the browser client; `http::router` merges them.

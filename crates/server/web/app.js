@@ -13,8 +13,12 @@ import * as arbiter from './pages/arbiter.js';
 import * as leagueMatch from './pages/match.js';
 import * as leagueEvent from './pages/event.js';
 import * as lineup from './pages/lineup.js';
+import * as me from './pages/me.js';
+import * as leagueRound from './pages/round.js';
+import * as eventConsole from './pages/console.js';
+import * as organize from './pages/organize.js';
 
-const PAGES = [game, arbiter, signin, leagueMatch, lineup, leagueEvent, lobby];
+const PAGES = [game, arbiter, signin, leagueMatch, lineup, leagueEvent, lobby, me, leagueRound, eventConsole, organize];
 
 function header(conn) {
   const who = session();
@@ -39,7 +43,9 @@ function header(conn) {
   return h('nav.top', { 'aria-label': 'chuhe' },
     h('a.brand', { href: '/' }, t('app.title')),
     h('a', { href: '/' }, t('nav.games')),
+    who ? h('a', { href: '/me', 'data-testid': 'nav-me' }, t('md.nav.me')) : null,
     isArbiter ? h('a', { href: '/arbiter' }, t('nav.arbiter')) : null,
+    who?.role === 'ROLE_ORGANIZER' ? h('a', { href: '/organize', 'data-testid': 'nav-organize' }, t('md.nav.organize')) : null,
     h('span.spacer'),
     state, signBit, langBtn);
 }

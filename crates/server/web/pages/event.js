@@ -57,7 +57,7 @@ function crosstableEl(overview, id) {
 function fixturesEl(overview, id) {
   const pl = printLang(lang());
   return h('div.fixtures', { 'data-testid': 'fixtures' }, (overview.rounds || []).map((r) => h('section.round', { 'data-round': String(r.round) },
-    h('h3', {}, t('event.round', { n: r.round }), ' ',
+    h('h3', {}, h('a', { href: `/league/${id}/round/${r.round}`, 'data-testid': `round-link-${r.round}` }, t('event.round', { n: r.round })), ' ',
       h('span.meta', {}, `${when(r.startsAt)} · ${t('event.deadline', { at: when(r.lineupDeadline) })}${r.completed ? ` · ${t('event.completed')}` : ''}`)),
     h('table.fixtures', {}, h('tbody', {}, (r.tables || []).map((m) => {
       const state = matchState(m);

@@ -11,6 +11,7 @@ import { GameView } from '../gameview.js';
 import { legalMap } from '../board.js';
 import { moveText, movePairs, NOTATIONS } from '../notation.js';
 import { otherSide } from '../model.js';
+import { followBoard, takeBanner, waitingText } from '../matchday.js';
 
 export function match(path) {
   const m = /^\/game\/(\d+)\/?$/.exec(path);
@@ -70,6 +71,11 @@ export function mount(root, { id }, { conn }) {
   const result = h('div.result', { 'data-testid': 'result', role: 'status' });
   const banners = h('ul.banners', { 'data-testid': 'banners', 'aria-live': 'polite' });
   const error = h('p.error', { 'data-testid': 'error', role: 'alert' });
+  // A league game: where its board's chain stands (the page moves on to the next game by itself).
+  const chain = h('div.chain', { 'data-testid': 'chain', hidden: true });
+  const waiting = h('p.waiting', { 'data-testid': 'waiting', role: 'status' });
+  let stopChain = null;
+  const chainWhy = takeBanner(id);
   const controls = h('div.controls', { 'data-testid': 'controls' });
   const reviewBar = h('div.review', { hidden: true });
   const moves = h('div.moves', { 'data-testid': 'moves' });
@@ -107,7 +113,7 @@ export function mount(root, { id }, { conn }) {
   fill(root, h('div.gamepage', {},
     h('div.boardcol', {}, view.el, h('div.row', {}, flipBtn, record)),
     h('div.side', {},
-      title, meta, delay, result, error, banners, controls, reviewBar,
+      title, meta, delay, waiting, result, chain, error, banners, controls, reviewBar,
       h('h2', {}, t('game.moves'), ' ', noteSel), moves,
       typedForm, say.el)));
 
@@ -268,6 +274,11 @@ export function mount(root, { id }, { conn }) {
       else showError(data);
       return;
     }
+    if (!stopChain && m.loaded && m.info?.league?.leagueId) {
+      stopChain = followBoard(conn, id, m.info.league, chain);
+      if (chainWhy) banner(t(chainWhy.key, chainWhy.vars), 'chain');
+    }
+    if (m.loaded) waiting.textContent = waitingText(m, mySide(), conn.serverNow());
     if (flipped === null && m.loaded) {
       flipped = mySide() === 'black';
       view.setFlipped(flipped);
@@ -302,7 +313,13 @@ export function mount(root, { id }, { conn }) {
     refreshMovable();
   }
 
-  return () => view.destroy();
+  // The wait before the start counts down.
+  const waitTicker = setInterval(() => { if (model.loaded) waiting.textContent = waitingText(model, mySide(), conn.serverNow()); }, 1000);
+  return () => {
+    clearInterval(waitTicker);
+    stopChain?.();
+    view.destroy();
+  };
 }
 
 function sideOfWire(s) {
