@@ -36,6 +36,7 @@ pub mod metrics;
 pub mod node;
 pub mod outbox;
 pub mod persist;
+pub mod phrase;
 pub mod record;
 pub mod redis_cluster;
 pub mod registry;

@@ -53,6 +53,7 @@ assets!(
     "matchview.js",
     "model.js",
     "notation.js",
+    "phrases.js",
     "pages/arbiter.js",
     "pages/event.js",
     "pages/game.js",
