@@ -13,6 +13,7 @@ import * as arbiter from './pages/arbiter.js';
 import * as leagueMatch from './pages/match.js';
 import * as leagueEvent from './pages/event.js';
 import * as lineup from './pages/lineup.js';
+import * as notfound from './pages/notfound.js';
 
 const PAGES = [game, arbiter, signin, leagueMatch, lineup, leagueEvent, lobby];
 
@@ -60,7 +61,7 @@ function start() {
       return;
     }
   }
-  fill(root, h('p', {}, '404'));
+  notfound.mount(root);
 }
 
 start();

@@ -295,6 +295,12 @@ const EN = {
   'error.not_found': 'Not found: {message}',
   'error.conflict': 'Not possible now: {message}',
   'error.other': '{message}',
+  'notfound.title': 'Page not found',
+  'notfound.path': 'There is no page at {path}.',
+  'notfound.home': 'Back to the live games',
+  'notfound.league': 'There is no event {id}.',
+  'notfound.match': 'Event {id} has no match {table} in round {round}.',
+  'notfound.arbiterGame': 'There is no game {id} to arbitrate.',
 };
 
 const ZH = {
@@ -523,7 +529,7 @@ const ZH = {
   'lineup.deadline': '截止时间 {at}，剩余：',
   'lineup.help': '前 {n} 名依次为第1至第{n}台，其余为替补。拖动棋手，或用 ↑/↓ 按钮（在棋手上按 Alt+↑/↓）调整顺序。名单密封，对方看不到；双方名单都提交后（或到截止时间）同时公布，公布后不能再改。',
   'lineup.helpClosed': '前 {n} 名依次为第1至第{n}台。名单已截止，不能再改。',
-  'lineup.acceptedRevealed': '名单已于 {at} 接受。双方名单均已提交并已公布，不能再改。',
+  'lineup.acceptedRevealed': '名单已接受（{at}）。双方名单均已提交并已公布，不能再改。',
   'lineup.rosterLabel': '本队名单（按台次顺序）',
   'lineup.boardN': '第{n}台',
   'lineup.substitute': '替补',
@@ -588,6 +594,12 @@ const ZH = {
   'error.not_found': '找不到：{message}',
   'error.conflict': '当前无法进行：{message}',
   'error.other': '{message}',
+  'notfound.title': '找不到页面',
+  'notfound.path': '没有 {path} 这个页面。',
+  'notfound.home': '返回正在进行的对局',
+  'notfound.league': '没有第 {id} 号赛事。',
+  'notfound.match': '第 {id} 号赛事第 {round} 轮没有第 {table} 场比赛。',
+  'notfound.arbiterGame': '没有第 {id} 局，无法裁判。',
 };
 
 export const LANGS = { en: EN, 'zh-CN': ZH };

@@ -60,6 +60,11 @@ export class MatchView {
         this.error.textContent = '';
         this.render(table);
       } catch (e) {
+        if (e.code === 'not_found' && !this.overview && this.onNotFound) {
+          this.stopped = true;
+          this.onNotFound(e);
+          return;
+        }
         this.error.textContent = errorText(e);
       } finally {
         this.pending = null;

@@ -7,6 +7,8 @@
 import { h, fill } from '../dom.js';
 import { t, lang, errorText } from '../i18n.js';
 import { http, session } from '../api.js';
+import { showNotFound } from './notfound.js';
+import { stageName } from '../phrases.js';
 import { leagueApi, leagueUrl, crosstable, matchState, pointsText, printLang, captainTeam, soon } from '../league.js';
 
 export function match(path) {
@@ -109,6 +111,11 @@ export function mount(root, { id }, { conn }) {
         render(overview, st);
         error.textContent = '';
       } catch (e) {
+        if (e.code === 'not_found' && !stop) {
+          gone = true;
+          showNotFound(root, t('notfound.league', { id }));
+          return;
+        }
         error.textContent = errorText(e);
       } finally {
         pending = null;
@@ -130,7 +137,7 @@ export function mount(root, { id }, { conn }) {
       h('p.meta', {}, [
         t(`event.system.${o.system}`),
         t('event.boards', { n: o.boards }),
-        (o.chain || []).map((s) => `${s.name} ${s.timeControl}`).join(' → '),
+        (o.chain || []).map((s) => `${stageName(s.name)} ${s.timeControl}`).join(' → '),
         o.published ? null : t('event.unpublished'),
       ].filter(Boolean).join(' · ')),
       h('div.row.links', {},

@@ -12,6 +12,7 @@ import { legalMap } from '../board.js';
 import { moveText, movePairs, NOTATIONS } from '../notation.js';
 import { otherSide } from '../model.js';
 import { explainText } from '../phrases.js';
+import { showNotFound } from './notfound.js';
 
 export function match(path) {
   const m = /^\/game\/(\d+)\/?$/.exec(path);
@@ -275,8 +276,12 @@ export function mount(root, { id }, { conn }) {
   let seenSnapshot = false;
   function onUpdate(kind, data, m) {
     if (kind === 'error') {
-      if (data.code === 'game_not_found') fill(root, h('p.error', {}, t('game.notfound', { id })));
-      else showError(data);
+      if (data.code === 'game_not_found') {
+        view.destroy();
+        showNotFound(root, t('game.notfound', { id }));
+      } else {
+        showError(data);
+      }
       return;
     }
     if (flipped === null && m.loaded) {
