@@ -33,6 +33,7 @@ pub fn router(env: Env) -> Router {
         .route("/api/v1/tokens", post(issue_token))
         .route("/api/v1/tokens/revoke", post(revoke_token))
         .merge(crate::league::api::router())
+        .merge(crate::challenge::router())
         .layer(axum::middleware::from_fn_with_state(
             env.clone(),
             crate::node::forward_league,
