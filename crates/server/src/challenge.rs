@@ -1,7 +1,8 @@
 //! Casual games from the browser: open challenges. A signed-in player offers a game (any time
 //! control the clocks accept — increments, move-count periods, 读秒 — and a colour, or random);
 //! the challenge gets a link to share and stands in the open list; another player accepts it
-//! and the game is created (as `POST /api/v1/games` creates one) for both.
+//! and the game is created (as `POST /api/v1/games` creates one, its clocks starting when both
+//! players have joined) for both.
 //!
 //! Challenges live in the memory of the node that took them (`Challenges` in `Env`): a
 //! restart drops the open ones (the games created from accepted ones are ordinary games,
@@ -468,6 +469,9 @@ async fn accept(State(env): State<Env>, headers: HeaderMap, Path(id): Path<Strin
         red_id: red_id.clone(),
         black_id,
         time_control: c.time_control.clone(),
+        // The clocks start when both players are at the board, not while the creator's page
+        // is still on its way to the game.
+        start_mode: chuhe_proto::v1::StartMode::PlayersPresent as i32,
         ..CreateGameRequest::default()
     };
     match crate::admin::create_game(&env, &req).await {

@@ -27,6 +27,8 @@ const PAGES: &[&str] = &[
     "/league/{id}/match/{round}/{table}",
     "/league/{id}/lineup",
     "/league/{id}/lineup/{round}/{table}",
+    "/play",
+    "/challenge/{id}",
 ];
 
 /// The page shell.
@@ -61,6 +63,9 @@ assets!(
     "pages/lobby.js",
     "pages/match.js",
     "pages/notfound.js",
+    "pages/play.js",
+    "pages/challenge.js",
+    "challenges.js",
     "pages/signin.js",
 );
 

@@ -14,8 +14,10 @@ import * as leagueMatch from './pages/match.js';
 import * as leagueEvent from './pages/event.js';
 import * as lineup from './pages/lineup.js';
 import * as notfound from './pages/notfound.js';
+import * as play from './pages/play.js';
+import * as challenge from './pages/challenge.js';
 
-const PAGES = [game, arbiter, signin, leagueMatch, lineup, leagueEvent, lobby];
+const PAGES = [game, arbiter, signin, leagueMatch, lineup, leagueEvent, lobby, play, challenge];
 
 function header(conn) {
   const who = session();
@@ -40,6 +42,7 @@ function header(conn) {
   return h('nav.top', { 'aria-label': 'chuhe' },
     h('a.brand', { href: '/' }, t('app.title')),
     h('a', { href: '/' }, t('nav.games')),
+    h('a', { href: '/play', 'data-testid': 'nav-play' }, t('nav.play')),
     isArbiter ? h('a', { href: '/arbiter' }, t('nav.arbiter')) : null,
     h('span.spacer'),
     state, signBit, langBtn);
