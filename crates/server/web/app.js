@@ -50,6 +50,8 @@ function header(conn) {
 
 function start() {
   document.documentElement.lang = lang();
+  const skip = document.querySelector('a.skip');
+  if (skip) skip.textContent = t('nav.skip');
   const conn = new Connection();
   // The tests (and curious users) reach the connection from the console.
   globalThis.chuhe = { conn };

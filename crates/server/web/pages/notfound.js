@@ -15,7 +15,7 @@ export function showNotFound(root, what = null) {
   document.title = `${t('notfound.title')} · chuhe`;
   fill(root, h('section.notfound', { 'data-testid': 'not-found' },
     h('h1', {}, t('notfound.title')),
-    h('p', {}, what || t('notfound.path', { path: location.pathname })),
+    what ? h('p', {}, what) : h('p', {}, t('notfound.path'), ' ', h('code.path', {}, location.pathname)),
     h('p', {}, h('a', { href: '/' }, t('notfound.home')))));
 }
 

@@ -1,0 +1,88 @@
+// Every page (pages.mjs) in real Chromium: in zh-CN no visible English, in English no visible
+// Chinese — beyond names, notation, units and the glossed terms of an allow-list — and at
+// 360 px wide no horizontal scroll of the page (wide tables scroll inside their own box).
+import test, { before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { startAll, stopAll } from '../harness.mjs';
+import { PAGES, NAMES, scene, visit } from '../pages.mjs';
+
+let server;
+let browser;
+let s;
+
+before(async () => {
+  ({ server, browser } = await startAll());
+  s = await scene(server, browser);
+});
+after(async () => {
+  await s?.close();
+  await stopAll({ server, browser });
+});
+
+// What a page shows, without the parts that are notation or names by nature: the board (its
+// pieces are characters), the move list (Chinese notation is the default in both languages),
+// the notation and language switches, the brand, time-control texts.
+const SKIP = ['svg', 'code.path', '[data-testid=moves]', 'tr[data-kind=move]', '.notation', '[data-testid=lang]', '.brand', '.tc', '.presets', 'noscript', '.sr-only'];
+
+async function visibleText(page) {
+  return page.evaluate((skip) => {
+    const body = document.body.cloneNode(true);
+    for (const el of body.querySelectorAll(skip.join(','))) el.remove();
+    const extra = [...document.querySelectorAll('input[placeholder]')].map((i) => i.placeholder);
+    // innerText of a detached clone is its textContent; keep hidden elements out.
+    const hidden = [...document.querySelectorAll('[hidden]')].map((e) => e.textContent);
+    let text = body.textContent;
+    for (const x of hidden) if (x) text = text.replace(x, ' ');
+    return `${text}\n${extra.join('\n')}`;
+  }, SKIP);
+}
+
+/** The text around the first `word`, to say where it is. */
+function around(text, word) {
+  const i = text.indexOf(word);
+  return i < 0 ? '' : text.slice(Math.max(0, i - 60), i + 60).replace(/\s+/g, ' ');
+}
+
+// zh-CN: Latin words allowed (abbreviations, units, notation names, the product's name).
+const LATIN_OK = new Set(['Alt', 'chuhe', 'CSV', 'WXF', 'ICCS', 'Elo', 'PGN', 'FEN', 'English', 'min']);
+// English: Chinese allowed for names, the glossed terms and the notation example.
+const CJK_OK = ['炮二平五', '读秒', '局分', '场分', '长将', '长捉', '长杀', '一将一捉', '困毙', '楚河', '本页需要'];
+
+for (const p of PAGES) {
+  test(`${p.name}: zh-CN shows no English`, async () => {
+    const x = await visit(browser, server, s, p, { lang: 'zh-CN' });
+    const text = await visibleText(x.page);
+    const words = [...text.matchAll(/[A-Za-z][A-Za-z']+/g)].map((m) => m[0]).filter((w) => !LATIN_OK.has(w));
+    // Squares (c6) and time controls (15m+10s) are single letters: not words.
+    assert.deepEqual(words, [], `${p.name} (zh-CN) shows English: ${words.join(', ')} — in “${around(text, words[0])}”`);
+    await x.ctx.close();
+  });
+
+  test(`${p.name}: English shows no Chinese beyond names and terms`, async () => {
+    const x = await visit(browser, server, s, p, { lang: 'en' });
+    let text = await visibleText(x.page);
+    for (const n of [...NAMES].sort((a, b) => b.length - a.length)) text = text.split(n).join(' ');
+    for (const n of CJK_OK) text = text.split(n).join(' ');
+    const cjk = [...text.matchAll(/[\u3400-\u9fff\u3000-\u303f\uff00-\uffef]+/g)].map((m) => m[0]);
+    assert.deepEqual(cjk, [], `${p.name} (en) shows Chinese: ${cjk.join(' ')} — in “${around(text, cjk[0])}”`);
+    await x.ctx.close();
+  });
+
+  test(`${p.name}: fits 360 px without horizontal scroll`, async () => {
+    for (const lang of ['zh-CN', 'en']) {
+      const x = await visit(browser, server, s, p, { lang, viewport: { width: 360, height: 740 } });
+      const { scroll, inner, widest } = await x.page.evaluate(() => {
+        const w = innerWidth;
+        // The element sticking out furthest, to say what to fix.
+        let far = null;
+        for (const el of document.querySelectorAll('body *')) {
+          const r = el.getBoundingClientRect();
+          if (r.right > w + 0.5 && (!far || r.right > far.r)) far = { r: r.right, what: `${el.tagName.toLowerCase()}.${[...el.classList].join('.')}` };
+        }
+        return { scroll: document.documentElement.scrollWidth, inner: w, widest: far };
+      });
+      assert.ok(scroll <= inner, `${p.name} (${lang}) is ${scroll} px wide at ${inner} px: ${JSON.stringify(widest)}`);
+      await x.ctx.close();
+    }
+  });
+}
