@@ -4,13 +4,15 @@
 //! and the game is created (as `POST /api/v1/games` creates one, its clocks starting when both
 //! players have joined) for both.
 //!
-//! Challenges live in the memory of the node that took them (`Challenges` in `Env`): a
-//! restart drops the open ones (the games created from accepted ones are ordinary games,
-//! stored and recovered as any other). With several nodes, each node lists and accepts only
-//! its own challenges, so a deployment behind a load balancer routes `/api/v1/challenges`
-//! to one node (or sticks clients to one). Each player has at most one open challenge; an
-//! open challenge expires after [`EXPIRY_MS`]; an accepted one is kept [`KEEP_ACCEPTED_MS`]
-//! so that its creator's page learns the game.
+//! Challenges live in memory (`Challenges` in `Env`): a restart drops the open ones (the games
+//! created from accepted ones are ordinary games, stored and recovered as any other). With
+//! several nodes they live on one node, the holder of the `challenges` lease: any other node
+//! forwards the challenge routes there (`node::forward_challenges`), so every node lists and
+//! accepts the same challenges; when that node stops or loses the lease, the next node asked
+//! takes it, and the open challenges of the old one are gone (their creators offer again).
+//! Each player has at most one open challenge; an open challenge expires after
+//! [`EXPIRY_MS`]; an accepted one is kept [`KEEP_ACCEPTED_MS`] so that its creator's page
+//! learns the game.
 //!
 //! Routes (JSON; errors `{code, message}`):
 //! - `GET /api/v1/challenges` — the open challenges, newest first (anybody).
@@ -363,13 +365,14 @@ async fn player(env: &Env, headers: &HeaderMap) -> Result<Account, Response> {
     }
 }
 
-fn path_id(s: &str) -> Result<u64, Response> {
+/// A challenge id from the path; a path that is not one is a challenge that does not exist.
+fn path_id(s: &str) -> Result<u64, Box<Response>> {
     s.parse().map_err(|_| {
-        api_error(
+        Box::new(api_error(
             StatusCode::NOT_FOUND,
             "challenge_not_found",
             &format!("no challenge {s:?}"),
-        )
+        ))
     })
 }
 
@@ -386,7 +389,7 @@ async fn list(State(env): State<Env>) -> Response {
 async fn one(State(env): State<Env>, Path(id): Path<String>) -> Response {
     let id = match path_id(&id) {
         Ok(i) => i,
-        Err(r) => return r,
+        Err(r) => return *r,
     };
     match env.challenges.get(id, env.time.now_ms()) {
         Ok(c) => ok(StatusCode::OK, &c),
@@ -431,7 +434,7 @@ async fn cancel(State(env): State<Env>, headers: HeaderMap, Path(id): Path<Strin
     };
     let id = match path_id(&id) {
         Ok(i) => i,
-        Err(r) => return r,
+        Err(r) => return *r,
     };
     match env.challenges.cancel(id, &me, env.time.now_ms()) {
         Ok(()) => StatusCode::NO_CONTENT.into_response(),
@@ -453,7 +456,7 @@ async fn accept(State(env): State<Env>, headers: HeaderMap, Path(id): Path<Strin
     };
     let id = match path_id(&id) {
         Ok(i) => i,
-        Err(r) => return r,
+        Err(r) => return *r,
     };
     let (c, creator_red) = match env.challenges.take(id, &me, env.time.now_ms(), coin()) {
         Ok(x) => x,

@@ -38,6 +38,10 @@ pub fn router(env: Env) -> Router {
             env.clone(),
             crate::node::forward_league,
         ))
+        .layer(axum::middleware::from_fn_with_state(
+            env.clone(),
+            crate::node::forward_challenges,
+        ))
         .layer(axum::middleware::map_response_with_state(
             (),
             |State(()): State<()>, uri: axum::http::Uri, r: Response| json_errors(uri, r),
