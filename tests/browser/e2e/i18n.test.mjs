@@ -1,9 +1,11 @@
 // Every page (pages.mjs) in real Chromium: in zh-CN no visible English, in English no visible
 // Chinese — beyond names, notation, units and the glossed terms of an allow-list — and at
 // 360 px wide no horizontal scroll of the page (wide tables scroll inside their own box).
+// Then the server's explanations in one language: a perpetual check ruled in Chinese with its
+// article once; the lineup page once both lineups are in.
 import test, { before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { startAll, stopAll } from '../harness.mjs';
+import { startAll, stopAll, openAs, league, tokenOf } from '../harness.mjs';
 import { PAGES, NAMES, scene, visit } from '../pages.mjs';
 
 let server;
@@ -86,3 +88,45 @@ for (const p of PAGES) {
     }
   });
 }
+
+test('a perpetual check is ruled in the page language, the article cited once', async () => {
+  const red = await server.principal('长将红');
+  const black = await server.principal('长将黑');
+  const id = await server.game({ redId: red.id, blackId: black.id, timeControl: '15m+10s', initialFen: '3k5/9/9/9/9/9/9/9/9/R3K4 w - - 0 1' });
+  const r = await openAs(browser, server, red.token, `/game/${id}`, { lang: 'zh-CN' });
+  const b = await openAs(browser, server, black.token, `/game/${id}`, { lang: 'en' });
+  await r.page.locator('[data-testid=clock-red].running').waitFor();
+  await b.page.locator('[data-testid=conn-state][data-state=open]').waitFor();
+  const moves = ['a0a9', 'd9d8', 'a9a8', 'd8d9', 'a8a9', 'd9d8', 'a9a8', 'd8d9', 'a8a9'];
+  for (let i = 0; i < moves.length; i++) {
+    const p = i % 2 === 0 ? r.page : b.page;
+    await p.evaluate(([g, ply, mv]) => globalThis.chuhe.conn.move(g, ply, mv), [id, i + 1, moves[i]]);
+  }
+  const zh = await r.page.getByTestId('explain').innerText();
+  assert.match(zh, /^红方长将，黑方闲着：一方长将，红方判负（第24\.1条）。$/);
+  const en = await b.page.getByTestId('explain').innerText();
+  assert.match(en, /^Red: perpetual check \(长将\); Black: idle moves\. One-sided perpetual check: Red loses \(art\. 24\.1\)\.$/);
+  // The banner of the ruling too: one language, the article once.
+  const banner = await r.page.getByTestId('banners').innerText();
+  assert.equal(banner.split('24.1').length - 1, 1, banner);
+  assert.doesNotMatch(banner, /Red|perpetual/);
+  for (const x of [r, b]) await x.ctx.close();
+});
+
+test('once both lineups are in, the lineup page no longer says it can change', async () => {
+  const l = await league(server, { name: '名单测试' });
+  const cap = tokenOf(l.tokens, 'captain', 0);
+  const p = await openAs(browser, server, cap.token, `/league/${l.id}/lineup`);
+  await p.page.locator('[data-testid=roster] li').nth(2).waitFor();
+  assert.match(await p.page.getByTestId('lineup-help').innerText(), /As soon as both lineups are in/);
+  await server.api('POST', `/api/v1/leagues/${l.id}/lineups`, { round: 1, table: 1, team: 1, players: ['黑一', '黑二'] }, tokenOf(l.tokens, 'captain', 1).token);
+  await p.page.getByTestId('submit-lineup').click();
+  const ok = p.page.getByTestId('lineup-confirm');
+  await ok.waitFor();
+  assert.match(await ok.innerText(), /Both lineups are in and have been revealed: no more changes/);
+  assert.doesNotMatch(await ok.innerText(), /You can change it/);
+  await p.page.locator('[data-testid=lineup-status][data-state=revealed]').waitFor();
+  assert.match(await p.page.getByTestId('lineup-help').innerText(), /no more changes/);
+  assert.ok(await p.page.getByTestId('submit-lineup').isDisabled());
+  await p.ctx.close();
+});
