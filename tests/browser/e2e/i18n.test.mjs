@@ -130,3 +130,31 @@ test('once both lineups are in, the lineup page no longer says it can change', a
   assert.ok(await p.page.getByTestId('submit-lineup').isDisabled());
   await p.ctx.close();
 });
+
+test('errors as pages: 404 with the not-found page, JSON under /api/, no live controls over nothing', async () => {
+  const x = await openAs(browser, server, null, '/');
+  const res = await x.page.goto(`${server.base}/no/such/page`);
+  assert.equal(res.status(), 404);
+  await x.page.getByTestId('not-found').waitFor();
+  for (const [method, path, status, code] of [['GET', '/api/v1/nowhere', 404, 'not_found'], ['DELETE', '/api/v1/games', 405, 'method_not_allowed']]) {
+    const r = await fetch(server.base + path, { method });
+    assert.equal(r.status, status, path);
+    assert.equal((await r.json()).code, code, path);
+  }
+  await x.ctx.close();
+  const a = await openAs(browser, server, s.arbiter.token, '/arbiter/99999');
+  await a.page.getByTestId('not-found').filter({ hasText: '99999' }).waitFor();
+  for (const id of ['pause', 'reason', 'set-result-go', 'board']) assert.equal(await a.page.getByTestId(id).count(), 0, id);
+  await a.ctx.close();
+  const g = await openAs(browser, server, null, '/game/99999', { lang: 'zh-CN' });
+  await g.page.getByTestId('not-found').filter({ hasText: '没有第 99999 局' }).waitFor();
+  assert.equal(await g.page.getByTestId('board').count(), 0);
+  await g.ctx.close();
+  const l = await openAs(browser, server, null, '/league/99');
+  await l.page.getByTestId('not-found').filter({ hasText: 'There is no event 99' }).waitFor();
+  assert.doesNotMatch(await l.page.locator('main').innerText(), /Loading/);
+  await l.ctx.close();
+  const m = await openAs(browser, server, null, `/league/${s.league}/match/9/9`);
+  await m.page.getByTestId('not-found').waitFor();
+  await m.ctx.close();
+});
