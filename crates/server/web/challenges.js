@@ -24,6 +24,11 @@ export function colourText(c) {
   return t(`challenge.colour.${c || 'random'}`);
 }
 
+/** Who plays which colour, as the one reading sees it: `key` for a side, or colours at random. */
+export function colourLine(key, colour) {
+  return colour === 'random' ? t('challenge.randomColours') : t(key, { colour: colourText(colour) });
+}
+
 /** The colour the one accepting gets. */
 export function acceptorColour(c) {
   return c === 'red' ? 'black' : c === 'black' ? 'red' : 'random';

@@ -6,7 +6,7 @@
 import { h, fill } from '../dom.js';
 import { t } from '../i18n.js';
 import { session } from '../api.js';
-import { getChallenge, acceptChallenge, cancelChallenge, colourText, acceptorColour } from '../challenges.js';
+import { getChallenge, acceptChallenge, cancelChallenge, colourLine, acceptorColour } from '../challenges.js';
 import { challengeError } from './play.js';
 import { showNotFound } from './notfound.js';
 
@@ -45,7 +45,7 @@ export function mount(root, { id }) {
     const mine = me && me.id === c.creatorId;
     const facts = h('p', { 'data-testid': 'challenge-facts' },
       t('challenge.by', { name: c.creatorName }), ' · ', h('span.tc', {}, c.timeControl), ' · ',
-      t('challenge.creatorPlays', { colour: colourText(c.colour) }));
+      colourLine('challenge.creatorPlays', c.colour));
     if (mine) {
       const link = `${location.origin}/challenge/${c.id}`;
       const field = h('input', { type: 'text', readonly: true, value: link, 'data-testid': 'share-link', 'aria-label': t('challenge.share') });
@@ -86,7 +86,7 @@ export function mount(root, { id }) {
       return;
     }
     const btn = h('button.primary', { type: 'button', 'data-testid': 'accept-challenge' },
-      t('challenge.acceptAs', { colour: colourText(acceptorColour(c.colour)) }));
+      c.colour === 'random' ? t('challenge.accept') : colourLine('challenge.acceptAs', acceptorColour(c.colour)));
     btn.addEventListener('click', async () => {
       btn.disabled = true;
       error.textContent = '';

@@ -6,7 +6,7 @@
 import { h, fill } from '../dom.js';
 import { t, errorText } from '../i18n.js';
 import { session } from '../api.js';
-import { PRESETS, listChallenges, createChallenge, acceptChallenge, colourText, acceptorColour } from '../challenges.js';
+import { PRESETS, listChallenges, createChallenge, acceptChallenge, colourText, colourLine, acceptorColour } from '../challenges.js';
 
 export function match(path) {
   return /^\/play\/?$/.test(path) ? {} : null;
@@ -80,7 +80,7 @@ export function mount(root) {
         btn.addEventListener('click', () => accept(c, btn));
         return h('li', { 'data-challenge': c.id },
           h('a', { href: `/challenge/${c.id}` }, c.creatorName), ' · ', h('span.tc', {}, c.timeControl), ' · ',
-          h('span.meta', {}, t('challenge.youPlay', { colour: colourText(acceptorColour(c.colour)) })), ' ',
+          h('span.meta', {}, colourLine('challenge.youPlay', acceptorColour(c.colour))), ' ',
           mine ? h('span.meta', {}, t('challenge.yours')) : (isPlayer ? btn : null));
       }) : h('li.none', {}, t('challenge.none')));
     } catch (e) {
