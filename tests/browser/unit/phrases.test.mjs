@@ -100,3 +100,22 @@ test('stage names: 慢棋, 快棋, 超快棋, and an event\'s own names as they 
   assert.equal(stageName('加赛', 'en'), '加赛');
   assert.equal(stageName('', 'zh-CN'), '');
 });
+
+test('every end reason code has its word in both languages', async () => {
+  const { LANGS } = await import('../../../crates/server/web/i18n.js');
+  // GameEnded.reason codes (docs/protocol.md).
+  const codes = ['checkmate', 'stalemate', 'resign', 'flag', 'draw_agreed', 'perpetual_check', 'perpetual_chase',
+    'repetition_draw', 'move_limit', 'dead_position', 'fouls', 'arbiter', 'lateness'];
+  for (const l of ['en', 'zh-CN']) {
+    for (const c of codes) assert.ok(LANGS[l][`reason.${c}`], `${l}: reason.${c}`);
+  }
+  for (const c of codes) assert.doesNotMatch(LANGS['zh-CN'][`reason.${c}`], /[A-Za-z]{2,}/, c);
+});
+
+test('every text of the client has its zh-CN and its English form', async () => {
+  const { LANGS } = await import('../../../crates/server/web/i18n.js');
+  // The notation names are the same in both (中文, WXF, ICCS).
+  const missing = Object.keys(LANGS.en).filter((k) => !(k in LANGS['zh-CN']) && !k.startsWith('notation.'));
+  assert.deepEqual(missing, [], 'keys without a zh-CN text');
+  assert.deepEqual(Object.keys(LANGS['zh-CN']).filter((k) => !(k in LANGS.en)), [], 'keys without an English text');
+});
