@@ -34,9 +34,14 @@ pub fn router(env: Env) -> Router {
         .route("/api/v1/tokens/revoke", post(revoke_token))
         .merge(crate::league::api::router())
         .merge(crate::league::pages_api::router())
+        .merge(crate::challenge::router())
         .layer(axum::middleware::from_fn_with_state(
             env.clone(),
             crate::node::forward_league,
+        ))
+        .layer(axum::middleware::from_fn_with_state(
+            env.clone(),
+            crate::node::forward_challenges,
         ))
         .layer(axum::middleware::map_response_with_state(
             (),

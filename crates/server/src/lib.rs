@@ -18,6 +18,7 @@ use tracing::{info, warn};
 pub mod admin;
 pub mod auth;
 pub mod board;
+pub mod challenge;
 pub mod cluster;
 pub mod conn;
 #[cfg(test)]
@@ -36,6 +37,7 @@ pub mod metrics;
 pub mod node;
 pub mod outbox;
 pub mod persist;
+pub mod phrase;
 pub mod record;
 pub mod redis_cluster;
 pub mod registry;
@@ -193,6 +195,8 @@ pub struct Env {
     pub registry: Arc<registry::Registry>,
     /// Every league running on this server.
     pub leagues: Arc<league::runner::Leagues>,
+    /// Open casual-game challenges taken by this node (in memory).
+    pub challenges: Arc<challenge::Challenges>,
     pub shards: Arc<shard::Shards>,
     pub time: time::TimeBase,
     pub shutdown: watch::Receiver<bool>,
@@ -238,6 +242,7 @@ impl Env {
             metrics: Arc::new(metrics::Metrics::default()),
             registry: Arc::new(registry::Registry::default()),
             leagues: Arc::new(league::runner::Leagues::default()),
+            challenges: Arc::new(challenge::Challenges::default()),
             shards: Arc::new(shards),
             time: time::TimeBase::new(),
             shutdown,

@@ -10,6 +10,7 @@ import { GameView } from '../gameview.js';
 import { GameModel } from '../model.js';
 import { entryText } from './game.js';
 import { namesOf } from '../matchday.js';
+import { showNotFound } from './notfound.js';
 
 export function match(path) {
   const m = /^\/arbiter(?:\/(\d+))?\/?$/.exec(path);
@@ -115,7 +116,18 @@ export function mount(root, { id }, { conn }) {
     }, t('arbiter.override'))),
     status);
 
-  const view = new GameView(conn, id, { onUpdate: (kind, _d, m) => onUpdate(kind, m) });
+  const view = new GameView(conn, id, {
+    onUpdate: (kind, d, m) => {
+      // No such game: say so, with no console over an empty board.
+      if (kind === 'error' && d?.code === 'game_not_found') {
+        view.destroy();
+        showNotFound(root, t('notfound.arbiterGame', { id }));
+        root.append(picker);
+        return;
+      }
+      onUpdate(kind, m);
+    },
+  });
 
   // Arbiters by name in the log.
   const names = {};

@@ -12,6 +12,8 @@ import { legalMap } from '../board.js';
 import { moveText, movePairs, NOTATIONS } from '../notation.js';
 import { otherSide } from '../model.js';
 import { followBoard, takeBanner, waitingText } from '../matchday.js';
+import { explainText } from '../phrases.js';
+import { showNotFound } from './notfound.js';
 
 export function match(path) {
   const m = /^\/game\/(\d+)\/?$/.exec(path);
@@ -32,28 +34,34 @@ export function entryText(e, notation = 'chinese') {
   switch (e.kind) {
     case 'paused': return t('game.paused', { reason });
     case 'resumed': return t('game.resumed', { reason });
-    case 'foul': return t('game.foul', { side, count: e.count, text: e.text || reason });
+    case 'foul': return t('game.foul', { side, count: e.count, text: explainText({ phrase: e.phrase, en: e.text, fallback: e.text || reason }) });
     case 'clockAdjusted': {
       const s = Math.round(e.deltaMs / 1000);
       const delta = `${s >= 0 ? '+' : ''}${s} s`;
       const why = e.code === 'arbiter' ? `${t('adjust.arbiter')}: ${reason}` : t(`adjust.${e.code}`);
       return t('game.clockAdjusted', { side, delta, why });
     }
-    case 'ruling': {
-      const r = e.ruling || {};
-      const art = r.article ? ` (${t('game.ruling.article', { article: r.article })})` : '';
-      if (r.kind === 'RULING_KIND_WARNING') return t('game.ruling.warning', { side, text: r.explanation || '' }) + art;
-      if (r.kind === 'RULING_KIND_NONE') return t('game.ruling.none');
-      return t('game.ruling.decision', { text: r.explanation || '' }) + art;
-    }
+    case 'ruling': return rulingText(e.ruling || {});
     case 'rulingOverridden': return t('game.overridden', { seq: e.rulingSeq, reason });
     case 'serverRestarted': return t('game.restarted', { s: Math.round(e.downtimeMs / 1000) });
     case 'drawOffered': return t('game.drawOffered', { side });
     case 'drawDeclined': return t('game.drawDeclined', { side });
-    case 'ended': return `${t('result.line', { result: resultText(e.result), reason: reasonText(e.code) })}. ${e.text || ''}`;
+    case 'ended': {
+      const why = explainText({ phrase: e.phrase, fallback: e.text || '' });
+      return `${t('result.line', { result: resultText(e.result), reason: reasonText(e.code) })}${why ? ` · ${why}` : ''}`;
+    }
     case 'move': return `${e.move?.ply}. ${moveText(e.move, notation)}`;
     default: return '';
   }
+}
+
+/** A ruling in words, in the page's language, its article cited once. */
+export function rulingText(r) {
+  if (r.kind === 'RULING_KIND_NONE') return t('game.ruling.none');
+  const text = explainText({ phrase: r.phrase, en: r.explanationEn, zh: r.explanationZh });
+  if (text) return t('game.ruling.decision', { text });
+  // An older server: its bilingual sentence, which cites the article itself.
+  return t('game.ruling.decision', { text: r.explanation || '' });
 }
 
 export function mount(root, { id }, { conn }) {
@@ -206,8 +214,12 @@ export function mount(root, { id }, { conn }) {
     }
     fill(result,
       h('strong', {}, resultText(model.result)), ' — ', reasonText(model.endReason),
-      model.endExplanation ? h('div.explain', {}, model.endExplanation) : null);
+      endWhy() ? h('div.explain', { 'data-testid': 'explain' }, endWhy()) : null);
     result.className = 'result over';
+  }
+
+  function endWhy() {
+    return explainText({ phrase: model.endPhrase, fallback: model.endExplanation });
   }
 
   function renderControls() {
@@ -270,8 +282,12 @@ export function mount(root, { id }, { conn }) {
   let seenSnapshot = false;
   function onUpdate(kind, data, m) {
     if (kind === 'error') {
-      if (data.code === 'game_not_found') fill(root, h('p.error', {}, t('game.notfound', { id })));
-      else showError(data);
+      if (data.code === 'game_not_found') {
+        view.destroy();
+        showNotFound(root, t('game.notfound', { id }));
+      } else {
+        showError(data);
+      }
       return;
     }
     if (!stopChain && m.loaded && m.info?.league?.leagueId) {
