@@ -73,7 +73,8 @@ async function drawByAgreement(a, b) {
   await clickSquare(red.page, 'h2');
   await clickSquare(red.page, 'e2');
   await black.page.getByTestId('accept-draw').click();
-  await red.page.getByTestId('result').filter({ hasText: 'Draw' }).waitFor();
+  // Either page may be the Chinese one (colours swap between the chain's games).
+  await red.page.getByTestId('result').filter({ hasText: /^(Draw|和棋)/ }).waitFor();
   return { red, black };
 }
 
