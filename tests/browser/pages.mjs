@@ -4,8 +4,9 @@
 // (screenshots.mjs → docs/screenshots/pages/). `scene` sets up what the pages show on a real
 // server; `PAGES` lists the pages — append a page here and every run covers it.
 //
-// A page: `{ name, path(s), token?(s), ready }` where `s` is the scene, `token` the principal
-// it is seen as (none: a spectator) and `ready` a selector that is there once it has loaded.
+// A page: `{ name, path(s), token?(s), ready, act?(page) }` where `s` is the scene, `token` the
+// principal it is seen as (none: a spectator), `ready` a selector that is there once it has
+// loaded and `act` what a person does on it first (e.g. print the tokens sheet).
 
 import { openAs, league, tokenOf, startRound } from './harness.mjs';
 
@@ -26,6 +27,20 @@ export const PAGES = [
   { name: 'league-lineup', path: (s) => `/league/${s.league2}/lineup`, token: (s) => s.captain.token, ready: '[data-testid=roster] li' },
   { name: 'play', path: () => '/play', token: (s) => s.black.token, ready: '[data-testid=open-challenges] li[data-challenge]' },
   { name: 'challenge', path: (s) => `/challenge/${s.challenge}`, token: (s) => s.red.token, ready: '[data-testid=share-link]' },
+  { name: 'arbiter-ruling', path: (s) => `/arbiter/${s.ruled}`, token: (s) => s.arbiter.token, ready: '[data-testid=arbiter-log] tr[data-kind=ruling]' },
+  // The match day: my games (a player, a captain), a round, the event console, the organiser.
+  { name: 'me-player', path: () => '/me', token: (s) => s.player.token, ready: '[data-testid=my-done] [data-testid=my-result]' },
+  { name: 'me-captain', path: () => '/me', token: (s) => s.captain.token, ready: '[data-testid=my-lineup-link]' },
+  { name: 'league-round', path: (s) => `/league/${s.league}/round/1`, ready: '[data-testid=round-match-1] .boardcard' },
+  { name: 'event-console', path: (s) => `/arbiter/league/${s.league}`, token: (s) => s.org, ready: '[data-testid=console-match-1-1]' },
+  { name: 'organize', path: () => '/organize', token: (s) => s.org, ready: '[data-testid=events] a' },
+  {
+    name: 'organize-tokens', path: (s) => `/organize/${s.league2}`, token: (s) => s.org, ready: '[data-testid=issue-tokens]',
+    act: async (page) => {
+      await page.getByTestId('issue-tokens').click();
+      await page.locator('[data-testid=token-qr] img').nth(7).waitFor();
+    },
+  },
   { name: 'not-found', path: () => '/no/such/page', ready: '[data-testid=not-found]' },
   { name: 'game-not-found', path: () => '/game/99999', ready: '[data-testid=not-found]' },
   { name: 'league-not-found', path: () => '/league/99', ready: '[data-testid=not-found]' },
@@ -105,6 +120,18 @@ export async function scene(server, browser) {
   // A second league whose captain has a lineup to submit.
   const l2 = await league(server, { name: '象甲联赛' });
   const captain = tokenOf(l2.tokens, 'captain', 0);
+  // Board 2's Red: its board done (my games shows the result).
+  const player = tokenOf(l.tokens, 'player', 0, '红二');
+
+  // A game ended by a ruling: Red's perpetual check against idle moves.
+  const ruled = await server.game({ redId: red.id, blackId: black.id, timeControl: '15m+10s', initialFen: '3k5/9/9/9/9/9/9/9/9/R3K4 w - - 0 1' });
+  const p1 = await as(red.token, `/game/${ruled}`);
+  const p2 = await as(black.token, `/game/${ruled}`);
+  await p1.page.locator('[data-testid=clock-red].running').waitFor();
+  await p2.page.locator('[data-testid=conn-state][data-state=open]').waitFor();
+  const checks = ['a0a9', 'd9d8', 'a9a8', 'd8d9', 'a8a9', 'd9d8', 'a9a8', 'd8d9', 'a8a9'];
+  for (let i = 0; i < checks.length; i++) await move(i % 2 === 0 ? p1.page : p2.page, ruled, i + 1, checks[i]);
+  await p1.page.getByTestId('explain').waitFor();
 
   // An open challenge by 王天一.
   const c = await as(red.token, '/play');
@@ -113,7 +140,7 @@ export async function scene(server, browser) {
   const challenge = c.page.url().split('/').pop();
 
   return {
-    red, black, arbiter, live, over, league: l.id, league2: l2.id, captain, challenge,
+    red, black, arbiter, live, over, ruled, league: l.id, league2: l2.id, captain, player, challenge, org: server.orgToken,
     async close() {
       for (const x of open) await x.ctx.close();
     },
@@ -124,5 +151,6 @@ export async function scene(server, browser) {
 export async function visit(browser, server, s, p, { lang = 'en', viewport } = {}) {
   const x = await openAs(browser, server, p.token ? p.token(s) : null, p.path(s), { lang, viewport });
   await x.page.locator(p.ready).first().waitFor();
+  if (p.act) await p.act(x.page);
   return x;
 }

@@ -8,7 +8,7 @@ import { t, sideName, resultText, errorText } from '../i18n.js';
 import { session, gameEvents } from '../api.js';
 import { GameView } from '../gameview.js';
 import { GameModel } from '../model.js';
-import { entryText } from './game.js';
+import { entryText, rulingText } from './game.js';
 import { namesOf } from '../matchday.js';
 import { showNotFound } from './notfound.js';
 
@@ -154,7 +154,8 @@ export function mount(root, { id }, { conn }) {
     const rulings = sorted.filter((e) => e.kind === 'ruling');
     const keep = rulingSel.value;
     fill(rulingSel, rulings.length
-      ? rulings.map((e) => h('option', { value: String(e.seq) }, `#${e.seq}: ${(e.text || '').slice(0, 60)}`))
+      // The ruling in the page's language, as the game page words it (the article once).
+      ? rulings.map((e) => h('option', { value: String(e.seq) }, `#${e.seq}: ${rulingText(e.ruling || {})}`))
       : h('option', { value: '' }, t('arbiter.noRulings')));
     if (keep) rulingSel.value = keep;
   }

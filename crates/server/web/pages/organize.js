@@ -145,7 +145,8 @@ function mountList(root) {
       label('md.org.chain', f.chain), label('md.org.tcs', f.tcs), label('md.org.teams', f.teams),
       label('md.org.arbiters', f.arbiters), label('md.org.first', f.first), label('md.org.every', f.every),
       fromForm),
-    h('p', {}, t('md.org.fileHelp')),
+    // The document's path is notation, the same in both languages.
+    h('p', {}, ...t('md.org.fileHelp', { doc: '\u0000' }).split('\u0000').flatMap((x, i) => (i ? [h('code.path', {}, 'docs/league.md'), x] : [x]))),
     h('div.row', {}, file),
     text,
     where,
