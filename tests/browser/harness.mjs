@@ -36,8 +36,8 @@ export async function startServer({ args = [] } = {}) {
   let stderr = '';
   child.stderr.on('data', (d) => { stderr += d; });
   // The server prints its address once it listens.
+  let out = '';
   const base = await new Promise((resolve, reject) => {
-    let out = '';
     child.stdout.on('data', (d) => {
       out += d;
       const m = /serving on (http:\/\/[^\s]+)/.exec(out);
@@ -48,6 +48,8 @@ export async function startServer({ args = [] } = {}) {
   const server = {
     base,
     orgToken,
+    /** What the server has printed so far (the demo's addresses and tokens). */
+    stdout: () => out,
     async api(method, path, body, token = orgToken) {
       const res = await fetch(base + path, {
         method,

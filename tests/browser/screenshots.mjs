@@ -1,11 +1,14 @@
 // Takes the screenshots in docs/screenshots/ (shown in the README): every page of the browser
 // client, on a real `chuhe serve` with games set up through the organiser API and moves
 // played through the pages. Run: `npm run screenshots` (after `cargo build -p chuhe`).
+// Then every page of `PAGES` (pages.mjs) at desktop size in English and phone size in Chinese:
+// docs/screenshots/pages/{name}-desktop.png and {name}-phone-zh.png.
 
 import { mkdirSync } from 'node:fs';
 import { join, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startServer, launchBrowser, openAs, clickSquare, league, tokenOf, startRound } from './harness.mjs';
+import { PAGES, scene, visit } from './pages.mjs';
 
 const OUT = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'docs', 'screenshots');
 mkdirSync(OUT, { recursive: true });
@@ -82,6 +85,7 @@ try {
   await m2.page.screenshot({ path: join(OUT, 'game-over.png') });
   void other;
   await leagueShots();
+  await everyPage();
   console.log(`screenshots written to ${OUT}`);
 } finally {
   await browser.close();
@@ -162,4 +166,26 @@ async function leagueShots() {
   await ev.page.locator('[data-testid=fixtures] tr[data-state=finished]').first().waitFor();
   await ev.page.screenshot({ path: join(OUT, 'league-event.png'), fullPage: true });
   for (const x of [cap, m, phone, lobby, arb, ev, ...pages]) await x.ctx.close();
+}
+
+/** Every page of pages.mjs at desktop size (English) and phone size (Chinese). */
+async function everyPage() {
+  const dir = join(OUT, 'pages');
+  mkdirSync(dir, { recursive: true });
+  // A server of its own: the scene's names are its own.
+  const srv = await startServer();
+  const s = await scene(srv, browser);
+  try {
+    for (const p of PAGES) {
+      const desk = await visit(browser, srv, s, p, { lang: 'en', viewport: { width: 1280, height: 900 } });
+      await desk.page.screenshot({ path: join(dir, `${p.name}-desktop.png`) });
+      await desk.ctx.close();
+      const phone = await visit(browser, srv, s, p, { lang: 'zh-CN', viewport: { width: 390, height: 844 } });
+      await phone.page.screenshot({ path: join(dir, `${p.name}-phone-zh.png`) });
+      await phone.ctx.close();
+    }
+  } finally {
+    await s.close();
+    await srv.stop();
+  }
 }

@@ -673,13 +673,23 @@ async fn demo_start(
 fn print_league(addr: SocketAddr, s: &chuhe_server::demo::Started) {
     let id = s.league;
     println!(
-        "chuhe demo league (4 teams x 3 boards, a round every 6 minutes, bot captains and players):"
+        "chuhe demo league (4 teams x 3 boards, a round every 6 minutes, bot players; one captain is yours):"
     );
-    println!("  matches      http://{addr}/api/v1/leagues/{id}");
-    println!("  standings    http://{addr}/api/v1/leagues/{id}/standings?format=html");
-    println!("  round 1      http://{addr}/api/v1/leagues/{id}/rounds/1/tables/1");
-    for (team, name, token) in &s.captains {
-        println!("  captain of {team} ({name}) token: {token}");
+    println!("  event, standings  http://{addr}/league/{id}");
+    println!("  round 1           http://{addr}/league/{id}/round/1");
+    println!("  round 1 match 1   http://{addr}/league/{id}/match/1/1");
+    for (k, (team, name, token)) in s.captains.iter().enumerate() {
+        if k == s.human_team {
+            println!(
+                "  you captain {team} ({name}): submit its lineup before each round's deadline at"
+            );
+            println!("    http://{addr}/signin#token={token}&next=/league/{id}/lineup");
+            println!(
+                "    (token: {token}; a bot submits for you only if you have not by the deadline)"
+            );
+        } else {
+            println!("  captain of {team} ({name}, a bot) token: {token}");
+        }
     }
 }
 

@@ -15,6 +15,8 @@ pub struct BoardEnd {
     /// Stable reason code (see docs/protocol.md).
     pub reason: &'static str,
     pub explanation: String,
+    /// The explanation as a code with its parameters.
+    pub phrase: w::Phrase,
     /// The repetition ruling, if one decided.
     pub ruling: Option<w::Ruling>,
 }
@@ -77,6 +79,9 @@ pub fn wire_ruling(r: &rulings::Ruling) -> w::Ruling {
         result: result as i32,
         article: r.article.to_string(),
         explanation: format!("{} {}", r.text_en(), r.text_zh()),
+        explanation_en: r.text_en(),
+        explanation_zh: r.text_zh(),
+        phrase: Some(crate::phrase::ruling(r)),
         cycle: r
             .moves
             .iter()
@@ -119,10 +124,17 @@ fn board_end(e: &rulings::GameEnd) -> BoardEnd {
             .map(|r| r.explanation.clone())
             .unwrap_or_default(),
     };
+    let loser_side = if result == WResult::RedWins {
+        Side::Black
+    } else {
+        Side::Red
+    };
+    let phrase = crate::phrase::board_end(e.cause, loser_side, ruling.as_ref());
     BoardEnd {
         result,
         reason: e.cause.code(),
         explanation,
+        phrase,
         ruling,
     }
 }

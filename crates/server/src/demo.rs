@@ -2,6 +2,8 @@
 //! small demo league (4 teams × 3 boards, double round robin, accelerated clocks) whose bot
 //! captains submit lineups and choose armageddon colours and whose bot players play every board,
 //! so a newcomer sees boards move, a team match with its score and a standings table at once.
+//! One team's captain ([`HUMAN_TEAM`]) is left to a person: its bot submits a lineup only at the
+//! last moment when the person has not.
 //!
 //! Everything is found again by name or key, so running the demo again on the same database
 //! carries on where it stopped instead of piling up new accounts beside stale games:
@@ -44,6 +46,10 @@ pub const CASUAL_EVENT: &str = "chuhe demo";
 pub const LEAGUE_NAME: &str = "chuhe demo league";
 /// Bot pairs playing casual games.
 const PAIRS: usize = 2;
+/// The team whose captain is left to a person: its bot captain submits a lineup only when the
+/// deadline is this close and nobody has.
+pub const HUMAN_TEAM: usize = 0;
+const HUMAN_GRACE_MS: u64 = 5_000;
 
 /// Whether a league is a season of the demo league.
 pub fn is_demo_league(name: &str) -> bool {
@@ -90,6 +96,9 @@ pub struct Started {
     /// (team, captain's name, a token for the captain) — a newcomer may submit a lineup
     /// before the bot captain's is revealed.
     pub captains: Vec<(String, String, String)>,
+    /// The index in `captains` of the team whose captain is a person ([`HUMAN_TEAM`]): its bot
+    /// submits a lineup only at the last moment when the person has not.
+    pub human_team: usize,
 }
 
 /// The demo league's timings and its bots' speed.
@@ -115,11 +124,12 @@ pub struct Pace {
 }
 
 impl Default for Pace {
-    /// A round every 6 minutes: slow 2m+1s, fast 1m+1s, armageddon 1m for Red against 45s
-    /// for Black; bots think 0.2–0.8 s a move in league games.
+    /// A round every 6 minutes (the first 90 s after the start, so that a person has a minute
+    /// to submit the human captain's lineup): slow 2m+1s, fast 1m+1s, armageddon 1m for Red
+    /// against 45s for Black; bots think 0.2–0.8 s a move in league games.
     fn default() -> Self {
         Pace {
-            lead_ms: 45_000,
+            lead_ms: 90_000,
             every_ms: 360_000,
             deadline_before_ms: 25_000,
             open_before_ms: 15_000,
@@ -361,6 +371,7 @@ pub async fn start(env: &Env, demo: Demo) {
             .send(Started {
                 league: league.id,
                 captains,
+                human_team: HUMAN_TEAM,
             })
             .await;
     }
@@ -521,9 +532,12 @@ async fn act(env: &Env, demo: &Demo, h: &LeagueHandle, l: &League, done: &mut Do
             // The captains' lineups: any 3 of the 4, in any order (12.3 free order).
             for side in 0..2 {
                 let team = t.teams[side];
+                // The person captaining HUMAN_TEAM submits; the bot only stands in at the end.
+                let human_waits = team == HUMAN_TEAM && now + HUMAN_GRACE_MS < r.deadline_ms;
                 if t.revealed.is_some()
                     || t.submitted[side].is_some()
                     || now >= r.deadline_ms
+                    || human_waits
                     || !done.lineups.insert((r.number, table, side))
                 {
                     continue;

@@ -35,9 +35,15 @@ pub fn router(env: Env) -> Router {
         .merge(crate::league::api::router())
         .merge(crate::records_http::router())
         .merge(crate::calls::router())
+        .merge(crate::league::pages_api::router())
+        .merge(crate::challenge::router())
         .layer(axum::middleware::from_fn_with_state(
             env.clone(),
             crate::node::forward_league,
+        ))
+        .layer(axum::middleware::from_fn_with_state(
+            env.clone(),
+            crate::node::forward_challenges,
         ))
         .layer(axum::middleware::map_response_with_state(
             (),

@@ -18,6 +18,7 @@ use tracing::{info, warn};
 pub mod admin;
 pub mod auth;
 pub mod board;
+pub mod challenge;
 pub mod calls;
 pub mod cluster;
 pub mod conn;
@@ -39,6 +40,7 @@ pub mod metrics;
 pub mod node;
 pub mod outbox;
 pub mod persist;
+pub mod phrase;
 pub mod record;
 pub mod records_http;
 pub mod redis_cluster;
@@ -206,6 +208,8 @@ pub struct Env {
     pub registry: Arc<registry::Registry>,
     /// Every league running on this server.
     pub leagues: Arc<league::runner::Leagues>,
+    /// Open casual-game challenges taken by this node (in memory).
+    pub challenges: Arc<challenge::Challenges>,
     /// The arbiters following each league's calls.
     pub desks: Arc<calls::Desks>,
     pub shards: Arc<shard::Shards>,
@@ -253,6 +257,7 @@ impl Env {
             metrics: Arc::new(metrics::Metrics::default()),
             registry: Arc::new(registry::Registry::default()),
             leagues: Arc::new(league::runner::Leagues::default()),
+            challenges: Arc::new(challenge::Challenges::default()),
             desks: Arc::new(calls::Desks::default()),
             shards: Arc::new(shards),
             time: time::TimeBase::new(),

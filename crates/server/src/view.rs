@@ -19,6 +19,8 @@ pub struct View {
     pub clock: ClockState,
     pub result: i32,
     pub end_reason: String,
+    /// Why the game ended, as a code with parameters.
+    pub end_phrase: Option<chuhe_proto::v1::Phrase>,
     pub draw_offer: i32,
     pub red_fouls: u32,
     pub black_fouls: u32,
@@ -116,6 +118,7 @@ impl View {
             Kind::Ended(e) => {
                 self.result = e.result;
                 self.end_reason = e.reason.clone();
+                self.end_phrase.clone_from(&e.phrase);
                 self.finished = true;
                 self.draw_offer = Side::Unspecified as i32;
                 self.open_call = None;
@@ -129,9 +132,11 @@ impl View {
                     self.finished = false;
                     self.result = WireResult::Unspecified as i32;
                     self.end_reason.clear();
+                    self.end_phrase = None;
                 } else if o.result != WireResult::Unspecified as i32 {
                     self.result = o.result;
                     self.end_reason = "arbiter".into();
+                    self.end_phrase = None;
                     self.finished = true;
                 }
             }
@@ -195,6 +200,7 @@ impl View {
             rulings: self.rulings.iter().map(|(_, r)| r.clone()).collect(),
             delayed: self.delayed,
             finished: self.finished,
+            end_phrase: self.end_phrase.clone(),
             open_call: self.open_call.clone(),
         }
     }

@@ -27,6 +27,14 @@ const PAGES: &[&str] = &[
     "/league/{id}/match/{round}/{table}",
     "/league/{id}/lineup",
     "/league/{id}/lineup/{round}/{table}",
+    // The people of a match day: my games, a round, the event console, organising.
+    "/me",
+    "/league/{id}/round/{round}",
+    "/arbiter/league/{id}",
+    "/organize",
+    "/organize/{id}",
+    "/play",
+    "/challenge/{id}",
 ];
 
 /// The page shell.
@@ -53,13 +61,23 @@ assets!(
     "matchview.js",
     "model.js",
     "notation.js",
+    "phrases.js",
     "pages/arbiter.js",
     "pages/event.js",
     "pages/game.js",
     "pages/lineup.js",
     "pages/lobby.js",
     "pages/match.js",
+    "pages/notfound.js",
+    "pages/play.js",
+    "pages/challenge.js",
+    "challenges.js",
     "pages/signin.js",
+    "matchday.js",
+    "pages/me.js",
+    "pages/round.js",
+    "pages/console.js",
+    "pages/organize.js",
 );
 
 /// The routes of the browser client; `http::router` merges them.
@@ -72,6 +90,22 @@ pub fn router() -> Router<Env> {
         .route("/api/v1/me", get(me))
         .route("/api/v1/legal", get(legal))
         .route("/api/v1/games/{id}/events", get(events))
+        .fallback(not_found)
+}
+
+/// Any path no route serves: under `/api/` the JSON `{code, message}` 404; elsewhere the page
+/// shell with status 404, whose router shows the client's not-found page.
+async fn not_found(uri: axum::http::Uri) -> Response {
+    if uri.path().starts_with("/api/") {
+        return api_error(
+            StatusCode::NOT_FOUND,
+            "not_found",
+            &format!("no route {}", uri.path()),
+        );
+    }
+    let mut r = shell().await;
+    *r.status_mut() = StatusCode::NOT_FOUND;
+    r
 }
 
 async fn shell() -> Response {
@@ -269,6 +303,29 @@ pub fn decode_log(game: i64, log: &[(u64, Vec<u8>)]) -> Result<GameEventLog, Str
 #[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
     use super::*;
+
+    #[tokio::test]
+    async fn an_unknown_page_is_the_shell_with_404_and_an_unknown_api_route_json() {
+        let page = not_found("/league/1/nowhere".parse().unwrap()).await;
+        assert_eq!(page.status(), StatusCode::NOT_FOUND);
+        let ct = page.headers()[header::CONTENT_TYPE]
+            .to_str()
+            .unwrap()
+            .to_string();
+        assert!(ct.starts_with("text/html"), "{ct}");
+        let body = axum::body::to_bytes(page.into_body(), 1 << 20)
+            .await
+            .unwrap();
+        assert_eq!(body, SHELL.as_bytes());
+        let api = not_found("/api/v1/nowhere".parse().unwrap()).await;
+        assert_eq!(api.status(), StatusCode::NOT_FOUND);
+        let body = axum::body::to_bytes(api.into_body(), 1 << 20)
+            .await
+            .unwrap();
+        let v: serde_json::Value = serde_json::from_slice(&body).unwrap();
+        assert_eq!(v["code"], "not_found");
+        assert!(v["message"].as_str().unwrap().contains("/api/v1/nowhere"));
+    }
 
     #[test]
     fn legal_moves_of_the_start_position() {

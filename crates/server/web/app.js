@@ -13,8 +13,15 @@ import * as arbiter from './pages/arbiter.js';
 import * as leagueMatch from './pages/match.js';
 import * as leagueEvent from './pages/event.js';
 import * as lineup from './pages/lineup.js';
+import * as me from './pages/me.js';
+import * as leagueRound from './pages/round.js';
+import * as eventConsole from './pages/console.js';
+import * as organize from './pages/organize.js';
+import * as notfound from './pages/notfound.js';
+import * as play from './pages/play.js';
+import * as challenge from './pages/challenge.js';
 
-const PAGES = [game, arbiter, signin, leagueMatch, lineup, leagueEvent, lobby];
+const PAGES = [game, arbiter, signin, leagueMatch, lineup, leagueEvent, lobby, me, leagueRound, eventConsole, organize, play, challenge];
 
 function header(conn) {
   const who = session();
@@ -39,13 +46,18 @@ function header(conn) {
   return h('nav.top', { 'aria-label': 'chuhe' },
     h('a.brand', { href: '/' }, t('app.title')),
     h('a', { href: '/' }, t('nav.games')),
+    who ? h('a', { href: '/me', 'data-testid': 'nav-me' }, t('md.nav.me')) : null,
+    h('a', { href: '/play', 'data-testid': 'nav-play' }, t('nav.play')),
     isArbiter ? h('a', { href: '/arbiter' }, t('nav.arbiter')) : null,
+    who?.role === 'ROLE_ORGANIZER' ? h('a', { href: '/organize', 'data-testid': 'nav-organize' }, t('md.nav.organize')) : null,
     h('span.spacer'),
     state, signBit, langBtn);
 }
 
 function start() {
   document.documentElement.lang = lang();
+  const skip = document.querySelector('a.skip');
+  if (skip) skip.textContent = t('nav.skip');
   const conn = new Connection();
   // The tests (and curious users) reach the connection from the console.
   globalThis.chuhe = { conn };
@@ -60,7 +72,7 @@ function start() {
       return;
     }
   }
-  fill(root, h('p', {}, '404'));
+  notfound.mount(root);
 }
 
 start();

@@ -9,6 +9,7 @@ import { h, fill } from './dom.js';
 import { t, lang, resultText, errorText } from './i18n.js';
 import { http, session } from './api.js';
 import { GameView } from './gameview.js';
+import { stageName } from './phrases.js';
 import { leagueApi, leagueUrl, currentGame, matchState, pointsText, printLang, soon, boardPlayerId } from './league.js';
 
 const OUTCOME_RESULT = { first: 'first', second: 'second', draw: 'RESULT_DRAW', both_lose: 'RESULT_BOTH_LOSE' };
@@ -59,6 +60,11 @@ export class MatchView {
         this.error.textContent = '';
         this.render(table);
       } catch (e) {
+        if (e.code === 'not_found' && !this.overview && this.onNotFound) {
+          this.stopped = true;
+          this.onNotFound(e);
+          return;
+        }
         this.error.textContent = errorText(e);
       } finally {
         this.pending = null;
@@ -142,7 +148,7 @@ export class MatchView {
   /** The earlier games of a board's chain (slow, fast, …) with their results, and a pending choice. */
   boardHistory(b) {
     const games = b.games || [];
-    const parts = games.slice(0, -1).map((g) => `${g.stageName || t('match.boardN', { n: g.stage + 1 })}: ${this.gameResultText(g)}`);
+    const parts = games.slice(0, -1).map((g) => `${stageName(g.stageName) || t('match.boardN', { n: g.stage + 1 })}: ${this.gameResultText(g)}`);
     if (b.choice && !b.choice.chooserColour && !b.points) {
       const who = b.choice.chooser === 'first' ? this.teamName(0) : this.teamName(1);
       parts.push(t('match.choice', { team: who, at: new Date(b.choice.deadline).toLocaleTimeString(lang()) }));
@@ -176,7 +182,7 @@ export class MatchView {
       }
       const head = h('div.boardhead', {},
         h('span.bno', {}, t('match.boardN', { n: b.board })),
-        g?.stageName && (b.games || []).length > 1 ? h('span.stage', {}, g.stageName) : null,
+        g?.stageName && (b.games || []).length > 1 ? h('span.stage', {}, stageName(g.stageName)) : null,
         h('span.bresult', { 'data-testid': `board-result-${b.board}` }, this.boardResult(b)),
         h('span.history', { 'data-testid': `board-history-${b.board}` }, this.boardHistory(b)));
       const body = entry.view

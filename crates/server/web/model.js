@@ -34,6 +34,8 @@ export class GameModel {
     this.result = 'RESULT_UNSPECIFIED';
     this.endReason = '';
     this.endExplanation = '';
+    // Why it ended as a code with its parameters (`Phrase`), worded by phrases.js.
+    this.endPhrase = null;
     this.drawOffer = null;
     this.fouls = { red: 0, black: 0 };
     this.rulings = [];
@@ -102,6 +104,7 @@ export class GameModel {
     this.setClock(s.clock, s.atMs, localMs);
     this.result = s.result || 'RESULT_UNSPECIFIED';
     this.endReason = s.endReason || '';
+    this.endPhrase = s.endPhrase || null;
     this.drawOffer = sideOf(s.drawOffer);
     this.fouls = { red: s.redFouls || 0, black: s.blackFouls || 0 };
     this.rulings = (s.rulings || []).slice();
@@ -151,7 +154,7 @@ export class GameModel {
       const side = sideOf(e.foul.side);
       if (side) this.fouls[side] = e.foul.count || this.fouls[side] + 1;
       Object.assign(entry, {
-        kind: 'foul', side, code: e.foul.code, text: e.foul.explanation || '',
+        kind: 'foul', side, code: e.foul.code, text: e.foul.explanation || '', phrase: e.foul.phrase || null,
         count: e.foul.count || 0, arbiter: e.foul.arbiter || null,
       });
     } else if (e.clockAdjusted) {
@@ -178,11 +181,12 @@ export class GameModel {
       this.result = x.result || 'RESULT_UNSPECIFIED';
       this.endReason = x.reason || '';
       this.endExplanation = x.explanation || '';
+      this.endPhrase = x.phrase || null;
       this.finished = true;
       this.drawOffer = null;
       this.setClock(x.clock, at, localMs);
       Object.assign(entry, {
-        kind: 'ended', result: this.result, code: this.endReason, text: this.endExplanation,
+        kind: 'ended', result: this.result, code: this.endReason, text: this.endExplanation, phrase: this.endPhrase,
         arbiter: x.arbiter || null,
       });
     } else if (e.rulingOverridden) {

@@ -128,6 +128,28 @@ test('spectators see the broadcast delay; the players see live', async () => {
 test('the demo opens on a live game, not an idle one, and on the demo league\'s live team match', async () => {
   const demo = await startServer({ args: ['--demo'] });
   try {
+    // The demo prints the page addresses and the sign-in link of the captain it leaves to a
+    // person, who submits that team's lineup for round 1 (its bot stands in only at the deadline).
+    const printed = async () => {
+      for (;;) {
+        const m = /(http:\/\/\S+\/signin#token=\S+&next=(\/league\/(\d+)\/lineup))/.exec(demo.stdout());
+        if (m) return m;
+        await new Promise((r) => setTimeout(r, 200));
+      }
+    };
+    const [, signinLink, lineupPath, leagueId] = await printed();
+    assert.match(demo.stdout(), new RegExp(`/league/${leagueId}/round/1\\b`));
+    assert.match(demo.stdout(), new RegExp(`/league/${leagueId}/match/1/1\\b`));
+    assert.doesNotMatch(demo.stdout(), /\/api\/v1\/leagues/, 'page addresses, not JSON ones');
+    const cap = await browser.newContext();
+    const cp = await cap.newPage();
+    await cp.goto(signinLink);
+    await cp.waitForURL(`${demo.base}${lineupPath}`);
+    await cp.locator('[data-testid=roster] li').nth(3).waitFor();
+    await cp.getByTestId('submit-lineup').click();
+    await cp.getByTestId('lineup-confirm').waitFor();
+    await cap.close();
+
     const { ctx, page } = await openAs(browser, demo, null, '/');
     // The featured board is a game with moves (a bot game), updating live.
     const featured = page.locator('.featured');
@@ -137,12 +159,12 @@ test('the demo opens on a live game, not an idle one, and on the demo league\'s 
     const before = await plies();
     assert.ok(before > 0);
     await page.waitForFunction(([gid, n]) => globalThis.chuhe.conn.games.get(gid).model.moves.length > n, [id.split('/').pop(), before]);
-    // Above it, the demo league's team match: its first round starts 45 s after the server
+    // Above it, the demo league's team match: its first round starts 90 s after the server
     // (its games 15 s before), and the lobby shows it live with all its boards.
     const link = page.getByTestId('live-match-link');
     await link.waitFor();
     assert.match(await link.getAttribute('href'), /^\/league\/\d+\/match\/1\/\d+$/);
-    await page.locator('[data-testid=live-match] .matchview[data-state=live]').waitFor({ timeout: 90000 });
+    await page.locator('[data-testid=live-match] .matchview[data-state=live]').waitFor({ timeout: 150000 });
     await page.locator('[data-testid=live-match] [data-testid=board-3] .gameview [data-testid=board]').waitFor();
     assert.match(await page.locator('[data-testid=live-match] > h2').innerText(), /Team match live now/);
     await ctx.close();
@@ -181,7 +203,8 @@ test('sign-in refuses an unknown token in words, and remembers a good one', asyn
   const p = await server.principal('Remembered');
   await page.getByTestId('token').fill(p.token);
   await page.getByTestId('token').press('Enter');
-  await page.waitForURL(`${server.base}/`);
+  // A player lands on "my games".
+  await page.waitForURL(`${server.base}/me`);
   await page.getByTestId('who').filter({ hasText: 'Remembered' }).waitFor();
   await page.reload();
   await page.getByTestId('who').filter({ hasText: 'Remembered' }).waitFor();
@@ -252,7 +275,10 @@ test('an arbiter records a foul and sets a result; the players see both in words
   await r.page.locator('.player[data-side=red] .fouls').filter({ hasText: '1' }).waitFor();
   await a.page.getByTestId('reason').fill('agreed at the board');
   await a.page.getByTestId('set-result').selectOption('RESULT_DRAW');
+  // Setting a result asks to confirm it first.
   await a.page.getByTestId('set-result-go').click();
+  assert.equal(await r.page.getByTestId('result').innerText(), '', 'not before the confirmation');
+  await a.page.getByTestId('set-result-go-confirm').click();
   await r.page.getByTestId('result').filter({ hasText: 'Draw' }).waitFor();
   assert.match(await r.page.getByTestId('result').innerText(), /arbiter's decision/);
   await a.page.locator('[data-testid=arbiter-log] tr[data-kind=ended]').filter({ hasText: 'agreed at the board' }).waitFor();
@@ -375,7 +401,10 @@ test('an arbiter pauses a clock and the players see it; the log keeps who and wh
   assert.equal(await r.page.locator('[data-testid=board][role=application]').count(), 0, 'no moves while paused');
   await a.page.locator('[data-testid=arbiter-log] tr[data-kind=paused]').filter({ hasText: 'Red lost the connection' }).waitFor();
 
-  // A minute added to Black, then resume: the players see both.
+  // A minute added to Black, then resume: the players see both. Each decision gives its own
+  // reason (the field is cleared after each).
+  assert.equal(await a.page.getByTestId('reason').inputValue(), '');
+  await a.page.getByTestId('reason').fill('time lost to the disconnection');
   await a.page.getByTestId('add-side').selectOption('SIDE_BLACK');
   await a.page.getByTestId('add-seconds').fill('60');
   await a.page.getByTestId('add-time').click();

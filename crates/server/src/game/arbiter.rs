@@ -12,6 +12,7 @@ use chuhe_proto::v1::{
 use super::command::{Actor, Decided, Draft, ensure_not_finished};
 use super::state::State;
 use crate::error::ClientError;
+use crate::phrase::{phrase, side_code};
 use crate::side;
 
 fn side_arg(n: i32) -> Result<w::Side, ClientError> {
@@ -102,6 +103,14 @@ pub(crate) fn act(
                         "The time charged by the arbiter used up {}'s time.",
                         side::name(s)
                     ),
+                    phrase(
+                        "ended.flag_arbiter",
+                        &[
+                            ("side", side_code(s)),
+                            ("winner", side_code(side::other(s))),
+                            ("reason", reason.to_string()),
+                        ],
+                    ),
                     Some(note),
                 );
             }
@@ -115,6 +124,10 @@ pub(crate) fn act(
                 format!(
                     "The arbiter recorded a foul against {}: {reason}",
                     side::name(s)
+                ),
+                phrase(
+                    "foul.arbiter",
+                    &[("side", side_code(s)), ("reason", reason.to_string())],
                 ),
                 Some(note),
             );
@@ -133,6 +146,13 @@ pub(crate) fn act(
                 format!(
                     "The arbiter set the result {}: {reason}",
                     crate::record::result_text(result)
+                ),
+                phrase(
+                    "ended.arbiter",
+                    &[
+                        ("result", result.as_str_name().to_string()),
+                        ("reason", reason.to_string()),
+                    ],
                 ),
                 Some(note),
             );
@@ -159,6 +179,14 @@ pub(crate) fn act(
                     result,
                     "arbiter",
                     format!("The arbiter overrode the ruling: {reason}"),
+                    phrase(
+                        "ended.arbiter_override",
+                        &[
+                            ("result", result.as_str_name().to_string()),
+                            ("ruling_seq", o.ruling_seq.to_string()),
+                            ("reason", reason.to_string()),
+                        ],
+                    ),
                     Some(note),
                 );
             }

@@ -14,6 +14,7 @@ use super::state::{Event, Prepared, State, fold_with};
 use crate::board::Board;
 use crate::error::ClientError;
 use crate::persist::Role;
+use crate::phrase::{phrase, side_code};
 use crate::side;
 
 /// Who sends a command.
@@ -288,6 +289,7 @@ impl<'a> Draft<'a> {
         result: WResult,
         reason: &str,
         explanation: String,
+        phrase: w::Phrase,
         arbiter: Option<ArbiterNote>,
     ) {
         if !self.ended {
@@ -301,12 +303,20 @@ impl<'a> Draft<'a> {
             explanation,
             clock: Some(self.clock_state()),
             arbiter: arbiter.clone(),
+            phrase: Some(phrase),
         });
         self.push_by(k, arbiter.as_ref());
     }
 
     /// Records a foul; the third loses (art. 4.1.8).
-    pub fn foul(&mut self, s: Side, code: &str, explanation: String, arbiter: Option<ArbiterNote>) {
+    pub fn foul(
+        &mut self,
+        s: Side,
+        code: &str,
+        explanation: String,
+        phrase: w::Phrase,
+        arbiter: Option<ArbiterNote>,
+    ) {
         self.fouls[side::index(s)] += 1;
         let count = self.fouls[side::index(s)];
         let k = Kind::Foul(w::FoulRecorded {
@@ -315,6 +325,7 @@ impl<'a> Draft<'a> {
             explanation,
             count,
             arbiter: arbiter.clone(),
+            phrase: Some(phrase),
         });
         self.push_by(k, arbiter.as_ref());
         if count >= 3 {
@@ -324,6 +335,10 @@ impl<'a> Draft<'a> {
                 format!(
                     "{} committed 3 fouls and loses (art. 4.1.8).",
                     side::name(s)
+                ),
+                crate::phrase::phrase(
+                    "ended.fouls",
+                    &[("side", side_code(s)), ("article", "4.1.8".into())],
                 ),
                 arbiter,
             );
@@ -340,6 +355,14 @@ impl<'a> Draft<'a> {
                     "{} offered a draw again after it was refused, before {} offered one: a foul (art. 9.1.3). The offer is not passed on.",
                     side::name(s),
                     side::name(side::other(s))
+                ),
+                phrase(
+                    "foul.repeated_draw_offer",
+                    &[
+                        ("side", side_code(s)),
+                        ("other", side_code(side::other(s))),
+                        ("article", "9.1.3".into()),
+                    ],
                 ),
                 None,
             );

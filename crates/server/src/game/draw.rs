@@ -9,6 +9,7 @@ use chuhe_proto::v1::{self as w, Result as WResult, game_event::Kind};
 use super::command::{Actor, Decided, Draft, ensure_not_finished, ensure_playing};
 use super::state::State;
 use crate::error::ClientError;
+use crate::phrase::{phrase, side_code};
 use crate::side;
 
 /// A false move-limit claim costs the claimant this much of its clock (art. 23.3).
@@ -52,6 +53,13 @@ pub(crate) fn answer(
                 side::name(side),
                 side::name(side::other(side))
             ),
+            phrase(
+                "ended.draw_agreed",
+                &[
+                    ("side", side_code(side)),
+                    ("other", side_code(side::other(side))),
+                ],
+            ),
             None,
         );
     } else {
@@ -71,6 +79,13 @@ pub(crate) fn resign(st: &State, actor: &Actor, now: u64) -> Result<Decided, Cli
         side::win_for(side::other(side)),
         "resign",
         format!("{} resigned.", side::name(side)),
+        phrase(
+            "ended.resign",
+            &[
+                ("side", side_code(side)),
+                ("winner", side_code(side::other(side))),
+            ],
+        ),
         None,
     );
     Ok(d.finish_batch())
@@ -96,6 +111,15 @@ pub(crate) fn claim_move_limit(
                 side::name(side),
                 st.move_limit
             ),
+            phrase(
+                "ended.move_limit_claim",
+                &[
+                    ("side", side_code(side)),
+                    ("plies", counted.to_string()),
+                    ("limit", st.move_limit.to_string()),
+                    ("article", "4.2.4".into()),
+                ],
+            ),
             None,
         );
         return Ok(d.finish_batch());
@@ -107,6 +131,15 @@ pub(crate) fn claim_move_limit(
             "{} claimed the move limit after {counted} plies without a capture; the limit is {}. A false claim is a foul and costs 5 minutes (art. 23.3).",
             side::name(side),
             st.move_limit
+        ),
+        phrase(
+            "foul.false_move_limit_claim",
+            &[
+                ("side", side_code(side)),
+                ("plies", counted.to_string()),
+                ("limit", st.move_limit.to_string()),
+                ("article", "23.3".into()),
+            ],
         ),
         None,
     );
@@ -129,6 +162,13 @@ pub(crate) fn claim_move_limit(
                 side::win_for(side::other(side)),
                 "flag",
                 format!("The 5-minute penalty used up {}'s time.", side::name(side)),
+                phrase(
+                    "ended.flag_penalty",
+                    &[
+                        ("side", side_code(side)),
+                        ("winner", side_code(side::other(side))),
+                    ],
+                ),
                 None,
             );
         }
@@ -144,6 +184,9 @@ pub(crate) fn request_ruling(st: &State, actor: &Actor, now: u64) -> Result<Deci
     let ruling = st.board.pending_warning().unwrap_or_else(|| w::Ruling {
         kind: w::RulingKind::None as i32,
         explanation: "No cycle is being repeated: there is nothing to rule on (art. 24). The server rules automatically at every third occurrence of a position.".into(),
+        explanation_en: "No cycle is being repeated: there is nothing to rule on (art. 24). The server rules automatically at every third occurrence of a position.".into(),
+        explanation_zh: "没有循环重复的局面，无须裁决（第24条）。局面每第三次出现时服务器自动裁决。".into(),
+        phrase: Some(phrase("ruling.none", &[("article", "24".into())])),
         ply: st.board.plies(),
         ..w::Ruling::default()
     });

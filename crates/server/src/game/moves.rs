@@ -111,7 +111,7 @@ pub(crate) fn play(
         if let Some(r) = end.ruling {
             d.push(Kind::Ruling(w::RulingIssued { ruling: Some(r) }));
         }
-        d.end(end.result, end.reason, end.explanation, None);
+        d.end(end.result, end.reason, end.explanation, end.phrase, None);
     } else if offer_draw {
         d.offer(side);
     }
@@ -153,6 +153,13 @@ pub(crate) fn flag_into(d: &mut Draft<'_>) -> bool {
         explanation: format!("{flag}: {} wins on time.", side::name(winner)),
         clock: Some(clock),
         arbiter: None,
+        phrase: Some(crate::phrase::phrase(
+            "ended.flag",
+            &[
+                ("side", crate::phrase::side_code(loser)),
+                ("winner", crate::phrase::side_code(winner)),
+            ],
+        )),
     }));
     true
 }

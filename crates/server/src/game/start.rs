@@ -115,27 +115,38 @@ pub(crate) fn tick(st: &State, now: u64) -> Result<Decided, ClientError> {
         } else {
             format!("{mins} min {secs} s")
         };
-        let (result, explanation) = match st.joined {
+        let (result, explanation, absent) = match st.joined {
             [false, false] => (
                 WResult::BothLose,
                 format!(
                     "Neither player had joined the game {after} after its start: both lose by lateness (art. 21)."
                 ),
+                "both",
             ),
             [false, _] => (
                 side::win_for(w::Side::Black),
                 format!(
                     "Red had not joined the game {after} after its start: Red loses by lateness (art. 21)."
                 ),
+                "red",
             ),
             _ => (
                 side::win_for(w::Side::Red),
                 format!(
                     "Black had not joined the game {after} after its start: Black loses by lateness (art. 21)."
                 ),
+                "black",
             ),
         };
-        d.end(result, "lateness", explanation, None);
+        let phrase = crate::phrase::phrase(
+            "ended.lateness",
+            &[
+                ("side", absent.to_string()),
+                ("after_ms", st.info.lateness_limit_ms.to_string()),
+                ("article", "21".into()),
+            ],
+        );
+        d.end(result, "lateness", explanation, phrase, None);
     } else {
         super::moves::flag_into(&mut d);
     }

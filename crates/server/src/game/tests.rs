@@ -1334,3 +1334,85 @@ proptest! {
         }
     }
 }
+
+// --- phrases: every explanation also as a code with parameters ---
+
+fn param(p: &Option<w::Phrase>, name: &str) -> String {
+    p.as_ref()
+        .and_then(|p| p.params.iter().find(|x| x.name == name))
+        .map(|x| x.value.clone())
+        .unwrap_or_default()
+}
+
+#[test]
+fn ends_rulings_and_fouls_carry_a_phrase() {
+    // Mate: the loser, the winner and the article.
+    let mut t = Table::new(MATE_FEN, "10m+5s");
+    t.mv(RED, "b1b8").unwrap();
+    t.mv(BLACK, "e9f9").unwrap();
+    let (_, kinds) = t.mv(RED, "a0a9").unwrap();
+    let p = &ended(&kinds).phrase;
+    assert_eq!(p.as_ref().map(|p| p.code.as_str()), Some("ended.checkmate"));
+    assert_eq!(param(p, "side"), "black");
+    assert_eq!(param(p, "winner"), "red");
+    assert_eq!(param(p, "article"), "4.1.1");
+    // A resignation and the answer to a ruling request.
+    let mut t = Table::new(PERPETUAL_FEN, "10m+5s");
+    let (_, kinds) = t.run(Command::RequestRuling, RED).unwrap();
+    let Kind::Ruling(r) = &kinds[0] else { panic!() };
+    let r = r.ruling.as_ref().unwrap();
+    assert_eq!(r.phrase.as_ref().unwrap().code, "ruling.none");
+    assert!(!r.explanation_zh.is_empty() && !r.explanation_en.is_empty());
+    let (_, kinds) = t.run(Command::Resign, BLACK).unwrap();
+    let p = &ended(&kinds).phrase;
+    assert_eq!(p.as_ref().unwrap().code, "ended.resign");
+    assert_eq!(param(p, "side"), "black");
+    // A draw by agreement names who accepted whose offer; a repeated offer is a foul.
+    let mut t = Table::new(chuhe_rules::START_FEN, "10m+5s");
+    t.run(mv_cmd(1, "h2e2", true), RED).unwrap();
+    t.run(Command::AnswerDraw { accept: false }, BLACK).unwrap();
+    t.mv(BLACK, "h9g7").unwrap();
+    let (_, kinds) = t.run(mv_cmd(3, "h0g2", true), RED).unwrap();
+    let Kind::Foul(f) = &kinds[1] else { panic!() };
+    assert_eq!(f.phrase.as_ref().unwrap().code, "foul.repeated_draw_offer");
+    assert_eq!(param(&f.phrase, "side"), "red");
+    t.run(mv_cmd(4, "i9h9", true), BLACK).unwrap();
+    let (_, kinds) = t.run(Command::AnswerDraw { accept: true }, RED).unwrap();
+    let p = &ended(&kinds).phrase;
+    assert_eq!(p.as_ref().unwrap().code, "ended.draw_agreed");
+    assert_eq!(
+        (param(p, "side"), param(p, "other")),
+        ("red".into(), "black".into())
+    );
+}
+
+#[test]
+fn a_repetition_ruling_has_its_phrase_and_each_language_apart() {
+    let mut t = Table::new(PERPETUAL_FEN, "10m+5s");
+    let mut all = Vec::new();
+    for mv in [
+        "a0a9", "d9d8", "a9a8", "d8d9", "a8a9", "d9d8", "a9a8", "d8d9", "a8a9",
+    ] {
+        let who = if t.st.board.to_move() == Side::Red {
+            RED
+        } else {
+            BLACK
+        };
+        let (_, kinds) = t.mv(who, mv).unwrap();
+        all.extend(kinds);
+    }
+    let ruling = all
+        .iter()
+        .find_map(|k| match k {
+            Kind::Ruling(r) => r.ruling.clone(),
+            _ => None,
+        })
+        .expect("a ruling");
+    let p = ruling.phrase.clone();
+    assert!(p.as_ref().unwrap().code.starts_with("ruling."));
+    assert_eq!(param(&p, "red"), "perpetual_check");
+    assert_eq!(param(&p, "article"), ruling.article);
+    assert!(!ruling.explanation_en.contains('将'));
+    assert!(ruling.explanation_zh.contains("长将"));
+    assert!(!ruling.explanation_zh.contains("Red"));
+}

@@ -342,7 +342,7 @@ fn table_json(l: &League, round: u32, table: u32, viewer: Option<&Principal>) ->
     }))
 }
 
-fn summary(l: &League, viewer: Option<&Principal>) -> Value {
+pub(super) fn summary(l: &League, viewer: Option<&Principal>) -> Value {
     let teams: Vec<Value> = l
         .teams
         .iter()

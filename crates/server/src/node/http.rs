@@ -1,4 +1,5 @@
-//! League API requests for a league another node runs, forwarded to it over its channel.
+//! League API requests for a league another node runs, forwarded to it over its channel; the
+//! casual-challenge routes, forwarded to the node holding the challenges' lease.
 
 use super::*;
 
@@ -39,6 +40,48 @@ pub async fn forward_league(
         Ok(Some(h)) if h != link.id => h,
         _ => return next.run(req).await,
     };
+    forward(&env, &link, &holder, req).await
+}
+
+/// The lease naming the node that holds the casual challenges (`challenge.rs`).
+pub const CHALLENGES_KEY: &str = "challenges";
+
+/// Several nodes: the casual challenges live on one node, the holder of the `challenges`
+/// lease (the first node asked takes it); a challenge request to any other node is answered
+/// by that one. A Redis outage answers `unavailable` rather than keep challenges apart.
+pub async fn forward_challenges(
+    axum::extract::State(env): axum::extract::State<Env>,
+    req: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> axum::response::Response {
+    let Some(link) = env.node.clone() else {
+        return next.run(req).await;
+    };
+    let path = req.uri().path();
+    if !(path == "/api/v1/challenges" || path.starts_with("/api/v1/challenges/"))
+        || req.headers().contains_key(FORWARDED)
+    {
+        return next.run(req).await;
+    }
+    match link.cluster.acquire(CHALLENGES_KEY).await {
+        Ok(None) => next.run(req).await,
+        Ok(Some(holder)) => forward(&env, &link, &holder, req).await,
+        Err(_) => crate::auth::api_error(
+            axum::http::StatusCode::SERVICE_UNAVAILABLE,
+            ClientError::Unavailable.code(),
+            &ClientError::Unavailable.to_string(),
+        ),
+    }
+}
+
+/// Sends an HTTP request to node `holder` over its channel and answers with its answer
+/// (`unavailable` 503 when it does not answer in time).
+async fn forward(
+    env: &Env,
+    link: &Arc<Link>,
+    holder: &str,
+    req: axum::extract::Request,
+) -> axum::response::Response {
     let (parts, body) = req.into_parts();
     let Ok(body) = axum::body::to_bytes(body, 1 << 20).await else {
         return crate::auth::api_error(
@@ -77,7 +120,7 @@ pub async fn forward_league(
             body: body.to_vec(),
         })),
     };
-    link.send_to(&holder, &msg);
+    link.send_to(holder, &msg);
     let answer = tokio::time::timeout(env.config.remote_timeout, rx).await;
     if let Ok(mut calls) = link.http_calls.lock() {
         calls.remove(&call);

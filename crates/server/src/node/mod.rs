@@ -50,7 +50,7 @@ mod http;
 mod relay;
 mod sweep;
 
-pub use http::forward_league;
+pub use http::{CHALLENGES_KEY, forward_challenges, forward_league};
 pub(crate) use sweep::sweep;
 
 /// How many messages wait for the publisher at most; beyond, a publish is dropped (counted,

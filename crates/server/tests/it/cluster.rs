@@ -678,3 +678,62 @@ async fn a_league_whose_lease_lapsed_and_came_back_keeps_its_followers() -> Resu
     );
     Ok(())
 }
+
+/// Casual challenges live on the node holding the `challenges` lease: one offered on a node
+/// is listed by every node and accepted from any, and its creator learns the game anywhere.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_challenge_offered_on_one_node_is_accepted_on_another() -> Result<()> {
+    let c = Cluster::start(3).await?;
+    let (status, body) = crate::harness::http(
+        c.nodes[0].addr,
+        "POST",
+        "/api/v1/challenges",
+        Some(&c.cast.red),
+        Some(r#"{"timeControl":"30m|3x30s","colour":"red"}"#),
+    )
+    .await?;
+    assert_eq!(status, 201, "{body}");
+    let id = serde_json::from_str::<serde_json::Value>(&body)?["id"]
+        .as_str()
+        .ok_or("no id")?
+        .to_string();
+    let (status, list) =
+        crate::harness::http(c.nodes[1].addr, "GET", "/api/v1/challenges", None, None).await?;
+    assert_eq!(status, 200, "{list}");
+    assert!(list.contains(&format!("\"id\":\"{id}\"")), "{list}");
+    let (status, accepted) = crate::harness::http(
+        c.nodes[2].addr,
+        "POST",
+        &format!("/api/v1/challenges/{id}/accept"),
+        Some(&c.cast.black),
+        None,
+    )
+    .await?;
+    assert_eq!(status, 200, "{accepted}");
+    let game = serde_json::from_str::<serde_json::Value>(&accepted)?["gameId"]
+        .as_str()
+        .ok_or("no gameId")?
+        .to_string();
+    let (status, seen) = crate::harness::http(
+        c.nodes[0].addr,
+        "GET",
+        &format!("/api/v1/challenges/{id}"),
+        None,
+        None,
+    )
+    .await?;
+    assert_eq!(status, 200, "{seen}");
+    assert!(seen.contains(&format!("\"gameId\":\"{game}\"")), "{seen}");
+    // The game is an ordinary game, with the colours as offered.
+    let (status, g) = crate::harness::http(
+        c.nodes[1].addr,
+        "GET",
+        &format!("/api/v1/games/{game}"),
+        None,
+        None,
+    )
+    .await?;
+    assert_eq!(status, 200, "{g}");
+    assert!(g.contains("30m|3x30s"), "{g}");
+    Ok(())
+}

@@ -3,12 +3,14 @@
 // set a result, override a ruling — each with a mandatory reason — and read the game's log
 // (every event, arbiter actions with who and why), which continues live.
 
-import { h, fill } from '../dom.js';
+import { h, fill, confirmButton } from '../dom.js';
 import { t, sideName, resultText, errorText } from '../i18n.js';
 import { session, gameEvents } from '../api.js';
 import { GameView } from '../gameview.js';
 import { GameModel } from '../model.js';
-import { entryText } from './game.js';
+import { entryText, rulingText } from './game.js';
+import { namesOf } from '../matchday.js';
+import { showNotFound } from './notfound.js';
 
 export function match(path) {
   const m = /^\/arbiter(?:\/(\d+))?\/?$/.exec(path);
@@ -82,6 +84,8 @@ export function mount(root, { id }, { conn }) {
     try {
       const r = await conn.arbiter(id, why, action);
       status.textContent = t('arbiter.done', { seq: r.seq || 0 });
+      // Each decision gives its own reason.
+      reason.value = '';
     } catch (e) {
       status.textContent = errorText(e);
     }
@@ -100,7 +104,9 @@ export function mount(root, { id }, { conn }) {
       },
     }, t('arbiter.addTime'))),
     h('div.row', {}, foulSide, h('button', { type: 'button', 'data-testid': 'record-foul', onclick: () => act({ recordFoul: { side: foulSide.value } }) }, t('arbiter.foul'))),
-    h('div.row', {}, setRes, h('button', { type: 'button', 'data-testid': 'set-result-go', onclick: () => act({ setResult: { result: setRes.value } }) }, t('arbiter.setResult'))),
+    // Setting a result ends the game: confirmed first, naming the result.
+    h('div.row', {}, setRes, confirmButton(t('arbiter.setResult'), t('md.arb.confirmSet'), t('game.cancel'),
+      () => act({ setResult: { result: setRes.value } }), { 'data-testid': 'set-result-go' })),
     h('div.row', {}, t('arbiter.ruling'), ' ', rulingSel, ' → ', overRes, h('button', {
       type: 'button', 'data-testid': 'override',
       onclick: () => {
@@ -110,20 +116,46 @@ export function mount(root, { id }, { conn }) {
     }, t('arbiter.override'))),
     status);
 
-  const view = new GameView(conn, id, { onUpdate: (kind, _d, m) => onUpdate(kind, m) });
+  const view = new GameView(conn, id, {
+    onUpdate: (kind, d, m) => {
+      // No such game: say so, with no console over an empty board.
+      if (kind === 'error' && d?.code === 'game_not_found') {
+        view.destroy();
+        showNotFound(root, t('notfound.arbiterGame', { id }));
+        root.append(picker);
+        return;
+      }
+      onUpdate(kind, m);
+    },
+  });
+
+  // Arbiters by name in the log.
+  const names = {};
+  async function learnNames() {
+    const ids = [...rows.values()].map((e) => e.arbiter?.arbiterId).filter((x) => x && !(x in names));
+    if (!ids.length) return;
+    Object.assign(names, await namesOf(ids));
+    renderLogRows();
+  }
 
   function renderLog() {
+    renderLogRows();
+    learnNames();
+  }
+
+  function renderLogRows() {
     const sorted = [...rows.values()].sort((a, b) => b.seq - a.seq);
     fill(logBody, sorted.map((e) => h('tr', { class: e.arbiter ? 'by-arbiter' : '', 'data-kind': e.kind },
       h('td', {}, String(e.seq)),
       h('td.time', {}, e.atMs ? new Date(e.atMs).toLocaleTimeString([], { hour12: false }) : ''),
       h('td', {}, logText(e)),
-      h('td', {}, e.arbiter?.arbiterId || ''),
+      h('td', { 'data-testid': 'log-by' }, e.arbiter?.arbiterId ? (names[e.arbiter.arbiterId] || `#${e.arbiter.arbiterId}`) : ''),
       h('td', {}, e.arbiter?.reason || ''))));
     const rulings = sorted.filter((e) => e.kind === 'ruling');
     const keep = rulingSel.value;
     fill(rulingSel, rulings.length
-      ? rulings.map((e) => h('option', { value: String(e.seq) }, `#${e.seq}: ${(e.text || '').slice(0, 60)}`))
+      // The ruling in the page's language, as the game page words it (the article once).
+      ? rulings.map((e) => h('option', { value: String(e.seq) }, `#${e.seq}: ${rulingText(e.ruling || {})}`))
       : h('option', { value: '' }, t('arbiter.noRulings')));
     if (keep) rulingSel.value = keep;
   }

@@ -7,6 +7,8 @@
 import { h, fill } from '../dom.js';
 import { t, lang, errorText } from '../i18n.js';
 import { http, session } from '../api.js';
+import { showNotFound } from './notfound.js';
+import { stageName } from '../phrases.js';
 import { leagueApi, leagueUrl, crosstable, matchState, pointsText, printLang, captainTeam, soon } from '../league.js';
 
 export function match(path) {
@@ -57,9 +59,9 @@ function crosstableEl(overview, id) {
 function fixturesEl(overview, id) {
   const pl = printLang(lang());
   return h('div.fixtures', { 'data-testid': 'fixtures' }, (overview.rounds || []).map((r) => h('section.round', { 'data-round': String(r.round) },
-    h('h3', {}, t('event.round', { n: r.round }), ' ',
+    h('h3', {}, h('a', { href: `/league/${id}/round/${r.round}`, 'data-testid': `round-link-${r.round}` }, t('event.round', { n: r.round })), ' ',
       h('span.meta', {}, `${when(r.startsAt)} · ${t('event.deadline', { at: when(r.lineupDeadline) })}${r.completed ? ` · ${t('event.completed')}` : ''}`)),
-    h('table.fixtures', {}, h('tbody', {}, (r.tables || []).map((m) => {
+    h('div.scroll', {}, h('table.fixtures', {}, h('tbody', {}, (r.tables || []).map((m) => {
       const state = matchState(m);
       const gp = m.gamePoints || ['0', '0'];
       const mp = m.matchPoints;
@@ -74,7 +76,7 @@ function fixturesEl(overview, id) {
           h('a', { href: leagueUrl.match(id, r.round, m.table), 'data-testid': `match-link-${r.round}-${m.table}` }, t('event.openMatch')), ' ',
           h('a', { href: leagueApi.sheet(id, r.round, m.table, 'html', pl), target: '_blank', rel: 'noopener' }, t('event.sheet')), ' ',
           h('a', { href: leagueApi.sheet(id, r.round, m.table, 'csv', pl) }, 'CSV')));
-    }))),
+    })))),
     (r.byes || []).length ? h('p.meta', {}, t('event.byes', { teams: r.byes.map((b) => overview.teams[b]?.name || b).join(', ') })) : null)));
 }
 
@@ -109,6 +111,11 @@ export function mount(root, { id }, { conn }) {
         render(overview, st);
         error.textContent = '';
       } catch (e) {
+        if (e.code === 'not_found' && !stop) {
+          gone = true;
+          showNotFound(root, t('notfound.league', { id }));
+          return;
+        }
         error.textContent = errorText(e);
       } finally {
         pending = null;
@@ -130,9 +137,9 @@ export function mount(root, { id }, { conn }) {
       h('p.meta', {}, [
         t(`event.system.${o.system}`),
         t('event.boards', { n: o.boards }),
-        (o.chain || []).map((s) => `${s.name} ${s.timeControl}`).join(' → '),
+        (o.chain || []).length ? h('span', {}, (o.chain || []).flatMap((s, i) => [i ? ' → ' : '', `${stageName(s.name)} `, h('span.tc', {}, s.timeControl)])) : null,
         o.published ? null : t('event.unpublished'),
-      ].filter(Boolean).join(' · ')),
+      ].filter(Boolean).flatMap((x, i) => (i ? [' · ', x] : [x]))),
       h('div.row.links', {},
         h('a', { href: leagueApi.standings(id, 'html', pl), target: '_blank', rel: 'noopener', 'data-testid': 'standings-html' }, t('event.printStandings')),
         h('a', { href: leagueApi.standings(id, 'csv', pl) }, t('event.csvStandings')),
@@ -142,7 +149,7 @@ export function mount(root, { id }, { conn }) {
     const body = st?.error
       ? h('p', {}, st.error.code === 'no_standings' ? t('event.knockout') : errorText(st.error))
       : standingsTable(st);
-    fill(standings, h('h2', {}, t('event.standings'), ' ', h('span.meta', {}, t('event.after', { n: st?.completedRounds ?? 0 }))), body);
+    fill(standings, h('h2', {}, t('event.standings'), ' ', h('span.meta', {}, t('event.after', { n: st?.completedRounds ?? 0 }))), h('div.scroll', {}, body));
     fill(cross, h('h2', {}, t('event.crosstable')), h('div.scroll', {}, crosstableEl(o, id)));
     fill(fixtures, h('h2', {}, t('event.fixtures')), fixturesEl(o, id));
   }

@@ -11,6 +11,9 @@ import { GameView } from '../gameview.js';
 import { legalMap } from '../board.js';
 import { moveText, movePairs, NOTATIONS } from '../notation.js';
 import { otherSide } from '../model.js';
+import { followBoard, takeBanner, waitingText } from '../matchday.js';
+import { explainText } from '../phrases.js';
+import { showNotFound } from './notfound.js';
 
 export function match(path) {
   const m = /^\/game\/(\d+)\/?$/.exec(path);
@@ -31,28 +34,34 @@ export function entryText(e, notation = 'chinese') {
   switch (e.kind) {
     case 'paused': return t('game.paused', { reason });
     case 'resumed': return t('game.resumed', { reason });
-    case 'foul': return t('game.foul', { side, count: e.count, text: e.text || reason });
+    case 'foul': return t('game.foul', { side, count: e.count, text: explainText({ phrase: e.phrase, en: e.text, fallback: e.text || reason }) });
     case 'clockAdjusted': {
       const s = Math.round(e.deltaMs / 1000);
       const delta = `${s >= 0 ? '+' : ''}${s} s`;
       const why = e.code === 'arbiter' ? `${t('adjust.arbiter')}: ${reason}` : t(`adjust.${e.code}`);
       return t('game.clockAdjusted', { side, delta, why });
     }
-    case 'ruling': {
-      const r = e.ruling || {};
-      const art = r.article ? ` (${t('game.ruling.article', { article: r.article })})` : '';
-      if (r.kind === 'RULING_KIND_WARNING') return t('game.ruling.warning', { side, text: r.explanation || '' }) + art;
-      if (r.kind === 'RULING_KIND_NONE') return t('game.ruling.none');
-      return t('game.ruling.decision', { text: r.explanation || '' }) + art;
-    }
+    case 'ruling': return rulingText(e.ruling || {});
     case 'rulingOverridden': return t('game.overridden', { seq: e.rulingSeq, reason });
     case 'serverRestarted': return t('game.restarted', { s: Math.round(e.downtimeMs / 1000) });
     case 'drawOffered': return t('game.drawOffered', { side });
     case 'drawDeclined': return t('game.drawDeclined', { side });
-    case 'ended': return `${t('result.line', { result: resultText(e.result), reason: reasonText(e.code) })}. ${e.text || ''}`;
+    case 'ended': {
+      const why = explainText({ phrase: e.phrase, fallback: e.text || '' });
+      return `${t('result.line', { result: resultText(e.result), reason: reasonText(e.code) })}${why ? ` · ${why}` : ''}`;
+    }
     case 'move': return `${e.move?.ply}. ${moveText(e.move, notation)}`;
     default: return '';
   }
+}
+
+/** A ruling in words, in the page's language, its article cited once. */
+export function rulingText(r) {
+  if (r.kind === 'RULING_KIND_NONE') return t('game.ruling.none');
+  const text = explainText({ phrase: r.phrase, en: r.explanationEn, zh: r.explanationZh });
+  if (text) return t('game.ruling.decision', { text });
+  // An older server: its bilingual sentence, which cites the article itself.
+  return t('game.ruling.decision', { text: r.explanation || '' });
 }
 
 export function mount(root, { id }, { conn }) {
@@ -70,6 +79,11 @@ export function mount(root, { id }, { conn }) {
   const result = h('div.result', { 'data-testid': 'result', role: 'status' });
   const banners = h('ul.banners', { 'data-testid': 'banners', 'aria-live': 'polite' });
   const error = h('p.error', { 'data-testid': 'error', role: 'alert' });
+  // A league game: where its board's chain stands (the page moves on to the next game by itself).
+  const chain = h('div.chain', { 'data-testid': 'chain', hidden: true });
+  const waiting = h('p.waiting', { 'data-testid': 'waiting', role: 'status' });
+  let stopChain = null;
+  const chainWhy = takeBanner(id);
   const controls = h('div.controls', { 'data-testid': 'controls' });
   const reviewBar = h('div.review', { hidden: true });
   const moves = h('div.moves', { 'data-testid': 'moves' });
@@ -111,7 +125,7 @@ export function mount(root, { id }, { conn }) {
   fill(root, h('div.gamepage', {},
     h('div.boardcol', {}, view.el, h('div.row', {}, flipBtn, record), downloads),
     h('div.side', {},
-      title, meta, delay, result, error, banners, controls, reviewBar,
+      title, meta, delay, waiting, result, chain, error, banners, controls, reviewBar,
       h('h2', {}, t('game.moves'), ' ', noteSel), moves,
       typedForm, say.el)));
 
@@ -204,8 +218,12 @@ export function mount(root, { id }, { conn }) {
     }
     fill(result,
       h('strong', {}, resultText(model.result)), ' — ', reasonText(model.endReason),
-      model.endExplanation ? h('div.explain', {}, model.endExplanation) : null);
+      endWhy() ? h('div.explain', { 'data-testid': 'explain' }, endWhy()) : null);
     result.className = 'result over';
+  }
+
+  function endWhy() {
+    return explainText({ phrase: model.endPhrase, fallback: model.endExplanation });
   }
 
   function renderControls() {
@@ -268,10 +286,19 @@ export function mount(root, { id }, { conn }) {
   let seenSnapshot = false;
   function onUpdate(kind, data, m) {
     if (kind === 'error') {
-      if (data.code === 'game_not_found') fill(root, h('p.error', {}, t('game.notfound', { id })));
-      else showError(data);
+      if (data.code === 'game_not_found') {
+        view.destroy();
+        showNotFound(root, t('game.notfound', { id }));
+      } else {
+        showError(data);
+      }
       return;
     }
+    if (!stopChain && m.loaded && m.info?.league?.leagueId) {
+      stopChain = followBoard(conn, id, m.info.league, chain);
+      if (chainWhy) banner(t(chainWhy.key, chainWhy.vars), 'chain');
+    }
+    if (m.loaded) waiting.textContent = waitingText(m, mySide(), conn.serverNow());
     if (flipped === null && m.loaded) {
       flipped = mySide() === 'black';
       view.setFlipped(flipped);
@@ -306,7 +333,13 @@ export function mount(root, { id }, { conn }) {
     refreshMovable();
   }
 
-  return () => view.destroy();
+  // The wait before the start counts down.
+  const waitTicker = setInterval(() => { if (model.loaded) waiting.textContent = waitingText(model, mySide(), conn.serverNow()); }, 1000);
+  return () => {
+    clearInterval(waitTicker);
+    stopChain?.();
+    view.destroy();
+  };
 }
 
 function sideOfWire(s) {

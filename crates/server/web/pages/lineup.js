@@ -37,6 +37,7 @@ export function mount(root, params, { conn }) {
   const info = h('div.lineupinfo', { 'data-testid': 'lineup-match' });
   const deadline = h('p.deadline', {});
   const clock = h('span.countdown', { 'data-testid': 'countdown', role: 'timer', 'aria-live': 'off' });
+  const help = h('p.help', { 'data-testid': 'lineup-help' });
   const status = h('p.lineupstatus', { 'data-testid': 'lineup-status', role: 'status' });
   const list = h('ol.roster', { 'data-testid': 'roster', 'aria-label': t('lineup.rosterLabel') });
   const submit = h('button.primary', { type: 'button', 'data-testid': 'submit-lineup' }, t('lineup.submit'));
@@ -79,6 +80,7 @@ export function mount(root, params, { conn }) {
     else key = own.submitted ? 'lineup.status.sealed' : 'lineup.status.missing';
     status.textContent = t(key);
     status.dataset.state = key.split('.').pop();
+    help.textContent = t(own.revealed || deadlineMs <= conn.serverNow() ? 'lineup.helpClosed' : 'lineup.help', { n: boards });
   }
 
   function renderList(focusIndex = null, focusWhat = null) {
@@ -144,10 +146,12 @@ export function mount(root, params, { conn }) {
     try {
       await http(leagueApi.lineups(id), { method: 'POST', body: { round: m.round.round, table: m.table.table, team, players } });
       const at = new Date(conn.serverNow()).toLocaleTimeString(lang());
-      fill(outcome, h('div.confirm-ok', { 'data-testid': 'lineup-confirm', role: 'status' },
-        h('p', {}, t('lineup.accepted', { at })),
-        h('ol', {}, players.map((p, i) => h('li', {}, `${t('lineup.boardN', { n: i + 1 })}: ${p}`)))));
       await reload();
+      // Both lineups in: they are revealed at once and can no longer change.
+      const revealed = Boolean(m?.table.lineups?.[m.side]?.revealed);
+      fill(outcome, h('div.confirm-ok', { 'data-testid': 'lineup-confirm', role: 'status' },
+        h('p', {}, t(revealed ? 'lineup.acceptedRevealed' : 'lineup.accepted', { at })),
+        h('ol', {}, players.map((p, i) => h('li', {}, `${t('lineup.boardN', { n: i + 1 })}: ${p}`)))));
     } catch (e) {
       const reasons = e.code === 'lineup_refused' ? (e.body?.reasons || [{ code: 'other', message: e.message }]) : null;
       if (reasons) {
@@ -211,7 +215,7 @@ export function mount(root, params, { conn }) {
           h('a', { href: leagueUrl.match(id, m.round.round, m.table.table) }, t('match.roundTable', { round: m.round.round, table: m.table.table })),
           ' · ', t('lineup.against', { team: opp.name, start: when(m.table.startsAt) })),
         deadline, status,
-        h('p.help', {}, t('lineup.help', { n: boards })),
+        help,
         list,
         h('div.row', {}, submit),
         outcome, say);

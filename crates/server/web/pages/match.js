@@ -2,6 +2,8 @@
 // the 局分/场分, the lineups (sealed until revealed) and the score sheet (`MatchView`).
 
 import { MatchView } from '../matchview.js';
+import { showNotFound } from './notfound.js';
+import { t } from '../i18n.js';
 
 export function match(path) {
   const m = /^\/league\/(\d+)\/match\/(\d+)\/(\d+)\/?$/.exec(path);
@@ -10,6 +12,11 @@ export function match(path) {
 
 export function mount(root, { id, round, table }, { conn }) {
   const view = new MatchView(conn, id, round, table, { withLinks: true });
+  // A league, round or table that does not exist: a not-found page, not an empty match.
+  view.onNotFound = () => {
+    view.destroy();
+    showNotFound(root, t('notfound.match', { id, round, table }));
+  };
   root.replaceChildren(view.el);
   return () => view.destroy();
 }

@@ -31,7 +31,7 @@ export function mount(root) {
       saveSession(tok, me);
       msg.textContent = t('signin.ok', { name: me.displayName, role: t(`role.${me.role || 'ROLE_PLAYER'}`) });
       history.replaceState(null, '', '/signin');
-      location.href = safeNext || (me.role === 'ROLE_ARBITER' || me.role === 'ROLE_ORGANIZER' ? '/arbiter' : '/');
+      location.href = safeNext || (me.role === 'ROLE_ARBITER' || me.role === 'ROLE_ORGANIZER' ? '/arbiter' : '/me');
     } catch (e) {
       msg.textContent = e.code === 'unauthenticated' ? t('signin.bad') : t('signin.failed', { message: e.message });
     }
