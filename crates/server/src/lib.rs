@@ -18,8 +18,8 @@ use tracing::{info, warn};
 pub mod admin;
 pub mod auth;
 pub mod board;
-pub mod challenge;
 pub mod calls;
+pub mod challenge;
 pub mod cluster;
 pub mod conn;
 #[cfg(test)]
