@@ -49,7 +49,7 @@ function around(text, word) {
 
 // zh-CN: Latin words allowed (abbreviations, units, notation and file-format names, the
 // product's name, the harness's organiser's name).
-const LATIN_OK = new Set(['Alt', 'chuhe', 'CSV', 'WXF', 'ICCS', 'Elo', 'PGN', 'FEN', 'English', 'min', 'TOML', 'JSON', 'Organiser']);
+const LATIN_OK = new Set(['Alt', 'chuhe', 'CSV', 'WXF', 'ICCS', 'Elo', 'PGN', 'XQF', 'DhtmlXQ', 'FEN', 'English', 'min', 'TOML', 'JSON', 'Organiser']);
 // English: Chinese allowed for names, the glossed terms and the notation example.
 const CJK_OK = ['炮二平五', '读秒', '局分', '场分', '长将', '长捉', '长杀', '一将一捉', '困毙', '楚河', '本页需要'];
 

@@ -111,7 +111,7 @@ export function mount(root, { id }, { conn }) {
 
   // Records in the forms the Xiangqi world uses (GET /api/v1/games/{id}/record).
   const downloads = h('div.row.downloads', { 'data-testid': 'downloads' }, t('records.download'),
-    ...['pgn', 'xqf', 'dhtmlxq'].map((f) => h('a', { href: `/api/v1/games/${id}/record?format=${f}`, download: '', 'data-testid': `download-${f}` }, t(`records.${f}`))));
+    ...['pgn', 'xqf', 'dhtmlxq'].flatMap((f) => [' ', h('a', { href: `/api/v1/games/${id}/record?format=${f}`, download: '', 'data-testid': `download-${f}` }, t(`records.${f}`))]));
 
   const view = new GameView(conn, id, {
     onUpdate: (kind, data, model) => onUpdate(kind, data, model),
