@@ -57,7 +57,8 @@ pub fn router() -> Router<Env> {
         .route("/api/v1/leagues/{id}/export", get(export))
 }
 
-fn ok(v: Value) -> Response {
+/// A 200 with a JSON body (also the match-day pages' API).
+pub(super) fn ok(v: Value) -> Response {
     (StatusCode::OK, axum::Json(v)).into_response()
 }
 
@@ -236,7 +237,8 @@ fn stages_json(l: &League) -> Vec<Value> {
         .collect()
 }
 
-fn side_name(s: TeamSide) -> &'static str {
+/// A team side's name in the league JSON (also the match-day pages' API).
+pub(super) fn side_name(s: TeamSide) -> &'static str {
     match s {
         TeamSide::First => "first",
         TeamSide::Second => "second",

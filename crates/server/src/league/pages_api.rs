@@ -22,6 +22,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::core::{BoardKey, League, Outcome, TeamSide, match_result};
+use super::api::{ok, side_name};
 use super::datetime::format_instant;
 use super::runner;
 use super::spec::EventSpec;
@@ -35,10 +36,6 @@ pub fn router() -> Router<Env> {
         .route("/api/v1/leagues/upload", post(upload))
         .route("/api/v1/names", get(names))
         .route("/api/v1/qr", post(qr))
-}
-
-fn ok(v: Value) -> Response {
-    (StatusCode::OK, axum::Json(v)).into_response()
 }
 
 fn outcome_name(o: Outcome) -> &'static str {
@@ -57,13 +54,6 @@ fn result_for(o: Outcome, side: TeamSide) -> &'static str {
         (Outcome::BothLose, _) => "both_lose",
         (Outcome::First, TeamSide::First) | (Outcome::Second, TeamSide::Second) => "win",
         _ => "loss",
-    }
-}
-
-fn side_name(s: TeamSide) -> &'static str {
-    match s {
-        TeamSide::First => "first",
-        TeamSide::Second => "second",
     }
 }
 
