@@ -90,7 +90,8 @@ async fn who(env: &Env, headers: &HeaderMap) -> Result<Principal, Response> {
     authenticate(env, bearer(headers, None)).await
 }
 
-fn league(env: &Env, id: &str) -> Result<LeagueHandle, Response> {
+/// The league with id `id` (a path segment), or a 404 `not_found`.
+pub(crate) fn league(env: &Env, id: &str) -> Result<LeagueHandle, Response> {
     id.parse::<i64>()
         .ok()
         .and_then(|id| env.leagues.get(id))

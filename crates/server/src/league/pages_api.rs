@@ -21,8 +21,8 @@ use axum::routing::{get, post};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::core::{BoardKey, League, Outcome, TeamSide, match_result};
 use super::api::{ok, side_name};
+use super::core::{BoardKey, League, Outcome, TeamSide, match_result};
 use super::datetime::format_instant;
 use super::runner;
 use super::spec::EventSpec;
