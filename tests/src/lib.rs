@@ -649,6 +649,32 @@ pub async fn http_json(
     ))
 }
 
+/// Organizer `org` creates a league from `spec`, publishes it and issues its tokens: the
+/// league's id and the issued tokens (objects with `token`, `principalId`, `role`, `team`).
+pub async fn published_league(
+    addr: std::net::SocketAddr,
+    org: &str,
+    spec: &serde_json::Value,
+) -> Result<(String, Vec<serde_json::Value>)> {
+    let (s, v) = http_json(addr, "POST", "/api/v1/leagues", Some(org), Some(spec)).await?;
+    anyhow::ensure!(s == 201, "create: {s} {v}");
+    let id = v["id"].as_str().context("id")?.to_string();
+    let path = format!("/api/v1/leagues/{id}");
+    let (s, v) = http_json(addr, "POST", &format!("{path}/publish"), Some(org), None).await?;
+    anyhow::ensure!(s == 200, "publish: {s} {v}");
+    let (s, v) = http_json(
+        addr,
+        "POST",
+        &format!("{path}/tokens"),
+        Some(org),
+        Some(&serde_json::json!({})),
+    )
+    .await?;
+    anyhow::ensure!(s == 201, "tokens: {s} {v}");
+    let tokens = v["tokens"].as_array().context("tokens")?.clone();
+    Ok((id, tokens))
+}
+
 /// A league update's (public seq, kind, the entry as JSON), if `m` is one.
 pub fn league_update(m: &ServerMessage) -> Option<(u64, String, serde_json::Value)> {
     match &m.kind {
