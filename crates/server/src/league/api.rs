@@ -131,17 +131,10 @@ fn captain_of(l: &League, p: &Principal) -> Option<usize> {
 }
 
 async fn create(State(env): State<Env>, headers: HeaderMap, b: Bytes) -> Response {
-    let p = match who(&env, &headers).await {
+    let p = match crate::http::organizer(&env, &headers).await {
         Ok(p) => p,
         Err(r) => return r,
     };
-    if p.role() != Some(Role::Organizer) {
-        return api_error(
-            StatusCode::FORBIDDEN,
-            "permission_denied",
-            "this needs an organizer token",
-        );
-    }
     let spec: EventSpec = match parse_body(&b) {
         Ok(s) => s,
         Err(r) => return r,
@@ -584,16 +577,8 @@ async fn tokens(
     headers: HeaderMap,
     b: Bytes,
 ) -> Response {
-    let p = match who(&env, &headers).await {
-        Ok(p) => p,
-        Err(r) => return r,
-    };
-    if p.role() != Some(Role::Organizer) {
-        return api_error(
-            StatusCode::FORBIDDEN,
-            "permission_denied",
-            "this needs an organizer token",
-        );
+    if let Err(r) = crate::http::organizer(&env, &headers).await {
+        return r;
     }
     let h = match league(&env, &id) {
         Ok(h) => h,

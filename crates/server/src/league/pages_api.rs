@@ -28,7 +28,6 @@ use super::runner;
 use super::spec::EventSpec;
 use crate::Env;
 use crate::auth::{api_error, authenticate, bearer};
-use crate::persist::Role;
 
 pub fn router() -> Router<Env> {
     Router::new()
@@ -388,17 +387,10 @@ async fn upload(
     Query(q): Query<UploadQuery>,
     b: Bytes,
 ) -> Response {
-    let p = match authenticate(&env, bearer(&headers, None)).await {
+    let p = match crate::http::organizer(&env, &headers).await {
         Ok(p) => p,
         Err(r) => return r,
     };
-    if p.role() != Some(Role::Organizer) {
-        return api_error(
-            StatusCode::FORBIDDEN,
-            "permission_denied",
-            "this needs an organizer token",
-        );
-    }
     let Ok(text) = std::str::from_utf8(&b) else {
         return api_error(
             StatusCode::BAD_REQUEST,
