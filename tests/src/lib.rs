@@ -172,6 +172,18 @@ pub async fn start_seeded(backend: &str, config: Config) -> Result<(TestDb, Serv
     Ok((db, server, cast))
 }
 
+/// A fresh database on `backend`, seeded with the test cast, and the server binary `exe` (see
+/// [`ChildServer::start`]) on it; the seeding connection is closed before the server starts.
+pub async fn start_child_seeded(backend: &str, exe: &str) -> Result<(TestDb, ChildServer, Cast)> {
+    let db = TestDb::new(backend).await?;
+    let cast = {
+        let p = db.persist().await?;
+        seed(p.as_ref()).await?
+    };
+    let server = ChildServer::start(exe, &db.url).await?;
+    Ok((db, server, cast))
+}
+
 /// The server running in this process.
 pub struct Server {
     pub addr: std::net::SocketAddr,

@@ -119,12 +119,7 @@ async fn a_call_to_the_arbiter_survives_a_kill_and_reaches_only_its_people() -> 
 }
 
 async fn run(backend: &str) -> Result<()> {
-    let db = TestDb::new(backend).await?;
-    let cast = {
-        let p = db.persist().await?;
-        seed(p.as_ref()).await?
-    };
-    let server = ChildServer::start(EXE, &db.url).await?;
+    let (db, server, cast) = start_child_seeded(backend, EXE).await?;
     let addr = server.addr;
     let l = setup(addr, &cast.organizer).await?;
 

@@ -845,12 +845,7 @@ on_every_backend!(a_season_runs_live_end_to_end, season);
 
 async fn season(backend: &str) -> Result<()> {
     let began = std::time::Instant::now();
-    let db = TestDb::new(backend).await?;
-    let cast = {
-        let p = db.persist().await?;
-        seed(p.as_ref()).await?
-    };
-    let server = ChildServer::start(EXE, &db.url).await?;
+    let (db, server, cast) = start_child_seeded(backend, EXE).await?;
     let addr = server.addr;
     let l = LeagueSetup::create(addr, &cast.organizer, "e2e 象甲").await?;
     let mut watch = Client::connect(addr, None, Encoding::Json).await?;
