@@ -172,6 +172,18 @@ pub async fn start_seeded(backend: &str, config: Config) -> Result<(TestDb, Serv
     Ok((db, server, cast))
 }
 
+/// A fresh database on `backend`, seeded with the test cast, and the server binary `exe` (see
+/// [`ChildServer::start`]) on it; the seeding connection is closed before the server starts.
+pub async fn start_child_seeded(backend: &str, exe: &str) -> Result<(TestDb, ChildServer, Cast)> {
+    let db = TestDb::new(backend).await?;
+    let cast = {
+        let p = db.persist().await?;
+        seed(p.as_ref()).await?
+    };
+    let server = ChildServer::start(exe, &db.url).await?;
+    Ok((db, server, cast))
+}
+
 /// The server running in this process.
 pub struct Server {
     pub addr: std::net::SocketAddr,
@@ -647,6 +659,32 @@ pub async fn http_json(
         status,
         serde_json::from_str(&text).unwrap_or(serde_json::Value::Null),
     ))
+}
+
+/// Organizer `org` creates a league from `spec`, publishes it and issues its tokens: the
+/// league's id and the issued tokens (objects with `token`, `principalId`, `role`, `team`).
+pub async fn published_league(
+    addr: std::net::SocketAddr,
+    org: &str,
+    spec: &serde_json::Value,
+) -> Result<(String, Vec<serde_json::Value>)> {
+    let (s, v) = http_json(addr, "POST", "/api/v1/leagues", Some(org), Some(spec)).await?;
+    anyhow::ensure!(s == 201, "create: {s} {v}");
+    let id = v["id"].as_str().context("id")?.to_string();
+    let path = format!("/api/v1/leagues/{id}");
+    let (s, v) = http_json(addr, "POST", &format!("{path}/publish"), Some(org), None).await?;
+    anyhow::ensure!(s == 200, "publish: {s} {v}");
+    let (s, v) = http_json(
+        addr,
+        "POST",
+        &format!("{path}/tokens"),
+        Some(org),
+        Some(&serde_json::json!({})),
+    )
+    .await?;
+    anyhow::ensure!(s == 201, "tokens: {s} {v}");
+    let tokens = v["tokens"].as_array().context("tokens")?.clone();
+    Ok((id, tokens))
 }
 
 /// A league update's (public seq, kind, the entry as JSON), if `m` is one.

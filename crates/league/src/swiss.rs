@@ -1055,6 +1055,27 @@ mod tests {
             .collect()
     }
 
+    /// Round `p` as played, table `k`'s result from `outcome(k)` (0: first wins, 1: draw,
+    /// 2: second wins; a win 2, a draw 1 each), the bye given 2.
+    fn played_round(p: &SwissPairing, mut outcome: impl FnMut(usize) -> u8) -> SwissRound {
+        SwissRound {
+            pairings: p
+                .tables
+                .iter()
+                .enumerate()
+                .map(|(k, &(a, b))| {
+                    let pts = match outcome(k) {
+                        0 => [Points::whole(2), Points::ZERO],
+                        1 => [Points::whole(1), Points::whole(1)],
+                        _ => [Points::ZERO, Points::whole(2)],
+                    };
+                    (a, b, pts)
+                })
+                .collect(),
+            bye: p.bye.map(|b| (b, Points::whole(2))),
+        }
+    }
+
     /// Plays `rounds` rounds of `n` teams with the engine, results from `outcome(round, table)`
     /// (0: first wins, 1: draw, 2: second wins).
     fn play(
@@ -1072,22 +1093,7 @@ mod tests {
         let mut played: Vec<SwissRound> = Vec::new();
         for r in 0..rounds {
             let p = pair_next_round(&t, &played, SwissOptions::default()).unwrap();
-            played.push(SwissRound {
-                pairings: p
-                    .tables
-                    .iter()
-                    .enumerate()
-                    .map(|(k, &(a, b))| {
-                        let pts = match outcome(r, k) {
-                            0 => [Points::whole(2), Points::ZERO],
-                            1 => [Points::whole(1), Points::whole(1)],
-                            _ => [Points::ZERO, Points::whole(2)],
-                        };
-                        (a, b, pts)
-                    })
-                    .collect(),
-                bye: p.bye.map(|b| (b, Points::whole(2))),
-            });
+            played.push(played_round(&p, |k| outcome(r, k)));
         }
         (t, played)
     }
@@ -1236,22 +1242,10 @@ mod tests {
                         .min();
                     proptest::prop_assert_eq!(Some(gaps(&st, &p.tables)), best);
                 }
-                played.push(SwissRound {
-                    pairings: p
-                        .tables
-                        .iter()
-                        .map(|&(a, b)| {
-                            k += 1;
-                            let pts = match results[k % results.len()] {
-                                0 => [Points::whole(2), Points::ZERO],
-                                1 => [Points::whole(1), Points::whole(1)],
-                                _ => [Points::ZERO, Points::whole(2)],
-                            };
-                            (a, b, pts)
-                        })
-                        .collect(),
-                    bye: p.bye.map(|b| (b, Points::whole(2))),
-                });
+                played.push(played_round(&p, |_| {
+                    k += 1;
+                    results[k % results.len()]
+                }));
             }
         }
     }

@@ -20,28 +20,10 @@
 
 use std::fmt::Write as _;
 
-use chuhe_rules::{Color, PieceKind, Square};
+use chuhe_rules::{Color, Square};
 
+use crate::xqf::SLOTS;
 use crate::{Game, GameResult, RecordError};
-
-const SLOTS: [PieceKind; 16] = [
-    PieceKind::Rook,
-    PieceKind::Horse,
-    PieceKind::Elephant,
-    PieceKind::Advisor,
-    PieceKind::King,
-    PieceKind::Advisor,
-    PieceKind::Elephant,
-    PieceKind::Horse,
-    PieceKind::Rook,
-    PieceKind::Cannon,
-    PieceKind::Cannon,
-    PieceKind::Pawn,
-    PieceKind::Pawn,
-    PieceKind::Pawn,
-    PieceKind::Pawn,
-    PieceKind::Pawn,
-];
 
 fn xy(s: Square) -> (u8, u8) {
     (s.file(), 9 - s.rank())

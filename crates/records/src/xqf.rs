@@ -43,25 +43,19 @@ use crate::{Game, GameResult, RecordError};
 
 const HEADER: usize = 1024;
 const COPYRIGHT: &[u8; 32] = b"[(C) Copyright Mr. Dong Shiwei.]";
-/// Slot kinds, Red's order (Black's is the same).
-const SLOTS: [PieceKind; 16] = [
-    PieceKind::Rook,
-    PieceKind::Horse,
-    PieceKind::Elephant,
-    PieceKind::Advisor,
-    PieceKind::King,
-    PieceKind::Advisor,
-    PieceKind::Elephant,
-    PieceKind::Horse,
-    PieceKind::Rook,
-    PieceKind::Cannon,
-    PieceKind::Cannon,
-    PieceKind::Pawn,
-    PieceKind::Pawn,
-    PieceKind::Pawn,
-    PieceKind::Pawn,
-    PieceKind::Pawn,
-];
+/// Slot kinds, Red's order (Black's is the same): the back rank from the left, two cannons,
+/// five pawns. DhtmlXQ's `binit` lists its pieces in the same order.
+pub(crate) const SLOTS: [PieceKind; 16] = {
+    let mut slots = [PieceKind::Pawn; 16];
+    let mut i = 0;
+    while i < PieceKind::BACK_RANK.len() {
+        slots[i] = PieceKind::BACK_RANK[i];
+        i += 1;
+    }
+    slots[9] = PieceKind::Cannon;
+    slots[10] = PieceKind::Cannon;
+    slots
+};
 
 /// The header's key bytes (all zero in an unencrypted file).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

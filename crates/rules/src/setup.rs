@@ -105,18 +105,7 @@ impl Setup {
     #[must_use]
     pub fn start() -> Setup {
         let mut board = [None; 90];
-        let back = [
-            PieceKind::Rook,
-            PieceKind::Horse,
-            PieceKind::Elephant,
-            PieceKind::Advisor,
-            PieceKind::King,
-            PieceKind::Advisor,
-            PieceKind::Elephant,
-            PieceKind::Horse,
-            PieceKind::Rook,
-        ];
-        for (f, kind) in back.into_iter().enumerate() {
+        for (f, kind) in PieceKind::BACK_RANK.into_iter().enumerate() {
             board[f] = Some(Piece::new(Color::Red, kind));
             board[81 + f] = Some(Piece::new(Color::Black, kind));
         }

@@ -87,6 +87,19 @@ impl PieceKind {
         PieceKind::Pawn,
     ];
 
+    /// A side's back rank from Red's left at the start (art. 1.3): 车 马 相 仕 帅 仕 相 马 车.
+    pub const BACK_RANK: [PieceKind; 9] = [
+        PieceKind::Rook,
+        PieceKind::Horse,
+        PieceKind::Elephant,
+        PieceKind::Advisor,
+        PieceKind::King,
+        PieceKind::Advisor,
+        PieceKind::Elephant,
+        PieceKind::Horse,
+        PieceKind::Rook,
+    ];
+
     /// 0..7 in the order of [`PieceKind::ALL`].
     #[inline]
     #[must_use]

@@ -366,12 +366,9 @@ async fn presence(
     Path((id, round)): Path<(String, u32)>,
     headers: HeaderMap,
 ) -> Response {
-    let Some(h) = id.parse::<i64>().ok().and_then(|l| env.leagues.get(l)) else {
-        return api_error(
-            StatusCode::NOT_FOUND,
-            "not_found",
-            &format!("no league with id {id:?}"),
-        );
+    let h = match crate::league::api::league(&env, &id) {
+        Ok(h) => h,
+        Err(r) => return r,
     };
     let p = match authenticate(&env, bearer(&headers, None)).await {
         Ok(p) => p,
@@ -552,16 +549,9 @@ async fn queue(
     Query(q): Query<QueueQuery>,
     headers: HeaderMap,
 ) -> Response {
-    let Some(league) = id
-        .parse::<i64>()
-        .ok()
-        .filter(|l| env.leagues.get(*l).is_some())
-    else {
-        return api_error(
-            StatusCode::NOT_FOUND,
-            "not_found",
-            &format!("no league with id {id:?}"),
-        );
+    let league = match crate::league::api::league(&env, &id) {
+        Ok(h) => h.id,
+        Err(r) => return r,
     };
     let p = match authenticate(&env, bearer(&headers, None)).await {
         Ok(p) => p,

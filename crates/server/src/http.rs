@@ -280,7 +280,11 @@ async fn game_pgn(
     }
 }
 
-async fn organizer(env: &Env, headers: &HeaderMap) -> Result<(), Response> {
+/// The request's principal if it is the organizer; else 401, or 403 `permission_denied`.
+pub(crate) async fn organizer(
+    env: &Env,
+    headers: &HeaderMap,
+) -> Result<crate::request::Principal, Response> {
     let who = authenticate(env, bearer(headers, None)).await?;
     if who.role() != Some(Role::Organizer) {
         return Err(api_error(
@@ -289,7 +293,7 @@ async fn organizer(env: &Env, headers: &HeaderMap) -> Result<(), Response> {
             "this needs an organizer token",
         ));
     }
-    Ok(())
+    Ok(who)
 }
 
 /// Decodes an API request body (canonical JSON of the request message; empty = `{}`): a body

@@ -189,12 +189,9 @@ async fn league_records(
         Ok(f) => f,
         Err(r) => return *r,
     };
-    let Some(h) = id.parse::<i64>().ok().and_then(|i| env.leagues.get(i)) else {
-        return api_error(
-            StatusCode::NOT_FOUND,
-            "not_found",
-            &format!("no league with id {id:?}"),
-        );
+    let h = match crate::league::api::league(&env, &id) {
+        Ok(h) => h,
+        Err(r) => return r,
     };
     let l = h.snapshot();
     let mut ids: Vec<(i64, (u32, u32, u32, u32))> = l

@@ -50,30 +50,10 @@ struct Setup {
 }
 
 async fn setup(addr: SocketAddr, org: &str) -> Result<Setup> {
-    let (s, v) = http_json(addr, "POST", "/api/v1/leagues", Some(org), Some(&spec())).await?;
-    ensure!(s == 201, "create: {s} {v}");
-    let id = v["id"].as_str().context("id")?.to_string();
-    let (s, v) = http_json(
-        addr,
-        "POST",
-        &format!("/api/v1/leagues/{id}/publish"),
-        Some(org),
-        None,
-    )
-    .await?;
-    ensure!(s == 200, "publish: {s} {v}");
-    let (s, v) = http_json(
-        addr,
-        "POST",
-        &format!("/api/v1/leagues/{id}/tokens"),
-        Some(org),
-        Some(&json!({})),
-    )
-    .await?;
-    ensure!(s == 201, "tokens: {s} {v}");
+    let (id, tokens) = published_league(addr, org, &spec()).await?;
     let mut arbiters = Vec::new();
     let mut players = HashMap::new();
-    for t in v["tokens"].as_array().context("tokens")? {
+    for t in &tokens {
         let token = t["token"].as_str().context("token")?.to_string();
         let pid: i64 = t["principalId"].as_str().context("principalId")?.parse()?;
         match t["role"].as_str() {
@@ -139,12 +119,7 @@ async fn a_call_to_the_arbiter_survives_a_kill_and_reaches_only_its_people() -> 
 }
 
 async fn run(backend: &str) -> Result<()> {
-    let db = TestDb::new(backend).await?;
-    let cast = {
-        let p = db.persist().await?;
-        seed(p.as_ref()).await?
-    };
-    let server = ChildServer::start(EXE, &db.url).await?;
+    let (db, server, cast) = start_child_seeded(backend, EXE).await?;
     let addr = server.addr;
     let l = setup(addr, &cast.organizer).await?;
 

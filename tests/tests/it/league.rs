@@ -112,38 +112,11 @@ struct LeagueSetup {
 
 impl LeagueSetup {
     async fn create(addr: SocketAddr, org: &str, name: &str) -> Result<LeagueSetup> {
-        let (s, v) = http_json(
-            addr,
-            "POST",
-            "/api/v1/leagues",
-            Some(org),
-            Some(&spec(name)),
-        )
-        .await?;
-        ensure!(s == 201, "create: {s} {v}");
-        let id = v["id"].as_str().context("id")?.to_string();
-        let (s, v) = http_json(
-            addr,
-            "POST",
-            &format!("/api/v1/leagues/{id}/publish"),
-            Some(org),
-            None,
-        )
-        .await?;
-        ensure!(s == 200, "publish: {s} {v}");
-        let (s, v) = http_json(
-            addr,
-            "POST",
-            &format!("/api/v1/leagues/{id}/tokens"),
-            Some(org),
-            Some(&json!({})),
-        )
-        .await?;
-        ensure!(s == 201, "tokens: {s} {v}");
+        let (id, issued) = published_league(addr, org, &spec(name)).await?;
         let mut captains = vec![String::new(); TEAMS.len()];
         let mut arbiter = String::new();
         let mut tokens = HashMap::new();
-        for t in v["tokens"].as_array().context("tokens")? {
+        for t in &issued {
             let token = t["token"].as_str().context("token")?.to_string();
             let pid: i64 = t["principalId"].as_str().context("principalId")?.parse()?;
             match t["role"].as_str() {
@@ -872,12 +845,7 @@ on_every_backend!(a_season_runs_live_end_to_end, season);
 
 async fn season(backend: &str) -> Result<()> {
     let began = std::time::Instant::now();
-    let db = TestDb::new(backend).await?;
-    let cast = {
-        let p = db.persist().await?;
-        seed(p.as_ref()).await?
-    };
-    let server = ChildServer::start(EXE, &db.url).await?;
+    let (db, server, cast) = start_child_seeded(backend, EXE).await?;
     let addr = server.addr;
     let l = LeagueSetup::create(addr, &cast.organizer, "e2e 象甲").await?;
     let mut watch = Client::connect(addr, None, Encoding::Json).await?;

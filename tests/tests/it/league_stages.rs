@@ -163,23 +163,10 @@ async fn league_of(
     let (db, server, cast) = start_seeded(backend, Config::default()).await?;
     let addr = server.addr;
     let org = cast.organizer.as_str();
-    let (s, v) = http_json(addr, "POST", "/api/v1/leagues", Some(org), Some(spec)).await?;
-    ensure!(s == 201, "create: {s} {v}");
-    let id = v["id"].as_str().context("id")?.to_string();
+    let (id, issued) = published_league(addr, org, spec).await?;
     let path = format!("/api/v1/leagues/{id}");
-    let (s, v) = http_json(addr, "POST", &format!("{path}/publish"), Some(org), None).await?;
-    ensure!(s == 200, "publish: {s} {v}");
-    let (s, v) = http_json(
-        addr,
-        "POST",
-        &format!("{path}/tokens"),
-        Some(org),
-        Some(&json!({})),
-    )
-    .await?;
-    ensure!(s == 201, "tokens: {s} {v}");
     let mut tokens = HashMap::new();
-    for t in v["tokens"].as_array().context("tokens")? {
+    for t in &issued {
         if t["role"] == "player" {
             let pid: i64 = t["principalId"].as_str().context("principalId")?.parse()?;
             tokens.insert(pid, t["token"].as_str().context("token")?.to_string());

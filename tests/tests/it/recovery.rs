@@ -21,12 +21,7 @@ fn clock_of(e: &w::GameEvent) -> Option<w::ClockState> {
 #[tokio::test]
 async fn kill_9_mid_game_then_resume() -> Result<()> {
     for b in backends() {
-        let db = TestDb::new(b).await?;
-        let cast = {
-            let p = db.persist().await?;
-            seed(p.as_ref()).await?
-        };
-        let server = ChildServer::start(EXE, &db.url).await?;
+        let (db, server, cast) = start_child_seeded(b, EXE).await?;
         let game = create_game(server.addr, &cast, "10m+5s", "", "").await?;
         let mut red = Client::connect(server.addr, Some(&cast.red), Encoding::Json).await?;
         let mut black = Client::connect(server.addr, Some(&cast.black), Encoding::Proto).await?;

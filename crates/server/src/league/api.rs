@@ -57,7 +57,8 @@ pub fn router() -> Router<Env> {
         .route("/api/v1/leagues/{id}/export", get(export))
 }
 
-fn ok(v: Value) -> Response {
+/// A 200 with a JSON body (also the match-day pages' API).
+pub(super) fn ok(v: Value) -> Response {
     (StatusCode::OK, axum::Json(v)).into_response()
 }
 
@@ -89,7 +90,8 @@ async fn who(env: &Env, headers: &HeaderMap) -> Result<Principal, Response> {
     authenticate(env, bearer(headers, None)).await
 }
 
-fn league(env: &Env, id: &str) -> Result<LeagueHandle, Response> {
+/// The league with id `id` (a path segment), or a 404 `not_found`.
+pub(crate) fn league(env: &Env, id: &str) -> Result<LeagueHandle, Response> {
     id.parse::<i64>()
         .ok()
         .and_then(|id| env.leagues.get(id))
@@ -129,17 +131,10 @@ fn captain_of(l: &League, p: &Principal) -> Option<usize> {
 }
 
 async fn create(State(env): State<Env>, headers: HeaderMap, b: Bytes) -> Response {
-    let p = match who(&env, &headers).await {
+    let p = match crate::http::organizer(&env, &headers).await {
         Ok(p) => p,
         Err(r) => return r,
     };
-    if p.role() != Some(Role::Organizer) {
-        return api_error(
-            StatusCode::FORBIDDEN,
-            "permission_denied",
-            "this needs an organizer token",
-        );
-    }
     let spec: EventSpec = match parse_body(&b) {
         Ok(s) => s,
         Err(r) => return r,
@@ -236,7 +231,8 @@ fn stages_json(l: &League) -> Vec<Value> {
         .collect()
 }
 
-fn side_name(s: TeamSide) -> &'static str {
+/// A team side's name in the league JSON (also the match-day pages' API).
+pub(super) fn side_name(s: TeamSide) -> &'static str {
     match s {
         TeamSide::First => "first",
         TeamSide::Second => "second",
@@ -581,16 +577,8 @@ async fn tokens(
     headers: HeaderMap,
     b: Bytes,
 ) -> Response {
-    let p = match who(&env, &headers).await {
-        Ok(p) => p,
-        Err(r) => return r,
-    };
-    if p.role() != Some(Role::Organizer) {
-        return api_error(
-            StatusCode::FORBIDDEN,
-            "permission_denied",
-            "this needs an organizer token",
-        );
+    if let Err(r) = crate::http::organizer(&env, &headers).await {
+        return r;
     }
     let h = match league(&env, &id) {
         Ok(h) => h,

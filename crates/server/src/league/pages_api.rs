@@ -21,13 +21,13 @@ use axum::routing::{get, post};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
+use super::api::{ok, side_name};
 use super::core::{BoardKey, League, Outcome, TeamSide, match_result};
 use super::datetime::format_instant;
 use super::runner;
 use super::spec::EventSpec;
 use crate::Env;
 use crate::auth::{api_error, authenticate, bearer};
-use crate::persist::Role;
 
 pub fn router() -> Router<Env> {
     Router::new()
@@ -35,10 +35,6 @@ pub fn router() -> Router<Env> {
         .route("/api/v1/leagues/upload", post(upload))
         .route("/api/v1/names", get(names))
         .route("/api/v1/qr", post(qr))
-}
-
-fn ok(v: Value) -> Response {
-    (StatusCode::OK, axum::Json(v)).into_response()
 }
 
 fn outcome_name(o: Outcome) -> &'static str {
@@ -57,13 +53,6 @@ fn result_for(o: Outcome, side: TeamSide) -> &'static str {
         (Outcome::BothLose, _) => "both_lose",
         (Outcome::First, TeamSide::First) | (Outcome::Second, TeamSide::Second) => "win",
         _ => "loss",
-    }
-}
-
-fn side_name(s: TeamSide) -> &'static str {
-    match s {
-        TeamSide::First => "first",
-        TeamSide::Second => "second",
     }
 }
 
@@ -398,17 +387,10 @@ async fn upload(
     Query(q): Query<UploadQuery>,
     b: Bytes,
 ) -> Response {
-    let p = match authenticate(&env, bearer(&headers, None)).await {
+    let p = match crate::http::organizer(&env, &headers).await {
         Ok(p) => p,
         Err(r) => return r,
     };
-    if p.role() != Some(Role::Organizer) {
-        return api_error(
-            StatusCode::FORBIDDEN,
-            "permission_denied",
-            "this needs an organizer token",
-        );
-    }
     let Ok(text) = std::str::from_utf8(&b) else {
         return api_error(
             StatusCode::BAD_REQUEST,
