@@ -4,8 +4,6 @@
 //! `$CHUHE_CCHESS_PYTHON` if set, else `python3`; `.ci/run` installs the package in a venv and
 //! sets the variable.
 
-#![allow(clippy::unwrap_used, clippy::expect_used)]
-
 use std::process::Command;
 
 use chuhe_records::xqf::{Keys, WriteOptions};
@@ -98,7 +96,7 @@ fn cchess_reads_our_pgn_and_xqf() {
             files.push((p, g.clone()));
         }
     }
-    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/cchess_reader.py");
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/it/cchess_reader.py");
     let out = Command::new(&py)
         .arg(script)
         .args(files.iter().map(|(p, _)| p))
