@@ -73,14 +73,15 @@ pub fn wire_ruling(r: &rulings::Ruling) -> w::Ruling {
             WResult::Unspecified,
         ),
     };
+    let (en, zh) = (r.text_en(), r.text_zh());
     w::Ruling {
         kind: kind as i32,
         side: side as i32,
         result: result as i32,
         article: r.article.to_string(),
-        explanation: format!("{} {}", r.text_en(), r.text_zh()),
-        explanation_en: r.text_en(),
-        explanation_zh: r.text_zh(),
+        explanation: format!("{en} {zh}"),
+        explanation_en: en,
+        explanation_zh: zh,
         phrase: Some(crate::phrase::ruling(r)),
         cycle: r
             .moves

@@ -332,19 +332,7 @@ fn refused(e: &ChallengeError) -> Response {
 }
 
 fn ok<T: Serialize>(status: StatusCode, v: &T) -> Response {
-    match serde_json::to_string(v) {
-        Ok(s) => (
-            status,
-            [(axum::http::header::CONTENT_TYPE, "application/json")],
-            s,
-        )
-            .into_response(),
-        Err(e) => api_error(
-            StatusCode::INTERNAL_SERVER_ERROR,
-            "internal",
-            &e.to_string(),
-        ),
-    }
+    (status, axum::Json(v)).into_response()
 }
 
 /// The signed-in player asking, or the refusal.
