@@ -32,6 +32,8 @@ export const PAGES = [
   { name: 'me-player', path: () => '/me', token: (s) => s.player.token, ready: '[data-testid=my-done] [data-testid=my-result]' },
   { name: 'me-captain', path: () => '/me', token: (s) => s.captain.token, ready: '[data-testid=my-lineup-link]' },
   { name: 'league-round', path: (s) => `/league/${s.league}/round/1`, ready: '[data-testid=round-match-1] .boardcard' },
+  // The presence lobby of a live round, as the match's captain sees it.
+  { name: 'league-presence', path: (s) => `/league/${s.league}/match/1/1`, token: (s) => s.captainLive.token, ready: '[data-testid=presence] tr[data-presence]' },
   { name: 'event-console', path: (s) => `/arbiter/league/${s.league}`, token: (s) => s.org, ready: '[data-testid=console-match-1-1]' },
   { name: 'organize', path: () => '/organize', token: (s) => s.org, ready: '[data-testid=events] a' },
   {
@@ -68,7 +70,8 @@ export async function scene(server, browser) {
   const red = await server.principal('王天一');
   const black = await server.principal('郑惟桐');
   const arbiter = await server.principal('裁判长', 'ROLE_ARBITER');
-  const live = await server.game({ redId: red.id, blackId: black.id, timeControl: '30m|3x30s', event: '象甲联赛', round: '3', board: '1' });
+  // With an arbiter channel: Red calls the arbiter below (请裁判).
+  const live = await server.game({ redId: red.id, blackId: black.id, timeControl: '30m|3x30s', event: '象甲联赛', round: '3', board: '1', calls: {} });
   const r = await as(red.token, `/game/${live}`);
   const b = await as(black.token, `/game/${live}`);
   await r.page.locator('[data-testid=clock-red].running').waitFor();
@@ -77,6 +80,8 @@ export async function scene(server, browser) {
   const a = await as(arbiter.token, `/arbiter/${live}`);
   await a.page.getByTestId('status').waitFor();
   await a.page.evaluate((id) => globalThis.chuhe.conn.arbiter(id, '手机响', { recordFoul: { side: 'SIDE_BLACK' } }), live);
+  await r.page.evaluate((id) => globalThis.chuhe.conn.callArbiter(id, '手机响'), live);
+  await a.page.getByTestId('open-call').waitFor();
 
   const over = await server.game({ redId: red.id, blackId: black.id, timeControl: '15m+10s', initialFen: MATE_FEN });
   const m1 = await as(red.token, `/game/${over}`);
@@ -141,6 +146,7 @@ export async function scene(server, browser) {
 
   return {
     red, black, arbiter, live, over, ruled, league: l.id, league2: l2.id, captain, player, challenge, org: server.orgToken,
+    captainLive: tokenOf(l.tokens, 'captain', 0),
     async close() {
       for (const x of open) await x.ctx.close();
     },

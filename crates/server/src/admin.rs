@@ -263,6 +263,7 @@ pub async fn create_game(
         } else {
             env.config.move_limit_plies
         },
+        calls: req.calls,
     };
     env.registry
         .own_new(env, seed.row.id.0)

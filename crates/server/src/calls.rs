@@ -27,6 +27,11 @@ use crate::request::Principal;
 pub struct Desks {
     by_league: Mutex<HashMap<i64, Vec<Outbox>>>,
     online: Mutex<HashMap<i64, Seen>>,
+    /// The connections following each league's presence lobby (`lobbySubscribe`), with the
+    /// teams whose matches each may see (None: every match, an official).
+    lobbies: Mutex<HashMap<i64, Vec<(Outbox, Option<Vec<usize>>)>>>,
+    /// Every signed-in account's open connections (an arbiter's messages reach them).
+    by_account: Mutex<HashMap<i64, Vec<Outbox>>>,
 }
 
 /// An account's connections now, and when its last one closed.
@@ -41,6 +46,25 @@ impl Desks {
     pub(crate) fn connected(&self, id: Option<i64>) {
         if let (Some(id), Ok(mut m)) = (id, self.online.lock()) {
             m.entry(id).or_default().conns += 1;
+        }
+    }
+
+    /// Connection `out` of account `id` is open: messages for the account reach it.
+    pub(crate) fn attach(&self, id: Option<i64>, out: &Outbox) {
+        if let (Some(id), Ok(mut m)) = (id, self.by_account.lock()) {
+            m.entry(id).or_default().push(out.clone());
+        }
+    }
+
+    /// Connection `conn_id` of account `id` closed.
+    pub(crate) fn detach(&self, id: Option<i64>, conn_id: u64) {
+        if let (Some(id), Ok(mut m)) = (id, self.by_account.lock()) {
+            if let Some(v) = m.get_mut(&id) {
+                v.retain(|o| o.conn_id != conn_id);
+                if v.is_empty() {
+                    m.remove(&id);
+                }
+            }
         }
     }
 
@@ -68,6 +92,14 @@ impl Desks {
             let v = m.entry(league).or_default();
             v.retain(|o| o.conn_id != out.conn_id && !o.is_closed());
             v.push(out);
+        }
+    }
+
+    fn add_lobby(&self, league: i64, out: Outbox, teams: Option<Vec<usize>>) {
+        if let Ok(mut m) = self.lobbies.lock() {
+            let v = m.entry(league).or_default();
+            v.retain(|(o, _)| o.conn_id != out.conn_id && !o.is_closed());
+            v.push((out, teams));
         }
     }
 
@@ -197,8 +229,167 @@ pub async fn subscribe_desk(env: &Env, who: &Principal, out: &Outbox, req: u32, 
     }
 }
 
+/// The recipients of an arbiter's message (`team`: its captains; None: every captain, player
+/// and arbiter of the league).
+fn recipients(l: &crate::league::core::League, team: Option<usize>) -> Vec<i64> {
+    let mut ids: Vec<i64> = match team {
+        Some(t) => l
+            .teams
+            .get(t)
+            .map(|t| t.accounts.captains.clone())
+            .unwrap_or_default(),
+        None => l
+            .teams
+            .iter()
+            .flat_map(|t| t.accounts.captains.iter().chain(&t.accounts.players))
+            .chain(&l.arbiters)
+            .copied()
+            .collect(),
+    };
+    ids.sort_unstable();
+    ids.dedup();
+    ids
+}
+
+fn message_of(
+    l: &crate::league::core::League,
+    seq: u64,
+    at_ms: u64,
+    from: Option<i64>,
+    from_name: String,
+    team: Option<usize>,
+    text: &str,
+) -> w::LeagueMessage {
+    w::LeagueMessage {
+        league_id: l.id.to_string(),
+        seq,
+        at_ms,
+        from_id: from.map(|a| a.to_string()).unwrap_or_default(),
+        from_name,
+        whole_event: team.is_none(),
+        team: team.unwrap_or(0) as u32,
+        team_name: team
+            .and_then(|t| l.teams.get(t))
+            .map(|t| t.name.clone())
+            .unwrap_or_default(),
+        text: text.to_string(),
+    }
+}
+
+/// An arbiter's message was recorded in league `l`'s log: it goes to its recipients'
+/// connections and to the league's desks (a `leagueMessage`).
+pub(crate) fn deliver_message(env: &Env, l: &crate::league::core::League, e: &crate::league::core::Entry) {
+    let crate::league::core::LeagueEvent::ArbiterMessage { team, text } = &e.event else {
+        return;
+    };
+    let (env, ids) = (env.clone(), recipients(l, *team));
+    let (seq, at, from, team, text) = (e.seq, e.at_ms, e.actor, *team, text.clone());
+    let league = l.clone();
+    tokio::spawn(async move {
+        let name = match from {
+            Some(a) => env
+                .persist
+                .account(a)
+                .await
+                .ok()
+                .flatten()
+                .map(|a| a.name)
+                .unwrap_or_default(),
+            None => String::new(),
+        };
+        let msg = w::ServerMessage {
+            kind: Some(server_message::Kind::LeagueMessage(message_of(
+                &league, seq, at, from, name, team, &text,
+            ))),
+        };
+        let mut sent = std::collections::HashSet::new();
+        if let Ok(m) = env.desks.by_account.lock() {
+            for id in &ids {
+                for o in m.get(id).into_iter().flatten() {
+                    if sent.insert(o.conn_id) {
+                        o.send_msg(msg.clone());
+                    }
+                }
+            }
+        }
+        if let Ok(mut m) = env.desks.by_league.lock() {
+            if let Some(v) = m.get_mut(&league.id) {
+                v.retain(|o| sent.contains(&o.conn_id) || o.send_msg(msg.clone()));
+            }
+        }
+    });
+}
+
+/// `GET /api/v1/leagues/{id}/messages`: the arbiters' messages to captains and to the whole
+/// event that the caller may read: an official every one, a captain those to the event and
+/// to the captain's team, a player or arbiter of the league those to the event. Oldest first.
+async fn messages(State(env): State<Env>, Path(id): Path<String>, headers: HeaderMap) -> Response {
+    let h = match crate::league::api::league(&env, &id) {
+        Ok(h) => h,
+        Err(r) => return r,
+    };
+    let p = match authenticate(&env, bearer(&headers, None)).await {
+        Ok(p) => p,
+        Err(r) => return r,
+    };
+    let l = h.snapshot();
+    let Some(me) = p.id() else {
+        return api_error(
+            StatusCode::UNAUTHORIZED,
+            "unauthenticated",
+            "the messages are for the event's people: this needs a token",
+        );
+    };
+    let all = official(&env, l.id, &p);
+    let in_event = recipients(&l, None).contains(&me);
+    if !all && !in_event {
+        return api_error(
+            StatusCode::FORBIDDEN,
+            "permission_denied",
+            "the messages are for the captains, players and arbiters of the event",
+        );
+    }
+    let events = match env.persist.competition_events(l.id, 0).await {
+        Ok(e) => e,
+        Err(e) => {
+            return api_error(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "store_unavailable",
+                &e.to_string(),
+            );
+        }
+    };
+    let mut out = Vec::new();
+    for e in events.iter().filter(|e| e.kind == "arbiter_message") {
+        let Ok(crate::league::core::LeagueEvent::ArbiterMessage { team, text }) =
+            serde_json::from_str(&e.payload)
+        else {
+            continue;
+        };
+        let mine = team.is_none_or(|t| {
+            l.teams
+                .get(t)
+                .is_some_and(|x| x.accounts.captains.contains(&me))
+        });
+        if !(all || mine) {
+            continue;
+        }
+        out.push(json!({
+            "seq": e.seq,
+            "atMs": e.at_ms.max(0),
+            "fromId": e.actor.map(|a| a.0.to_string()),
+            "wholeEvent": team.is_none(),
+            "team": team,
+            "teamName": team.and_then(|t| l.teams.get(t)).map(|t| t.name.clone()),
+            "text": text,
+        }));
+    }
+    (StatusCode::OK, axum::Json(json!({ "messages": out }))).into_response()
+}
+
 pub fn router() -> Router<Env> {
     Router::new()
+        .route("/api/v1/leagues/{id}/messages", get(messages))
         .route("/api/v1/leagues/{id}/calls", get(queue))
         .route(
             "/api/v1/leagues/{id}/rounds/{round}/presence",
@@ -219,6 +410,7 @@ pub fn presence_word(seen: Seen, opens_at: u64) -> &'static str {
 }
 
 /// Who reads a round's presence: every match (an official), or the matches of these teams.
+#[derive(Clone, Copy)]
 enum Reader<'a> {
     Official,
     Captain(&'a [usize]),
@@ -310,12 +502,12 @@ fn lined_up(
     out
 }
 
-/// A connection of account `id` opened or closed: the desks of the leagues whose open lobby
-/// lines the account up get the round's presence (a `presence` message). Costs nothing while
-/// no arbiter follows a desk.
+/// A connection of account `id` opened or closed: the desks and the lobby followers of the
+/// leagues whose open lobby lines the account up get the round's presence (a `presence`
+/// message, as each may read it). Costs nothing while nobody follows a desk or a lobby.
 pub(crate) fn presence_changed(env: &Env, id: Option<i64>) {
     let Some(id) = id else { return };
-    let leagues: Vec<i64> = match env.desks.by_league.lock() {
+    let mut leagues: Vec<i64> = match env.desks.by_league.lock() {
         Ok(m) => m
             .iter()
             .filter(|(_, v)| !v.is_empty())
@@ -323,37 +515,156 @@ pub(crate) fn presence_changed(env: &Env, id: Option<i64>) {
             .collect(),
         Err(_) => return,
     };
+    if let Ok(m) = env.desks.lobbies.lock() {
+        leagues.extend(m.iter().filter(|(_, v)| !v.is_empty()).map(|(l, _)| *l));
+    }
+    leagues.sort_unstable();
+    leagues.dedup();
     let now = env.time.now_ms();
     for league in leagues {
         let Some(h) = env.leagues.get(league) else {
             continue;
         };
         let l = h.snapshot();
-        let before = l.spec.presence_before_ms().unwrap_or(30 * 60_000);
-        for r in l
-            .rounds
-            .iter()
-            .filter(|r| !r.completed && now >= r.start_ms.saturating_sub(before))
-        {
+        for r in open_rounds(&l, now) {
             if r.tables
                 .iter()
                 .any(|t| lined_up(&l, t).iter().any(|p| p.1 == id))
             {
-                let v = presence_json(env, &l, r, Reader::Official);
-                let msg = w::ServerMessage {
-                    kind: Some(server_message::Kind::Presence(w::LeaguePresence {
-                        league_id: league.to_string(),
-                        round: r.number,
-                        json: v.to_string(),
-                    })),
-                };
-                if let Ok(mut m) = env.desks.by_league.lock() {
-                    if let Some(v) = m.get_mut(&league) {
-                        v.retain(|o| o.send_msg(msg.clone()));
-                    }
-                }
+                send_presence(env, &l, r, true);
             }
         }
+    }
+}
+
+/// The rounds of a league whose presence lobby is open at `now` (not completed).
+fn open_rounds(
+    l: &crate::league::core::League,
+    now: u64,
+) -> impl Iterator<Item = &crate::league::core::state::Round> {
+    let before = l.spec.presence_before_ms().unwrap_or(30 * 60_000);
+    l.rounds
+        .iter()
+        .filter(move |r| !r.completed && now >= r.start_ms.saturating_sub(before))
+}
+
+fn presence_message(
+    env: &Env,
+    l: &crate::league::core::League,
+    r: &crate::league::core::state::Round,
+    reader: Reader<'_>,
+) -> w::ServerMessage {
+    w::ServerMessage {
+        kind: Some(server_message::Kind::Presence(w::LeaguePresence {
+            league_id: l.id.to_string(),
+            round: r.number,
+            json: presence_json(env, l, r, reader).to_string(),
+        })),
+    }
+}
+
+/// Sends round `r`'s presence to the league's lobby followers (each as it may read it) and,
+/// with `desks`, to its desks.
+fn send_presence(
+    env: &Env,
+    l: &crate::league::core::League,
+    r: &crate::league::core::state::Round,
+    desks: bool,
+) {
+    let official = presence_message(env, l, r, Reader::Official);
+    if desks {
+        if let Ok(mut m) = env.desks.by_league.lock() {
+            if let Some(v) = m.get_mut(&l.id) {
+                v.retain(|o| o.send_msg(official.clone()));
+            }
+        }
+    }
+    let Ok(mut m) = env.desks.lobbies.lock() else {
+        return;
+    };
+    let Some(v) = m.get_mut(&l.id) else { return };
+    v.retain(|(o, teams)| {
+        let msg = match teams {
+            None => official.clone(),
+            Some(teams) => {
+                // A captain hears of a round only when one of the captain's matches is in it.
+                if !r.tables.iter().any(|t| t.teams.iter().any(|x| teams.contains(x))) {
+                    return !o.is_closed();
+                }
+                presence_message(env, l, r, Reader::Captain(teams))
+            }
+        };
+        o.send_msg(msg)
+    });
+}
+
+/// The teams whose matches' presence `p` may see in league `l`: None for an official (every
+/// match), the teams `p` captains, or Err when `p` may see no lobby.
+fn lobby_reader(env: &Env, l: &crate::league::core::League, p: &Principal) -> Result<Option<Vec<usize>>, ()> {
+    if official(env, l.id, p) {
+        return Ok(None);
+    }
+    let captain_of: Vec<usize> = p
+        .id()
+        .map(|me| {
+            l.teams
+                .iter()
+                .enumerate()
+                .filter(|(_, t)| t.accounts.captains.contains(&me))
+                .map(|(i, _)| i)
+                .collect()
+        })
+        .unwrap_or_default();
+    if captain_of.is_empty() {
+        Err(())
+    } else {
+        Ok(Some(captain_of))
+    }
+}
+
+/// A captain or an official follows a league's presence lobby (the websocket message
+/// `lobbySubscribe`): a Reply, then the presence of every round whose lobby is open now, then
+/// every change.
+pub async fn subscribe_lobby(env: &Env, who: &Principal, out: &Outbox, req: u32, league_id: &str) {
+    let err = |code: &str, message: &str| {
+        out.send_msg(w::ServerMessage {
+            kind: Some(server_message::Kind::Error(w::Error {
+                request_id: req,
+                code: code.into(),
+                message: message.into(),
+                game_id: String::new(),
+            })),
+        });
+    };
+    let Some(h) = league_id
+        .parse::<i64>()
+        .ok()
+        .and_then(|id| env.leagues.get(id))
+    else {
+        return err("not_found", &format!("no league with id {league_id:?}"));
+    };
+    let l = h.snapshot();
+    let Ok(teams) = lobby_reader(env, &l, who) else {
+        return err(
+            "permission_denied",
+            "the presence lobby is for the captains of the match and the event's arbiters",
+        );
+    };
+    env.desks.add_lobby(l.id, out.clone(), teams.clone());
+    out.send_msg(w::ServerMessage {
+        kind: Some(server_message::Kind::Reply(w::Reply {
+            request_id: req,
+            game_id: String::new(),
+            seq: 0,
+        })),
+    });
+    let now = env.time.now_ms();
+    for r in open_rounds(&l, now) {
+        let reader = match &teams {
+            None => Reader::Official,
+            Some(t) => Reader::Captain(t),
+        };
+        out.send_msg(presence_message(env, &l, r, reader));
     }
 }
 
@@ -382,27 +693,17 @@ async fn presence(
             &format!("no round {round} (yet)"),
         );
     };
-    let captain_of: Vec<usize> = p
-        .id()
-        .map(|me| {
-            l.teams
-                .iter()
-                .enumerate()
-                .filter(|(_, t)| t.accounts.captains.contains(&me))
-                .map(|(i, _)| i)
-                .collect()
-        })
-        .unwrap_or_default();
-    let reader = if official(&env, l.id, &p) {
-        Reader::Official
-    } else if !captain_of.is_empty() {
-        Reader::Captain(&captain_of)
-    } else {
-        return api_error(
+    let teams = match lobby_reader(&env, &l, &p) {
+        Ok(t) => t,
+        Err(()) => return api_error(
             StatusCode::FORBIDDEN,
             "permission_denied",
             "the presence lobby is for the captains of the match and the event's arbiters",
-        );
+        ),
+    };
+    let reader = match &teams {
+        None => Reader::Official,
+        Some(t) => Reader::Captain(t),
     };
     (
         StatusCode::OK,

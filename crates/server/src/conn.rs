@@ -253,6 +253,7 @@ async fn run(env: Env, mut socket: WebSocket, enc: Encoding, who: Principal, con
             server_time_ms: env.time.now_ms(),
         })),
     });
+    env.desks.attach(who.id(), &out);
     let mut c = Conn {
         env: env.clone(),
         who,
@@ -459,6 +460,7 @@ async fn run(env: Env, mut socket: WebSocket, enc: Encoding, who: Principal, con
     let _ = tokio::time::timeout(short, SinkExt::close(&mut socket)).await;
     gauge.fetch_sub(1, Ordering::Relaxed);
     env.desks.left(c.who.id(), env.time.now_ms());
+    env.desks.detach(c.who.id(), c.out.conn_id);
     crate::calls::presence_changed(&env, c.who.id());
     debug!("disconnected");
 }
@@ -679,6 +681,16 @@ impl Conn {
             | K::LeagueChooseColour(_)) => {
                 return crate::league::ws::on_message(&self.env, &self.who, &self.out, req, k)
                     .await;
+            }
+            K::LobbySubscribe(d) => {
+                return crate::calls::subscribe_lobby(
+                    &self.env,
+                    &self.who,
+                    &self.out,
+                    req,
+                    &d.league_id,
+                )
+                .await;
             }
             K::ArbiterDeskSubscribe(d) => {
                 return crate::calls::subscribe_desk(

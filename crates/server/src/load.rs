@@ -19,6 +19,9 @@ pub struct GameSeed {
     pub black: Account,
     /// Plies without a capture that draw (0: the default).
     pub move_limit_plies: u32,
+    /// Whether (and how) the players of a game outside any league may call the arbiter; a
+    /// league game has the event's settings whatever this says.
+    pub calls: Option<w::CallSettings>,
 }
 
 /// Why a stored game could not be taken up.
@@ -136,6 +139,7 @@ pub fn info_of(seed: &GameSeed) -> Result<GameInfo, ClientError> {
 /// Creates a new game: commits its first event, then hands it to its shard.
 pub async fn create(env: Env, seed: GameSeed) -> Result<GameHandle, ClientError> {
     let mut info = info_of(&seed)?;
+    info.calls = seed.calls;
     if let Some(board) = &info.league {
         // The event's call settings, fixed in the game's description (its log) at creation.
         let spec = board

@@ -239,5 +239,6 @@ pub async fn load_seed(env: &Env, id: i64) -> Result<GameSeed, ClientError> {
         red,
         black,
         move_limit_plies: env.config.move_limit_plies,
+        calls: None,
     })
 }

@@ -67,6 +67,7 @@ async fn table_full(fen: &str, config: crate::Config, delay_plies: u32) -> Table
         red: red.clone(),
         black: black.clone(),
         move_limit_plies: 0,
+        calls: None,
     };
     let handle = create(env, seed).await.unwrap();
     let (out, rx, _) = Outbox::new(1, Encoding::Proto, 64);

@@ -62,6 +62,8 @@ assets!(
     "model.js",
     "notation.js",
     "phrases.js",
+    "calls.js",
+    "strings-calls.js",
     "pages/arbiter.js",
     "pages/event.js",
     "pages/game.js",

@@ -97,6 +97,9 @@ export class Connection {
     this.pending = new Map(); // requestId → { resolve, reject, msg, retry }
     this.games = new Map(); // gameId → { model, listeners: Set }
     this.leagues = new Map(); // leagueId → { seq, listeners: Set }
+    this.desks = new Map(); // leagueId → Set of listeners (the arbiters' desk: calls)
+    this.lobbies = new Map(); // leagueId → Set of listeners (the presence lobby)
+    this.messageListeners = new Set(); // an arbiter's messages to captains or a whole event
     this.stateListeners = new Set();
     this.listListeners = new Set();
     this.offsetMs = 0; // server time − local time
@@ -241,6 +244,8 @@ export class Connection {
       this.setState('open');
       for (const [gameId, g] of this.games) this.sendSubscribe(gameId, g.model.seq);
       for (const [leagueId, l] of this.leagues) this.sendLeagueSubscribe(leagueId, l.seq);
+      for (const leagueId of this.desks.keys()) this.sendDeskSubscribe(leagueId);
+      for (const leagueId of this.lobbies.keys()) this.sendLobbySubscribe(leagueId);
       for (const p of this.pending.values()) this.rawSend(p.msg);
       clearInterval(this.pinger);
       this.pinger = setInterval(() => this.rawSend({ ping: { clientTimeMs: String(Date.now()) } }), 15000);
@@ -277,6 +282,24 @@ export class Connection {
     }
     if (msg.league) {
       this.receiveLeague(msg.league);
+      return;
+    }
+    if (msg.desk) {
+      for (const fn of this.desks.get(String(msg.desk.leagueId)) || []) fn(msg.desk);
+      return;
+    }
+    if (msg.leagueMessage) {
+      for (const fn of this.messageListeners) fn(msg.leagueMessage);
+      return;
+    }
+    if (msg.presence) {
+      let json = null;
+      try {
+        json = JSON.parse(msg.presence.json || 'null');
+      } catch {
+        json = null;
+      }
+      for (const fn of this.lobbies.get(String(msg.presence.leagueId)) || []) fn({ round: msg.presence.round, json });
       return;
     }
     const gameId = msg.snapshot?.gameId || msg.event?.gameId;
@@ -370,6 +393,73 @@ export class Connection {
     }
     const update = { seq, atMs: Number(u.atMs || 0), kind: u.kind, json, gap };
     for (const fn of l.listeners) fn(update);
+  }
+
+  /**
+   * Follows a league's arbiters' desk (officials only): `fn(desk)` gets every call, take,
+   * close and message of the league's games (`{ leagueId, board, event }`), the open calls'
+   * first. Resubscribes after a drop. `onError(err)` hears a refusal. Returns a stop function.
+   */
+  followDesk(leagueId, fn, onError = () => {}) {
+    return this.followSet(this.desks, leagueId, fn, (id) => this.sendDeskSubscribe(id, onError));
+  }
+
+  /**
+   * Follows a league's presence lobby (its captains and officials): `fn({ round, json })` gets
+   * a round's presence (the JSON of GET …/rounds/{round}/presence) when the lobby is open and
+   * whenever a lined-up player connects or leaves. Returns a stop function.
+   */
+  followLobby(leagueId, fn, onError = () => {}) {
+    return this.followSet(this.lobbies, leagueId, fn, (id) => this.sendLobbySubscribe(id, onError));
+  }
+
+  followSet(map, leagueId, fn, subscribe) {
+    const id = String(leagueId);
+    let set = map.get(id);
+    if (!set) {
+      set = new Set();
+      map.set(id, set);
+      if (this.welcome) subscribe(id);
+    }
+    set.add(fn);
+    // The server keeps a connection's desk and lobby until it closes: nothing to unsubscribe.
+    return () => {
+      set.delete(fn);
+      if (!set.size && map.get(id) === set) map.delete(id);
+    };
+  }
+
+  sendDeskSubscribe(leagueId, onError) {
+    this.request({ arbiterDeskSubscribe: { leagueId: String(leagueId) } }).catch((e) => onError?.(e));
+  }
+
+  sendLobbySubscribe(leagueId, onError) {
+    this.request({ lobbySubscribe: { leagueId: String(leagueId) } }).catch((e) => onError?.(e));
+  }
+
+  /** `fn(m)` gets every arbiter's message to this account as a captain or one of an event. */
+  onLeagueMessage(fn) {
+    this.messageListeners.add(fn);
+    return () => this.messageListeners.delete(fn);
+  }
+
+  /** Calls the arbiter (请裁判) in game `gameId`. */
+  callArbiter(gameId, reason) {
+    return this.request({ callArbiter: { gameId: String(gameId), reason } });
+  }
+
+  /** A message on a game's arbiter channel; `to`: 'red', 'black' or null (both / the arbiters). */
+  sendMessage(gameId, text, to = null) {
+    const side = to === 'red' ? 'SIDE_RED' : to === 'black' ? 'SIDE_BLACK' : 'SIDE_UNSPECIFIED';
+    return this.request({ sendMessage: { gameId: String(gameId), to: side, text } });
+  }
+
+  takeCall(gameId) {
+    return this.request({ takeCall: { gameId: String(gameId) } });
+  }
+
+  closeCall(gameId, decision) {
+    return this.request({ closeCall: { gameId: String(gameId), decision } });
   }
 
   /** Asks for the live game list; `fn(games)` gets every list that arrives. */

@@ -54,6 +54,18 @@ function header(conn) {
     state, signBit, langBtn);
 }
 
+function noticeBox(conn) {
+  const box = h('div.notices', { 'data-testid': 'notices', 'aria-live': 'assertive' });
+  conn.onLeagueMessage((m) => {
+    const to = m.wholeEvent ? t('notice.toEvent') : t('notice.toCaptains', { team: m.teamName || '' });
+    const item = h('p.notice', { 'data-testid': 'notice', role: 'alert' },
+      h('strong', {}, t('notice.from', { who: m.fromName || `#${m.fromId}`, to })), ' ', m.text, ' ',
+      h('button.link', { type: 'button', 'data-testid': 'notice-close', onclick: () => item.remove() }, t('notice.dismiss')));
+    box.prepend(item);
+  });
+  return box;
+}
+
 function start() {
   document.documentElement.lang = lang();
   const skip = document.querySelector('a.skip');
@@ -62,6 +74,9 @@ function start() {
   // The tests (and curious users) reach the connection from the console.
   globalThis.chuhe = { conn };
   fill(document.getElementById('top'), header(conn));
+  // An arbiter's message to this captain or to everyone of an event, on whatever page is open.
+  const notices = noticeBox(conn);
+  document.getElementById('top').append(notices);
   const root = document.getElementById('main');
   const path = location.pathname;
   for (const page of PAGES) {

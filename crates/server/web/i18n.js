@@ -1,6 +1,8 @@
 // zh-CN and English. `t(key, vars)` looks a key up in the chosen language (English when a key
 // has no translation); the choice is remembered in localStorage. Pure apart from that storage.
 
+import { CALLS_EN, CALLS_ZH } from './strings-calls.js';
+
 const EN = {
   'app.title': 'chuhe 楚河',
   'nav.games': 'Games',
@@ -1020,6 +1022,8 @@ const MATCHDAY_ZH = {
 };
 Object.assign(EN, MATCHDAY_EN);
 Object.assign(ZH, MATCHDAY_ZH);
+Object.assign(EN, CALLS_EN);
+Object.assign(ZH, CALLS_ZH);
 
 export const LANGS = { en: EN, 'zh-CN': ZH };
 const KEY = 'chuhe.lang';

@@ -44,6 +44,11 @@ export class GameModel {
     this.paused = false;
     // Everything that happened, newest last: { seq, atMs, kind, side, text, arbiter, … }.
     this.log = [];
+    // The open call to the arbiter (请裁判), as players and arbiters see it:
+    // { seq, side, atMs, reason, takenBy, clockStopped } or null.
+    this.openCall = null;
+    // The arbiter channel this page has seen (calls, takes, closes and messages), oldest first.
+    this.channel = [];
     this.snapshots = 0;
   }
 
@@ -110,6 +115,11 @@ export class GameModel {
     this.rulings = (s.rulings || []).slice();
     this.delayed = Boolean(s.delayed);
     this.finished = Boolean(s.finished);
+    const oc = s.openCall;
+    this.openCall = oc ? {
+      seq: Number(oc.callSeq || 0), side: sideOf(oc.side), atMs: Number(oc.atMs || 0), reason: '',
+      takenBy: oc.takenBy || null, clockStopped: Boolean(oc.clockStopped),
+    } : null;
     this.snapshots += 1;
     return 'applied';
   }
@@ -208,6 +218,35 @@ export class GameModel {
       Object.assign(entry, {
         kind: 'serverRestarted', downtimeMs: Number(e.serverRestarted.downtimeMs || 0),
       });
+    } else if (e.arbiterCalled) {
+      const c = e.arbiterCalled;
+      this.setClock(c.clock, at, localMs);
+      this.openCall = {
+        seq, side: sideOf(c.side), atMs: Number(at || 0), reason: c.reason || '', takenBy: null,
+        clockStopped: Boolean(c.clockStopped),
+      };
+      Object.assign(entry, { kind: 'arbiterCalled', side: this.openCall.side, text: c.reason || '', count: c.count || 0, clockStopped: Boolean(c.clockStopped) });
+      this.channel.push(entry);
+    } else if (e.callTaken) {
+      const by = e.callTaken.arbiter?.arbiterId || null;
+      if (this.openCall && this.openCall.seq === Number(e.callTaken.callSeq || 0)) this.openCall.takenBy = by;
+      Object.assign(entry, { kind: 'callTaken', callSeq: Number(e.callTaken.callSeq || 0), arbiter: e.callTaken.arbiter || null });
+      this.channel.push(entry);
+    } else if (e.callClosed) {
+      if (this.openCall && this.openCall.seq === Number(e.callClosed.callSeq || 0)) this.openCall = null;
+      Object.assign(entry, { kind: 'callClosed', callSeq: Number(e.callClosed.callSeq || 0), arbiter: e.callClosed.arbiter || null });
+      this.channel.push(entry);
+    } else if (e.message) {
+      const m = e.message;
+      Object.assign(entry, {
+        kind: 'message', fromId: m.fromId || '', fromArbiter: m.fromRole === 'ROLE_ARBITER',
+        side: sideOf(m.fromSide), to: sideOf(m.to), text: m.text || '', callSeq: Number(m.callSeq || 0),
+      });
+      this.channel.push(entry);
+    } else if (e.private) {
+      // Something of the arbiter channel that is not for this viewer: only the clocks change.
+      if (e.private.clock) this.setClock(e.private.clock, at, localMs);
+      entry.kind = 'private';
     } else {
       entry.kind = 'unknown';
     }

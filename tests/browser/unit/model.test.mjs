@@ -101,3 +101,30 @@ test('a scheduled game: the clocks start with the started event, as of its sched
   assert.equal(m.clockAtMs, 5000);
   assert.equal(m.log.at(-1).kind, 'started');
 });
+
+test('the arbiter channel: a call stops the clocks, is taken and closed; messages are kept; a private stand-in moves only the clocks', () => {
+  const m = new GameModel('5');
+  m.apply(created(), 0);
+  m.apply(moved(2), 0);
+  const stopped = { ...clock('SIDE_UNSPECIFIED'), paused: true };
+  const ev = (seq, body) => ({ event: { gameId: '5', seq: String(seq), atMs: String(4000 + seq), ...body } });
+  assert.equal(m.apply(ev(3, { arbiterCalled: { side: 'SIDE_BLACK', reason: 'phone', clock: stopped, clockStopped: true, count: 1 } })), 'applied');
+  assert.deepEqual(m.openCall, { seq: 3, side: 'black', atMs: 4003, reason: 'phone', takenBy: null, clockStopped: true });
+  assert.ok(m.paused, 'the call stopped the clocks');
+  m.apply(ev(4, { callTaken: { callSeq: '3', arbiter: { arbiterId: '9', reason: '' } } }));
+  assert.equal(m.openCall.takenBy, '9');
+  m.apply(ev(5, { message: { fromId: '9', fromRole: 'ROLE_ARBITER', fromSide: 'SIDE_UNSPECIFIED', to: 'SIDE_BLACK', text: 'go on', callSeq: '3' } }));
+  m.apply(ev(6, { message: { fromId: '2', fromRole: 'ROLE_PLAYER', fromSide: 'SIDE_BLACK', to: 'SIDE_UNSPECIFIED', text: 'ok', callSeq: '3' } }));
+  m.apply(ev(7, { callClosed: { callSeq: '3', arbiter: { arbiterId: '9', reason: 'no foul' } } }));
+  assert.equal(m.openCall, null);
+  assert.deepEqual(m.channel.map((e) => e.kind), ['arbiterCalled', 'callTaken', 'message', 'message', 'callClosed']);
+  assert.deepEqual(m.channel.slice(2, 4).map((e) => [e.fromArbiter, e.side, e.to, e.text]), [[true, null, 'black', 'go on'], [false, 'black', null, 'ok']]);
+  // What a spectator gets instead: the seq and the clocks only.
+  assert.equal(m.apply(ev(8, { private: { clock: clock('SIDE_BLACK') } })), 'applied');
+  assert.equal(m.paused, false);
+  assert.equal(m.channel.length, 5);
+  // A snapshot carries the open call (without its reason).
+  const s = new GameModel('5');
+  s.apply({ snapshot: { gameId: '5', seq: '3', info: created().event.created.info, fen: AFTER, openCall: { callSeq: '3', side: 'SIDE_BLACK', atMs: '4003', takenBy: '9', clockStopped: true } } });
+  assert.deepEqual(s.openCall, { seq: 3, side: 'black', atMs: 4003, reason: '', takenBy: '9', clockStopped: true });
+});

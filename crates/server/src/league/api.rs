@@ -67,6 +67,7 @@ fn run_err(e: RunError) -> Response {
         RunError::League(l) => match l.code() {
             "permission_denied" => StatusCode::FORBIDDEN,
             "not_found" => StatusCode::NOT_FOUND,
+            "message_rate_limited" => StatusCode::TOO_MANY_REQUESTS,
             "conflict" | "pairing_refused" | "stage_not_complete" | "seeding_refused"
             | "already_seeded" => StatusCode::CONFLICT,
             _ => StatusCode::BAD_REQUEST,

@@ -793,6 +793,9 @@ impl Runner {
         self.state.send_replace(Arc::new(self.league.clone()));
         let delay_ms = u64::from(self.league.rules.delay.seconds) * 1000;
         // Public seqs: the league's count after these entries, counted back.
+        for e in entries {
+            crate::calls::deliver_message(&self.env, &self.league, e);
+        }
         let public: Vec<&Entry> = entries.iter().filter(|e| e.event.is_public()).collect();
         let first = self.league.public_seq + 1 - public.len() as u64;
         for (i, e) in public.into_iter().enumerate() {

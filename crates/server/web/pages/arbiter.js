@@ -11,6 +11,7 @@ import { GameModel } from '../model.js';
 import { entryText, rulingText } from './game.js';
 import { namesOf } from '../matchday.js';
 import { showNotFound } from './notfound.js';
+import { CallBox } from '../calls.js';
 
 export function match(path) {
   const m = /^\/arbiter(?:\/(\d+))?\/?$/.exec(path);
@@ -129,6 +130,9 @@ export function mount(root, { id }, { conn }) {
     },
   });
 
+  // The call to the arbiter (请裁判): take it, talk with the players, close it with a decision.
+  const callBox = new CallBox(conn, id, view.model, { mode: 'arbiter', onError: (e) => { status.textContent = e ? errorText(e) : ''; } });
+
   // Arbiters by name in the log.
   const names = {};
   async function learnNames() {
@@ -175,6 +179,7 @@ export function mount(root, { id }, { conn }) {
   function onUpdate(kind, m) {
     pauseBtn.textContent = m.paused ? t('arbiter.resume') : t('arbiter.pause');
     pauseBtn.disabled = m.finished;
+    callBox.render();
     if (kind === 'event') {
       const e = m.log[m.log.length - 1];
       if (e) rows.set(e.seq, e);
@@ -187,6 +192,13 @@ export function mount(root, { id }, { conn }) {
     const past = new GameModel(id);
     for (const e of log.events || []) past.apply({ event: e });
     for (const e of past.log) if (!rows.has(e.seq)) rows.set(e.seq, e);
+    // The conversation before this page was opened, and the open call's reason.
+    const live = view.model;
+    const seen = new Set(live.channel.map((e) => e.seq));
+    live.channel.unshift(...past.channel.filter((e) => !seen.has(e.seq)));
+    live.channel.sort((a, b) => a.seq - b.seq);
+    if (live.openCall && past.openCall?.seq === live.openCall.seq) live.openCall.reason = past.openCall.reason;
+    callBox.render();
     renderLog();
   }).catch((e) => { status.textContent = errorText(e); });
 
@@ -194,7 +206,7 @@ export function mount(root, { id }, { conn }) {
     h('h1', {}, `${t('arbiter.title')} · ${t('game.title', { id })}`, ' ', h('a', { href: `/game/${id}` }, '↗')),
     h('div.arbiter-grid', {},
       h('div.boardcol', {}, view.el),
-      h('div.side', {}, actions,
+      h('div.side', {}, callBox.el, actions,
         h('h2', {}, t('arbiter.log')),
         h('div.log', {}, h('table', {},
           h('thead', {}, h('tr', {}, ['seq', 'time', 'what', 'by', 'reason'].map((c) => h('th', { scope: 'col' }, t(`arbiter.col.${c}`))))),
@@ -203,6 +215,7 @@ export function mount(root, { id }, { conn }) {
   return () => {
     offList();
     offState();
+    callBox.destroy();
     view.destroy();
   };
 }

@@ -4,12 +4,20 @@
 // set a board's result, order a board replayed, withdraw a team, move a round. Each asks for a
 // reason (mandatory) and a confirmation that names its effect; the log below shows every
 // decision with who (by name), when and why, and the page follows the league live.
+//
+// On top, the calls to the arbiter (请裁判) of the league's games, pushed live over the desk:
+// each open call rings (a beep once sound is enabled, a flashing title, an alert line) and is
+// listed with its board, player, time waiting and who took it; the arbiter takes it, talks with
+// the board's players and closes it with a decision, or opens the board's game console for
+// the arbiter commands (resume, add time, foul, result, ruling override). Below it, the
+// presence lobby of the next round.
 
 import { h, fill } from '../dom.js';
 import { t, lang, errorText } from '../i18n.js';
 import { http, session } from '../api.js';
 import { leagueApi, leagueUrl, soon, pointsText, currentGame } from '../league.js';
 import { matchdayApi, matchdayUrl, namesOf, stageLabel } from '../matchday.js';
+import { Ringer, PresenceView, waitedText } from '../calls.js';
 
 export function match(path) {
   const m = /^\/arbiter\/league\/(\d+)\/?$/.exec(path);
@@ -39,7 +47,44 @@ export function mount(root, { id }, { conn }) {
   const rounds = h('div.consolerounds', { 'data-testid': 'console-rounds' });
   const teamsBox = h('div.consoleteams', { 'data-testid': 'console-teams' });
   const logBody = h('tbody', { 'data-testid': 'console-log' });
+  const ringer = new Ringer();
+  const soundBtn = h('button', {
+    type: 'button', 'data-testid': 'sound-toggle', 'aria-pressed': 'false',
+    onclick: () => {
+      const on = ringer.toggleSound();
+      soundBtn.setAttribute('aria-pressed', String(on));
+      soundBtn.textContent = on ? t('call.soundOff') : t('call.soundOn');
+    },
+  }, t('call.soundOn'));
+  const callAlert = h('p.callalert', { 'data-testid': 'call-alert', role: 'alert', hidden: true });
+  const callsBox = h('div.calls', { 'data-testid': 'calls' }, h('p.none', {}, t('call.none')));
+  const callMsg = h('p.msg', { role: 'status', 'data-testid': 'calls-msg' });
+  const presenceBox = h('div', { 'data-testid': 'console-presence' });
+  // A message to the captains of a team or to everyone of the event (kept in the league log).
+  const noticeTo = h('select', { 'data-testid': 'notice-to', 'aria-label': t('call.to') }, h('option', { value: '' }, t('notice.toEvent')));
+  const noticeText = h('input', { type: 'text', maxlength: 500, size: 50, 'data-testid': 'notice-text', 'aria-label': t('call.message'), placeholder: t('call.message') });
+  const noticeMsg = h('p.msg', { role: 'status', 'data-testid': 'notice-msg' });
+  const noticeForm = h('form.row', {
+    onsubmit: async (ev) => {
+      ev.preventDefault();
+      const text = noticeText.value.trim();
+      if (!text) return;
+      const body = { command: 'message', text };
+      if (noticeTo.value !== '') body.team = Number(noticeTo.value);
+      noticeMsg.textContent = '';
+      try {
+        await http(matchdayApi.commands(id), { method: 'POST', body });
+        noticeText.value = '';
+        noticeMsg.textContent = t('notice.sent');
+        loadLog();
+      } catch (e) {
+        noticeMsg.textContent = errorText(e);
+      }
+    },
+  }, noticeTo, noticeText, h('button', { type: 'submit', 'data-testid': 'notice-send' }, t('call.send')));
   fill(root, h('section.console', {}, title, error, status, dialog,
+    h('h2', {}, t('call.queue'), ' ', soundBtn), callAlert, callMsg, callsBox, presenceBox,
+    h('h2', {}, t('notice.title')), noticeForm, noticeMsg,
     h('h2', {}, t('md.console.teams')), teamsBox,
     h('h2', {}, t('md.console.rounds')), rounds,
     h('h2', {}, t('md.console.log')),
@@ -65,6 +110,107 @@ export function mount(root, { id }, { conn }) {
   let stopFollow = null;
   let busy = false;
   const reload = soon(load);
+  let presence = null;
+
+  // The calls: what the queue says (GET …/calls), refreshed on every desk message.
+  let calls = [];
+  const known = new Set(); // `${gameId}:${callSeq}` of every call seen ringing
+  const inputs = new Map(); // call key → its inputs (typed text survives the refreshes)
+  const callNames = {};
+  const reloadCalls = soon(loadCalls, 100);
+  // Every desk message refreshes the queue; the queue is also read every 15 s (a call of a
+  // game another node runs reaches this node's desk only through it).
+  const stopDesk = conn.followDesk(id, () => reloadCalls(), (e) => { callMsg.textContent = errorText(e); });
+  const callPoll = setInterval(reloadCalls, 15000);
+
+  async function loadCalls() {
+    if (stopped) return;
+    try {
+      const q = await http(`/api/v1/leagues/${encodeURIComponent(id)}/calls`);
+      calls = q.calls || [];
+      // A call not seen before rings.
+      const fresh = calls.filter((c) => c.open && !known.has(`${c.gameId}:${c.callSeq}`));
+      for (const c of fresh) known.add(`${c.gameId}:${c.callSeq}`);
+      if (fresh.length) ringer.ring(() => calls.filter((c) => c.open).length);
+      const ids = calls.flatMap((c) => [c.takenBy, ...(c.messages || []).map((m) => m.fromId)]).filter(Boolean);
+      Object.assign(callNames, await namesOf(ids));
+      if (!stopped) renderCalls();
+    } catch (e) {
+      callMsg.textContent = errorText(e);
+    }
+  }
+
+  function callInputs(key) {
+    if (!inputs.has(key)) {
+      inputs.set(key, {
+        text: h('input', { type: 'text', maxlength: 500, 'data-testid': 'desk-message', 'aria-label': t('call.message'), placeholder: t('call.message') }),
+        to: h('select', { 'data-testid': 'desk-to', 'aria-label': t('call.to') },
+          h('option', { value: '' }, t('call.toBoth')), h('option', { value: 'red' }, t('side.red')), h('option', { value: 'black' }, t('side.black'))),
+        decision: h('input', { type: 'text', maxlength: 500, 'data-testid': 'desk-decision', 'aria-label': t('call.decision'), placeholder: t('call.decision') }),
+      });
+    }
+    return inputs.get(key);
+  }
+
+  async function callAct(fn, after = () => {}) {
+    callMsg.textContent = '';
+    try {
+      await fn();
+      after();
+    } catch (e) {
+      callMsg.textContent = errorText(e);
+    }
+    reloadCalls();
+  }
+
+  function renderCalls() {
+    const open = calls.filter((c) => c.open);
+    callAlert.hidden = !open.length;
+    callAlert.textContent = open.length ? t('call.alert', { n: open.length }) : '';
+    callAlert.classList.toggle('ringing', open.length > 0);
+    if (!open.length) ringer.stopFlash();
+    const me = String(conn.principalId || session()?.id || '');
+    fill(callsBox, open.length ? open.map((c) => {
+      const key = `${c.gameId}:${c.callSeq}`;
+      const i = callInputs(key);
+      const where = `${t('match.roundTable', { round: c.round, table: c.table })} · ${t('match.boardN', { n: c.board })}`;
+      const taken = c.takenBy ? t('call.takenBy', { who: callNames[c.takenBy] || `#${c.takenBy}` }) : t('call.notTaken');
+      const mine = c.takenBy && String(c.takenBy) === me;
+      return h('article.call', { 'data-testid': `call-${c.gameId}`, 'data-taken': c.takenBy ? (mine ? 'me' : 'other') : 'no' },
+        h('h3', {}, where, ' · ', h('span', { 'data-testid': 'call-player' }, `${c.playerName || '?'} (${t(`side.${c.side}`)})`)),
+        h('p', {},
+          h('span', { 'data-testid': 'call-waiting', 'data-at': String(c.atMs) }, waitedText(conn.serverNow() - c.atMs)), ' · ',
+          c.clockStopped ? t('call.clockStopped') : t('call.clockRuns'), ' · ',
+          h('span', { 'data-testid': 'call-taken' }, taken)),
+        c.reason ? h('p.reason', { 'data-testid': 'call-reason-text' }, c.reason) : null,
+        h('ol.channel', { 'data-testid': 'desk-channel' }, (c.messages || []).map((m) => h('li', { class: m.fromRole === 'arbiter' ? 'arbiter' : '' },
+          h('span.time', {}, new Date(m.atMs).toLocaleTimeString(lang())), ' ',
+          m.fromRole === 'arbiter'
+            ? `${t('call.fromArbiter', { who: callNames[m.fromId] || `#${m.fromId}` })} → ${m.to ? t(`side.${m.to}`) : t('call.toBoth')}: ${m.text}`
+            : `${t(`side.${m.fromSide}`)} → ${t('call.toArbiter')}: ${m.text}`))),
+        h('div.row', {},
+          c.takenBy ? null : h('button.primary', { type: 'button', 'data-testid': 'desk-take', onclick: () => callAct(() => conn.takeCall(c.gameId)) }, t('call.take')),
+          h('a', { href: `/arbiter/${c.gameId}`, 'data-testid': 'desk-open-game' }, t('call.openGame'))),
+        h('form.row', {
+          onsubmit: (ev) => {
+            ev.preventDefault();
+            const text = i.text.value.trim();
+            if (text) callAct(() => conn.sendMessage(c.gameId, text, i.to.value || null), () => { i.text.value = ''; });
+          },
+        }, i.to, i.text, h('button', { type: 'submit', 'data-testid': 'desk-send' }, t('call.send'))),
+        h('form.row', {
+          onsubmit: (ev) => {
+            ev.preventDefault();
+            callAct(() => conn.closeCall(c.gameId, i.decision.value.trim()), () => { i.decision.value = ''; });
+          },
+        }, i.decision, h('button', { type: 'submit', 'data-testid': 'desk-close' }, t('call.close'))));
+    }) : h('p.none', {}, t('call.none')));
+  }
+
+  const callTicker = setInterval(() => {
+    for (const el of callsBox.querySelectorAll('[data-testid=call-waiting]')) el.textContent = waitedText(conn.serverNow() - Number(el.dataset.at));
+  }, 1000);
+  loadCalls();
 
   async function load() {
     if (stopped) return;
@@ -76,6 +222,17 @@ export function mount(root, { id }, { conn }) {
       error.textContent = '';
       if (!busy) render();
       loadLog();
+      if (noticeTo.options.length !== (o.teams || []).length + 1) {
+        fill(noticeTo, h('option', { value: '' }, t('notice.toEvent')),
+          (o.teams || []).map((tm, i) => h('option', { value: String(i) }, t('notice.toCaptains', { team: tm.name }))));
+      }
+      if (!presence) {
+        const next = (o.rounds || []).find((r) => !r.completed);
+        if (next) {
+          presence = new PresenceView(conn, id, next.round);
+          fill(presenceBox, presence.el);
+        }
+      }
     } catch (e) {
       error.textContent = errorText(e);
     }
@@ -303,7 +460,7 @@ export function mount(root, { id }, { conn }) {
       fill(logBody, entries.map((e) => h('tr', { class: e.reason ? 'by-arbiter' : '', 'data-kind': e.kind },
         h('td', {}, String(e.seq)),
         h('td.time', {}, new Date(e.at).toLocaleString(lang())),
-        h('td', {}, `${t(`md.log.${e.kind}`)}${where(e.event) ? ` · ${where(e.event)}` : ''}`),
+        h('td', {}, `${t(`md.log.${e.kind}`)}${where(e.event) ? ` · ${where(e.event)}` : ''}${e.kind === 'arbiter_message' ? `: ${e.event?.text || ''}` : ''}`),
         h('td', { 'data-testid': 'log-by' }, e.actorId ? (names[e.actorId] || `#${e.actorId}`) : t('md.log.server')),
         h('td', {}, e.reason || ''))));
     } catch (e) {
@@ -315,5 +472,10 @@ export function mount(root, { id }, { conn }) {
   return () => {
     stopped = true;
     stopFollow?.();
+    stopDesk();
+    clearInterval(callTicker);
+    clearInterval(callPoll);
+    ringer.stopFlash();
+    presence?.destroy();
   };
 }

@@ -14,6 +14,7 @@ import { otherSide } from '../model.js';
 import { followBoard, takeBanner, waitingText } from '../matchday.js';
 import { explainText } from '../phrases.js';
 import { showNotFound } from './notfound.js';
+import { CallBox, channelText } from '../calls.js';
 
 export function match(path) {
   const m = /^\/game\/(\d+)\/?$/.exec(path);
@@ -51,6 +52,11 @@ export function entryText(e, notation = 'chinese') {
       return `${t('result.line', { result: resultText(e.result), reason: reasonText(e.code) })}${why ? ` · ${why}` : ''}`;
     }
     case 'move': return `${e.move?.ply}. ${moveText(e.move, notation)}`;
+    case 'arbiterCalled':
+    case 'callTaken':
+    case 'callClosed':
+    case 'message':
+      return channelText(e);
     default: return '';
   }
 }
@@ -121,11 +127,13 @@ export function mount(root, { id }, { conn }) {
     },
   });
   const model = view.model;
+  // 请裁判: the player's call to the arbiter and the conversation while it is open.
+  const callBox = new CallBox(conn, id, model, { mode: 'player', side: () => mySide(), onError: (e) => showError(e) });
 
   fill(root, h('div.gamepage', {},
     h('div.boardcol', {}, view.el, h('div.row', {}, flipBtn, record), downloads),
     h('div.side', {},
-      title, meta, delay, waiting, result, chain, error, banners, controls, reviewBar,
+      title, meta, delay, waiting, result, chain, error, banners, controls, callBox.el, reviewBar,
       h('h2', {}, t('game.moves'), ' ', noteSel), moves,
       typedForm, say.el)));
 
@@ -329,6 +337,7 @@ export function mount(root, { id }, { conn }) {
     renderMeta();
     renderResult();
     renderControls();
+    callBox.render();
     renderMoves();
     refreshMovable();
   }
@@ -337,6 +346,7 @@ export function mount(root, { id }, { conn }) {
   const waitTicker = setInterval(() => { if (model.loaded) waiting.textContent = waitingText(model, mySide(), conn.serverNow()); }, 1000);
   return () => {
     clearInterval(waitTicker);
+    callBox.destroy();
     stopChain?.();
     view.destroy();
   };

@@ -1,9 +1,11 @@
 // `/league/{id}/match/{round}/{table}`: one team match — every board side by side, live, with
-// the 局分/场分, the lineups (sealed until revealed) and the score sheet (`MatchView`).
+// the 局分/场分, the lineups (sealed until revealed) and the score sheet (`MatchView`); for the
+// match's captains and the event's arbiters, the presence lobby before the round.
 
 import { MatchView } from '../matchview.js';
 import { showNotFound } from './notfound.js';
 import { t } from '../i18n.js';
+import { PresenceView } from '../calls.js';
 
 export function match(path) {
   const m = /^\/league\/(\d+)\/match\/(\d+)\/(\d+)\/?$/.exec(path);
@@ -17,6 +19,10 @@ export function mount(root, { id, round, table }, { conn }) {
     view.destroy();
     showNotFound(root, t('notfound.match', { id, round, table }));
   };
-  root.replaceChildren(view.el);
-  return () => view.destroy();
+  const presence = new PresenceView(conn, id, round, { table });
+  root.replaceChildren(presence.el, view.el);
+  return () => {
+    presence.destroy();
+    view.destroy();
+  };
 }

@@ -1,6 +1,7 @@
 // `/league/{id}/round/{n}`: every match of a round, each a live `MatchView` (its score, its
 // lineups and its boards as small live boards), with the round's time and links to the rounds
-// before and after it.
+// before and after it; for captains (their matches) and the event's arbiters, the presence lobby
+// of the round.
 
 import { h, fill } from '../dom.js';
 import { t, lang, errorText } from '../i18n.js';
@@ -8,6 +9,7 @@ import { http } from '../api.js';
 import { MatchView } from '../matchview.js';
 import { leagueApi, leagueUrl } from '../league.js';
 import { matchdayUrl } from '../matchday.js';
+import { PresenceView } from '../calls.js';
 
 export function match(path) {
   const m = /^\/league\/(\d+)\/round\/(\d+)\/?$/.exec(path);
@@ -20,7 +22,8 @@ export function mount(root, { id, round }, { conn }) {
   const nav = h('p.row.links', { 'data-testid': 'round-nav' });
   const list = h('div.roundmatches', { 'data-testid': 'round-matches' });
   const error = h('p.error', { role: 'alert', 'data-testid': 'error' });
-  fill(root, h('section.roundpage', {}, title, info, nav, error, list));
+  const presence = new PresenceView(conn, id, round);
+  fill(root, h('section.roundpage', {}, title, info, nav, error, presence.el, list));
   const views = [];
   (async () => {
     try {
@@ -52,6 +55,7 @@ export function mount(root, { id, round }, { conn }) {
     }
   })();
   return () => {
+    presence.destroy();
     for (const v of views) v.destroy();
   };
 }

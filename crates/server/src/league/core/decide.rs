@@ -75,6 +75,12 @@ pub enum LeagueCommand {
     },
     /// Arbiter: a board is played again.
     ReplayBoard { at: BoardKey },
+    /// Arbiter: a message to the captains of `team`, or to everyone of the event (no team).
+    Message {
+        #[serde(default)]
+        team: Option<usize>,
+        text: String,
+    },
     /// Organiser: pair the next Swiss round now (it is otherwise paired when the round before
     /// completes).
     PairNextRound,
@@ -89,6 +95,11 @@ pub enum LeagueCommand {
     /// The driver's timer: whatever is due.
     Tick,
 }
+
+/// The longest arbiter's message to captains or the event, in characters.
+pub const MESSAGE_MAX_CHARS: usize = 500;
+/// An arbiter sends at most one message to captains or the event per this many ms.
+pub const MESSAGE_INTERVAL_MS: u64 = 2000;
 
 /// A refused command; the league is unchanged.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -119,6 +130,12 @@ pub enum LeagueError {
     /// paired already.
     #[error("{0}")]
     AlreadySeeded(String),
+    /// A message over the length limit.
+    #[error("the message has {chars} characters; at most {limit}")]
+    MessageTooLong { chars: usize, limit: usize },
+    /// An arbiter's messages come too fast.
+    #[error("one message every {interval_ms} ms at most")]
+    MessageRateLimited { interval_ms: u64 },
 }
 
 impl LeagueError {
@@ -134,6 +151,8 @@ impl LeagueError {
             LeagueError::StageNotComplete(_) => "stage_not_complete",
             LeagueError::Seeding(_) => "seeding_refused",
             LeagueError::AlreadySeeded(_) => "already_seeded",
+            LeagueError::MessageTooLong { .. } => "message_too_long",
+            LeagueError::MessageRateLimited { .. } => "message_rate_limited",
         }
     }
 }
@@ -440,6 +459,42 @@ pub fn decide(
                 .ok_or_else(|| LeagueError::NotFound(at.to_string()))?;
             d.push(LeagueEvent::BoardReplayed { at: *at })?;
             keep_who_went_on(league, &d.work, at.round)?;
+        }
+        LeagueCommand::Message { team, text } => {
+            if !is_arbiter(league, actor) {
+                return Err(LeagueError::PermissionDenied(
+                    "messages to captains and the event are for its arbiters (and the organizer)"
+                        .into(),
+                ));
+            }
+            let text = text.trim();
+            if text.is_empty() {
+                return Err(LeagueError::Invalid("the message is empty".into()));
+            }
+            let chars = text.chars().count();
+            if chars > MESSAGE_MAX_CHARS {
+                return Err(LeagueError::MessageTooLong {
+                    chars,
+                    limit: MESSAGE_MAX_CHARS,
+                });
+            }
+            if let Some(t) = team {
+                if *t >= league.teams.len() {
+                    return Err(LeagueError::NotFound(format!("team {t}")));
+                }
+            }
+            let last = actor
+                .id
+                .and_then(|a| league.last_message_ms.get(&a).copied());
+            if last.is_some_and(|t| now < t.saturating_add(MESSAGE_INTERVAL_MS)) {
+                return Err(LeagueError::MessageRateLimited {
+                    interval_ms: MESSAGE_INTERVAL_MS,
+                });
+            }
+            d.push(LeagueEvent::ArbiterMessage {
+                team: *team,
+                text: text.to_string(),
+            })?;
         }
         LeagueCommand::PairNextRound => {
             need_organizer(actor)?;

@@ -252,6 +252,14 @@ pub enum LeagueEvent {
     BoardReplayed { at: BoardKey },
     /// Every match of the round has its result.
     RoundCompleted { round: u32 },
+    /// An arbiter's message (the entry's actor) to the captains of `team`, or to everyone of
+    /// the event when `team` is None. Not public: the event's arbiters read it in the log, its
+    /// recipients in their messages; spectators never.
+    ArbiterMessage {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        team: Option<usize>,
+        text: String,
+    },
 }
 
 impl LeagueEvent {
@@ -274,12 +282,17 @@ impl LeagueEvent {
             LeagueEvent::Withdrawn { .. } => "withdrawn",
             LeagueEvent::BoardReplayed { .. } => "board_replayed",
             LeagueEvent::RoundCompleted { .. } => "round_completed",
+            LeagueEvent::ArbiterMessage { .. } => "arbiter_message",
         }
     }
 
-    /// Whether spectators may see it (a sealed lineup is seen by nobody but its team).
+    /// Whether spectators may see it (a sealed lineup is seen by nobody but its team, an
+    /// arbiter's message by nobody but its recipients and the event's officials).
     pub fn is_public(&self) -> bool {
-        !matches!(self, LeagueEvent::LineupSubmitted { .. })
+        !matches!(
+            self,
+            LeagueEvent::LineupSubmitted { .. } | LeagueEvent::ArbiterMessage { .. }
+        )
     }
 }
 

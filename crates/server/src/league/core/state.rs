@@ -134,6 +134,8 @@ pub struct League {
     pub games: BTreeMap<i64, (BoardKey, u32)>,
     /// Public events so far: the seq of the public stream.
     pub public_seq: u64,
+    /// When each arbiter last sent a message to a captain or the event (the rate limit).
+    pub last_message_ms: BTreeMap<i64, u64>,
 }
 
 impl League {
@@ -192,6 +194,7 @@ impl League {
             withdrawals: Vec::new(),
             games: BTreeMap::new(),
             public_seq: 1,
+            last_message_ms: BTreeMap::new(),
         })
     }
 
@@ -459,6 +462,11 @@ impl League {
             LeagueEvent::RoundCompleted { round } => {
                 if let Some(r) = self.rounds.get_mut(round.wrapping_sub(1) as usize) {
                     r.completed = true;
+                }
+            }
+            LeagueEvent::ArbiterMessage { .. } => {
+                if let Some(a) = e.actor {
+                    self.last_message_ms.insert(a, e.at_ms);
                 }
             }
         }

@@ -1708,3 +1708,47 @@ fn a_knockout_tie_whose_team_withdrew_is_a_walkover_and_the_next_round_is_paired
     );
     assert_eq!(digest(&League::replay(7, &s.log).unwrap()), digest(&s.l));
 }
+
+#[test]
+fn an_arbiter_messages_captains_or_the_event_kept_private_and_rate_limited() {
+    let mut s = Sim::new(spec("round_robin", 4, serde_json::json!({})));
+    let msg = |team: Option<usize>, text: &str| LeagueCommand::Message {
+        team,
+        text: text.into(),
+    };
+    let ev = s.run(msg(Some(1), "  第二轮推迟十分钟 "), ARB, None).unwrap();
+    assert_eq!(
+        ev,
+        [LeagueEvent::ArbiterMessage {
+            team: Some(1),
+            text: "第二轮推迟十分钟".into()
+        }]
+    );
+    assert!(!ev[0].is_public(), "never on the public stream");
+    let public = s.l.public_seq;
+    // One message every two seconds per arbiter; another arbiter is not held back.
+    let e = s.run(msg(None, "again"), ARB, None).unwrap_err();
+    assert_eq!(e.code(), "message_rate_limited");
+    s.run(msg(None, "all boards: start"), ORG, None).unwrap();
+    s.now += super::decide::MESSAGE_INTERVAL_MS;
+    s.run(msg(None, "now"), ARB, None).unwrap();
+    assert_eq!(s.l.public_seq, public, "the public seq counts no message");
+    assert_eq!(
+        s.log.last().map(|e| (e.actor, e.event.kind())),
+        Some((Some(50), "arbiter_message"))
+    );
+    // Refusals, each with its code.
+    s.now += super::decide::MESSAGE_INTERVAL_MS;
+    for (cmd, who, code) in [
+        (msg(None, "hi"), OTHER_ARB, "permission_denied"),
+        (msg(None, "hi"), captain(0), "permission_denied"),
+        (msg(Some(9), "hi"), ARB, "not_found"),
+        (msg(None, "   "), ARB, "invalid_argument"),
+        (msg(None, &"字".repeat(501)), ARB, "message_too_long"),
+    ] {
+        assert_eq!(s.run(cmd, who, None).unwrap_err().code(), code);
+    }
+    // The log folds back to the same state (the rate limit included).
+    let again = League::replay(7, &s.log).unwrap();
+    assert_eq!(again.last_message_ms, s.l.last_message_ms);
+}
