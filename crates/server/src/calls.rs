@@ -278,7 +278,11 @@ fn message_of(
 
 /// An arbiter's message was recorded in league `l`'s log: it goes to its recipients'
 /// connections and to the league's desks (a `leagueMessage`).
-pub(crate) fn deliver_message(env: &Env, l: &crate::league::core::League, e: &crate::league::core::Entry) {
+pub(crate) fn deliver_message(
+    env: &Env,
+    l: &crate::league::core::League,
+    e: &crate::league::core::Entry,
+) {
     let crate::league::core::LeagueEvent::ArbiterMessage { team, text } = &e.event else {
         return;
     };
@@ -588,7 +592,11 @@ fn send_presence(
             None => official.clone(),
             Some(teams) => {
                 // A captain hears of a round only when one of the captain's matches is in it.
-                if !r.tables.iter().any(|t| t.teams.iter().any(|x| teams.contains(x))) {
+                if !r
+                    .tables
+                    .iter()
+                    .any(|t| t.teams.iter().any(|x| teams.contains(x)))
+                {
                     return !o.is_closed();
                 }
                 presence_message(env, l, r, Reader::Captain(teams))
@@ -600,7 +608,11 @@ fn send_presence(
 
 /// The teams whose matches' presence `p` may see in league `l`: None for an official (every
 /// match), the teams `p` captains, or Err when `p` may see no lobby.
-fn lobby_reader(env: &Env, l: &crate::league::core::League, p: &Principal) -> Result<Option<Vec<usize>>, ()> {
+fn lobby_reader(
+    env: &Env,
+    l: &crate::league::core::League,
+    p: &Principal,
+) -> Result<Option<Vec<usize>>, ()> {
     if official(env, l.id, p) {
         return Ok(None);
     }
@@ -695,11 +707,13 @@ async fn presence(
     };
     let teams = match lobby_reader(&env, &l, &p) {
         Ok(t) => t,
-        Err(()) => return api_error(
-            StatusCode::FORBIDDEN,
-            "permission_denied",
-            "the presence lobby is for the captains of the match and the event's arbiters",
-        ),
+        Err(()) => {
+            return api_error(
+                StatusCode::FORBIDDEN,
+                "permission_denied",
+                "the presence lobby is for the captains of the match and the event's arbiters",
+            );
+        }
     };
     let reader = match &teams {
         None => Reader::Official,

@@ -114,12 +114,14 @@ test('a player calls the arbiter: the console rings and lists it, an arbiter tak
 });
 
 test('the presence lobby: a player arriving before the round, seen by the captain and the arbiter; a spectator sees nothing', async () => {
-  const l = await league(server, { name: '到场 browser', boards: 2, extra: { arbiters: ['裁判长'], presence_before: '1h', lateness: '15m' } });
+  // Accounts are by name: players of their own, so nobody is here from the test before.
+  const teams = [{ name: '东队', players: ['东一', '东二', '东三'] }, { name: '西队', players: ['西一', '西二', '西三'] }];
+  const l = await league(server, { name: '到场 browser', boards: 2, teams, extra: { arbiters: ['场裁'], presence_before: '1h', lateness: '15m' } });
   // The lineups are due now (the registered order plays) and the round starts in ten minutes.
   await startRound(server, l.id, 1, 600_000);
   const row = (x, team, board) => x.page.getByTestId(`presence-1-${team}-${board}`);
 
-  const arb = await openAs(browser, server, arbiterToken(l.tokens, '裁判长'), `/arbiter/league/${l.id}`);
+  const arb = await openAs(browser, server, arbiterToken(l.tokens, '场裁'), `/arbiter/league/${l.id}`);
   const cap = await openAs(browser, server, tokenOf(l.tokens, 'captain', 0).token, `/league/${l.id}/match/1/1`, { lang: 'zh-CN' });
   await row(arb, 0, 1).and(arb.page.locator('[data-presence=not_yet]')).waitFor();
   await row(cap, 0, 1).and(cap.page.locator('[data-presence=not_yet]')).waitFor();
@@ -136,8 +138,8 @@ test('the presence lobby: a player arriving before the round, seen by the captai
   assert.equal(await spec.page.getByTestId('presence').isHidden(), true);
   assert.equal(await spec.page.locator('[data-testid^=presence-1-]').count(), 0);
 
-  // 红一 (board 1 of the first team) connects: both lobbies change to connected.
-  const player = await openAs(browser, server, tokenOf(l.tokens, 'player', 0, '红一').token, '/me');
+  // 东一 (board 1 of the first team) connects: both lobbies change to connected.
+  const player = await openAs(browser, server, tokenOf(l.tokens, 'player', 0, '东一').token, '/me');
   await row(cap, 0, 1).and(cap.page.locator('[data-presence=connected]')).waitFor();
   await row(arb, 0, 1).and(arb.page.locator('[data-presence=connected]')).waitFor();
   assert.equal(await row(cap, 0, 1).locator('td.presence').innerText(), '已到');

@@ -1716,7 +1716,9 @@ fn an_arbiter_messages_captains_or_the_event_kept_private_and_rate_limited() {
         team,
         text: text.into(),
     };
-    let ev = s.run(msg(Some(1), "  第二轮推迟十分钟 "), ARB, None).unwrap();
+    let ev = s
+        .run(msg(Some(1), "  第二轮推迟十分钟 "), ARB, None)
+        .unwrap();
     assert_eq!(
         ev,
         [LeagueEvent::ArbiterMessage {
