@@ -29,10 +29,14 @@ pub struct Desks {
     online: Mutex<HashMap<i64, Seen>>,
     /// The connections following each league's presence lobby (`lobbySubscribe`), with the
     /// teams whose matches each may see (None: every match, an official).
-    lobbies: Mutex<HashMap<i64, Vec<(Outbox, Option<Vec<usize>>)>>>,
+    lobbies: Mutex<HashMap<i64, Vec<LobbyFollower>>>,
     /// Every signed-in account's open connections (an arbiter's messages reach them).
     by_account: Mutex<HashMap<i64, Vec<Outbox>>>,
 }
+
+/// A connection following a lobby, with the teams whose matches it may see (None: every
+/// match).
+type LobbyFollower = (Outbox, Option<Vec<usize>>);
 
 /// An account's connections now, and when its last one closed.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
