@@ -467,3 +467,245 @@ async fn run(backend: &str) -> Result<()> {
     db.drop_db().await;
     Ok(())
 }
+
+fn presence_of(m: &w::ServerMessage) -> Option<Value> {
+    match &m.kind {
+        Some(server_message::Kind::Presence(p)) => serde_json::from_str(&p.json).ok(),
+        _ => None,
+    }
+}
+
+fn league_message(m: &w::ServerMessage) -> Option<w::LeagueMessage> {
+    match &m.kind {
+        Some(server_message::Kind::LeagueMessage(x)) => Some(x.clone()),
+        _ => None,
+    }
+}
+
+/// The presence of account `pid` in a presence body.
+fn presence_word(v: &Value, pid: i64) -> Option<String> {
+    v["tables"].as_array()?.iter().find_map(|t| {
+        t["players"].as_array()?.iter().find_map(|p| {
+            (p["playerId"] == json!(pid.to_string()))
+                .then(|| p["presence"].as_str().unwrap_or("").to_string())
+        })
+    })
+}
+
+/// Before the round: a captain follows the presence lobby and sees a lined-up player of the
+/// match arrive (players and spectators may not follow it); an arbiter's messages reach the
+/// captains of a team or everyone of the event, live and over HTTP, never a spectator; a game
+/// outside any league created with call settings takes calls, one without does not.
+#[tokio::test]
+async fn the_lobby_reaches_captains_and_arbiters_message_captains_and_the_event() -> Result<()> {
+    let (db, server, cast) = start_seeded("sqlite", chuhe_server::Config::default()).await?;
+    let addr = server.addr;
+    let org = &cast.organizer;
+    let (id, tokens) = published_league(addr, org, &spec()).await?;
+    let tok = |role: &str, team: i64, n: usize| -> Result<(i64, String)> {
+        let t = tokens
+            .iter()
+            .filter(|t| t["role"] == json!(role) && (role == "arbiter" || t["team"] == json!(team)))
+            .nth(n)
+            .context("token")?;
+        Ok((
+            t["principalId"].as_str().context("id")?.parse()?,
+            t["token"].as_str().context("token")?.to_string(),
+        ))
+    };
+    let (_, captain0) = tok("captain", 0, 0)?;
+    let (_, captain1) = tok("captain", 1, 0)?;
+    let (p0, player0) = tok("player", 0, 0)?;
+    let (_, player1) = tok("player", 1, 0)?;
+    let (_, arb) = tok("arbiter", 0, 0)?;
+    let (_, arb2) = tok("arbiter", 0, 1)?;
+
+    // The lineups are due now (the registered order), the round an hour ahead: the lobby
+    // (30 minutes by default) is not open yet — then the round moves to 20 minutes ahead.
+    let mut fan = Client::connect(addr, None, Encoding::Json).await?;
+    fan.league_subscribe(&id, 0).await?;
+    let now = now_ms();
+    let body = json!({"start": (now + 1_200_000).to_string(), "lineup_deadline": now.to_string()});
+    let (s, v) = http_json(
+        addr,
+        "POST",
+        &format!("/api/v1/leagues/{id}/rounds/1/reschedule"),
+        Some(org),
+        Some(&body),
+    )
+    .await?;
+    ensure!(s == 200, "reschedule: {s} {v}");
+    loop {
+        let (_, kind, _) = fan.league_next().await?;
+        if kind == "lineups_revealed" {
+            break;
+        }
+    }
+
+    // Who may follow the lobby.
+    for (token, enc) in [(Some(&player1), Encoding::Json), (None, Encoding::Proto)] {
+        let mut c = Client::connect(addr, token.map(|t| t.as_str()), enc).await?;
+        let r = c
+            .send(C::LobbySubscribe(w::LobbySubscribe {
+                league_id: id.clone(),
+            }))
+            .await?;
+        ensure!(c.error_code(r).await? == "permission_denied");
+    }
+    let mut cap = Client::connect(addr, Some(&captain0), Encoding::Json).await?;
+    let r = cap
+        .send(C::LobbySubscribe(w::LobbySubscribe {
+            league_id: id.clone(),
+        }))
+        .await?;
+    cap.reply(r).await?;
+    let first = cap.expect(presence_of).await?;
+    ensure!(
+        presence_word(&first, p0).as_deref() == Some("not_yet"),
+        "{first}"
+    );
+    // Board 1 of the captain's team connects: the captain hears of it.
+    let mut p = Client::connect(addr, Some(&player0), Encoding::Json).await?;
+    let now_here = cap
+        .expect(|m| presence_of(m).filter(|v| presence_word(v, p0).as_deref() == Some("connected")))
+        .await?;
+    ensure!(now_here["round"] == json!(1));
+
+    // An arbiter's message to the captains of team 0: the captain gets it, the other team's
+    // captain and the player do not.
+    let mut cap1 = Client::connect(addr, Some(&captain1), Encoding::Json).await?;
+    let cmd = |team: Option<usize>, text: &str| {
+        let mut b = json!({"command": "message", "text": text});
+        if let Some(t) = team {
+            b["team"] = json!(t);
+        }
+        b
+    };
+    let path = format!("/api/v1/leagues/{id}/commands");
+    let (s, v) = http_json(
+        addr,
+        "POST",
+        &path,
+        Some(&arb),
+        Some(&cmd(Some(0), "请甲队领队到裁判席")),
+    )
+    .await?;
+    ensure!(s == 200, "message: {s} {v}");
+    let m = cap.expect(league_message).await?;
+    ensure!(
+        !m.whole_event && m.team == 0 && m.text == "请甲队领队到裁判席" && m.from_name == "裁判长",
+        "{m:?}"
+    );
+    // Too soon for the same arbiter; a player may not send one.
+    let (s, v) = http_json(addr, "POST", &path, Some(&arb), Some(&cmd(None, "again"))).await?;
+    ensure!(
+        s == 429 && v["code"] == json!("message_rate_limited"),
+        "{s} {v}"
+    );
+    let (s, v) = http_json(addr, "POST", &path, Some(&player0), Some(&cmd(None, "hi"))).await?;
+    ensure!(
+        s == 403 && v["code"] == json!("permission_denied"),
+        "{s} {v}"
+    );
+    // The other arbiter to everyone: the player and both captains get it.
+    let (s, v) = http_json(
+        addr,
+        "POST",
+        &path,
+        Some(&arb2),
+        Some(&cmd(None, "第一轮推迟十分钟")),
+    )
+    .await?;
+    ensure!(s == 200, "message: {s} {v}");
+    for c in [&mut p, &mut cap1, &mut cap] {
+        let m = c.expect(league_message).await?;
+        ensure!(m.whole_event && m.text == "第一轮推迟十分钟", "{m:?}");
+    }
+    for c in [&mut p, &mut cap1] {
+        ensure!(
+            !c.seen
+                .iter()
+                .filter_map(league_message)
+                .any(|m| !m.whole_event),
+            "a team's message reached someone else"
+        );
+    }
+    ensure!(
+        fan.until_pong()
+            .await?
+            .iter()
+            .all(|m| league_message(m).is_none())
+    );
+    // Afterwards over HTTP: the arbiters all, a captain the event's and its team's, the other
+    // team's captain only the event's, a spectator nothing.
+    let read = |token: Option<String>| {
+        let path = format!("/api/v1/leagues/{id}/messages");
+        async move { http_json(addr, "GET", &path, token.as_deref(), None).await }
+    };
+    let texts = |v: &Value| -> Vec<String> {
+        v["messages"]
+            .as_array()
+            .map(|a| {
+                a.iter()
+                    .map(|m| m["text"].as_str().unwrap_or("").to_string())
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    let (s, v) = read(Some(arb.clone())).await?;
+    ensure!(
+        s == 200 && texts(&v) == ["请甲队领队到裁判席", "第一轮推迟十分钟"],
+        "{s} {v}"
+    );
+    let (_, v) = read(Some(captain0.clone())).await?;
+    ensure!(texts(&v).len() == 2, "{v}");
+    let (_, v) = read(Some(captain1.clone())).await?;
+    ensure!(texts(&v) == ["第一轮推迟十分钟"], "{v}");
+    let (s, _) = read(None).await?;
+    ensure!(s == 401, "a spectator: {s}");
+    // The log keeps them, with who sent them.
+    let (_, log) = http_json(
+        addr,
+        "GET",
+        &format!("/api/v1/leagues/{id}/log"),
+        Some(org),
+        None,
+    )
+    .await?;
+    let kinds: Vec<&str> = log["entries"]
+        .as_array()
+        .context("entries")?
+        .iter()
+        .filter_map(|e| e["kind"].as_str())
+        .filter(|k| *k == "arbiter_message")
+        .collect();
+    ensure!(kinds.len() == 2, "{log}");
+
+    // A game outside any league: with call settings its player calls; without, refused.
+    let with = create_game(addr, &cast, "10m+5s", "", r#","calls":{}"#).await?;
+    let without = create_game(addr, &cast, "10m+5s", "", "").await?;
+    let mut red = Client::connect(addr, Some(&cast.red), Encoding::Json).await?;
+    red.subscribe(&with, 0).await?;
+    let call = |game: &str| {
+        C::CallArbiter(w::CallArbiter {
+            game_id: game.into(),
+            reason: "clock fault".into(),
+        })
+    };
+    let r = red.send(call(&with)).await?;
+    red.reply(r).await?;
+    let r = red.send(call(&without)).await?;
+    ensure!(red.error_code(r).await? == "calls_not_allowed");
+    let mut a = Client::connect(addr, Some(&cast.arbiter), Encoding::Json).await?;
+    a.subscribe(&with, 0).await?;
+    let r = a
+        .send(C::TakeCall(w::TakeCall {
+            game_id: with.clone(),
+        }))
+        .await?;
+    a.reply(r).await?;
+
+    server.stop().await?;
+    db.drop_db().await;
+    Ok(())
+}
