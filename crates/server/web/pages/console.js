@@ -62,7 +62,7 @@ export function mount(root, { id }, { conn }) {
   const presenceBox = h('div', { 'data-testid': 'console-presence' });
   // A message to the captains of a team or to everyone of the event (kept in the league log).
   const noticeTo = h('select', { 'data-testid': 'notice-to', 'aria-label': t('call.to') }, h('option', { value: '' }, t('notice.toEvent')));
-  const noticeText = h('input', { type: 'text', maxlength: 500, size: 50, 'data-testid': 'notice-text', 'aria-label': t('call.message'), placeholder: t('call.message') });
+  const noticeText = h('input', { type: 'text', maxlength: 500, 'data-testid': 'notice-text', 'aria-label': t('call.message'), placeholder: t('call.message') });
   const noticeMsg = h('p.msg', { role: 'status', 'data-testid': 'notice-msg' });
   const noticeForm = h('form.row', {
     onsubmit: async (ev) => {
