@@ -7,16 +7,85 @@ use chuhe_league::chain::StageColours;
 use chuhe_league::lineup::{FinalLineup, LineupRules};
 use chuhe_league::matches::{MatchRecord, evaluate_match};
 use chuhe_league::swiss::{SwissOptions, SwissRound, SwissTeam, pair_next_round};
-use chuhe_proto::v1::Result as WResult;
 use serde::{Deserialize, Serialize};
 
 use super::event::{
     BoardKey, BoardSetting, ColourName, Entry, ForfeitBy, LeagueEvent, Outcome, Revealed, TeamSide,
 };
 use super::state::League;
-use crate::game::Actor;
-use crate::league::spec::System;
-use crate::persist::Role;
+use crate::spec::System;
+
+/// Who sends a command, as the league needs to know it: an account (its id and role), or the
+/// driver itself ([`Actor::SERVER`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Actor {
+    /// The account's id; None: anonymous, or the driver.
+    pub id: Option<i64>,
+    pub role: Option<Role>,
+}
+
+impl Actor {
+    /// The driver's own commands (its timer, the games it sets up and sees end).
+    pub const SERVER: Actor = Actor {
+        id: None,
+        role: None,
+    };
+}
+
+/// An account's role, as the league's permissions read it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Role {
+    Player,
+    Arbiter,
+    Organizer,
+}
+
+/// How a league game ended, in Red/Black terms.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum GameEnd {
+    RedWins,
+    BlackWins,
+    Draw,
+    BothLose,
+}
+
+/// What a command changes: the entries to commit (possibly none), and what could not follow
+/// by itself and waits for the organiser (for the driver to log).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Decision {
+    pub entries: Vec<Entry>,
+    pub waiting: Vec<Waiting>,
+}
+
+/// Something that would follow by itself but cannot yet: it waits for the organiser, who sees
+/// why in the league's state.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Waiting {
+    /// A Swiss round completed and the next cannot be paired.
+    #[error("next Swiss round not paired: {0}")]
+    SwissRound(LeagueError),
+    /// A stage completed and the next cannot be seeded from its standings.
+    #[error("next stage not begun: {0}")]
+    NextStage(LeagueError),
+}
+
+impl Waiting {
+    /// The reason.
+    pub fn error(&self) -> &LeagueError {
+        match self {
+            Waiting::SwissRound(e) | Waiting::NextStage(e) => e,
+        }
+    }
+
+    /// What waits, in a few words.
+    pub fn what(&self) -> &'static str {
+        match self {
+            Waiting::SwissRound(_) => "next Swiss round not paired",
+            Waiting::NextStage(_) => "next stage not begun",
+        }
+    }
+}
 
 /// What can be asked of a league.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -50,11 +119,11 @@ pub enum LeagueCommand {
         black: i64,
         start_ms: u64,
     },
-    /// The driver saw a league game end: its result in Red/Black terms, its reason code,
-    /// and the fouls of [Red, Black].
+    /// The driver saw a league game end: its result in Red/Black terms (None: the game has
+    /// none), its reason code, and the fouls of [Red, Black].
     GameFinished {
         game: i64,
-        result: i32,
+        result: Option<GameEnd>,
         reason: String,
         fouls: [u32; 2],
     },
@@ -146,6 +215,7 @@ struct Draft {
     entries: Vec<Entry>,
     actor: Option<i64>,
     reason: Option<String>,
+    waiting: Vec<Waiting>,
 }
 
 impl Draft {
@@ -203,21 +273,29 @@ fn need_arbiter(l: &League, a: &Actor, reason: Option<&str>) -> Result<(), Leagu
     Ok(())
 }
 
-/// What `cmd` by `actor` at `now` would change: the entries to commit (possibly none), or
-/// why it is refused. `reason`: the why of an arbiter's decision (mandatory for those).
+/// What `cmd` by `actor` at `now` would change: the entries to commit (possibly none) and
+/// what waits for the organiser, or why it is refused. `reason`: the why of an arbiter's
+/// decision (mandatory for those).
 pub fn decide(
     league: &League,
     cmd: &LeagueCommand,
     actor: &Actor,
     reason: Option<&str>,
     now: u64,
-) -> Result<Vec<Entry>, LeagueError> {
+) -> Result<Decision, LeagueError> {
     let mut d = Draft {
         work: league.clone(),
         now,
         entries: Vec::new(),
         actor: actor.id,
         reason: reason.map(str::to_string),
+        waiting: Vec::new(),
+    };
+    let nothing = || {
+        Ok(Decision {
+            entries: Vec::new(),
+            waiting: Vec::new(),
+        })
     };
     match cmd {
         LeagueCommand::Publish => {
@@ -315,7 +393,7 @@ pub fn decide(
                 ));
             }
             if league.games.contains_key(game) {
-                return Ok(Vec::new());
+                return nothing();
             }
             d.push(LeagueEvent::GameCreated {
                 at: *at,
@@ -339,10 +417,10 @@ pub fn decide(
                 ));
             }
             let Some((at, stage)) = league.games.get(game).copied() else {
-                return Ok(Vec::new());
+                return nothing();
             };
             let Some(b) = league.board(at) else {
-                return Ok(Vec::new());
+                return nothing();
             };
             // Not (or no longer) the board's game, or recorded already: nothing to do.
             let Some(g) = b
@@ -350,18 +428,19 @@ pub fn decide(
                 .iter()
                 .find(|g| g.game == *game && g.finished.is_none())
             else {
-                return Ok(Vec::new());
+                return nothing();
             };
             let first_red = g.first_colour == ColourName::Red;
-            let outcome = match (
-                WResult::try_from(*result).unwrap_or(WResult::Unspecified),
-                first_red,
-            ) {
-                (WResult::RedWins, true) | (WResult::BlackWins, false) => Outcome::First,
-                (WResult::RedWins, false) | (WResult::BlackWins, true) => Outcome::Second,
-                (WResult::Draw, _) => Outcome::Draw,
-                (WResult::BothLose, _) => Outcome::BothLose,
-                (WResult::Unspecified, _) => {
+            let outcome = match (*result, first_red) {
+                (Some(GameEnd::RedWins), true) | (Some(GameEnd::BlackWins), false) => {
+                    Outcome::First
+                }
+                (Some(GameEnd::RedWins), false) | (Some(GameEnd::BlackWins), true) => {
+                    Outcome::Second
+                }
+                (Some(GameEnd::Draw), _) => Outcome::Draw,
+                (Some(GameEnd::BothLose), _) => Outcome::BothLose,
+                (None, _) => {
                     return Err(LeagueError::Invalid(format!("game {game} has no result")));
                 }
             };
@@ -492,7 +571,10 @@ pub fn decide(
         }
     }
     settle(&mut d)?;
-    Ok(d.entries)
+    Ok(Decision {
+        entries: d.entries,
+        waiting: d.waiting,
+    })
 }
 
 /// The (start, deadline) of round `r`: as scheduled at creation, or, past those, spaced like
@@ -688,8 +770,8 @@ fn seeding_of(l: &League, stage: u32) -> Result<Vec<usize>, LeagueError> {
         .filter(|(team, rank)| rank.is_some() && !l.withdrawn(*team))
         .collect();
     let k = match next.entrants {
-        crate::league::spec::Entrants::All => rows.len(),
-        crate::league::spec::Entrants::Top(k) => k as usize,
+        crate::spec::Entrants::All => rows.len(),
+        crate::spec::Entrants::Top(k) => k as usize,
     };
     if rows.len() < k.max(2) {
         return Err(LeagueError::Seeding(format!(
@@ -764,8 +846,8 @@ fn chosen_seeds(l: &League, teams: &[usize]) -> Result<Vec<usize>, LeagueError> 
     let current = l.stages.last().cloned().unwrap_or_default();
     let still_in = current.iter().filter(|t| !l.withdrawn(**t)).count();
     let want = match next.entrants {
-        crate::league::spec::Entrants::All => still_in,
-        crate::league::spec::Entrants::Top(k) => k as usize,
+        crate::spec::Entrants::All => still_in,
+        crate::spec::Entrants::Top(k) => k as usize,
     };
     if teams.len() != want {
         return Err(LeagueError::Invalid(format!(
@@ -1031,7 +1113,7 @@ fn settle_once(d: &mut Draft) -> Result<(), LeagueError> {
                 System::Swiss { .. } => {
                     // A round that cannot be paired waits for the organiser (who sees why).
                     if let Err(e) = pair_swiss(d) {
-                        tracing::warn!(league = d.work.id, error = %e, "next Swiss round not paired");
+                        d.waiting.push(Waiting::SwissRound(e));
                     }
                 }
                 System::Knockout => next_knockout_round(d, round)?,
@@ -1049,9 +1131,7 @@ fn settle_once(d: &mut Draft) -> Result<(), LeagueError> {
                         })?;
                         pair_stage(d, stage + 1, true)?;
                     }
-                    Err(e) => {
-                        tracing::warn!(league = d.work.id, error = %e, "next stage not begun");
-                    }
+                    Err(e) => d.waiting.push(Waiting::NextStage(e)),
                 }
             }
         }
