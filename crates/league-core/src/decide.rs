@@ -43,7 +43,7 @@ pub enum Role {
 /// How a league game ended, in Red/Black terms.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
-pub enum GameEnd {
+pub enum ColourResult {
     RedWins,
     BlackWins,
     Draw,
@@ -123,7 +123,7 @@ pub enum LeagueCommand {
     /// none), its reason code, and the fouls of [Red, Black].
     GameFinished {
         game: i64,
-        result: Option<GameEnd>,
+        result: Option<ColourResult>,
         reason: String,
         fouls: [u32; 2],
     },
@@ -432,14 +432,14 @@ pub fn decide(
             };
             let first_red = g.first_colour == ColourName::Red;
             let outcome = match (*result, first_red) {
-                (Some(GameEnd::RedWins), true) | (Some(GameEnd::BlackWins), false) => {
+                (Some(ColourResult::RedWins), true) | (Some(ColourResult::BlackWins), false) => {
                     Outcome::First
                 }
-                (Some(GameEnd::RedWins), false) | (Some(GameEnd::BlackWins), true) => {
+                (Some(ColourResult::RedWins), false) | (Some(ColourResult::BlackWins), true) => {
                     Outcome::Second
                 }
-                (Some(GameEnd::Draw), _) => Outcome::Draw,
-                (Some(GameEnd::BothLose), _) => Outcome::BothLose,
+                (Some(ColourResult::Draw), _) => Outcome::Draw,
+                (Some(ColourResult::BothLose), _) => Outcome::BothLose,
                 (None, _) => {
                     return Err(LeagueError::Invalid(format!("game {game} has no result")));
                 }
@@ -739,7 +739,7 @@ fn pair_stage(d: &mut Draft, stage: u32, by_system: bool) -> Result<(), LeagueEr
 
 /// Whether a stage has played everything its system plays: a round robin's every round, a
 /// Swiss's number of rounds, a knockout's final.
-pub(crate) fn stage_complete(l: &League, stage: u32) -> bool {
+pub fn stage_complete(l: &League, stage: u32) -> bool {
     let rounds: Vec<_> = l.stage_rounds(stage).collect();
     let Some(last) = rounds.last() else {
         return false;
@@ -1229,7 +1229,7 @@ fn next_knockout_round(d: &mut Draft, round: u32) -> Result<(), LeagueError> {
 }
 
 /// Whether a match's record is known, as `chuhe-league` reads it.
-pub(crate) fn match_record(l: &League, round: u32, table: u32) -> Option<MatchRecord> {
+pub fn match_record(l: &League, round: u32, table: u32) -> Option<MatchRecord> {
     let t = l.table(round, table)?;
     if let Some(by) = t.forfeit {
         return Some(match by {

@@ -23,7 +23,7 @@ mod tests;
 pub mod view;
 
 pub use decide::{
-    Actor, Decision, GameEnd, LeagueCommand, LeagueError, Role, Waiting, decide,
+    Actor, ColourResult, Decision, LeagueCommand, LeagueError, Role, Waiting, decide,
 };
 pub use event::{
     BoardKey, BoardSetting, ColourName, Entry, ForfeitBy, LeagueEvent, Outcome, Revealed, SetGame,

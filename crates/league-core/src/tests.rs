@@ -149,10 +149,10 @@ impl Sim {
         let g = self.game(at).clone();
         let first_red = g.first_colour == ColourName::Red;
         let result = match (outcome, first_red) {
-            (Outcome::First, true) | (Outcome::Second, false) => GameEnd::RedWins,
-            (Outcome::First, false) | (Outcome::Second, true) => GameEnd::BlackWins,
-            (Outcome::Draw, _) => GameEnd::Draw,
-            (Outcome::BothLose, _) => GameEnd::BothLose,
+            (Outcome::First, true) | (Outcome::Second, false) => ColourResult::RedWins,
+            (Outcome::First, false) | (Outcome::Second, true) => ColourResult::BlackWins,
+            (Outcome::Draw, _) => ColourResult::Draw,
+            (Outcome::BothLose, _) => ColourResult::BothLose,
         };
         self.now += 60_000;
         let mut out = self
@@ -713,7 +713,7 @@ fn lateness_forfeits_the_board_and_arbiters_decide_with_a_reason() {
         .run(
             LeagueCommand::GameFinished {
                 game: old,
-                result: Some(GameEnd::RedWins),
+                result: Some(ColourResult::RedWins),
                 reason: "checkmate".into(),
                 fouls: [0, 0],
             },
@@ -1017,7 +1017,7 @@ fn the_server_alone_records_games_and_ticks() {
             .run(
                 LeagueCommand::GameFinished {
                     game: 1,
-                    result: 1,
+                    result: Some(ColourResult::RedWins),
                     reason: "x".into(),
                     fouls: [0, 0],
                 },
@@ -1032,7 +1032,7 @@ fn the_server_alone_records_games_and_ticks() {
         s.run(
             LeagueCommand::GameFinished {
                 game: 999_999,
-                result: 1,
+                result: Some(ColourResult::RedWins),
                 reason: "x".into(),
                 fouls: [0, 0]
             },

@@ -316,15 +316,7 @@ async fn upload(
             )
                 .into_response()
         }
-        Err(runner::CreateError::Spec(e)) => {
-            let pos = field_position(text, &e.field);
-            file_error(FileError {
-                message: e.to_string(),
-                field: Some(e.field),
-                line: pos.map(|p| p.0),
-                column: pos.map(|p| p.1),
-            })
-        }
+        Err(runner::CreateError::Spec(e)) => file_error(file::refused(text, e)),
         Err(runner::CreateError::Store(e)) if e.is_client_error() => {
             api_error(StatusCode::CONFLICT, "conflict", &e.to_string())
         }

@@ -15,7 +15,7 @@ use tokio::time::{Instant, sleep_until};
 use tracing::{Instrument, debug, error, info, info_span, warn};
 
 use super::core::{
-    Entry, GameEnd, League, LeagueCommand, LeagueError, LeagueEvent, TeamAccounts, next_due,
+    ColourResult, Entry, League, LeagueCommand, LeagueError, LeagueEvent, TeamAccounts, next_due,
     wanted_games,
 };
 use super::spec::EventSpec;
@@ -511,12 +511,12 @@ fn league_actor(a: &Actor) -> super::core::Actor {
 }
 
 /// A game's result (the wire's number) in the league's terms; None: it has none.
-fn game_end(result: i32) -> Option<GameEnd> {
+fn game_end(result: i32) -> Option<ColourResult> {
     match w::Result::try_from(result).unwrap_or(w::Result::Unspecified) {
-        w::Result::RedWins => Some(GameEnd::RedWins),
-        w::Result::BlackWins => Some(GameEnd::BlackWins),
-        w::Result::Draw => Some(GameEnd::Draw),
-        w::Result::BothLose => Some(GameEnd::BothLose),
+        w::Result::RedWins => Some(ColourResult::RedWins),
+        w::Result::BlackWins => Some(ColourResult::BlackWins),
+        w::Result::Draw => Some(ColourResult::Draw),
+        w::Result::BothLose => Some(ColourResult::BothLose),
         w::Result::Unspecified => None,
     }
 }
