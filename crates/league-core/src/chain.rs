@@ -107,12 +107,14 @@ pub fn parse(c: Option<&ChainSpec>, root: &str, file: ChainFile) -> Result<Resul
         (Some(_), Some(_)) => return Err(bad(root, "give \"preset\" or \"stages\", not both")),
         (None, None) => return Err(bad(root, "needs \"preset\" or \"stages\"")),
         (Some(p), None) => match p.as_str() {
-            "single" => ResultChain::single(file.time_control(
-                &format!("{root}.time_control"),
-                c.time_control
-                    .as_deref()
-                    .unwrap_or(file.default_time_control()),
-            )?),
+            "single" => ResultChain::single(
+                file.time_control(
+                    &format!("{root}.time_control"),
+                    c.time_control
+                        .as_deref()
+                        .unwrap_or(file.default_time_control()),
+                )?,
+            ),
             "slow-fast-armageddon" => {
                 let tcs = match (&c.time_controls, file) {
                     (Some(t), _) => t.clone(),
@@ -136,7 +138,9 @@ pub fn parse(c: Option<&ChainSpec>, root: &str, file: ChainFile) -> Result<Resul
             other => {
                 return Err(bad(
                     format!("{root}.preset"),
-                    format!("unknown preset {other:?} (use \"single\" or \"slow-fast-armageddon\")"),
+                    format!(
+                        "unknown preset {other:?} (use \"single\" or \"slow-fast-armageddon\")"
+                    ),
                 ));
             }
         },
@@ -145,7 +149,8 @@ pub fn parse(c: Option<&ChainSpec>, root: &str, file: ChainFile) -> Result<Resul
             for (i, s) in stages.iter().enumerate() {
                 out.push(stage(s, i, &format!("{root}.stages[{i}]"), file)?);
             }
-            ResultChain::new(out, basis).map_err(|e| bad(format!("{root}.stages"), e.to_string()))?
+            ResultChain::new(out, basis)
+                .map_err(|e| bad(format!("{root}.stages"), e.to_string()))?
         }
     };
     chain.count_basis = basis;
@@ -168,7 +173,9 @@ fn stage(s: &ChainStageSpec, i: usize, f: &str, file: ChainFile) -> Result<Chain
         other => {
             return Err(bad(
                 format!("{f}.colours"),
-                format!("unknown {other:?} (scheduled, swapped, chosen_by_previous_black, chosen_by_previous_red, chosen_by_first, chosen_by_second)"),
+                format!(
+                    "unknown {other:?} (scheduled, swapped, chosen_by_previous_black, chosen_by_previous_red, chosen_by_first, chosen_by_second)"
+                ),
             ));
         }
     };
@@ -252,8 +259,14 @@ mod tests {
             chain(serde_json::json!({"stages": [s]}))
         };
         let cases = [
-            (stages(serde_json::json!({"colours": "x"})), "tiebreak_chain.stages[0].colours"),
-            (stages(serde_json::json!({"on_draw": "x"})), "tiebreak_chain.stages[0].on_draw"),
+            (
+                stages(serde_json::json!({"colours": "x"})),
+                "tiebreak_chain.stages[0].colours",
+            ),
+            (
+                stages(serde_json::json!({"on_draw": "x"})),
+                "tiebreak_chain.stages[0].on_draw",
+            ),
             (
                 stages(serde_json::json!({"points": [0.3, 0]})),
                 "tiebreak_chain.stages[0].points[0]",
@@ -262,7 +275,10 @@ mod tests {
                 stages(serde_json::json!({"time_control": ""})),
                 "tiebreak_chain.stages[0].time_control",
             ),
-            (chain(serde_json::json!({"preset": "x"})), "tiebreak_chain.preset"),
+            (
+                chain(serde_json::json!({"preset": "x"})),
+                "tiebreak_chain.preset",
+            ),
             (chain(serde_json::json!({})), "tiebreak_chain"),
             (
                 chain(serde_json::json!({"preset": "single", "count_basis": "x"})),
@@ -274,7 +290,12 @@ mod tests {
             assert_eq!(e.field, field, "{e}");
         }
         let rated = stages(serde_json::json!({"rated": false}));
-        assert!(!parse(Some(&rated), "result_chain", ChainFile::Results).unwrap().stages()[0].rated);
+        assert!(
+            !parse(Some(&rated), "result_chain", ChainFile::Results)
+                .unwrap()
+                .stages()[0]
+                .rated
+        );
         let e = parse(Some(&rated), "result_chain", ChainFile::Event).unwrap_err();
         assert_eq!(e.field, "result_chain.stages[0].rated");
     }

@@ -431,19 +431,18 @@ pub fn decide(
                 return nothing();
             };
             let first_red = g.first_colour == ColourName::Red;
-            let outcome = match (*result, first_red) {
-                (Some(ColourResult::RedWins), true) | (Some(ColourResult::BlackWins), false) => {
-                    Outcome::First
-                }
-                (Some(ColourResult::RedWins), false) | (Some(ColourResult::BlackWins), true) => {
-                    Outcome::Second
-                }
-                (Some(ColourResult::Draw), _) => Outcome::Draw,
-                (Some(ColourResult::BothLose), _) => Outcome::BothLose,
-                (None, _) => {
-                    return Err(LeagueError::Invalid(format!("game {game} has no result")));
-                }
-            };
+            let outcome =
+                match (*result, first_red) {
+                    (Some(ColourResult::RedWins), true)
+                    | (Some(ColourResult::BlackWins), false) => Outcome::First,
+                    (Some(ColourResult::RedWins), false)
+                    | (Some(ColourResult::BlackWins), true) => Outcome::Second,
+                    (Some(ColourResult::Draw), _) => Outcome::Draw,
+                    (Some(ColourResult::BothLose), _) => Outcome::BothLose,
+                    (None, _) => {
+                        return Err(LeagueError::Invalid(format!("game {game} has no result")));
+                    }
+                };
             let [red, black] = *fouls;
             d.push(LeagueEvent::GameFinished {
                 at,

@@ -4,8 +4,8 @@ use super::file::{BoardJson, ColourJson, ForfeitJson, ResultJson};
 use super::lines::Lines;
 use anyhow::Result;
 use chuhe_league::chain::{BoardRecord, GameResult, PlayedGame, ResultChain, StageColours};
-use chuhe_league_core::chain::{self, ChainFile, ChainSpec};
 use chuhe_league::colour::{Colour, Side, side_colour};
+use chuhe_league_core::chain::{self, ChainFile, ChainSpec};
 
 /// `root` is the field's path (`result_chain`, `tiebreak_chain`), for error messages. The
 /// keys and their checks are the server's event file's ([`chuhe_league_core::chain`]).

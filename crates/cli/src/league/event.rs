@@ -773,8 +773,8 @@ mod tests {
     /// written again, and compared (so a misspelt field, which the readers would ignore, fails).
     #[test]
     fn the_docs_messages_and_commands_are_what_the_server_reads() {
-        use chuhe_proto::v1::{ClientMessage, ServerMessage};
         use chuhe_league_core::{LeagueCommand, LeagueEvent};
+        use chuhe_proto::v1::{ClientMessage, ServerMessage};
         let doc = std::fs::read_to_string(root().join("docs/league.md")).unwrap();
         let (mut messages, mut commands) = (0, 0);
         for (lang, block) in fenced(&doc) {

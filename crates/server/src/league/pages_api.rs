@@ -26,10 +26,10 @@ use super::core::{BoardKey, League, Outcome, TeamSide, match_result};
 use super::datetime::format_instant;
 use super::runner;
 use super::spec::EventSpec;
-use chuhe_league_core::file::{self, FileError};
-pub use chuhe_league_core::file::parse_event_file;
 use crate::Env;
 use crate::auth::{api_error, authenticate, bearer};
+pub use chuhe_league_core::file::parse_event_file;
+use chuhe_league_core::file::{self, FileError};
 
 pub fn router() -> Router<Env> {
     Router::new()
@@ -459,5 +459,4 @@ every = "7d"
         assert!(qr_svg("").is_err());
         assert!(qr_svg(&"x".repeat(MAX_QR + 1)).is_err());
     }
-
 }
