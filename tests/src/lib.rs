@@ -41,7 +41,7 @@ pub fn backends() -> Vec<&'static str> {
     v
 }
 
-/// Prints `skipped: <test> <what> (<var> is not set)` as one line on the process's stderr.
+/// Prints `skipped: <test> (<what>: <var> is not set)` as one line on the process's stderr.
 /// Written to the stderr handle, not with `eprintln!`: libtest captures the `print!` family
 /// (and shows it only for failed tests) but not the handle, so the line is always seen. The
 /// test is named by its thread, which libtest names after it.
@@ -51,7 +51,7 @@ pub fn say_skipped(what: &str, var: &str) {
     let test = thread.name().unwrap_or("a test");
     let _ = writeln!(
         std::io::stderr(),
-        "skipped: {test} {what} ({var} is not set)"
+        "skipped: {test} ({what}: {var} is not set)"
     );
 }
 

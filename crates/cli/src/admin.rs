@@ -101,7 +101,7 @@ pub enum AdminCommand {
 
 /// `--start`: the start mode and, for an instant, its Unix ms.
 fn start_of(text: &str) -> Result<(w::StartMode, u64)> {
-    use chuhe_server::league::datetime::parse_instant;
+    use chuhe_league_core::datetime::parse_instant;
     Ok(match text.trim() {
         "now" => (w::StartMode::Now, 0),
         "players" => (w::StartMode::PlayersPresent, 0),
@@ -211,7 +211,7 @@ async fn command(p: &dyn Persist, command: AdminCommand) -> Result<String> {
             lateness,
         } => {
             let (start_mode, scheduled_start_ms) = start_of(&start)?;
-            let lateness_limit_ms = chuhe_server::league::datetime::parse_duration(&lateness)
+            let lateness_limit_ms = chuhe_league_core::datetime::parse_duration(&lateness)
                 .with_context(|| format!("--lateness must be a duration, not {lateness:?}"))?;
             let req = CreateGameRequest {
                 red_id: red.to_string(),

@@ -148,7 +148,7 @@ pub async fn create(env: Env, seed: GameSeed) -> Result<GameHandle, ClientError>
             .ok()
             .and_then(|id| env.leagues.get(id))
             .and_then(|h| h.snapshot().spec.arbiter_calls);
-        info.calls = Some(crate::league::spec::CallsSpec::settings(spec.as_ref()));
+        info.calls = Some(crate::league::call_settings(spec.as_ref()));
     }
     let (st, decided) = game::create(&info, env.time.now_ms())?;
     let mut g = LiveGame::new(env.clone(), seed.row.id.0, st);

@@ -138,7 +138,7 @@ fn main() -> BenchResult {
             run(label, &url, options, games, moves).await?;
         }
         let Ok(base) = std::env::var("CHUHE_TEST_DATABASE_URL") else {
-            eprintln!("postgres bench skipped: CHUHE_TEST_DATABASE_URL is not set");
+            eprintln!("skipped: postgres bench (CHUHE_TEST_DATABASE_URL is not set)");
             return Ok(());
         };
         let rnd = chuhe_store::generate_token()?.hash.0;

@@ -430,9 +430,11 @@ mod tests {
         let Ok(base) = std::env::var("CHUHE_TEST_DATABASE_URL") else {
             // Straight to the process's stderr, past libtest's output capture, so it is seen.
             use std::io::Write as _;
+            let thread = std::thread::current();
+            let test = thread.name().unwrap_or("a PostgreSQL unit test");
             let _ = writeln!(
                 std::io::stderr(),
-                "chuhe-store: PostgreSQL unit test ({what}) skipped: CHUHE_TEST_DATABASE_URL is not set"
+                "skipped: {test} ({what}: CHUHE_TEST_DATABASE_URL is not set)"
             );
             return None;
         };

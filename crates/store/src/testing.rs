@@ -61,14 +61,14 @@ impl ThrowawayPg {
     }
 
     /// Creates and starts a server, or, when no PostgreSQL binaries are installed, prints one
-    /// line to stderr (`chuhe: <test> skipped: …`) and returns `None`.
+    /// line to stderr (`skipped: <test> (<why>)`) and returns `None`.
     pub fn start_or_skip(test: &str) -> io::Result<Option<ThrowawayPg>> {
         let Some(bin) = Self::find_binaries() else {
             use std::io::Write as _;
             let _ = writeln!(
                 io::stderr(),
-                "chuhe: {test} skipped: no PostgreSQL server binaries (initdb, pg_ctl) under \
-                 /usr/lib/postgresql/*/bin or CHUHE_PG_BIN"
+                "skipped: {test} (no PostgreSQL server binaries, initdb and pg_ctl, under \
+                 /usr/lib/postgresql/*/bin or CHUHE_PG_BIN)"
             );
             return Ok(None);
         };

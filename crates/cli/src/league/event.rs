@@ -9,7 +9,8 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use anyhow::{Context, Result, anyhow, bail};
-use chuhe_server::league::spec::EventSpec;
+use chuhe_league_core::file::parse_event_file;
+use chuhe_league_core::spec::{EventSpec, SpecError};
 use clap::{Args, Subcommand, ValueEnum};
 use serde_json::{Value, json};
 
@@ -338,11 +339,13 @@ pub fn load(file: &Path, roster: Option<&Path>) -> Result<EventSpec> {
     let is_toml = file
         .extension()
         .is_some_and(|e| e.eq_ignore_ascii_case("toml"));
-    let mut spec: EventSpec = if is_toml {
-        toml::from_str(&text).map_err(|e| anyhow!("{}: {e}", file.display()))?
-    } else {
-        serde_json::from_str(&text).map_err(|e| anyhow!("{}: {e}", file.display()))?
-    };
+    let mut spec = parse_event_file(&text, Some(if is_toml { "toml" } else { "json" })).map_err(
+        |e| match (is_toml, e.line, e.column) {
+            // serde_json's message says where itself; TOML's is placed the same way.
+            (true, Some(l), Some(c)) => anyhow!("{}: {e} at line {l} column {c}", file.display()),
+            _ => anyhow!("{}: {e}", file.display()),
+        },
+    )?;
     if let Some(r) = roster {
         let csv = super::read_input(r)?;
         super::roster::merge(&mut spec, &csv, &r.display().to_string())?;
@@ -351,10 +354,8 @@ pub fn load(file: &Path, roster: Option<&Path>) -> Result<EventSpec> {
 }
 
 /// The server's checks of an event file: its rules and its round times.
-pub fn check(spec: &EventSpec) -> Result<(), chuhe_server::league::spec::SpecError> {
-    let rules = spec.rules()?;
-    spec.round_times(&rules, rules.planned_rounds())?;
-    Ok(())
+pub fn check(spec: &EventSpec) -> Result<(), SpecError> {
+    chuhe_league_core::file::check(spec).map(|_| ())
 }
 
 fn id_path(league: &str) -> Result<String> {
@@ -772,8 +773,8 @@ mod tests {
     /// written again, and compared (so a misspelt field, which the readers would ignore, fails).
     #[test]
     fn the_docs_messages_and_commands_are_what_the_server_reads() {
+        use chuhe_league_core::{LeagueCommand, LeagueEvent};
         use chuhe_proto::v1::{ClientMessage, ServerMessage};
-        use chuhe_server::league::core::{LeagueCommand, LeagueEvent};
         let doc = std::fs::read_to_string(root().join("docs/league.md")).unwrap();
         let (mut messages, mut commands) = (0, 0);
         for (lang, block) in fenced(&doc) {

@@ -1,6 +1,7 @@
 //! The results file (input of `standings`, `sheet` and `pair`) as JSON. Unknown fields are
 //! refused; the format is documented in `crates/league/README.md`.
 
+use chuhe_league_core::chain::ChainSpec;
 use serde::Deserialize;
 
 #[derive(Deserialize)]
@@ -19,7 +20,7 @@ pub(super) struct ResultsFile {
     #[serde(default)]
     pub(super) match_points: Option<MatchPointsJson>,
     #[serde(default)]
-    pub(super) result_chain: Option<ChainJson>,
+    pub(super) result_chain: Option<ChainSpec>,
     pub(super) teams: Vec<TeamJson>,
     #[serde(default)]
     pub(super) matches: Vec<MatchJson>,
@@ -38,7 +39,7 @@ pub(super) struct ResultsFile {
     pub(super) third_place: bool,
     /// Knockout: the chain of the tiebreak match after level legs (default: the result chain).
     #[serde(default)]
-    pub(super) tiebreak_chain: Option<ChainJson>,
+    pub(super) tiebreak_chain: Option<ChainSpec>,
 }
 
 /// The 规程's forfeit scoring: a forfeited board's points and a forfeited match's 局分.
@@ -122,36 +123,6 @@ pub(super) struct MatchPointsJson {
     pub(super) forfeit_loss: Option<f64>,
     #[serde(default)]
     pub(super) double_forfeit: Option<f64>,
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-pub(super) struct ChainJson {
-    #[serde(default)]
-    pub(super) preset: Option<String>,
-    #[serde(default)]
-    pub(super) time_control: Option<String>,
-    #[serde(default)]
-    pub(super) time_controls: Option<Vec<String>>,
-    #[serde(default)]
-    pub(super) stages: Option<Vec<StageJson>>,
-    #[serde(default)]
-    pub(super) count_basis: Option<String>,
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-pub(super) struct StageJson {
-    pub(super) name: String,
-    pub(super) time_control: String,
-    #[serde(default)]
-    pub(super) colours: Option<String>,
-    #[serde(default)]
-    pub(super) on_draw: Option<String>,
-    #[serde(default)]
-    pub(super) points: Option<[f64; 2]>,
-    #[serde(default)]
-    pub(super) rated: Option<bool>,
 }
 
 #[derive(Deserialize)]

@@ -17,7 +17,7 @@
 //! RFC 4180 quoting (`"a, b"`, `""` for a quote), a UTF-8 byte order mark (Excel's) is skipped.
 
 use anyhow::{Result, bail};
-use chuhe_server::league::spec::{EventSpec, PlayerSpec, TeamSpec};
+use chuhe_league_core::spec::{EventSpec, PlayerSpec, TeamSpec};
 
 /// The records of a CSV text with the line each starts on (1-based); blank lines are skipped.
 pub fn records(text: &str) -> Result<Vec<(usize, Vec<String>)>> {

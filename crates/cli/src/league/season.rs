@@ -7,7 +7,6 @@ use super::lines::{Lines, json_lines};
 use anyhow::{Result, anyhow, bail};
 use chuhe_league::chain::GameScoring;
 use chuhe_league::colour::Side;
-use chuhe_league::entities::TimeControlText;
 use chuhe_league::fixtures::{RoundRobinOptions, round_robin};
 use chuhe_league::knockout::KnockoutOptions;
 use chuhe_league::matches::{EventRules, MatchRecord, MatchResult, MatchScoring, evaluate_match};
@@ -65,10 +64,6 @@ pub(super) fn half_points(lines: &Lines, path: &str, v: f64) -> Result<Points> {
         return Err(lines.err(path, format!("{v} is not a whole or half point")));
     }
     Ok(Points::from_halves(h as i32))
-}
-
-pub(super) fn time_control(lines: &Lines, path: &str, s: &str) -> Result<TimeControlText> {
-    TimeControlText::new(s).map_err(|e| lines.err(path, e))
 }
 
 impl Season {

@@ -50,7 +50,13 @@ fn random_game(fen: &str, seed: u64, plies: usize) -> Game {
 #[test]
 fn cchess_reads_our_pgn_and_xqf() {
     let Some(py) = python() else {
-        eprintln!("skipped: python3 with the cchess package (pip install cchess) is not available");
+        // Straight to the stderr handle: libtest captures eprintln! but not the handle.
+        use std::io::Write as _;
+        let _ = writeln!(
+            std::io::stderr(),
+            "skipped: cchess::cchess_reads_our_pgn_and_xqf (python3 with the cchess package, \
+             pip install cchess, is not available)"
+        );
         return;
     };
     let dir = tempfile::tempdir().unwrap();

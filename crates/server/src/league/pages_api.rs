@@ -28,6 +28,8 @@ use super::runner;
 use super::spec::EventSpec;
 use crate::Env;
 use crate::auth::{api_error, authenticate, bearer};
+pub use chuhe_league_core::file::parse_event_file;
+use chuhe_league_core::file::{self, FileError};
 
 pub fn router() -> Router<Env> {
     Router::new()
@@ -240,133 +242,16 @@ struct UploadQuery {
     format: Option<String>,
 }
 
-/// An event file refused: what, and where in the text (1-based line and column) when known.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct FileError {
-    pub field: Option<String>,
-    pub message: String,
-    pub line: Option<usize>,
-    pub column: Option<usize>,
-}
-
-/// The 1-based line and column of byte offset `at` of `text`.
-fn line_col(text: &str, at: usize) -> (usize, usize) {
-    let at = at.min(text.len());
-    let before = text.get(..at).unwrap_or(text);
-    let line = before.matches('\n').count() + 1;
-    let col = before.rsplit('\n').next().map_or(0, |s| s.chars().count()) + 1;
-    (line, col)
-}
-
-/// Where a checked field (`teams[1].players`) is written in the file: the line and column of
-/// its last key, searched after its parents' keys; None when it cannot be found.
-pub fn field_position(text: &str, field: &str) -> Option<(usize, usize)> {
-    let mut from = 0usize;
-    let mut found = None;
-    // An index the key before could not place (JSON's one `"teams": [...]`): the next key's
-    // occurrence to take instead.
-    let mut skip = 0usize;
-    for part in field.split('.') {
-        let (key, index) = match part.split_once('[') {
-            Some((k, rest)) => (k.trim(), rest.trim_end_matches(']').parse::<usize>().ok()),
-            None => (part.trim(), None),
-        };
-        if key.is_empty() {
-            continue;
-        }
-        let rest = text.get(from..)?;
-        let hits = key_hits(rest, key);
-        let first = *hits.first()?;
-        let hit = match index {
-            // TOML's `[[teams]]`: one header per element.
-            Some(n) if hits.len() > n => {
-                skip = 0;
-                hits[n]
-            }
-            Some(n) => {
-                skip = n;
-                first
-            }
-            None => {
-                let h = hits.get(skip).copied().unwrap_or(first);
-                skip = 0;
-                h
-            }
-        };
-        from += hit;
-        found = Some(from);
-    }
-    found.map(|at| line_col(text, at))
-}
-
-/// Where `key` is written as a key in `text` (JSON `"key":`, TOML `key =` or `[key]`/`[[key]]`):
-/// byte offsets, in order.
-fn key_hits(text: &str, key: &str) -> Vec<usize> {
-    let mut out = Vec::new();
-    for k in [format!("\"{key}\""), key.to_string()] {
-        for (i, _) in text.match_indices(k.as_str()) {
-            let after = text.get(i + k.len()..).unwrap_or("").trim_start();
-            let before = text.get(..i).and_then(|b| b.chars().next_back());
-            let starts = before.is_none_or(|c| !c.is_alphanumeric() && c != '_' && c != '"');
-            if starts
-                && (after.starts_with(':') || after.starts_with('=') || after.starts_with(']'))
-            {
-                out.push(i);
-            }
-        }
-    }
-    out.sort_unstable();
-    out.dedup();
-    out
-}
-
-/// Reads an event file: TOML or JSON (`format`, else JSON when it starts with `{`).
-pub fn parse_event_file(text: &str, format: Option<&str>) -> Result<EventSpec, FileError> {
-    let json = match format {
-        Some(f) => f.eq_ignore_ascii_case("json"),
-        None => text.trim_start().starts_with('{'),
-    };
-    if json {
-        serde_json::from_str(text).map_err(|e| FileError {
-            field: None,
-            message: e.to_string(),
-            line: Some(e.line()),
-            column: Some(e.column()),
-        })
-    } else {
-        toml::from_str(text).map_err(|e| {
-            let pos = e.span().map(|s| line_col(text, s.start));
-            FileError {
-                field: None,
-                message: e.message().to_string(),
-                line: pos.map(|p| p.0),
-                column: pos.map(|p| p.1),
-            }
-        })
-    }
-}
-
-/// The event's checks, as creating it would make them (without creating anything).
+/// The event's checks, as creating it would make them (without creating anything): what it
+/// would be.
 pub fn check_event(text: &str, spec: &EventSpec) -> Result<Value, FileError> {
-    let refused = |e: super::spec::SpecError| {
-        let pos = field_position(text, &e.field);
-        FileError {
-            message: e.to_string(),
-            field: Some(e.field),
-            line: pos.map(|p| p.0),
-            column: pos.map(|p| p.1),
-        }
-    };
-    let rules = spec.rules().map_err(refused)?;
-    let times = spec
-        .round_times(&rules, rules.planned_rounds())
-        .map_err(refused)?;
+    let c = file::check_event(text, spec)?;
     Ok(json!({
         "name": spec.name,
         "teams": spec.teams.len(),
-        "boards": rules.lineup.boards,
-        "rounds": rules.planned_rounds(),
-        "firstRound": times.first().map(|t| format_instant(t.0)),
+        "boards": c.rules.lineup.boards,
+        "rounds": c.rules.planned_rounds(),
+        "firstRound": c.rounds.first().map(|t| format_instant(t.0)),
     }))
 }
 
@@ -431,15 +316,7 @@ async fn upload(
             )
                 .into_response()
         }
-        Err(runner::CreateError::Spec(e)) => {
-            let pos = field_position(text, &e.field);
-            file_error(FileError {
-                message: e.to_string(),
-                field: Some(e.field),
-                line: pos.map(|p| p.0),
-                column: pos.map(|p| p.1),
-            })
-        }
+        Err(runner::CreateError::Spec(e)) => file_error(file::refused(text, e)),
         Err(runner::CreateError::Store(e)) if e.is_client_error() => {
             api_error(StatusCode::CONFLICT, "conflict", &e.to_string())
         }
@@ -566,18 +443,6 @@ every = "7d"
     }
 
     #[test]
-    fn syntax_errors_carry_line_and_column() {
-        let bad = TOML.replace("legs = 1", "legs = = 1");
-        let e = parse_event_file(&bad, None).unwrap_err();
-        assert_eq!(e.line, Some(3), "{e:?}");
-        assert!(e.column.is_some());
-        let e = parse_event_file("{\n  \"name\": ,\n}", None).unwrap_err();
-        assert_eq!(e.line, Some(2));
-        let e = parse_event_file("{\"name\": \"x\", \"nope\": 1}", None).unwrap_err();
-        assert!(e.message.contains("nope"), "{e:?}");
-    }
-
-    #[test]
     fn a_good_file_passes_the_checks() {
         let good = TOML.replace("players = [\"黑一\"]", "players = [\"黑一\", \"黑二\"]");
         let spec = parse_event_file(&good, Some("toml")).unwrap();
@@ -593,17 +458,5 @@ every = "7d"
         assert!(svg.starts_with("<?xml") && svg.contains("<svg"), "{svg}");
         assert!(qr_svg("").is_err());
         assert!(qr_svg(&"x".repeat(MAX_QR + 1)).is_err());
-    }
-
-    #[test]
-    fn line_and_column_of_offsets() {
-        assert_eq!(line_col("ab\ncd", 0), (1, 1));
-        assert_eq!(line_col("ab\ncd", 4), (2, 2));
-        assert_eq!(line_col("ab\ncd", 99), (2, 3));
-        assert_eq!(field_position("{\"a\": {\"b\": 1}}", "a.b"), Some((1, 8)));
-        assert_eq!(field_position("x = 1", "nothere"), None);
-        // JSON: the second element's key.
-        let json = "{\"teams\": [\n {\"players\": [1]},\n {\"players\": []}\n]}";
-        assert_eq!(field_position(json, "teams[1].players"), Some((3, 3)));
     }
 }

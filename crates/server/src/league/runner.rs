@@ -15,7 +15,7 @@ use tokio::time::{Instant, sleep_until};
 use tracing::{Instrument, debug, error, info, info_span, warn};
 
 use super::core::{
-    Entry, League, LeagueCommand, LeagueError, LeagueEvent, TeamAccounts, decide, next_due,
+    ColourResult, Entry, League, LeagueCommand, LeagueError, LeagueEvent, TeamAccounts, next_due,
     wanted_games,
 };
 use super::spec::EventSpec;
@@ -482,6 +482,45 @@ pub async fn command_stopped(
     Ok(entries)
 }
 
+/// What the core decides on `cmd` by `actor`: the entries to commit; what waits for the
+/// organiser is logged.
+fn decide(
+    league: &League,
+    cmd: &LeagueCommand,
+    actor: &Actor,
+    reason: Option<&str>,
+    now: u64,
+) -> Result<Vec<Entry>, LeagueError> {
+    let d = super::core::decide(league, cmd, &league_actor(actor), reason, now)?;
+    for w in &d.waiting {
+        warn!(league = league.id, error = %w.error(), "{}", w.what());
+    }
+    Ok(d.entries)
+}
+
+/// The league's view of who sends a command.
+fn league_actor(a: &Actor) -> super::core::Actor {
+    super::core::Actor {
+        id: a.id,
+        role: a.role.map(|r| match r {
+            Role::Player => super::core::Role::Player,
+            Role::Arbiter => super::core::Role::Arbiter,
+            Role::Organizer => super::core::Role::Organizer,
+        }),
+    }
+}
+
+/// A game's result (the wire's number) in the league's terms; None: it has none.
+fn game_end(result: i32) -> Option<ColourResult> {
+    match w::Result::try_from(result).unwrap_or(w::Result::Unspecified) {
+        w::Result::RedWins => Some(ColourResult::RedWins),
+        w::Result::BlackWins => Some(ColourResult::BlackWins),
+        w::Result::Draw => Some(ColourResult::Draw),
+        w::Result::BothLose => Some(ColourResult::BothLose),
+        w::Result::Unspecified => None,
+    }
+}
+
 /// The entries as the store's log rows.
 fn stored_all(entries: &[Entry]) -> Result<Vec<NewCompetitionEvent>, RunError> {
     entries
@@ -686,7 +725,7 @@ impl Runner {
             Msg::GameEnded(end) => {
                 let cmd = LeagueCommand::GameFinished {
                     game: end.game,
-                    result: end.result,
+                    result: game_end(end.result),
                     reason: end.reason,
                     fouls: end.fouls,
                 };
@@ -992,7 +1031,7 @@ impl Runner {
             if v.finished {
                 let cmd = LeagueCommand::GameFinished {
                     game,
-                    result: v.result,
+                    result: game_end(v.result),
                     reason: v.end_reason.clone(),
                     fouls: [v.red_fouls, v.black_fouls],
                 };

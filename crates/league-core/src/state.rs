@@ -11,7 +11,7 @@ use super::event::{
     BoardKey, BoardSetting, ColourName, Entry, ForfeitBy, LeagueEvent, Outcome, Revealed,
     TeamAccounts, TeamSide,
 };
-use crate::league::spec::{EventSpec, Rules, SpecError, StageRules};
+use crate::spec::{EventSpec, Rules, SpecError, StageRules};
 
 /// A game of a board's chain.
 #[derive(Debug, Clone, PartialEq, Eq)]

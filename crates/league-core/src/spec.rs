@@ -1,21 +1,22 @@
-//! The declarative event file an organiser writes (JSON, or TOML through the CLI): the 规程's
-//! settings, the teams with their rosters and captains, the arbiters, and the schedule. Its
-//! settings use the same keys and values as `chuhe league`'s results file where the two meet
-//! (`system`, `legs`, `boards`, `game_scoring`, `ranking`, `result_chain`). [`EventSpec::rules`]
-//! checks it and turns it into `chuhe-league` values; every refusal names the field.
+//! The declarative event file an organiser writes (TOML or JSON, read by [`crate::file`]): the
+//! 规程's settings, the teams with their rosters and captains, the arbiters, and the schedule.
+//! Its settings use the same keys and values as `chuhe league`'s results file where the two
+//! meet (`system`, `legs`, `boards`, `game_scoring`, `ranking`, and `result_chain`, which
+//! [`crate::chain`] reads for both). [`EventSpec::rules`] checks it and turns it into
+//! `chuhe-league` values; every refusal names the field.
 
-use chuhe_league::chain::{
-    Chooser, CountBasis, DrawRule, GameScoring, ResultChain, Stage as ChainStage, StageColours,
-};
+use chuhe_league::chain::GameScoring;
 use chuhe_league::colour::Colour;
-use chuhe_league::entities::{Player, Roster, TimeControlText};
+use chuhe_league::entities::{Player, Roster};
 use chuhe_league::lineup::{EligibilityRule, LineupRules, LineupSystem, MissingLineupPolicy};
 use chuhe_league::matches::{EventRules, MatchScoring};
 use chuhe_league::points::Points;
 use chuhe_league::standings::{TeamCriterion, chains};
 use serde::{Deserialize, Serialize};
 
-use super::datetime::{parse_duration, parse_instant};
+use crate::chain::{self, ChainFile};
+pub use crate::chain::{ChainSpec, ChainStageSpec};
+use crate::datetime::{parse_duration, parse_instant};
 
 /// The event file.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -136,39 +137,6 @@ pub enum RankingSpec {
 
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct ChainSpec {
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub preset: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub time_control: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub time_controls: Option<Vec<String>>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub stages: Option<Vec<ChainStageSpec>>,
-    /// `first_stage` (default) or `deciding_game`: which game the win/Black counts read.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub count_basis: Option<String>,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct ChainStageSpec {
-    pub name: String,
-    pub time_control: String,
-    /// `scheduled` (first stage), `swapped` (default after), `chosen_by_previous_black`,
-    /// `chosen_by_previous_red`, `chosen_by_first`, `chosen_by_second`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub colours: Option<String>,
-    /// `draw` (default), `black_wins`, `red_wins`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub on_draw: Option<String>,
-    /// Board points `[winner, loser]` when the board is decided in this stage.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub points: Option<[f64; 2]>,
-}
-
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
 pub struct LineupSpec {
     /// `ordered_substitutes` (12.2, default), `fixed_order` (12.1), `free_order` (12.3),
     /// `all_play_all` (12.4), `total_score` (12.5).
@@ -212,19 +180,6 @@ pub struct CallsSpec {
     /// Whether a call stops the clocks (default true).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub clock_stops: Option<bool>,
-}
-
-impl CallsSpec {
-    /// The games' call settings.
-    pub fn settings(spec: Option<&CallsSpec>) -> chuhe_proto::v1::CallSettings {
-        let c = spec.copied().unwrap_or_default();
-        chuhe_proto::v1::CallSettings {
-            max_per_side: c
-                .max_per_side
-                .unwrap_or(crate::game::call::DEFAULT_MAX_CALLS),
-            clock_runs: !c.clock_stops.unwrap_or(true),
-        }
-    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
@@ -311,7 +266,7 @@ pub struct SpecError {
     pub why: String,
 }
 
-fn bad(field: impl Into<String>, why: impl Into<String>) -> SpecError {
+pub(crate) fn bad(field: impl Into<String>, why: impl Into<String>) -> SpecError {
     SpecError {
         field: field.into(),
         why: why.into(),
@@ -395,19 +350,12 @@ impl Rules {
     }
 }
 
-fn half_points(field: &str, v: f64) -> Result<Points, SpecError> {
+pub(crate) fn half_points(field: &str, v: f64) -> Result<Points, SpecError> {
     let h = v * 2.0;
     if !h.is_finite() || h.fract() != 0.0 || h.abs() > 1e6 {
         return Err(bad(field, format!("{v} is not a whole or half point")));
     }
     Ok(Points::from_halves(h as i32))
-}
-
-fn tc(field: &str, s: &str) -> Result<TimeControlText, SpecError> {
-    // The clock must be able to run it, not only the league to name it.
-    s.parse::<chuhe_clock::Controls>()
-        .map_err(|e| bad(field, format!("{s:?}: {e}")))?;
-    TimeControlText::new(s).map_err(|e| bad(field, e.to_string()))
 }
 
 fn duration(field: &str, v: &Option<String>, default_ms: u64) -> Result<u64, SpecError> {
@@ -521,7 +469,7 @@ fn system_rules(
                 .collect::<Result<_, _>>()?
         }
     };
-    let chain = chain_of(result_chain)?;
+    let chain = chain::parse(result_chain, "result_chain", ChainFile::Event)?;
     Ok((
         system,
         EventRules {
@@ -886,109 +834,6 @@ impl EventSpec {
             });
         }
         Ok(out)
-    }
-}
-
-fn chain_of(c: Option<&ChainSpec>) -> Result<ResultChain, SpecError> {
-    {
-        let Some(c) = c else {
-            return Ok(ResultChain::single(tc("result_chain", "90m+30s")?));
-        };
-        let basis = match c.count_basis.as_deref() {
-            None | Some("first_stage") => CountBasis::FirstStage,
-            Some("deciding_game") => CountBasis::DecidingGame,
-            Some(other) => {
-                return Err(bad(
-                    "result_chain.count_basis",
-                    format!("unknown {other:?} (first_stage, deciding_game)"),
-                ));
-            }
-        };
-        let mut chain = match (&c.preset, &c.stages) {
-            (Some(_), Some(_)) => {
-                return Err(bad("result_chain", "give preset or stages, not both"));
-            }
-            (None, None) => return Err(bad("result_chain", "needs preset or stages")),
-            (Some(p), None) => match p.as_str() {
-                "single" => ResultChain::single(tc(
-                    "result_chain.time_control",
-                    c.time_control.as_deref().unwrap_or("90m+30s"),
-                )?),
-                "slow-fast-armageddon" => {
-                    let t = c.time_controls.as_deref().unwrap_or_default();
-                    if t.len() != 3 {
-                        return Err(bad(
-                            "result_chain.time_controls",
-                            "needs 3 time controls: slow, fast, armageddon",
-                        ));
-                    }
-                    ResultChain::slow_fast_armageddon(
-                        tc("result_chain.time_controls[0]", &t[0])?,
-                        tc("result_chain.time_controls[1]", &t[1])?,
-                        tc("result_chain.time_controls[2]", &t[2])?,
-                    )
-                }
-                other => {
-                    return Err(bad(
-                        "result_chain.preset",
-                        format!("unknown {other:?} (single, slow-fast-armageddon)"),
-                    ));
-                }
-            },
-            (None, Some(stages)) => {
-                let mut out = Vec::with_capacity(stages.len());
-                for (i, s) in stages.iter().enumerate() {
-                    let f = format!("result_chain.stages[{i}]");
-                    let colours = match s.colours.as_deref().unwrap_or(if i == 0 {
-                        "scheduled"
-                    } else {
-                        "swapped"
-                    }) {
-                        "scheduled" => StageColours::AsScheduled,
-                        "swapped" => StageColours::SwappedFromPrevious,
-                        "chosen_by_previous_black" => {
-                            StageColours::ChosenBy(Chooser::PreviousBlack)
-                        }
-                        "chosen_by_previous_red" => StageColours::ChosenBy(Chooser::PreviousRed),
-                        "chosen_by_first" => StageColours::ChosenBy(Chooser::FirstTeam),
-                        "chosen_by_second" => StageColours::ChosenBy(Chooser::SecondTeam),
-                        other => {
-                            return Err(bad(format!("{f}.colours"), format!("unknown {other:?}")));
-                        }
-                    };
-                    let on_draw = match s.on_draw.as_deref().unwrap_or("draw") {
-                        "draw" => DrawRule::Draw,
-                        "black_wins" => DrawRule::WinFor(Colour::Black),
-                        "red_wins" => DrawRule::WinFor(Colour::Red),
-                        other => {
-                            return Err(bad(
-                                format!("{f}.on_draw"),
-                                format!("unknown {other:?} (draw, black_wins, red_wins)"),
-                            ));
-                        }
-                    };
-                    let decided_points = match s.points {
-                        None => None,
-                        Some([w, l]) => Some((
-                            half_points(&format!("{f}.points[0]"), w)?,
-                            half_points(&format!("{f}.points[1]"), l)?,
-                        )),
-                    };
-                    out.push(ChainStage {
-                        name: s.name.clone(),
-                        time_control: tc(&format!("{f}.time_control"), &s.time_control)?,
-                        colours,
-                        on_draw,
-                        decided_points,
-                        rated: i == 0,
-                    });
-                }
-                ResultChain::new(out, basis)
-                    .map_err(|e| bad("result_chain.stages", e.to_string()))?
-            }
-        };
-        chain.count_basis = basis;
-        Ok(chain)
     }
 }
 

@@ -4,7 +4,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::league::spec::EventSpec;
+use crate::spec::EventSpec;
 
 /// A board of a match: round, table (match) within the round, board — all 1-based.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]

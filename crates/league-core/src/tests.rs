@@ -4,12 +4,8 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use chuhe_proto::v1::Result as WResult;
-
 use super::*;
-use crate::game::Actor;
-use crate::league::spec::EventSpec;
-use crate::persist::Role;
+use crate::spec::EventSpec;
 
 const ORG: Actor = Actor {
     id: Some(1),
@@ -102,7 +98,7 @@ impl Sim {
         who: Actor,
         reason: Option<&str>,
     ) -> Result<Vec<LeagueEvent>, LeagueError> {
-        let entries = decide(&self.l, &cmd, &who, reason, self.now)?;
+        let entries = decide(&self.l, &cmd, &who, reason, self.now)?.entries;
         for e in &entries {
             self.l.fold(e).unwrap();
         }
@@ -153,17 +149,17 @@ impl Sim {
         let g = self.game(at).clone();
         let first_red = g.first_colour == ColourName::Red;
         let result = match (outcome, first_red) {
-            (Outcome::First, true) | (Outcome::Second, false) => WResult::RedWins,
-            (Outcome::First, false) | (Outcome::Second, true) => WResult::BlackWins,
-            (Outcome::Draw, _) => WResult::Draw,
-            (Outcome::BothLose, _) => WResult::BothLose,
+            (Outcome::First, true) | (Outcome::Second, false) => ColourResult::RedWins,
+            (Outcome::First, false) | (Outcome::Second, true) => ColourResult::BlackWins,
+            (Outcome::Draw, _) => ColourResult::Draw,
+            (Outcome::BothLose, _) => ColourResult::BothLose,
         };
         self.now += 60_000;
         let mut out = self
             .run(
                 LeagueCommand::GameFinished {
                     game: g.game,
-                    result: result as i32,
+                    result: Some(result),
                     reason: reason.into(),
                     fouls: [0, 0],
                 },
@@ -717,7 +713,7 @@ fn lateness_forfeits_the_board_and_arbiters_decide_with_a_reason() {
         .run(
             LeagueCommand::GameFinished {
                 game: old,
-                result: WResult::RedWins as i32,
+                result: Some(ColourResult::RedWins),
                 reason: "checkmate".into(),
                 fouls: [0, 0],
             },
@@ -1021,7 +1017,7 @@ fn the_server_alone_records_games_and_ticks() {
             .run(
                 LeagueCommand::GameFinished {
                     game: 1,
-                    result: 1,
+                    result: Some(ColourResult::RedWins),
                     reason: "x".into(),
                     fouls: [0, 0],
                 },
@@ -1036,7 +1032,7 @@ fn the_server_alone_records_games_and_ticks() {
         s.run(
             LeagueCommand::GameFinished {
                 game: 999_999,
-                result: 1,
+                result: Some(ColourResult::RedWins),
                 reason: "x".into(),
                 fouls: [0, 0]
             },

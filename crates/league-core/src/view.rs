@@ -11,7 +11,7 @@ use chuhe_league::{Points, standings::Standings};
 use super::decide::match_record;
 use super::event::{BoardKey, ColourName, TeamSide};
 use super::state::League;
-use crate::league::spec::System;
+use crate::spec::System;
 
 /// A match's result once every board has one (or it was forfeited).
 pub fn match_result(l: &League, round: u32, table: u32) -> Option<MatchResult> {

@@ -7,16 +7,85 @@ use chuhe_league::chain::StageColours;
 use chuhe_league::lineup::{FinalLineup, LineupRules};
 use chuhe_league::matches::{MatchRecord, evaluate_match};
 use chuhe_league::swiss::{SwissOptions, SwissRound, SwissTeam, pair_next_round};
-use chuhe_proto::v1::Result as WResult;
 use serde::{Deserialize, Serialize};
 
 use super::event::{
     BoardKey, BoardSetting, ColourName, Entry, ForfeitBy, LeagueEvent, Outcome, Revealed, TeamSide,
 };
 use super::state::League;
-use crate::game::Actor;
-use crate::league::spec::System;
-use crate::persist::Role;
+use crate::spec::System;
+
+/// Who sends a command, as the league needs to know it: an account (its id and role), or the
+/// driver itself ([`Actor::SERVER`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Actor {
+    /// The account's id; None: anonymous, or the driver.
+    pub id: Option<i64>,
+    pub role: Option<Role>,
+}
+
+impl Actor {
+    /// The driver's own commands (its timer, the games it sets up and sees end).
+    pub const SERVER: Actor = Actor {
+        id: None,
+        role: None,
+    };
+}
+
+/// An account's role, as the league's permissions read it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Role {
+    Player,
+    Arbiter,
+    Organizer,
+}
+
+/// How a league game ended, in Red/Black terms.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ColourResult {
+    RedWins,
+    BlackWins,
+    Draw,
+    BothLose,
+}
+
+/// What a command changes: the entries to commit (possibly none), and what could not follow
+/// by itself and waits for the organiser (for the driver to log).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Decision {
+    pub entries: Vec<Entry>,
+    pub waiting: Vec<Waiting>,
+}
+
+/// Something that would follow by itself but cannot yet: it waits for the organiser, who sees
+/// why in the league's state.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Waiting {
+    /// A Swiss round completed and the next cannot be paired.
+    #[error("next Swiss round not paired: {0}")]
+    SwissRound(LeagueError),
+    /// A stage completed and the next cannot be seeded from its standings.
+    #[error("next stage not begun: {0}")]
+    NextStage(LeagueError),
+}
+
+impl Waiting {
+    /// The reason.
+    pub fn error(&self) -> &LeagueError {
+        match self {
+            Waiting::SwissRound(e) | Waiting::NextStage(e) => e,
+        }
+    }
+
+    /// What waits, in a few words.
+    pub fn what(&self) -> &'static str {
+        match self {
+            Waiting::SwissRound(_) => "next Swiss round not paired",
+            Waiting::NextStage(_) => "next stage not begun",
+        }
+    }
+}
 
 /// What can be asked of a league.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -50,11 +119,11 @@ pub enum LeagueCommand {
         black: i64,
         start_ms: u64,
     },
-    /// The driver saw a league game end: its result in Red/Black terms, its reason code,
-    /// and the fouls of [Red, Black].
+    /// The driver saw a league game end: its result in Red/Black terms (None: the game has
+    /// none), its reason code, and the fouls of [Red, Black].
     GameFinished {
         game: i64,
-        result: i32,
+        result: Option<ColourResult>,
         reason: String,
         fouls: [u32; 2],
     },
@@ -165,6 +234,7 @@ struct Draft {
     entries: Vec<Entry>,
     actor: Option<i64>,
     reason: Option<String>,
+    waiting: Vec<Waiting>,
 }
 
 impl Draft {
@@ -222,21 +292,29 @@ fn need_arbiter(l: &League, a: &Actor, reason: Option<&str>) -> Result<(), Leagu
     Ok(())
 }
 
-/// What `cmd` by `actor` at `now` would change: the entries to commit (possibly none), or
-/// why it is refused. `reason`: the why of an arbiter's decision (mandatory for those).
+/// What `cmd` by `actor` at `now` would change: the entries to commit (possibly none) and
+/// what waits for the organiser, or why it is refused. `reason`: the why of an arbiter's
+/// decision (mandatory for those).
 pub fn decide(
     league: &League,
     cmd: &LeagueCommand,
     actor: &Actor,
     reason: Option<&str>,
     now: u64,
-) -> Result<Vec<Entry>, LeagueError> {
+) -> Result<Decision, LeagueError> {
     let mut d = Draft {
         work: league.clone(),
         now,
         entries: Vec::new(),
         actor: actor.id,
         reason: reason.map(str::to_string),
+        waiting: Vec::new(),
+    };
+    let nothing = || {
+        Ok(Decision {
+            entries: Vec::new(),
+            waiting: Vec::new(),
+        })
     };
     match cmd {
         LeagueCommand::Publish => {
@@ -334,7 +412,7 @@ pub fn decide(
                 ));
             }
             if league.games.contains_key(game) {
-                return Ok(Vec::new());
+                return nothing();
             }
             d.push(LeagueEvent::GameCreated {
                 at: *at,
@@ -358,10 +436,10 @@ pub fn decide(
                 ));
             }
             let Some((at, stage)) = league.games.get(game).copied() else {
-                return Ok(Vec::new());
+                return nothing();
             };
             let Some(b) = league.board(at) else {
-                return Ok(Vec::new());
+                return nothing();
             };
             // Not (or no longer) the board's game, or recorded already: nothing to do.
             let Some(g) = b
@@ -369,21 +447,21 @@ pub fn decide(
                 .iter()
                 .find(|g| g.game == *game && g.finished.is_none())
             else {
-                return Ok(Vec::new());
+                return nothing();
             };
             let first_red = g.first_colour == ColourName::Red;
-            let outcome = match (
-                WResult::try_from(*result).unwrap_or(WResult::Unspecified),
-                first_red,
-            ) {
-                (WResult::RedWins, true) | (WResult::BlackWins, false) => Outcome::First,
-                (WResult::RedWins, false) | (WResult::BlackWins, true) => Outcome::Second,
-                (WResult::Draw, _) => Outcome::Draw,
-                (WResult::BothLose, _) => Outcome::BothLose,
-                (WResult::Unspecified, _) => {
-                    return Err(LeagueError::Invalid(format!("game {game} has no result")));
-                }
-            };
+            let outcome =
+                match (*result, first_red) {
+                    (Some(ColourResult::RedWins), true)
+                    | (Some(ColourResult::BlackWins), false) => Outcome::First,
+                    (Some(ColourResult::RedWins), false)
+                    | (Some(ColourResult::BlackWins), true) => Outcome::Second,
+                    (Some(ColourResult::Draw), _) => Outcome::Draw,
+                    (Some(ColourResult::BothLose), _) => Outcome::BothLose,
+                    (None, _) => {
+                        return Err(LeagueError::Invalid(format!("game {game} has no result")));
+                    }
+                };
             let [red, black] = *fouls;
             d.push(LeagueEvent::GameFinished {
                 at,
@@ -547,7 +625,10 @@ pub fn decide(
         }
     }
     settle(&mut d)?;
-    Ok(d.entries)
+    Ok(Decision {
+        entries: d.entries,
+        waiting: d.waiting,
+    })
 }
 
 /// The (start, deadline) of round `r`: as scheduled at creation, or, past those, spaced like
@@ -712,7 +793,7 @@ fn pair_stage(d: &mut Draft, stage: u32, by_system: bool) -> Result<(), LeagueEr
 
 /// Whether a stage has played everything its system plays: a round robin's every round, a
 /// Swiss's number of rounds, a knockout's final.
-pub(crate) fn stage_complete(l: &League, stage: u32) -> bool {
+pub fn stage_complete(l: &League, stage: u32) -> bool {
     let rounds: Vec<_> = l.stage_rounds(stage).collect();
     let Some(last) = rounds.last() else {
         return false;
@@ -743,8 +824,8 @@ fn seeding_of(l: &League, stage: u32) -> Result<Vec<usize>, LeagueError> {
         .filter(|(team, rank)| rank.is_some() && !l.withdrawn(*team))
         .collect();
     let k = match next.entrants {
-        crate::league::spec::Entrants::All => rows.len(),
-        crate::league::spec::Entrants::Top(k) => k as usize,
+        crate::spec::Entrants::All => rows.len(),
+        crate::spec::Entrants::Top(k) => k as usize,
     };
     if rows.len() < k.max(2) {
         return Err(LeagueError::Seeding(format!(
@@ -819,8 +900,8 @@ fn chosen_seeds(l: &League, teams: &[usize]) -> Result<Vec<usize>, LeagueError> 
     let current = l.stages.last().cloned().unwrap_or_default();
     let still_in = current.iter().filter(|t| !l.withdrawn(**t)).count();
     let want = match next.entrants {
-        crate::league::spec::Entrants::All => still_in,
-        crate::league::spec::Entrants::Top(k) => k as usize,
+        crate::spec::Entrants::All => still_in,
+        crate::spec::Entrants::Top(k) => k as usize,
     };
     if teams.len() != want {
         return Err(LeagueError::Invalid(format!(
@@ -1086,7 +1167,7 @@ fn settle_once(d: &mut Draft) -> Result<(), LeagueError> {
                 System::Swiss { .. } => {
                     // A round that cannot be paired waits for the organiser (who sees why).
                     if let Err(e) = pair_swiss(d) {
-                        tracing::warn!(league = d.work.id, error = %e, "next Swiss round not paired");
+                        d.waiting.push(Waiting::SwissRound(e));
                     }
                 }
                 System::Knockout => next_knockout_round(d, round)?,
@@ -1104,9 +1185,7 @@ fn settle_once(d: &mut Draft) -> Result<(), LeagueError> {
                         })?;
                         pair_stage(d, stage + 1, true)?;
                     }
-                    Err(e) => {
-                        tracing::warn!(league = d.work.id, error = %e, "next stage not begun");
-                    }
+                    Err(e) => d.waiting.push(Waiting::NextStage(e)),
                 }
             }
         }
@@ -1204,7 +1283,7 @@ fn next_knockout_round(d: &mut Draft, round: u32) -> Result<(), LeagueError> {
 }
 
 /// Whether a match's record is known, as `chuhe-league` reads it.
-pub(crate) fn match_record(l: &League, round: u32, table: u32) -> Option<MatchRecord> {
+pub fn match_record(l: &League, round: u32, table: u32) -> Option<MatchRecord> {
     let t = l.table(round, table)?;
     if let Some(by) = t.forfeit {
         return Some(match by {
