@@ -55,6 +55,7 @@ pub fn router() -> Router<Env> {
         .route("/api/v1/leagues/{id}/elo", get(elo))
         .route("/api/v1/leagues/{id}/log", get(log))
         .route("/api/v1/leagues/{id}/export", get(export))
+        .merge(super::import::router())
 }
 
 /// A 200 with a JSON body (also the match-day pages' API).
@@ -62,13 +63,13 @@ pub(super) fn ok(v: Value) -> Response {
     (StatusCode::OK, axum::Json(v)).into_response()
 }
 
-fn run_err(e: RunError) -> Response {
+pub(super) fn run_err(e: RunError) -> Response {
     let status = match &e {
         RunError::League(l) => match l.code() {
             "permission_denied" => StatusCode::FORBIDDEN,
             "not_found" => StatusCode::NOT_FOUND,
             "conflict" | "pairing_refused" | "stage_not_complete" | "seeding_refused"
-            | "already_seeded" => StatusCode::CONFLICT,
+            | "already_seeded" | "board_not_empty" => StatusCode::CONFLICT,
             _ => StatusCode::BAD_REQUEST,
         },
         RunError::NotFound(_) => StatusCode::NOT_FOUND,
@@ -86,7 +87,7 @@ fn run_err(e: RunError) -> Response {
     api_error(status, e.code(), &e.to_string())
 }
 
-async fn who(env: &Env, headers: &HeaderMap) -> Result<Principal, Response> {
+pub(super) async fn who(env: &Env, headers: &HeaderMap) -> Result<Principal, Response> {
     authenticate(env, bearer(headers, None)).await
 }
 
@@ -114,7 +115,7 @@ fn parse_body<T: for<'de> Deserialize<'de>>(b: &Bytes) -> Result<T, Response> {
     })
 }
 
-fn is_official(l: &League, p: &Principal) -> bool {
+pub(super) fn is_official(l: &League, p: &Principal) -> bool {
     match p.role() {
         Some(Role::Organizer) => true,
         Some(Role::Arbiter) => p.id().is_some_and(|id| l.arbiters.contains(&id)),
@@ -504,12 +505,13 @@ async fn command(
         body.command,
         LeagueCommand::GameCreated { .. }
             | LeagueCommand::GameFinished { .. }
+            | LeagueCommand::ImportBoard { .. }
             | LeagueCommand::Tick
     ) {
         return api_error(
             StatusCode::FORBIDDEN,
             "permission_denied",
-            "only the server records games and ticks",
+            "only the server records games and ticks (an import goes to POST …/boards/{board}/import)",
         );
     }
     run(&env, &id, &headers, body.command, body.reason).await
@@ -823,7 +825,11 @@ async fn standings(
         Ok(h) => h,
         Err(r) => return r,
     };
-    let l = h.snapshot();
+    standings_of(&h.snapshot(), q)
+}
+
+/// The standings of `l` as `GET …/standings` answers them.
+fn standings_of(l: &League, q: StandingsQuery) -> Response {
     let stage = match q.stage {
         Some(s) if s == 0 || s as usize > l.rules.stages.len() => {
             return api_error(
@@ -1445,14 +1451,17 @@ async fn elo(
     printout(&q, lang, &l.spec.name, body, std::slice::from_ref(&table))
 }
 
-/// The standings `GET /api/v1/leagues/{id}/standings` answers (JSON text), for the event feed.
+/// The standings as `GET /api/v1/leagues/{id}/standings` answers them (JSON text) for the
+/// event as the public stream shows it, for the event feed.
 pub(crate) async fn standings_json(env: &Env, id: &str) -> Option<String> {
     let q = StandingsQuery {
         format: None,
         lang: None,
         stage: None,
     };
-    let r = standings(State(env.clone()), Path(id.to_string()), Query(q)).await;
+    // As the public stream shows the event (the broadcast delay behind).
+    let h = league(env, id).ok()?;
+    let r = standings_of(&h.public_snapshot(), q);
     if !r.status().is_success() {
         return None;
     }
@@ -1460,11 +1469,12 @@ pub(crate) async fn standings_json(env: &Env, id: &str) -> Option<String> {
     String::from_utf8(b.to_vec()).ok()
 }
 
-/// A match's result for the event feed once it is decided: the teams, 局分 and 场分 (as in
+/// A match's result for the event feed once it is decided, as the public stream shows the
+/// event (the broadcast delay behind): the teams, 局分 and 场分 (as in
 /// `GET …/rounds/{round}/tables/{table}`); None while it is not.
 pub(crate) fn match_result_json(env: &Env, id: &str, round: u32, table: u32) -> Option<Value> {
     let h = league(env, id).ok()?;
-    let l = h.snapshot();
+    let l = h.public_snapshot();
     let v = table_json(&l, round, table, None)?;
     if v["finished"] != true {
         return None;

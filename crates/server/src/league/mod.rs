@@ -10,6 +10,7 @@
 pub mod api;
 pub mod core;
 pub mod datetime;
+pub mod import;
 pub mod pages_api;
 pub mod runner;
 pub mod spec;

@@ -252,6 +252,9 @@ pub enum LeagueEvent {
     BoardReplayed { at: BoardKey },
     /// Every match of the round has its result.
     RoundCompleted { round: u32 },
+    /// The round's start time came (its games' clocks start): recorded once per round, by
+    /// the server, for the public stream (`round_started` of the event feed).
+    RoundStarted { round: u32 },
 }
 
 impl LeagueEvent {
@@ -274,6 +277,7 @@ impl LeagueEvent {
             LeagueEvent::Withdrawn { .. } => "withdrawn",
             LeagueEvent::BoardReplayed { .. } => "board_replayed",
             LeagueEvent::RoundCompleted { .. } => "round_completed",
+            LeagueEvent::RoundStarted { .. } => "round_started",
         }
     }
 

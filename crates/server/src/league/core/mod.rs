@@ -11,7 +11,7 @@ pub mod state;
 mod tests;
 pub mod view;
 
-pub use decide::{LeagueCommand, LeagueError, decide};
+pub use decide::{ImportedGame, LeagueCommand, LeagueError, board_open_for_import, decide};
 pub use event::{
     BoardKey, BoardSetting, ColourName, Entry, ForfeitBy, LeagueEvent, Outcome, Revealed, SetGame,
     TeamAccounts, TeamSide,

@@ -80,6 +80,8 @@ pub struct Round {
     pub tables: Vec<Table>,
     pub byes: Vec<usize>,
     pub completed: bool,
+    /// Its `RoundStarted` is in the log.
+    pub started: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -321,6 +323,7 @@ impl League {
                         .collect(),
                     byes: byes.clone(),
                     completed: false,
+                    started: false,
                 });
             }
             LeagueEvent::RoundRescheduled {
@@ -459,6 +462,11 @@ impl League {
             LeagueEvent::RoundCompleted { round } => {
                 if let Some(r) = self.rounds.get_mut(round.wrapping_sub(1) as usize) {
                     r.completed = true;
+                }
+            }
+            LeagueEvent::RoundStarted { round } => {
+                if let Some(r) = self.rounds.get_mut(round.wrapping_sub(1) as usize) {
+                    r.started = true;
                 }
             }
         }
