@@ -196,7 +196,7 @@ fn import_loads_a_played_board_into_an_event() {
         .unwrap();
     let text = String::from_utf8_lossy(&out.stdout).to_string();
     assert!(
-        text.contains("h2e2") && text.contains("i9h9") && text.contains("[Result \"1-0\"]"),
+        text.contains("H2-E2") && text.contains("I9-H9") && text.contains("[Result \"1-0\"]"),
         "{text}"
     );
     // Once loaded, the board is refused.

@@ -35,7 +35,7 @@ use super::core::{
 use crate::Env;
 use crate::auth::api_error;
 use crate::board::Board;
-use crate::game::{self, Actor, Command, Event, State as GameState};
+use crate::game::{self, Actor, Command, Event};
 use crate::persist::{EventRow, FinishRow, NewGame, Role};
 
 pub fn router() -> Router<Env> {

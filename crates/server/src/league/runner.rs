@@ -604,7 +604,7 @@ impl Runner {
             let release = self
                 .delayed
                 .front()
-                .map(|(t, _)| self.env.time.instant_at(*t));
+                .map(|(t, ..)| self.env.time.instant_at(*t));
             let wake = [due, release, self.retry_at]
                 .into_iter()
                 .flatten()

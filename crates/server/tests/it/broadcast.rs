@@ -222,7 +222,7 @@ async fn an_imported_board_is_a_played_game_and_the_websocket_feed_reports_it() 
     )
     .await?;
     assert_eq!(status, 200, "{body}");
-    assert!(body.contains("[Result \"1-0\"]") && body.contains("h2e2"), "{body}");
+    assert!(body.contains("[Result \"1-0\"]") && body.contains("H2-E2"), "{body}");
     // Again: the board has its result.
     let (status, v) = import(&c, &id, 1, &org, &board1).await?;
     assert_eq!((status, v["code"].as_str()), (409, Some("board_not_empty")), "{v}");

@@ -3,4 +3,5 @@
 
 mod cluster;
 mod harness;
+mod broadcast;
 mod matchday;

@@ -484,6 +484,8 @@ fn the_board_chain_runs_to_the_armageddon_and_a_drawn_armageddon_is_black_s() {
         100 * t.teams[0] as i64 + 100,
         "board 1 is the registered first player"
     );
+    // The start: recorded for the public stream.
+    assert_eq!(kinds(&s.at(r1.start_ms)), ["round_started"]);
     // Slow game drawn → the fast game with colours swapped, a break after.
     s.now = r1.start_ms + 3_600_000;
     let ev = s.end(b1, Outcome::Draw, "draw_agreed");
