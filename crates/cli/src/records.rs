@@ -1,6 +1,7 @@
 //! `chuhe records …`: game records in the forms the Xiangqi world uses (`chuhe-records`).
 //!
-//! - `import FILE…`: reads PGN (Chinese, WXF or ICCS movetext; UTF-8 or GBK) and XQF, checks
+//! - `import FILE…`: reads PGN (Chinese, WXF or ICCS movetext; UTF-8 or GBK), XQF and DhtmlXQ
+//!   blocks, checks
 //!   every move with the rules, and either prints a JSON summary per game or, with `--to`,
 //!   converts (PGN ⇄ XQF ⇄ DhtmlXQ), or, with `--league`, loads them into an event's board as
 //!   played games (the server's import route). All or nothing: the first bad file, game or
@@ -27,7 +28,7 @@ pub struct RecordsArgs {
 
 #[derive(Debug, Subcommand)]
 enum RecordsCommand {
-    /// Read and check PGN or XQF files: every move against the rules. Without `--to`, one JSON
+    /// Read and check PGN, XQF or DhtmlXQ files: every move against the rules. Without `--to`, one JSON
     /// line per game (file, index, headers, moves in ICCS, result); with `--to`, the games
     /// converted. Exit status 1 (and nothing written) when a file is bad.
     Import(ImportArgs),
@@ -38,10 +39,12 @@ enum RecordsCommand {
 
 #[derive(Debug, Args)]
 struct ImportArgs {
-    /// The files (`.pgn`, `.xqf`; others by `--format`). `-` reads standard input.
+    /// The files (`.pgn`, `.xqf`, `.ubb`/`.dhtmlxq`; others by `--format`). `-` reads standard
+    /// input.
     #[arg(required = true)]
     files: Vec<PathBuf>,
-    /// The input format when the extension does not say it: `pgn` or `xqf`.
+    /// The input format when the extension does not say it: `pgn`, `xqf` or `dhtmlxq` (the
+    /// forums' `[DhtmlXQ]` blocks; every block of the text is a game).
     #[arg(long)]
     format: Option<String>,
     /// Convert to `pgn` (Chinese movetext), `pgn-wxf`, `pgn-iccs`, `xqf` or `dhtmlxq`.
@@ -139,6 +142,10 @@ pub fn read_file(path: &Path, format: Option<Format>) -> Result<Vec<Game>, Strin
     let format = format
         .or_else(|| Format::from_path(&name))
         .or_else(|| bytes.starts_with(b"XQ").then_some(Format::Xqf))
+        .or_else(|| {
+            let dhtml = bytes.windows(9).any(|w| w == b"[DhtmlXQ]");
+            dhtml.then_some(Format::DhtmlXq)
+        })
         .unwrap_or(Format::Pgn(Notation::Chinese));
     let games = match format {
         Format::Pgn(_) => chuhe_records::pgn::parse_all(&chuhe_records::pgn::decode(&bytes)),

@@ -24,10 +24,7 @@ const LOADER_JS: &str = include_str!("../web/embed/embed.js");
 pub fn router() -> Router<Env> {
     Router::new()
         .route("/embed/game/{id}", get(game_page))
-        .route(
-            "/embed/league/{id}/match/{round}/{table}",
-            get(match_page),
-        )
+        .route("/embed/league/{id}/match/{round}/{table}", get(match_page))
         .route("/embed/page.js", get(|| async { js(PAGE_JS) }))
         .route("/embed.js", get(|| async { js(LOADER_JS) }))
 }
@@ -143,9 +140,7 @@ fn origin(src: &str) -> Option<(String, String, Option<String>)> {
     let host = host.to_ascii_lowercase();
     let bare = host.strip_prefix("*.").unwrap_or(&host);
     let label_ok = |l: &str| {
-        !l.is_empty()
-            && l.len() <= 63
-            && l.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-')
+        !l.is_empty() && l.len() <= 63 && l.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-')
     };
     if bare.is_empty() || !bare.split('.').all(label_ok) {
         return None;
@@ -219,8 +214,14 @@ mod tests {
     fn the_events_sources_within_the_operators() {
         let ev = v(&["https://news.example", "https://live.club.example.org"]);
         assert_eq!(ancestors("*", None), "*");
-        assert_eq!(ancestors("*", Some(&ev)), "https://news.example https://live.club.example.org");
-        assert_eq!(ancestors("https://news.example", Some(&ev)), "https://news.example");
+        assert_eq!(
+            ancestors("*", Some(&ev)),
+            "https://news.example https://live.club.example.org"
+        );
+        assert_eq!(
+            ancestors("https://news.example", Some(&ev)),
+            "https://news.example"
+        );
         assert_eq!(
             ancestors("https://*.example.org", Some(&ev)),
             "https://live.club.example.org"
@@ -229,19 +230,41 @@ mod tests {
         assert_eq!(ancestors("http://news.example", Some(&ev)), "'none'");
         assert_eq!(ancestors("'none'", Some(&ev)), "'none'");
         assert_eq!(ancestors("*", Some(&v(&["'none'"]))), "'none'");
-        assert_eq!(ancestors("'self' https://a.example", Some(&v(&["'self'"]))), "'self'");
+        assert_eq!(
+            ancestors("'self' https://a.example", Some(&v(&["'self'"]))),
+            "'self'"
+        );
         // A wildcard is kept only under a wildcard at least as wide.
         let wide = v(&["https://*.example.org"]);
-        assert_eq!(ancestors("https://*.example.org", Some(&wide)), "https://*.example.org");
+        assert_eq!(
+            ancestors("https://*.example.org", Some(&wide)),
+            "https://*.example.org"
+        );
         assert_eq!(ancestors("https://club.example.org", Some(&wide)), "'none'");
         // The host's own domain is not under its wildcard.
-        assert_eq!(ancestors("https://*.example.org", Some(&v(&["https://example.org"]))), "'none'");
-        assert_eq!(ancestors("https://*.example.org:8443", Some(&v(&["https://a.example.org"]))), "'none'");
+        assert_eq!(
+            ancestors("https://*.example.org", Some(&v(&["https://example.org"]))),
+            "'none'"
+        );
+        assert_eq!(
+            ancestors(
+                "https://*.example.org:8443",
+                Some(&v(&["https://a.example.org"]))
+            ),
+            "'none'"
+        );
     }
 
     #[test]
     fn only_origins_self_or_none_alone() {
-        assert!(check_ancestors(&v(&["https://news.example", "'self'", "http://*.b.example:8080"])).is_ok());
+        assert!(
+            check_ancestors(&v(&[
+                "https://news.example",
+                "'self'",
+                "http://*.b.example:8080"
+            ]))
+            .is_ok()
+        );
         for bad in [
             vec![],
             v(&["https://news.example/path"]),

@@ -172,7 +172,8 @@ async fn feed(
                             .data(u.json),
                     );
                     for (kind, data) in derived {
-                        st.pending.push_back(Event::default().event(kind).data(data));
+                        st.pending
+                            .push_back(Event::default().event(kind).data(data));
                     }
                 }
                 Some(Kind::Reply(r)) => st.pending.push_back(

@@ -163,11 +163,19 @@ fn import_loads_a_played_board_into_an_event() {
         "{err}"
     );
     // An illegal move: named by the CLI's own check (file, move number), nothing loaded.
-    write("东城", "西城", "1-0", "1. 炮二平五 马８进７ 2. 车一进三 车９平８");
+    write(
+        "东城",
+        "西城",
+        "1-0",
+        "1. 炮二平五 马８进７ 2. 车一进三 车９平８",
+    );
     let out = run(&["--board", "1"]);
     assert_eq!(out.status.code(), Some(1));
     let err = String::from_utf8_lossy(&out.stderr).to_string();
-    assert!(err.contains("board1.pgn") && err.contains("move 2"), "{err}");
+    assert!(
+        err.contains("board1.pgn") && err.contains("move 2"),
+        "{err}"
+    );
     // A file whose teams are not the match's: the server names the game.
     write("南城", "北城", "1-0", "1. 炮二平五 马８进７");
     let out = run(&["--board", "1"]);
@@ -178,7 +186,12 @@ fn import_loads_a_played_board_into_an_event() {
         "{err}"
     );
     // 东城 had Red and won: the game with its moves.
-    write("东城", "西城", "1-0", "1. 炮二平五 马８进７ 2. 马二进三 车９平８");
+    write(
+        "东城",
+        "西城",
+        "1-0",
+        "1. 炮二平五 马８进７ 2. 马二进三 车９平８",
+    );
     let out = run(&["--board", "1"]);
     assert!(
         out.status.success(),
@@ -189,7 +202,9 @@ fn import_loads_a_played_board_into_an_event() {
     let game = answer["games"][0].as_str().unwrap().to_string();
     assert_eq!(game_points(), serde_json::json!(["2", "0"]));
     let out = chuhe()
-        .args(["records", "export", "--server", &s.url, "--game", &game, "--format", "pgn-iccs"])
+        .args([
+            "records", "export", "--server", &s.url, "--game", &game, "--format", "pgn-iccs",
+        ])
         .env_remove("CHUHE_SERVER")
         .env_remove("CHUHE_TOKEN")
         .output()

@@ -2,7 +2,7 @@
 //! `POST /api/v1/leagues/{id}/rounds/{round}/tables/{table}/boards/{board}/import`.
 //!
 //! The body is a record file (`?format=pgn`, the default: Chinese, WXF or ICCS movetext, UTF-8
-//! or GBK; or `?format=xqf`); its games are the board's chain in order. Everything is checked
+//! or GBK; `?format=xqf`; or `?format=dhtmlxq`, the forums' UBB blocks); its games are the board's chain in order. Everything is checked
 //! before anything is stored: each game's teams and players against the match, each move by
 //! the game rules (the same core that plays live games, so the game log is a played game's),
 //! the result against the position, and the chain against the event's result chain. Then the
@@ -173,14 +173,13 @@ fn same(a: &str, b: &str) -> bool {
 /// names on the rosters); the players by the revealed lineups, or else by the file's names on
 /// the teams' rosters.
 pub fn place(l: &League, at: BoardKey, n: usize, g: &Game) -> Result<Placed, ImportError> {
-    let t = l.table(at.round, at.table).ok_or(ImportError::TeamUnknown {
-        game: n,
-        why: format!("{at}: no such match"),
-    })?;
-    let names = [
-        &l.teams[t.teams[0]].name,
-        &l.teams[t.teams[1]].name,
-    ];
+    let t = l
+        .table(at.round, at.table)
+        .ok_or(ImportError::TeamUnknown {
+            game: n,
+            why: format!("{at}: no such match"),
+        })?;
+    let names = [&l.teams[t.teams[0]].name, &l.teams[t.teams[1]].name];
     let roster = |side: usize, player: &str| {
         l.rules
             .rosters
@@ -208,14 +207,14 @@ pub fn place(l: &League, at: BoardKey, n: usize, g: &Game) -> Result<Placed, Imp
     let first_red = match first_red {
         Some(r) => r,
         None => {
-                return Err(ImportError::TeamUnknown {
-                    game: n,
-                    why: format!(
-                        "RedTeam {:?} / BlackTeam {:?} (and players {:?} / {:?}) do not say which \
+            return Err(ImportError::TeamUnknown {
+                game: n,
+                why: format!(
+                    "RedTeam {:?} / BlackTeam {:?} (and players {:?} / {:?}) do not say which \
                          side {:?} (the match's first team, against {:?}) played",
-                        g.red_team, g.black_team, g.red, g.black, names[0], names[1]
-                    ),
-                });
+                    g.red_team, g.black_team, g.red, g.black, names[0], names[1]
+                ),
+            });
         }
     };
     let player = |side: TeamSide, file_name: &str| -> Result<(i64, String), ImportError> {
@@ -348,11 +347,10 @@ pub fn played_log(
         id: Some(arbiter),
         role: Some(Role::Arbiter),
     };
-    let mut d = game::decide(&st, &cmd, &actor, now)
-        .map_err(|e| ImportError::ResultMismatch {
-            game: n,
-            why: e.to_string(),
-        })?;
+    let mut d = game::decide(&st, &cmd, &actor, now).map_err(|e| ImportError::ResultMismatch {
+        game: n,
+        why: e.to_string(),
+    })?;
     game::apply(&mut st, &mut d).map_err(|e| bad(e.to_string()))?;
     log.append(&mut d.events);
     Ok((log, wanted, "imported".into()))
@@ -456,7 +454,9 @@ fn info(
             board: at.board,
             stage,
         }),
-        calls: Some(super::spec::CallsSpec::settings(l.spec.arbiter_calls.as_ref())),
+        calls: Some(super::spec::CallsSpec::settings(
+            l.spec.arbiter_calls.as_ref(),
+        )),
     }
 }
 
@@ -501,11 +501,12 @@ async fn import(
     let format = match q.format.as_deref().unwrap_or("pgn") {
         "pgn" => Format::Pgn(chuhe_records::Notation::Chinese),
         "xqf" => Format::Xqf,
+        "dhtmlxq" | "ubb" => Format::DhtmlXq,
         other => {
             return api_error(
                 StatusCode::BAD_REQUEST,
                 "invalid_argument",
-                &format!("format {other:?}: pgn or xqf"),
+                &format!("format {other:?}: pgn, xqf or dhtmlxq"),
             );
         }
     };
@@ -521,7 +522,12 @@ async fn import(
     let reason = q
         .reason
         .filter(|r| !r.trim().is_empty())
-        .unwrap_or_else(|| format!("imported from a {} record", q.format.as_deref().unwrap_or("pgn")));
+        .unwrap_or_else(|| {
+            format!(
+                "imported from a {} record",
+                q.format.as_deref().unwrap_or("pgn")
+            )
+        });
     let arbiter = p.id().unwrap_or(0);
     let now = env.time.now_ms();
     let stages = l.rules_of(round).event.chain.stages().to_vec();
@@ -616,7 +622,13 @@ async fn import(
         .collect();
     let stored = match env.persist.create_games(news).await {
         Ok(rows) => rows,
-        Err(e) => return api_error(StatusCode::SERVICE_UNAVAILABLE, "store_unavailable", &e.to_string()),
+        Err(e) => {
+            return api_error(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "store_unavailable",
+                &e.to_string(),
+            );
+        }
     };
     let mut imported = Vec::with_capacity(prepared.len());
     for (i, (p, row)) in prepared.iter().zip(&stored).enumerate() {
@@ -629,14 +641,22 @@ async fn import(
         let has = match env.persist.events(gid).await {
             Ok(ev) => !ev.is_empty(),
             Err(e) => {
-                return api_error(StatusCode::SERVICE_UNAVAILABLE, "store_unavailable", &e.to_string());
+                return api_error(
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    "store_unavailable",
+                    &e.to_string(),
+                );
             }
         };
         // A retry of the same file finds the game stored by the try before.
         if !has {
             let (events, finish) = rows(&log);
             if let Err(e) = env.persist.append(gid, events, finish).await {
-                return api_error(StatusCode::SERVICE_UNAVAILABLE, "store_unavailable", &e.to_string());
+                return api_error(
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    "store_unavailable",
+                    &e.to_string(),
+                );
             }
         }
         imported.push(ImportedGame {

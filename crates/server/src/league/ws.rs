@@ -45,7 +45,14 @@ pub async fn on_message(env: &Env, who: &Principal, out: &Outbox, req: u32, kind
         if s.feed {
             return subscribe_feed(env, who, out, req, s).await;
         }
-        return Box::pin(on_league_message(env, who, out, req, Kind::LeagueSubscribe(s))).await;
+        return Box::pin(on_league_message(
+            env,
+            who,
+            out,
+            req,
+            Kind::LeagueSubscribe(s),
+        ))
+        .await;
     }
     Box::pin(on_league_message(env, who, out, req, kind)).await
 }
@@ -167,7 +174,11 @@ fn end_feed(env: &Env, conn: u64, league_id: &str) {
         return;
     };
     task.abort();
-    if let Some(h) = league_id.parse::<i64>().ok().and_then(|id| env.leagues.get(id)) {
+    if let Some(h) = league_id
+        .parse::<i64>()
+        .ok()
+        .and_then(|id| env.leagues.get(id))
+    {
         h.detach(inner);
     }
 }
@@ -176,21 +187,12 @@ fn end_feed(env: &Env, conn: u64, league_id: &str) {
 /// SSE feed follows it, here or relayed from the league's node), passed on to the connection
 /// with the feed's `match_result` and `standings` updates after the entries that call for them.
 /// Ends with the connection (the next frame it cannot take), or `leagueUnsubscribe`.
-async fn subscribe_feed(
-    env: &Env,
-    who: &Principal,
-    out: &Outbox,
-    req: u32,
-    s: w::LeagueSubscribe,
-) {
+async fn subscribe_feed(env: &Env, who: &Principal, out: &Outbox, req: u32, s: w::LeagueSubscribe) {
     use crate::outbox::Out;
     end_feed(env, out.conn_id, &s.league_id);
     let inner_id = crate::feed_http::NEXT_FEED.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    let (inner, mut inbox, _kick) = Outbox::new(
-        inner_id,
-        out.encoding,
-        crate::league::runner::REPLAY + 1024,
-    );
+    let (inner, mut inbox, _kick) =
+        Outbox::new(inner_id, out.encoding, crate::league::runner::REPLAY + 1024);
     let sub = Kind::LeagueSubscribe(w::LeagueSubscribe {
         feed: false,
         ..s.clone()
@@ -230,7 +232,9 @@ async fn subscribe_feed(
                 }
             }
             let mut f = feeds();
-            if f.get(&(out.conn_id, id.clone())).is_some_and(|e| e.0 == inner_id) {
+            if f.get(&(out.conn_id, id.clone()))
+                .is_some_and(|e| e.0 == inner_id)
+            {
                 f.remove(&(out.conn_id, id));
             }
         })

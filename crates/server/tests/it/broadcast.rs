@@ -64,12 +64,18 @@ async fn event(c: &Cluster, extra: Value, schedule: Value) -> Result<String> {
 /// A GET's status and head (the headers, lower-cased names).
 async fn head(addr: std::net::SocketAddr, path: &str) -> Result<(u16, String)> {
     let mut s = TcpStream::connect(addr).await?;
-    s.write_all(format!("GET {path} HTTP/1.1\r\nHost: test\r\nConnection: close\r\n\r\n").as_bytes())
-        .await?;
+    s.write_all(
+        format!("GET {path} HTTP/1.1\r\nHost: test\r\nConnection: close\r\n\r\n").as_bytes(),
+    )
+    .await?;
     let mut buf = Vec::new();
     tokio::time::timeout(TIMEOUT, s.read_to_end(&mut buf)).await??;
     let text = String::from_utf8_lossy(&buf).to_string();
-    let head = text.split("\r\n\r\n").next().unwrap_or("").to_ascii_lowercase();
+    let head = text
+        .split("\r\n\r\n")
+        .next()
+        .unwrap_or("")
+        .to_ascii_lowercase();
     let status = head.split_whitespace().nth(1).ok_or("no status")?.parse()?;
     Ok((status, head))
 }
@@ -159,7 +165,9 @@ async fn an_imported_board_is_a_played_game_and_the_websocket_feed_reports_it() 
             feed: true,
         }))
         .await?;
-    fan.answer(req).await?.map_err(|e| format!("subscribe: {e}"))?;
+    fan.answer(req)
+        .await?
+        .map_err(|e| format!("subscribe: {e}"))?;
 
     let board1 = pgn(
         "东城",
@@ -170,7 +178,10 @@ async fn an_imported_board_is_a_played_game_and_the_websocket_feed_reports_it() 
     );
     // Only the event's officials import.
     let (status, v) = import(&c, &id, 1, &c.cast.red, &board1).await?;
-    assert_eq!((status, v["code"].as_str()), (403, Some("permission_denied")));
+    assert_eq!(
+        (status, v["code"].as_str()),
+        (403, Some("permission_denied"))
+    );
 
     // A file whose second game has an illegal move: named, and nothing stored.
     let bad = format!(
@@ -197,13 +208,27 @@ async fn an_imported_board_is_a_played_game_and_the_websocket_feed_reports_it() 
         &id,
         2,
         &org,
-        &pgn("西城", "东城", "钱二", "赵二", &format!("[Result \"1/2-1/2\"]\n{mate}\n1. i0i9 1/2-1/2")),
+        &pgn(
+            "西城",
+            "东城",
+            "钱二",
+            "赵二",
+            &format!("[Result \"1/2-1/2\"]\n{mate}\n1. i0i9 1/2-1/2"),
+        ),
     )
     .await?;
-    assert_eq!((status, v["code"].as_str(), v["game"].as_u64()), (422, Some("result_mismatch"), Some(1)), "{v}");
+    assert_eq!(
+        (status, v["code"].as_str(), v["game"].as_u64()),
+        (422, Some("result_mismatch"), Some(1)),
+        "{v}"
+    );
     // A player the rosters do not know.
     let (status, v) = import(&c, &id, 1, &org, &board1.replace("赵一", "无名")).await?;
-    assert_eq!((status, v["code"].as_str()), (422, Some("player_unknown")), "{v}");
+    assert_eq!(
+        (status, v["code"].as_str()),
+        (422, Some("player_unknown")),
+        "{v}"
+    );
 
     // Board 1 as played: stored with its moves, its result the arbiter's from the file.
     let (status, v) = import(&c, &id, 1, &org, &board1).await?;
@@ -222,10 +247,17 @@ async fn an_imported_board_is_a_played_game_and_the_websocket_feed_reports_it() 
     )
     .await?;
     assert_eq!(status, 200, "{body}");
-    assert!(body.contains("[Result \"1-0\"]") && body.contains("H2-E2"), "{body}");
+    assert!(
+        body.contains("[Result \"1-0\"]") && body.contains("H2-E2"),
+        "{body}"
+    );
     // Again: the board has its result.
     let (status, v) = import(&c, &id, 1, &org, &board1).await?;
-    assert_eq!((status, v["code"].as_str()), (409, Some("board_not_empty")), "{v}");
+    assert_eq!(
+        (status, v["code"].as_str()),
+        (409, Some("board_not_empty")),
+        "{v}"
+    );
 
     // Board 2 (the second team Red, 13.2): mated on the board, the rules' end.
     let (status, v) = import(
@@ -233,7 +265,13 @@ async fn an_imported_board_is_a_played_game_and_the_websocket_feed_reports_it() 
         &id,
         2,
         &org,
-        &pgn("西城", "东城", "钱二", "赵二", &format!("[Result \"1-0\"]\n{mate}\n1. i0i9 1-0")),
+        &pgn(
+            "西城",
+            "东城",
+            "钱二",
+            "赵二",
+            &format!("[Result \"1-0\"]\n{mate}\n1. i0i9 1-0"),
+        ),
     )
     .await?;
     assert_eq!(status, 200, "{v}");
@@ -241,7 +279,11 @@ async fn an_imported_board_is_a_played_game_and_the_websocket_feed_reports_it() 
     // The feed: both boards' games, the match's result and the standings, each no earlier
     // than the event's delay after it happened.
     let (u, seen) = next_of(&mut fan, "game_finished").await?;
-    assert!(seen >= u.at_ms + 1000, "released {} ms after", seen - u.at_ms);
+    assert!(
+        seen >= u.at_ms + 1000,
+        "released {} ms after",
+        seen - u.at_ms
+    );
     let (u, _) = next_of(&mut fan, "game_finished").await?;
     let finished: Value = serde_json::from_str(&u.json)?;
     assert_eq!(
@@ -250,7 +292,10 @@ async fn an_imported_board_is_a_played_game_and_the_websocket_feed_reports_it() 
     );
     let (m, _) = next_of(&mut fan, "match_result").await?;
     let m: Value = serde_json::from_str(&m.json)?;
-    assert_eq!((m["round"].as_u64(), m["table"].as_u64()), (Some(1), Some(1)));
+    assert_eq!(
+        (m["round"].as_u64(), m["table"].as_u64()),
+        (Some(1), Some(1))
+    );
     assert_eq!(m["gamePoints"], json!(["2", "2"]), "{m}");
     let (s, _) = next_of(&mut fan, "standings").await?;
     assert!(serde_json::from_str::<Value>(&s.json)?["rows"].is_array());
@@ -292,15 +337,19 @@ async fn round_started_on_the_websocket_feed_and_over_sse() -> Result<()> {
             feed: true,
         }))
         .await?;
-    fan.answer(req).await?.map_err(|e| format!("subscribe: {e}"))?;
+    fan.answer(req)
+        .await?
+        .map_err(|e| format!("subscribe: {e}"))?;
     let (u, seen) = next_of(&mut fan, "round_started").await?;
     assert!(u.at_ms >= start && seen >= start, "{u:?}");
     assert_eq!(serde_json::from_str::<Value>(&u.json)?["round"], 1);
     // The SSE feed from the beginning has it too, under its seq.
     let mut s = TcpStream::connect(addr).await?;
     s.write_all(
-        format!("GET /api/v1/leagues/{id}/feed HTTP/1.1\r\nHost: test\r\nConnection: close\r\n\r\n")
-            .as_bytes(),
+        format!(
+            "GET /api/v1/leagues/{id}/feed HTTP/1.1\r\nHost: test\r\nConnection: close\r\n\r\n"
+        )
+        .as_bytes(),
     )
     .await?;
     let mut lines = BufReader::new(s).lines();
