@@ -839,12 +839,12 @@ fn standings_of(l: &League, q: StandingsQuery) -> Response {
             );
         }
         Some(s) => Some(s),
-        None => standings_stage(&l),
+        None => standings_stage(l),
     };
-    if let Some(t) = stage.and_then(|s| total_score_tables(&l, s)) {
-        return total_score_standings(&l, t, q.format.as_deref(), lang_named(q.lang.as_deref()));
+    if let Some(t) = stage.and_then(|s| total_score_tables(l, s)) {
+        return total_score_standings(l, t, q.format.as_deref(), lang_named(q.lang.as_deref()));
     }
-    let t = match stage.and_then(|s| stage_tables(&l, s)) {
+    let t = match stage.and_then(|s| stage_tables(l, s)) {
         None if stage.is_some_and(|s| s > l.current_stage()) => {
             return api_error(
                 StatusCode::CONFLICT,
