@@ -55,10 +55,12 @@ pub fn read(text: &str) -> Result<Vec<Game>, RecordError> {
     while let Some(i) = rest.find("[DhtmlXQ]") {
         n += 1;
         let body = &rest[i + "[DhtmlXQ]".len()..];
-        let end = body.find("[/DhtmlXQ]").ok_or_else(|| RecordError::Truncated {
-            place: format!("block {n}"),
-            why: "a [DhtmlXQ] block without its [/DhtmlXQ]".to_string(),
-        })?;
+        let end = body
+            .find("[/DhtmlXQ]")
+            .ok_or_else(|| RecordError::Truncated {
+                place: format!("block {n}"),
+                why: "a [DhtmlXQ] block without its [/DhtmlXQ]".to_string(),
+            })?;
         games.push(block(&body[..end], n)?);
         rest = &body[end..];
     }

@@ -401,7 +401,10 @@ fn dhtmlxq_blocks_read_back_from_a_forum_post() {
     assert_eq!(back.len(), 2);
     assert_eq!((&back[0].moves, back[0].result), (&a.moves, a.result));
     assert_eq!((&back[1].moves, back[1].result), (&b.moves, b.result));
-    assert_eq!((back[1].red.as_str(), back[1].red_team.as_str()), ("赵一", "东城"));
+    assert_eq!(
+        (back[1].red.as_str(), back[1].red_team.as_str()),
+        ("赵一", "东城")
+    );
     let board = |g: &Game| {
         let fen = g.replay().unwrap()[0].to_fen();
         fen.split(' ').take(2).collect::<Vec<_>>().join(" ")
@@ -417,7 +420,10 @@ fn dhtmlxq_blocks_read_back_from_a_forum_post() {
     }
     for (text, code) in [
         ("[DhtmlXQ][DhtmlXQ_movelist]7747", "truncated"),
-        ("[DhtmlXQ][DhtmlXQ_movelist]774[/DhtmlXQ_movelist][/DhtmlXQ]", "syntax"),
+        (
+            "[DhtmlXQ][DhtmlXQ_movelist]774[/DhtmlXQ_movelist][/DhtmlXQ]",
+            "syntax",
+        ),
         ("no block here", "empty"),
     ] {
         assert_eq!(dhtmlxq::read(text).unwrap_err().code(), code, "{text}");
