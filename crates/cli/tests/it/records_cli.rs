@@ -129,9 +129,15 @@ fn import_loads_a_played_board_into_an_event() {
     s.ok(Some(org), &["publish", &id]);
     let pgn = s.dir.join("board1.pgn");
     let write = |red: &str, black: &str, result: &str, moves: &str| {
+        // The players of the team named for each colour (东城's 赵一, 西城's 钱一).
+        let player = |team: &str| if team == "西城" { "钱一" } else { "赵一" };
         std::fs::write(
             &pgn,
-            format!("[Game \"Chinese Chess\"]\n[RedTeam \"{red}\"]\n[BlackTeam \"{black}\"]\n[Red \"赵一\"]\n[Black \"钱一\"]\n[Result \"{result}\"]\n\n{moves} {result}\n"),
+            format!(
+                "[Game \"Chinese Chess\"]\n[RedTeam \"{red}\"]\n[BlackTeam \"{black}\"]\n[Red \"{}\"]\n[Black \"{}\"]\n[Result \"{result}\"]\n\n{moves} {result}\n",
+                player(red),
+                player(black)
+            ),
         )
         .unwrap();
     };

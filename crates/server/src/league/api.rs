@@ -511,7 +511,7 @@ async fn command(
         return api_error(
             StatusCode::FORBIDDEN,
             "permission_denied",
-            "only the server records games and ticks (an import goes to POST …/boards/{board}/import)",
+            "only the server records games and ticks",
         );
     }
     run(&env, &id, &headers, body.command, body.reason).await
