@@ -728,6 +728,7 @@ impl Client {
             .send(client_message::Kind::LeagueSubscribe(w::LeagueSubscribe {
                 league_id: league.into(),
                 last_seq,
+                feed: false,
             }))
             .await?;
         Ok(self.reply(r).await?.seq)

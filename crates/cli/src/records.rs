@@ -1,9 +1,11 @@
 //! `chuhe records …`: game records in the forms the Xiangqi world uses (`chuhe-records`).
 //!
-//! - `import FILE…`: reads PGN (Chinese, WXF or ICCS movetext; UTF-8 or GBK) and XQF, checks
+//! - `import FILE…`: reads PGN (Chinese, WXF or ICCS movetext; UTF-8 or GBK), XQF and DhtmlXQ
+//!   blocks, checks
 //!   every move with the rules, and either prints a JSON summary per game or, with `--to`,
-//!   converts (PGN ⇄ XQF ⇄ DhtmlXQ). All or nothing: the first bad file, game or move is
-//!   named (file, game, line and column or byte) and nothing is written.
+//!   converts (PGN ⇄ XQF ⇄ DhtmlXQ), or, with `--league`, loads them into an event's board as
+//!   played games (the server's import route). All or nothing: the first bad file, game or
+//!   move is named (file, game, line and column or byte) and nothing is written.
 //! - `export`: a game (`--game`) or an event, a round or a match (`--league`, `--round`,
 //!   `--table`) from a running server's API, in the format asked for.
 
@@ -26,7 +28,7 @@ pub struct RecordsArgs {
 
 #[derive(Debug, Subcommand)]
 enum RecordsCommand {
-    /// Read and check PGN or XQF files: every move against the rules. Without `--to`, one JSON
+    /// Read and check PGN, XQF or DhtmlXQ files: every move against the rules. Without `--to`, one JSON
     /// line per game (file, index, headers, moves in ICCS, result); with `--to`, the games
     /// converted. Exit status 1 (and nothing written) when a file is bad.
     Import(ImportArgs),
@@ -37,10 +39,12 @@ enum RecordsCommand {
 
 #[derive(Debug, Args)]
 struct ImportArgs {
-    /// The files (`.pgn`, `.xqf`; others by `--format`). `-` reads standard input.
+    /// The files (`.pgn`, `.xqf`, `.ubb`/`.dhtmlxq`; others by `--format`). `-` reads standard
+    /// input.
     #[arg(required = true)]
     files: Vec<PathBuf>,
-    /// The input format when the extension does not say it: `pgn` or `xqf`.
+    /// The input format when the extension does not say it: `pgn`, `xqf` or `dhtmlxq` (the
+    /// forums' `[DhtmlXQ]` blocks; every block of the text is a game).
     #[arg(long)]
     format: Option<String>,
     /// Convert to `pgn` (Chinese movetext), `pgn-wxf`, `pgn-iccs`, `xqf` or `dhtmlxq`.
@@ -51,10 +55,12 @@ struct ImportArgs {
     /// (not for XQF).
     #[arg(long, short)]
     out: Option<PathBuf>,
-    /// Load the games into this event as a board's played games (an arbiter's `set_board`,
-    /// with the organizer's or an arbiter's `--token`): the files' games are the board's
-    /// result chain in order; each game's RedTeam or BlackTeam names the match's first team.
-    /// The results are recorded (with the fouls 0); the moves stay in the files.
+    /// Load the games into this event as the board's played games (the server's
+    /// `POST …/boards/{board}/import`, with the organizer's or an arbiter's `--token`): the
+    /// files' games are the board's result chain in order; each game's RedTeam or BlackTeam
+    /// names the match's first team. The server checks every move again and stores each game
+    /// with its moves and result (its game page replays it); all or nothing, and refused on a
+    /// board that has a game or a result.
     #[arg(long, conflicts_with = "to", requires_all = ["round", "table", "board"])]
     league: Option<String>,
     #[arg(long)]
@@ -136,6 +142,10 @@ pub fn read_file(path: &Path, format: Option<Format>) -> Result<Vec<Game>, Strin
     let format = format
         .or_else(|| Format::from_path(&name))
         .or_else(|| bytes.starts_with(b"XQ").then_some(Format::Xqf))
+        .or_else(|| {
+            let dhtml = bytes.windows(9).any(|w| w == b"[DhtmlXQ]");
+            dhtml.then_some(Format::DhtmlXq)
+        })
         .unwrap_or(Format::Pgn(Notation::Chinese));
     let games = match format {
         Format::Pgn(_) => chuhe_records::pgn::parse_all(&chuhe_records::pgn::decode(&bytes)),
@@ -263,9 +273,9 @@ fn export(a: &ExportArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// `set_board` from the games: each one's colour and result from the match's first team's side.
+/// The games sent to the server's import route as one PGN (ICCS movetext: what the files
+/// said, move for move); the server checks them again and loads them as played games.
 fn load_into_event(a: &ImportArgs, league: &str, games: &[Game]) -> anyhow::Result<()> {
-    use chuhe_records::GameResult;
     let (round, table, board) = match (a.round, a.table, a.board) {
         (Some(r), Some(t), Some(b)) => (r, t, b),
         _ => bail!("--league needs --round, --table and --board"),
@@ -276,77 +286,46 @@ fn load_into_event(a: &ImportArgs, league: &str, games: &[Game]) -> anyhow::Resu
         .enable_all()
         .build()?;
     let timeout = Duration::from_secs(a.timeout.max(1));
-    let get = rt.block_on(client::request(
-        &server,
-        "GET",
-        &format!("/api/v1/leagues/{league}/rounds/{round}/tables/{table}"),
-        token,
-        None,
-        timeout,
-    ))?;
-    let refused = |status: u16, body: &[u8]| {
-        let v: serde_json::Value = serde_json::from_slice(body).unwrap_or_default();
-        anyhow!(
-            "the server refused ({status}): {} {}",
-            v["code"].as_str().unwrap_or(""),
-            v["message"].as_str().unwrap_or("")
-        )
-    };
-    if get.status != 200 {
-        return Err(refused(get.status, &get.body));
-    }
-    let t: serde_json::Value = serde_json::from_slice(&get.body).context("the match")?;
-    let first = t["first"]["name"].as_str().unwrap_or_default().to_string();
-    let second = t["second"]["name"].as_str().unwrap_or_default().to_string();
-    let mut chain = Vec::new();
-    for (i, g) in games.iter().enumerate() {
-        let first_red = if g.red_team == first && g.black_team != first {
-            true
-        } else if g.black_team == first && g.red_team != first {
-            false
-        } else {
-            bail!(
-                "game {}: RedTeam {:?} / BlackTeam {:?} do not say which side {first:?} (the match's first team, against {second:?}) played",
-                i + 1,
-                g.red_team,
-                g.black_team
-            );
-        };
-        let result = match (g.result, first_red) {
-            (GameResult::RedWins, true) | (GameResult::BlackWins, false) => "first",
-            (GameResult::RedWins, false) | (GameResult::BlackWins, true) => "second",
-            (GameResult::Draw, _) => "draw",
-            (GameResult::BothLose, _) => "both_lose",
-            (GameResult::Unknown, _) => bail!("game {}: no result (`*`): not a played game", i + 1),
-        };
-        chain.push(serde_json::json!({
-            "first_colour": if first_red { "red" } else { "black" },
-            "result": result,
-            "fouls": [0, 0],
-        }));
-    }
+    let body = chuhe_records::export(Format::Pgn(Notation::Iccs), games)?;
     let reason = a.reason.clone().unwrap_or_else(|| {
         let names: Vec<String> = a.files.iter().map(|f| f.display().to_string()).collect();
         format!("imported from {}", names.join(", "))
     });
-    let body = serde_json::json!({
-        "command": "set_board",
-        "at": {"round": round, "table": table, "board": board},
-        "setting": {"games": {"games": chain}},
-        "reason": reason,
-    });
     let answer = rt.block_on(client::request(
         &server,
         "POST",
-        &format!("/api/v1/leagues/{league}/commands"),
+        &format!(
+            "/api/v1/leagues/{}/rounds/{round}/tables/{table}/boards/{board}/import?format=pgn&reason={}",
+            percent(league),
+            percent(&reason)
+        ),
         token,
-        Some(body.to_string().into_bytes()),
+        Some(body),
         timeout,
     ))?;
     if !(200..300).contains(&answer.status) {
-        return Err(refused(answer.status, &answer.body));
+        let v: serde_json::Value = serde_json::from_slice(&answer.body).unwrap_or_default();
+        bail!(
+            "the server refused ({}): {} {}",
+            answer.status,
+            v["code"].as_str().unwrap_or(""),
+            v["message"].as_str().unwrap_or("")
+        );
     }
     std::io::stdout().lock().write_all(&answer.body)?;
     println!();
     Ok(())
+}
+
+/// A query value, percent-encoded (RFC 3986 unreserved characters kept).
+fn percent(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for b in s.bytes() {
+        if b.is_ascii_alphanumeric() || b"-._~".contains(&b) {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
 }

@@ -77,7 +77,9 @@ pub struct ServeArgs {
     pub max_connections_per_address: Option<usize>,
     /// Which sites may put the embeddable boards (`/embed/…`) in an iframe: the
     /// `frame-ancestors` sources of their Content-Security-Policy, e.g.
-    /// `"https://news.example https://*.example.org"`, `'none'`, or `*` (any) [default: *].
+    /// `"https://news.example https://*.example.org"`, `'none'`, or `*` (any) [default: *]. The
+    /// default of every event, and the upper bound of an event file's
+    /// `broadcast.embed_ancestors`.
     #[arg(long, env = "CHUHE_EMBED_ANCESTORS")]
     pub embed_ancestors: Option<String>,
     /// The operator's bearer token for /metrics (give it to the Prometheus scraper), at least

@@ -129,6 +129,13 @@ pub enum LeagueCommand {
     },
     /// Arbiter: set or correct a board's result.
     SetBoard { at: BoardKey, setting: BoardSetting },
+    /// Arbiter (through `POST …/boards/{b}/import`, which stores the games first): a board
+    /// played elsewhere, its chain's games loaded as played games. Refused on a board that
+    /// has a game or a result.
+    ImportBoard {
+        at: BoardKey,
+        games: Vec<ImportedGame>,
+    },
     /// Arbiter: a whole match forfeited.
     ForfeitMatch {
         round: u32,
@@ -169,6 +176,18 @@ pub enum LeagueCommand {
 pub const MESSAGE_MAX_CHARS: usize = 500;
 /// An arbiter sends at most one message to captains or the event per this many ms.
 pub const MESSAGE_INTERVAL_MS: u64 = 2000;
+/// A game of an imported board, stored already (its log holds the moves and its end).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ImportedGame {
+    pub game: i64,
+    pub first_colour: ColourName,
+    pub red: i64,
+    pub black: i64,
+    pub outcome: Outcome,
+    /// The game's end reason code (e.g. `checkmate`, or `arbiter` for a result recorded).
+    pub reason: String,
+    pub start_ms: u64,
+}
 
 /// A refused command; the league is unchanged.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -205,6 +224,9 @@ pub enum LeagueError {
     /// An arbiter's messages come too fast.
     #[error("one message every {interval_ms} ms at most")]
     MessageRateLimited { interval_ms: u64 },
+    /// The board has a game or a result already (an import goes to an empty board).
+    #[error("{0}")]
+    BoardNotEmpty(String),
 }
 
 impl LeagueError {
@@ -222,6 +244,7 @@ impl LeagueError {
             LeagueError::AlreadySeeded(_) => "already_seeded",
             LeagueError::MessageTooLong { .. } => "message_too_long",
             LeagueError::MessageRateLimited { .. } => "message_rate_limited",
+            LeagueError::BoardNotEmpty(_) => "board_not_empty",
         }
     }
 }
@@ -261,6 +284,84 @@ impl Draft {
         self.reason = r;
         out
     }
+}
+
+/// Whether a board can take an import: it exists, has no game and no result (neither set by
+/// an arbiter nor by a forfeit of its match).
+pub fn board_open_for_import(league: &League, at: BoardKey) -> Result<(), LeagueError> {
+    let b = league
+        .board(at)
+        .ok_or_else(|| LeagueError::NotFound(at.to_string()))?;
+    let t = league
+        .table(at.round, at.table)
+        .ok_or_else(|| LeagueError::NotFound(at.to_string()))?;
+    if !b.games.is_empty() || b.set.is_some() || t.forfeit.is_some() {
+        return Err(LeagueError::BoardNotEmpty(format!(
+            "{at} has a game or a result already: nothing imported (an arbiter's replay_board \
+             clears it)"
+        )));
+    }
+    Ok(())
+}
+
+fn import_board(
+    d: &mut Draft,
+    league: &League,
+    at: BoardKey,
+    games: &[ImportedGame],
+) -> Result<(), LeagueError> {
+    board_open_for_import(league, at)?;
+    if games.is_empty() {
+        return Err(LeagueError::Invalid("no game to import".into()));
+    }
+    if let Some(g) = games.iter().find(|g| league.games.contains_key(&g.game)) {
+        return Err(LeagueError::Conflict(format!(
+            "game {} belongs to the event already",
+            g.game
+        )));
+    }
+    let record = chuhe_league::chain::BoardRecord::Played(
+        games
+            .iter()
+            .map(|g| chuhe_league::chain::PlayedGame {
+                first_colour: g.first_colour.league(),
+                result: match g.outcome {
+                    Outcome::First => chuhe_league::chain::GameResult::FirstWins,
+                    Outcome::Second => chuhe_league::chain::GameResult::SecondWins,
+                    Outcome::Draw | Outcome::BothLose => chuhe_league::chain::GameResult::Draw,
+                },
+                fouls: [0, 0],
+            })
+            .collect(),
+    );
+    let rules = &league.rules_of(at.round).event;
+    chuhe_league::chain::evaluate_board(&rules.chain, &rules.game_scoring, at.board, &record)
+        .map_err(|e| LeagueError::Invalid(format!("the games do not make {at}'s result: {e}")))?;
+    for (stage, g) in games.iter().enumerate() {
+        d.push(LeagueEvent::GameCreated {
+            at,
+            stage: stage as u32,
+            game: g.game,
+            first_colour: g.first_colour,
+            red: g.red,
+            black: g.black,
+            start_ms: g.start_ms,
+        })?;
+        d.push(LeagueEvent::GameFinished {
+            at,
+            stage: stage as u32,
+            game: g.game,
+            outcome: g.outcome,
+            reason: g.reason.clone(),
+            fouls: [0, 0],
+        })?;
+    }
+    if d.work.board_record(at).is_none() {
+        return Err(LeagueError::Invalid(format!(
+            "the games do not decide {at}: more of its chain is to be played"
+        )));
+    }
+    Ok(())
 }
 
 fn is_organizer(a: &Actor) -> bool {
@@ -496,6 +597,11 @@ pub fn decide(
                 at: *at,
                 setting: setting.clone(),
             })?;
+            keep_who_went_on(league, &d.work, at.round)?;
+        }
+        LeagueCommand::ImportBoard { at, games } => {
+            need_arbiter(league, actor, reason)?;
+            import_board(&mut d, league, *at, games)?;
             keep_who_went_on(league, &d.work, at.round)?;
         }
         LeagueCommand::ForfeitMatch { round, table, by } => {
@@ -1081,6 +1187,18 @@ fn settle_once(d: &mut Draft) -> Result<(), LeagueError> {
             table,
             lineups,
         })?;
+    }
+    // A round's start time came: recorded once (not for a round completed before it, nor
+    // again for a round of an older log that completed without one).
+    let started: Vec<u32> = d
+        .work
+        .rounds
+        .iter()
+        .filter(|r| !r.started && !r.completed && now >= r.start_ms)
+        .map(|r| r.number)
+        .collect();
+    for round in started {
+        d.push_system(LeagueEvent::RoundStarted { round })?;
     }
     // Chain games: a drawn game whose next stage's colour is chosen asks for the choice; an
     // unanswered choice is defaulted at its deadline.

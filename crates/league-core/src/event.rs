@@ -260,6 +260,9 @@ pub enum LeagueEvent {
         team: Option<usize>,
         text: String,
     },
+    /// The round's start time came (its games' clocks start): recorded once per round, by
+    /// the server, for the public stream (`round_started` of the event feed).
+    RoundStarted { round: u32 },
 }
 
 impl LeagueEvent {
@@ -283,6 +286,7 @@ impl LeagueEvent {
             LeagueEvent::BoardReplayed { .. } => "board_replayed",
             LeagueEvent::RoundCompleted { .. } => "round_completed",
             LeagueEvent::ArbiterMessage { .. } => "arbiter_message",
+            LeagueEvent::RoundStarted { .. } => "round_started",
         }
     }
 

@@ -55,6 +55,10 @@ pub struct EventSpec {
     pub lateness: Option<String>,
     #[serde(default)]
     pub broadcast_delay: DelaySpec,
+    /// What other sites may do with the event's broadcast: `embed_ancestors`, the sites that
+    /// may show its embeddable boards in a frame (within the server's `--embed-ancestors`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub broadcast: Option<BroadcastSpec>,
     #[serde(default)]
     pub armageddon: ChoiceSpec,
     /// Calls to the arbiter (请裁判) in the event's games: how many per side, and whether a
@@ -189,6 +193,17 @@ pub struct DelaySpec {
     pub plies: u32,
     #[serde(default)]
     pub seconds: u32,
+}
+
+/// The event's `broadcast` settings.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BroadcastSpec {
+    /// The `frame-ancestors` sources of the event's embed pages: origins such as
+    /// `https://news.example` or `https://*.example.org`, `'self'`, or `'none'` alone. The
+    /// server's `--embed-ancestors` bounds them (see `crate::embed_http::ancestors`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub embed_ancestors: Option<Vec<String>>,
 }
 
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
@@ -497,6 +512,14 @@ impl EventSpec {
         }
         if teams > 200 {
             return Err(bad("teams", "at most 200 teams"));
+        }
+        if let Some(list) = self
+            .broadcast
+            .as_ref()
+            .and_then(|b| b.embed_ancestors.as_ref())
+        {
+            crate::embed_http::check_ancestors(list)
+                .map_err(|why| bad("broadcast.embed_ancestors", why))?;
         }
         let stages = self.stage_rules()?;
         let (system, event, criteria) = {

@@ -80,6 +80,8 @@ pub struct Round {
     pub tables: Vec<Table>,
     pub byes: Vec<usize>,
     pub completed: bool,
+    /// Its `RoundStarted` is in the log.
+    pub started: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -324,6 +326,7 @@ impl League {
                         .collect(),
                     byes: byes.clone(),
                     completed: false,
+                    started: false,
                 });
             }
             LeagueEvent::RoundRescheduled {
@@ -467,6 +470,11 @@ impl League {
             LeagueEvent::ArbiterMessage { .. } => {
                 if let Some(a) = e.actor {
                     self.last_message_ms.insert(a, e.at_ms);
+                }
+            }
+            LeagueEvent::RoundStarted { round } => {
+                if let Some(r) = self.rounds.get_mut(round.wrapping_sub(1) as usize) {
+                    r.started = true;
                 }
             }
         }

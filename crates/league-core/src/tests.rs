@@ -480,6 +480,8 @@ fn the_board_chain_runs_to_the_armageddon_and_a_drawn_armageddon_is_black_s() {
         100 * t.teams[0] as i64 + 100,
         "board 1 is the registered first player"
     );
+    // The start: recorded for the public stream.
+    assert_eq!(kinds(&s.at(r1.start_ms)), ["round_started"]);
     // Slow game drawn → the fast game with colours swapped, a break after.
     s.now = r1.start_ms + 3_600_000;
     let ev = s.end(b1, Outcome::Draw, "draw_agreed");
@@ -1749,4 +1751,118 @@ fn an_arbiter_messages_captains_or_the_event_kept_private_and_rate_limited() {
     // The log folds back to the same state (the rate limit included).
     let again = League::replay(7, &s.log).unwrap();
     assert_eq!(again.last_message_ms, s.l.last_message_ms);
+}
+
+#[test]
+fn a_round_started_is_recorded_once_when_its_start_comes() {
+    let mut s = Sim::new(spec("round_robin", 4, serde_json::json!({})));
+    s.run(LeagueCommand::Publish, ORG, None).unwrap();
+    let start = s.l.rounds[0].start_ms;
+    assert_eq!(next_due(&s.l, start - 1), Some(start));
+    assert!(!kinds(&s.at(start - 1)).contains(&"round_started"));
+    let ev = s.at(start);
+    assert_eq!(
+        ev.iter()
+            .filter(|e| matches!(e, LeagueEvent::RoundStarted { round: 1 }))
+            .count(),
+        1,
+        "{:?}",
+        kinds(&ev)
+    );
+    assert!(s.l.rounds[0].started && !s.l.rounds[1].started);
+    assert!(!kinds(&s.at(start + 1)).contains(&"round_started"));
+    assert_eq!(digest(&League::replay(7, &s.log).unwrap()), digest(&s.l));
+}
+
+fn imported(game: i64, first_colour: ColourName, outcome: Outcome) -> ImportedGame {
+    ImportedGame {
+        game,
+        first_colour,
+        red: 100,
+        black: 200,
+        outcome,
+        reason: "imported".into(),
+        start_ms: T0,
+    }
+}
+
+#[test]
+fn an_imported_board_is_its_games_and_only_an_empty_board_takes_one() {
+    let mut s = Sim::new(spec(
+        "round_robin",
+        4,
+        serde_json::json!({"result_chain": {"preset": "single", "time_control": "10m+5s"}}),
+    ));
+    s.run(LeagueCommand::Publish, ORG, None).unwrap();
+    let at = bk(1, 1, 1);
+    let cmd = |games: Vec<ImportedGame>| LeagueCommand::ImportBoard { at, games };
+    let one = vec![imported(-1, ColourName::Red, Outcome::First)];
+    // Officials only, with a reason; the server's command route refuses it (api.rs).
+    assert_eq!(
+        s.run(cmd(one.clone()), captain(0), Some("sheet"))
+            .unwrap_err()
+            .code(),
+        "permission_denied"
+    );
+    assert_eq!(
+        s.run(cmd(one.clone()), ARB, None).unwrap_err().code(),
+        "invalid_argument"
+    );
+    // Board 1's first team has Red (13.2); two games for a single chain do not fit.
+    assert_eq!(
+        s.run(
+            cmd(vec![imported(-1, ColourName::Black, Outcome::First)]),
+            ARB,
+            Some("sheet")
+        )
+        .unwrap_err()
+        .code(),
+        "invalid_argument"
+    );
+    let two = vec![
+        imported(-1, ColourName::Red, Outcome::Draw),
+        imported(-2, ColourName::Black, Outcome::Draw),
+    ];
+    assert_eq!(
+        s.run(cmd(two), ARB, Some("sheet")).unwrap_err().code(),
+        "invalid_argument"
+    );
+    let ev = s.run(cmd(one.clone()), ARB, Some("sheet")).unwrap();
+    assert_eq!(kinds(&ev)[..2], ["game_created", "game_finished"]);
+    assert!(s.l.board_record(at).is_some());
+    assert!(wanted_games(&s.l, T0).iter().all(|w| w.at != at));
+    let again = vec![imported(-3, ColourName::Red, Outcome::First)];
+    assert_eq!(
+        s.run(cmd(again.clone()), ARB, Some("sheet"))
+            .unwrap_err()
+            .code(),
+        "board_not_empty"
+    );
+    // A board set by an arbiter is not empty either.
+    let at2 = bk(1, 1, 2);
+    s.run(
+        LeagueCommand::SetBoard {
+            at: at2,
+            setting: BoardSetting::Forfeit {
+                by: ForfeitBy::First,
+            },
+        },
+        ARB,
+        Some("absent"),
+    )
+    .unwrap();
+    assert_eq!(
+        s.run(
+            LeagueCommand::ImportBoard {
+                at: at2,
+                games: again
+            },
+            ARB,
+            Some("sheet")
+        )
+        .unwrap_err()
+        .code(),
+        "board_not_empty"
+    );
+    assert_eq!(digest(&League::replay(7, &s.log).unwrap()), digest(&s.l));
 }

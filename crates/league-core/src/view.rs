@@ -529,6 +529,9 @@ pub fn next_due(l: &League, now: u64) -> Option<u64> {
                 }
             }
         }
+        if !r.started && !r.completed {
+            at(r.start_ms);
+        }
         if r.tables
             .iter()
             .any(|t| t.boards.iter().any(|b| b.games.is_empty()))

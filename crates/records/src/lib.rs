@@ -358,9 +358,8 @@ impl Format {
     }
 }
 
-/// Reads games from bytes in `format` (PGN may hold several; XQF holds one). DhtmlXQ is
-/// export only: [`RecordError::Unwritable`] is never returned here, a DhtmlXQ input is a
-/// [`RecordError::Syntax`].
+/// Reads games from bytes in `format` (PGN and DhtmlXQ may hold several; XQF holds one).
+/// [`RecordError::Unwritable`] is never returned here.
 pub fn import(format: Format, bytes: &[u8]) -> Result<Vec<Game>, RecordError> {
     match format {
         Format::Pgn(_) => {
@@ -371,10 +370,13 @@ pub fn import(format: Format, bytes: &[u8]) -> Result<Vec<Game>, RecordError> {
             pgn::parse_all(text)
         }
         Format::Xqf => xqf::read(bytes).map(|g| vec![g]),
-        Format::DhtmlXq => Err(RecordError::Syntax {
-            place: "byte 0".to_string(),
-            why: "DhtmlXQ is an export format; import PGN or XQF".to_string(),
-        }),
+        Format::DhtmlXq => {
+            let text = std::str::from_utf8(bytes).map_err(|e| RecordError::Syntax {
+                place: format!("byte {}", e.valid_up_to()),
+                why: "the DhtmlXQ text is not UTF-8".to_string(),
+            })?;
+            dhtmlxq::read(text)
+        }
     }
 }
 

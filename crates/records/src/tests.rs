@@ -383,8 +383,64 @@ fn formats_by_name_and_export_of_several() {
     );
 }
 
+#[test]
+fn dhtmlxq_blocks_read_back_from_a_forum_post() {
+    let a = random_game(START_FEN, 3, 40);
+    let b = Game {
+        red: "赵一".into(),
+        red_team: "东城".into(),
+        result: GameResult::BlackWins,
+        ..random_game(FENS[2], 5, 11)
+    };
+    let post = format!(
+        "看这盘：\n{}中间的文字\n{}",
+        dhtmlxq::write(&a).unwrap(),
+        dhtmlxq::write(&b).unwrap()
+    );
+    let back = dhtmlxq::read(&post).unwrap();
+    assert_eq!(back.len(), 2);
+    assert_eq!((&back[0].moves, back[0].result), (&a.moves, a.result));
+    assert_eq!((&back[1].moves, back[1].result), (&b.moves, b.result));
+    assert_eq!(
+        (back[1].red.as_str(), back[1].red_team.as_str()),
+        ("赵一", "东城")
+    );
+    let board = |g: &Game| {
+        let fen = g.replay().unwrap()[0].to_fen();
+        fen.split(' ').take(2).collect::<Vec<_>>().join(" ")
+    };
+    assert_eq!(board(&back[1]), board(&b));
+    // An illegal move is named with its block and number; a cut block, an odd list, none.
+    let bad = "[DhtmlXQ][DhtmlXQ_movelist]77477062 00000101[/DhtmlXQ_movelist][/DhtmlXQ]";
+    match dhtmlxq::read(bad).unwrap_err() {
+        RecordError::BadMove { number, place, .. } => {
+            assert_eq!((number, place.as_str()), (2, "block 1, move 3"));
+        }
+        e => panic!("{e:?}"),
+    }
+    for (text, code) in [
+        ("[DhtmlXQ][DhtmlXQ_movelist]7747", "truncated"),
+        (
+            "[DhtmlXQ][DhtmlXQ_movelist]774[/DhtmlXQ_movelist][/DhtmlXQ]",
+            "syntax",
+        ),
+        ("no block here", "empty"),
+    ] {
+        assert_eq!(dhtmlxq::read(text).unwrap_err().code(), code, "{text}");
+    }
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(512))]
+
+    #[test]
+    fn dhtmlxq_reader_never_panics(text in "(\\[DhtmlXQ(_[a-z]{0,8})?\\]|\\[/DhtmlXQ(_[a-z]{0,8})?\\]|[0-9]{0,8}|\\PC{0,3}){0,12}") {
+        if let Ok(gs) = dhtmlxq::read(&text) {
+            for g in gs {
+                g.replay().unwrap();
+            }
+        }
+    }
 
     #[test]
     fn xqf_reader_never_panics(bytes in proptest::collection::vec(any::<u8>(), 0..1400)) {
@@ -444,7 +500,7 @@ proptest! {
     #[test]
     fn every_format_round_trips(seed in 1u64.., fen in 0usize..3, plies in 0usize..120) {
         let g = random_game(FENS[fen], seed, plies);
-        for f in [Format::Pgn(Notation::Chinese), Format::Pgn(Notation::Wxf), Format::Pgn(Notation::Iccs), Format::Xqf] {
+        for f in [Format::Pgn(Notation::Chinese), Format::Pgn(Notation::Wxf), Format::Pgn(Notation::Iccs), Format::Xqf, Format::DhtmlXq] {
             let b = crate::export(f, std::slice::from_ref(&g)).unwrap();
             let back = crate::import(f, &b).unwrap();
             prop_assert_eq!(back.len(), 1);

@@ -400,7 +400,7 @@ fn point_name(v: u8) -> String {
     sq(v).map_or_else(|| format!("{v}"), |s| s.to_string())
 }
 
-fn fen_of(grid: &[[Option<(Color, PieceKind)>; 9]; 10], side: Color) -> String {
+pub(crate) fn fen_of(grid: &[[Option<(Color, PieceKind)>; 9]; 10], side: Color) -> String {
     let mut s = String::new();
     for rank in (0..10).rev() {
         let mut empty = 0;

@@ -2,7 +2,7 @@
 //!
 //! The league's public stream (the one `leagueSubscribe` follows on the websocket, with the
 //! event's broadcast delay) as SSE: one event per public entry (`id:` its seq, `event:` its
-//! kind — `round_paired`, `lineups_revealed`, `game_finished`, `board_set`, `match_forfeited`,
+//! kind — `round_paired`, `round_started`, `lineups_revealed`, `game_finished`, `board_set`, `match_forfeited`,
 //! … — `data:` its JSON), then, after an entry that can change the standings, an event
 //! `match_result` when it decided its match (once per match and connection) and an event
 //! `standings` with the standings' JSON as `GET …/standings` answers it. A reconnecting client
@@ -29,7 +29,7 @@ use crate::league::runner::LeagueHandle;
 use crate::outbox::{Inbox, Out, Outbox};
 
 /// Connection ids of feed subscribers: their own range, apart from the websockets' counter.
-static NEXT_FEED: AtomicU64 = AtomicU64::new(1 << 62);
+pub(crate) static NEXT_FEED: AtomicU64 = AtomicU64::new(1 << 62);
 
 /// Entries after which the standings may have changed.
 const CHANGES_STANDINGS: [&str; 5] = [
@@ -58,8 +58,40 @@ struct Feed {
     inbox: Inbox,
     pending: VecDeque<Event>,
     done: bool,
-    /// Matches whose result this feed has sent.
+    derive: Derived,
+}
+
+/// What the feed adds after a public entry: a `match_result` when the entry decided its match
+/// (once per match and subscriber) and the `standings` after every entry that can change them.
+#[derive(Default)]
+pub(crate) struct Derived {
+    /// Matches whose result this subscriber has been sent.
     decided: std::collections::HashSet<(u32, u32)>,
+}
+
+impl Derived {
+    /// The (kind, JSON) updates to send after the public entry `u`, in order.
+    pub(crate) async fn after(
+        &mut self,
+        env: &Env,
+        id: &str,
+        u: &chuhe_proto::v1::LeagueUpdate,
+    ) -> Vec<(&'static str, String)> {
+        let mut out = Vec::new();
+        if !CHANGES_STANDINGS.contains(&u.kind.as_str()) {
+            return out;
+        }
+        if let Some((round, table)) = match_of(&u.json).filter(|k| !self.decided.contains(k)) {
+            if let Some(m) = crate::league::api::match_result_json(env, id, round, table) {
+                self.decided.insert((round, table));
+                out.push(("match_result", m.to_string()));
+            }
+        }
+        if let Some(s) = crate::league::api::standings_json(env, id).await {
+            out.push(("standings", s));
+        }
+        out
+    }
 }
 
 impl Drop for Feed {
@@ -105,6 +137,7 @@ async fn feed(
     let sub = Kind2::LeagueSubscribe(chuhe_proto::v1::LeagueSubscribe {
         league_id: id.clone(),
         last_seq: last,
+        feed: false,
     });
     crate::league::ws::on_message(&env, &who, &out, 0, sub).await;
     let st = Feed {
@@ -115,7 +148,7 @@ async fn feed(
         inbox,
         pending: VecDeque::new(),
         done: false,
-        decided: std::collections::HashSet::new(),
+        derive: Derived::default(),
     };
     let stream = futures_util::stream::unfold(st, |mut st| async move {
         loop {
@@ -131,29 +164,16 @@ async fn feed(
             };
             match msg.kind {
                 Some(Kind::League(u)) => {
-                    let standings = CHANGES_STANDINGS.contains(&u.kind.as_str());
-                    let at = standings.then(|| match_of(&u.json)).flatten();
+                    let derived = st.derive.after(&st.env, &st.id, &u).await;
                     st.pending.push_back(
                         Event::default()
                             .id(u.seq.to_string())
                             .event(u.kind)
                             .data(u.json),
                     );
-                    if let Some((round, table)) = at.filter(|k| !st.decided.contains(k)) {
-                        if let Some(m) =
-                            crate::league::api::match_result_json(&st.env, &st.id, round, table)
-                        {
-                            st.decided.insert((round, table));
-                            st.pending.push_back(
-                                Event::default().event("match_result").data(m.to_string()),
-                            );
-                        }
-                    }
-                    if standings {
-                        if let Some(s) = crate::league::api::standings_json(&st.env, &st.id).await {
-                            st.pending
-                                .push_back(Event::default().event("standings").data(s));
-                        }
+                    for (kind, data) in derived {
+                        st.pending
+                            .push_back(Event::default().event(kind).data(data));
                     }
                 }
                 Some(Kind::Reply(r)) => st.pending.push_back(

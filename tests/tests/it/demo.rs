@@ -129,6 +129,7 @@ async fn the_demo_runs_twice_on_one_database_and_its_games_and_league_are_alive(
         .send(client_message::Kind::LeagueSubscribe(w::LeagueSubscribe {
             league_id: league.clone(),
             last_seq: 0,
+            feed: false,
         }))
         .await?;
     fan.reply(r).await?;
@@ -289,6 +290,7 @@ async fn the_demo_leagues_bot_chooses_the_armageddon_colour() -> Result<()> {
         .send(client_message::Kind::LeagueSubscribe(w::LeagueSubscribe {
             league_id: started.league.to_string(),
             last_seq: 0,
+            feed: false,
         }))
         .await?;
     fan.reply(r).await?;

@@ -978,6 +978,7 @@ async fn season(backend: &str) -> Result<()> {
         ("choice_requested", 3),
         ("colour_chosen", 3),
         ("withdrawn", 1),
+        ("round_started", ROUNDS as usize),
         ("round_completed", ROUNDS as usize),
     ]
     .into_iter()

@@ -109,7 +109,8 @@ fn a_bad_move_is_named_and_nothing_is_written() {
 }
 
 /// `chuhe records import … --league`: a board played over the board, its PGN loaded into the
-/// event as the board's result (an arbiter's `set_board`), shown in the match.
+/// event as the board's played game (the server's import route): shown in the match, its moves
+/// exported from the server; a bad move named with nothing loaded, a second import refused.
 #[test]
 fn import_loads_a_played_board_into_an_event() {
     let s = crate::league_event::serve("records");
@@ -127,10 +128,16 @@ fn import_loads_a_played_board_into_an_event() {
     let id = created["id"].as_str().unwrap().to_string();
     s.ok(Some(org), &["publish", &id]);
     let pgn = s.dir.join("board1.pgn");
-    let write = |red: &str, black: &str, result: &str| {
+    let write = |red: &str, black: &str, result: &str, moves: &str| {
+        // The players of the team named for each colour (东城's 赵一, 西城's 钱一).
+        let player = |team: &str| if team == "西城" { "钱一" } else { "赵一" };
         std::fs::write(
             &pgn,
-            format!("[Game \"Chinese Chess\"]\n[RedTeam \"{red}\"]\n[BlackTeam \"{black}\"]\n[Result \"{result}\"]\n\n1. 炮二平五 马８进７ {result}\n"),
+            format!(
+                "[Game \"Chinese Chess\"]\n[RedTeam \"{red}\"]\n[BlackTeam \"{black}\"]\n[Red \"{}\"]\n[Black \"{}\"]\n[Result \"{result}\"]\n\n{moves} {result}\n",
+                player(red),
+                player(black)
+            ),
         )
         .unwrap();
     };
@@ -146,8 +153,14 @@ fn import_loads_a_played_board_into_an_event() {
             .output()
             .unwrap()
     };
+    let game_points = || -> serde_json::Value {
+        let m: serde_json::Value =
+            serde_json::from_str(&s.ok(None, &["match", &id, "--round", "1", "--table", "1"]))
+                .unwrap();
+        m["gamePoints"].clone()
+    };
     // Board 1's first team plays Red (13.2): a file saying otherwise is the server's refusal.
-    write("西城", "东城", "0-1");
+    write("西城", "东城", "0-1", "1. 炮二平五 马８进７");
     let out = run(&["--board", "1"]);
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr).to_string();
@@ -155,22 +168,66 @@ fn import_loads_a_played_board_into_an_event() {
         err.contains("the server refused (400): invalid_argument") && err.contains("wrong colours"),
         "{err}"
     );
-    // 东城 had Red and won.
-    write("东城", "西城", "1-0");
+    // An illegal move: named by the CLI's own check (file, move number), nothing loaded.
+    write(
+        "东城",
+        "西城",
+        "1-0",
+        "1. 炮二平五 马８进７ 2. 车一进三 车９平８",
+    );
+    let out = run(&["--board", "1"]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr).to_string();
+    assert!(
+        err.contains("board1.pgn") && err.contains("move 2"),
+        "{err}"
+    );
+    // A file whose teams are not the match's: the server names the game.
+    write("南城", "北城", "1-0", "1. 炮二平五 马８进７");
+    let out = run(&["--board", "1"]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr).to_string();
+    assert!(
+        err.contains("(422): team_unknown") && err.contains("game 1"),
+        "{err}"
+    );
+    // 东城 had Red and won: the game with its moves.
+    write(
+        "东城",
+        "西城",
+        "1-0",
+        "1. 炮二平五 马８进７ 2. 马二进三 车９平８",
+    );
     let out = run(&["--board", "1"]);
     assert!(
         out.status.success(),
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let m: serde_json::Value =
-        serde_json::from_str(&s.ok(None, &["match", &id, "--round", "1", "--table", "1"])).unwrap();
-    assert_eq!(m["gamePoints"], serde_json::json!(["2", "0"]), "{m}");
-    // A file whose teams are not the match's.
-    write("南城", "北城", "1-0");
+    let answer: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let game = answer["games"][0].as_str().unwrap().to_string();
+    assert_eq!(game_points(), serde_json::json!(["2", "0"]));
+    let out = chuhe()
+        .args([
+            "records", "export", "--server", &s.url, "--game", &game, "--format", "pgn-iccs",
+        ])
+        .env_remove("CHUHE_SERVER")
+        .env_remove("CHUHE_TOKEN")
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout).to_string();
+    assert!(
+        text.contains("H2-E2") && text.contains("I9-H9") && text.contains("[Result \"1-0\"]"),
+        "{text}"
+    );
+    // Once loaded, the board is refused.
     let out = run(&["--board", "1"]);
     assert_eq!(out.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("do not say which side"));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("(409): board_not_empty"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }
 
 /// `chuhe records export`: a game from a running server, as PGN (its FEN named) and as XQF

@@ -55,6 +55,7 @@ pub fn router() -> Router<Env> {
         .route("/api/v1/leagues/{id}/elo", get(elo))
         .route("/api/v1/leagues/{id}/log", get(log))
         .route("/api/v1/leagues/{id}/export", get(export))
+        .merge(super::import::router())
 }
 
 /// A 200 with a JSON body (also the match-day pages' API).
@@ -62,14 +63,14 @@ pub(super) fn ok(v: Value) -> Response {
     (StatusCode::OK, axum::Json(v)).into_response()
 }
 
-fn run_err(e: RunError) -> Response {
+pub(super) fn run_err(e: RunError) -> Response {
     let status = match &e {
         RunError::League(l) => match l.code() {
             "permission_denied" => StatusCode::FORBIDDEN,
             "not_found" => StatusCode::NOT_FOUND,
             "message_rate_limited" => StatusCode::TOO_MANY_REQUESTS,
             "conflict" | "pairing_refused" | "stage_not_complete" | "seeding_refused"
-            | "already_seeded" => StatusCode::CONFLICT,
+            | "already_seeded" | "board_not_empty" => StatusCode::CONFLICT,
             _ => StatusCode::BAD_REQUEST,
         },
         RunError::NotFound(_) => StatusCode::NOT_FOUND,
@@ -87,7 +88,7 @@ fn run_err(e: RunError) -> Response {
     api_error(status, e.code(), &e.to_string())
 }
 
-async fn who(env: &Env, headers: &HeaderMap) -> Result<Principal, Response> {
+pub(super) async fn who(env: &Env, headers: &HeaderMap) -> Result<Principal, Response> {
     authenticate(env, bearer(headers, None)).await
 }
 
@@ -115,7 +116,7 @@ fn parse_body<T: for<'de> Deserialize<'de>>(b: &Bytes) -> Result<T, Response> {
     })
 }
 
-fn is_official(l: &League, p: &Principal) -> bool {
+pub(super) fn is_official(l: &League, p: &Principal) -> bool {
     match p.role() {
         Some(Role::Organizer) => true,
         Some(Role::Arbiter) => p.id().is_some_and(|id| l.arbiters.contains(&id)),
@@ -505,6 +506,7 @@ async fn command(
         body.command,
         LeagueCommand::GameCreated { .. }
             | LeagueCommand::GameFinished { .. }
+            | LeagueCommand::ImportBoard { .. }
             | LeagueCommand::Tick
     ) {
         return api_error(
@@ -824,7 +826,11 @@ async fn standings(
         Ok(h) => h,
         Err(r) => return r,
     };
-    let l = h.snapshot();
+    standings_of(&h.snapshot(), q)
+}
+
+/// The standings of `l` as `GET …/standings` answers them.
+fn standings_of(l: &League, q: StandingsQuery) -> Response {
     let stage = match q.stage {
         Some(s) if s == 0 || s as usize > l.rules.stages.len() => {
             return api_error(
@@ -834,12 +840,12 @@ async fn standings(
             );
         }
         Some(s) => Some(s),
-        None => standings_stage(&l),
+        None => standings_stage(l),
     };
-    if let Some(t) = stage.and_then(|s| total_score_tables(&l, s)) {
-        return total_score_standings(&l, t, q.format.as_deref(), lang_named(q.lang.as_deref()));
+    if let Some(t) = stage.and_then(|s| total_score_tables(l, s)) {
+        return total_score_standings(l, t, q.format.as_deref(), lang_named(q.lang.as_deref()));
     }
-    let t = match stage.and_then(|s| stage_tables(&l, s)) {
+    let t = match stage.and_then(|s| stage_tables(l, s)) {
         None if stage.is_some_and(|s| s > l.current_stage()) => {
             return api_error(
                 StatusCode::CONFLICT,
@@ -1446,14 +1452,17 @@ async fn elo(
     printout(&q, lang, &l.spec.name, body, std::slice::from_ref(&table))
 }
 
-/// The standings `GET /api/v1/leagues/{id}/standings` answers (JSON text), for the event feed.
+/// The standings as `GET /api/v1/leagues/{id}/standings` answers them (JSON text) for the
+/// event as the public stream shows it, for the event feed.
 pub(crate) async fn standings_json(env: &Env, id: &str) -> Option<String> {
     let q = StandingsQuery {
         format: None,
         lang: None,
         stage: None,
     };
-    let r = standings(State(env.clone()), Path(id.to_string()), Query(q)).await;
+    // As the public stream shows the event (the broadcast delay behind).
+    let h = league(env, id).ok()?;
+    let r = standings_of(&h.public_snapshot(), q);
     if !r.status().is_success() {
         return None;
     }
@@ -1461,11 +1470,12 @@ pub(crate) async fn standings_json(env: &Env, id: &str) -> Option<String> {
     String::from_utf8(b.to_vec()).ok()
 }
 
-/// A match's result for the event feed once it is decided: the teams, 局分 and 场分 (as in
+/// A match's result for the event feed once it is decided, as the public stream shows the
+/// event (the broadcast delay behind): the teams, 局分 and 场分 (as in
 /// `GET …/rounds/{round}/tables/{table}`); None while it is not.
 pub(crate) fn match_result_json(env: &Env, id: &str, round: u32, table: u32) -> Option<Value> {
     let h = league(env, id).ok()?;
-    let l = h.snapshot();
+    let l = h.public_snapshot();
     let v = table_json(&l, round, table, None)?;
     if v["finished"] != true {
         return None;

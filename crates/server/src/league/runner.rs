@@ -91,6 +91,10 @@ pub struct LeagueHandle {
     tx: mpsc::Sender<Msg>,
     /// The state as of the last committed entry.
     pub state: watch::Receiver<Arc<League>>,
+    /// The state as the public stream shows it: as of the last public entry released (the
+    /// broadcast delay behind [`LeagueHandle::state`]); the event feed's match results and
+    /// standings are computed from it.
+    pub public: watch::Receiver<Arc<League>>,
     /// Several nodes: set when this node lost the league (its lease, or a fenced commit): the
     /// runner stops at once.
     stop: Arc<watch::Sender<bool>>,
@@ -120,6 +124,11 @@ impl LeagueHandle {
     /// The committed state now.
     pub fn snapshot(&self) -> Arc<League> {
         self.state.borrow().clone()
+    }
+
+    /// The state the public stream has shown so far (see [`LeagueHandle::public`]).
+    pub fn public_snapshot(&self) -> Arc<League> {
+        self.public.borrow().clone()
     }
 
     /// Subscribes a connection to the league's public stream from `last_seq` (0: from a
@@ -546,11 +555,14 @@ fn spawn(env: &Env, league: League) -> LeagueHandle {
     let id = league.id;
     let (tx, rx) = mpsc::channel(1024);
     let (state_tx, state_rx) = watch::channel(Arc::new(league.clone()));
+    // After a restart, what the stream shows starts from the stored state.
+    let (public_tx, public_rx) = watch::channel(Arc::new(league.clone()));
     let (stop, stopped) = watch::channel(false);
     let handle = LeagueHandle {
         id,
         tx,
         state: state_rx,
+        public: public_rx,
         stop: Arc::new(stop),
     };
     env.leagues.lock().insert(id, handle.clone());
@@ -561,6 +573,7 @@ fn spawn(env: &Env, league: League) -> LeagueHandle {
         env: env.clone(),
         league,
         state: state_tx,
+        public: public_tx,
         ring: VecDeque::new(),
         subs: Vec::new(),
         channel: crate::node::Channel::of(env, crate::node::league_channel(id)),
@@ -583,6 +596,8 @@ struct Runner {
     env: Env,
     league: League,
     state: watch::Sender<Arc<League>>,
+    /// The state as of the last public frame released.
+    public: watch::Sender<Arc<League>>,
     /// Recent public frames (for resume by seq).
     ring: VecDeque<Arc<SharedFrame>>,
     subs: Vec<Outbox>,
@@ -591,7 +606,7 @@ struct Runner {
     /// False while the ring is rebuilt from the log (the other nodes' relays catch up).
     publishing: bool,
     /// Public frames held back by the broadcast delay: (release at, frame).
-    delayed: VecDeque<(u64, Arc<SharedFrame>)>,
+    delayed: VecDeque<(u64, Arc<SharedFrame>, Option<Arc<League>>)>,
     retry_at: Option<Instant>,
     reconciled: bool,
 }
@@ -628,7 +643,7 @@ impl Runner {
             let release = self
                 .delayed
                 .front()
-                .map(|(t, _)| self.env.time.instant_at(*t));
+                .map(|(t, ..)| self.env.time.instant_at(*t));
             let wake = [due, release, self.retry_at]
                 .into_iter()
                 .flatten()
@@ -829,7 +844,8 @@ impl Runner {
 
     /// Makes the state and the public entries visible.
     fn publish(&mut self, entries: &[Entry]) {
-        self.state.send_replace(Arc::new(self.league.clone()));
+        let now = Arc::new(self.league.clone());
+        self.state.send_replace(now.clone());
         let delay_ms = u64::from(self.league.rules.delay.seconds) * 1000;
         // Public seqs: the league's count after these entries, counted back.
         for e in entries {
@@ -840,9 +856,10 @@ impl Runner {
         for (i, e) in public.into_iter().enumerate() {
             let frame = Arc::new(frame(self.league.id, first + i as u64, e));
             if delay_ms == 0 {
-                self.release(frame);
+                self.release(frame, Some(now.clone()));
             } else {
-                self.delayed.push_back((e.at_ms + delay_ms, frame));
+                self.delayed
+                    .push_back((e.at_ms + delay_ms, frame, Some(now.clone())));
             }
         }
         self.release_delayed();
@@ -850,14 +867,19 @@ impl Runner {
 
     fn release_delayed(&mut self) {
         let now = self.env.time.now_ms();
-        while self.delayed.front().is_some_and(|(t, _)| *t <= now) {
-            if let Some((_, f)) = self.delayed.pop_front() {
-                self.release(f);
+        while self.delayed.front().is_some_and(|(t, ..)| *t <= now) {
+            if let Some((_, f, state)) = self.delayed.pop_front() {
+                self.release(f, state);
             }
         }
     }
 
-    fn release(&mut self, f: Arc<SharedFrame>) {
+    /// Releases a public frame; `state`: the league as of its commit, from then on what the
+    /// public stream shows.
+    fn release(&mut self, f: Arc<SharedFrame>, state: Option<Arc<League>>) {
+        if let Some(st) = state {
+            self.public.send_replace(st);
+        }
         if self.ring.len() >= REPLAY {
             self.ring.pop_front();
         }
@@ -875,20 +897,48 @@ impl Runner {
         };
         let delay_ms = u64::from(self.league.rules.delay.seconds) * 1000;
         let mut public_seq = 0;
+        // The league entry by entry: what the stream shows with each delayed frame.
+        let mut work: Option<League> = None;
         for ev in &events {
             let Ok(e) = entry_of(ev) else { continue };
+            if delay_ms > 0 {
+                work = match work.take() {
+                    None => League::create(self.league.id, &e).ok(),
+                    Some(mut l) => l.fold(&e).is_ok().then_some(l),
+                };
+            }
             if !e.event.is_public() {
                 continue;
             }
             public_seq += 1;
             let f = Arc::new(frame(self.league.id, public_seq, &e));
             if delay_ms == 0 {
-                self.release(f);
+                self.release(f, None);
             } else {
-                self.delayed.push_back((e.at_ms + delay_ms, f));
+                let release_at = e.at_ms + delay_ms;
+                let state = (release_at > self.env.time.now_ms())
+                    .then(|| work.as_ref().map(|l| Arc::new(l.clone())))
+                    .flatten();
+                if state.is_some() && self.delayed.is_empty() {
+                    // The state the stream showed before this first held-back entry.
+                    if let Some(before) = self.public_before(&events, e.seq) {
+                        self.public.send_replace(Arc::new(before));
+                    }
+                }
+                self.delayed.push_back((release_at, f, state));
             }
         }
         self.release_delayed();
+    }
+
+    /// The league folded from its stored log up to (not including) entry `seq`.
+    fn public_before(&self, events: &[CompetitionEvent], seq: u64) -> Option<League> {
+        let entries: Vec<Entry> = events
+            .iter()
+            .filter_map(|ev| entry_of(ev).ok())
+            .take_while(|e| e.seq < seq)
+            .collect();
+        League::replay(self.league.id, &entries).ok()
     }
 
     fn subscribe(&mut self, out: Outbox, last_seq: u64, req: u32, relay: bool) {

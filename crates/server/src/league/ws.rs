@@ -41,6 +41,23 @@ fn league(env: &Env, out: &Outbox, req: u32, id: &str) -> Option<LeagueHandle> {
 /// Answers one league message of a connection (with several nodes, a league running on
 /// another node answers through it).
 pub async fn on_message(env: &Env, who: &Principal, out: &Outbox, req: u32, kind: Kind) {
+    if let Kind::LeagueSubscribe(s) = kind {
+        if s.feed {
+            return subscribe_feed(env, who, out, req, s).await;
+        }
+        return Box::pin(on_league_message(
+            env,
+            who,
+            out,
+            req,
+            Kind::LeagueSubscribe(s),
+        ))
+        .await;
+    }
+    Box::pin(on_league_message(env, who, out, req, kind)).await
+}
+
+async fn on_league_message(env: &Env, who: &Principal, out: &Outbox, req: u32, kind: Kind) {
     let id = match &kind {
         Kind::LeagueSubscribe(s) => s.league_id.parse::<i64>().ok(),
         Kind::LeagueUnsubscribe(u) => u.league_id.parse::<i64>().ok(),
@@ -93,6 +110,7 @@ async fn on_message_here(env: &Env, who: &Principal, out: &Outbox, req: u32, kin
         Kind::LeagueUnsubscribe(u) => {
             if let Some(h) = league(env, out, req, &u.league_id) {
                 h.detach(out.conn_id);
+                end_feed(env, out.conn_id, &u.league_id);
                 reply(out, req, 0);
             }
         }
@@ -136,6 +154,96 @@ async fn on_message_here(env: &Env, who: &Principal, out: &Outbox, req: u32, kin
         }
         _ => error(out, req, "unknown_message", "not a league message"),
     }
+}
+
+/// The event feed's subscriptions of websocket connections: (connection, league) → the
+/// feed's own subscriber id and its task.
+type Feeds = std::collections::HashMap<(u64, String), (u64, tokio::task::AbortHandle)>;
+
+fn feeds() -> std::sync::MutexGuard<'static, Feeds> {
+    static FEEDS: std::sync::OnceLock<std::sync::Mutex<Feeds>> = std::sync::OnceLock::new();
+    FEEDS
+        .get_or_init(Default::default)
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// Ends a connection's feed subscription to a league, if it has one.
+fn end_feed(env: &Env, conn: u64, league_id: &str) {
+    let Some((inner, task)) = feeds().remove(&(conn, league_id.to_string())) else {
+        return;
+    };
+    task.abort();
+    if let Some(h) = league_id
+        .parse::<i64>()
+        .ok()
+        .and_then(|id| env.leagues.get(id))
+    {
+        h.detach(inner);
+    }
+}
+
+/// `leagueSubscribe` with `feed`: the league's public stream as a subscriber of its own (as the
+/// SSE feed follows it, here or relayed from the league's node), passed on to the connection
+/// with the feed's `match_result` and `standings` updates after the entries that call for them.
+/// Ends with the connection (the next frame it cannot take), or `leagueUnsubscribe`.
+async fn subscribe_feed(env: &Env, who: &Principal, out: &Outbox, req: u32, s: w::LeagueSubscribe) {
+    use crate::outbox::Out;
+    end_feed(env, out.conn_id, &s.league_id);
+    let inner_id = crate::feed_http::NEXT_FEED.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let (inner, mut inbox, _kick) =
+        Outbox::new(inner_id, out.encoding, crate::league::runner::REPLAY + 1024);
+    let sub = Kind::LeagueSubscribe(w::LeagueSubscribe {
+        feed: false,
+        ..s.clone()
+    });
+    let task = {
+        let (env, out, id) = (env.clone(), out.clone(), s.league_id.clone());
+        tokio::spawn(async move {
+            let mut derived = crate::feed_http::Derived::default();
+            while let Some(item) = inbox.recv().await {
+                let update = match &item {
+                    Out::Shared(f) => match &f.message().kind {
+                        Some(server_message::Kind::League(u)) => Some(u.clone()),
+                        _ => None,
+                    },
+                    Out::Own(m) => match &m.kind {
+                        Some(server_message::Kind::League(u)) => Some(u.clone()),
+                        _ => None,
+                    },
+                };
+                if !out.send(item) {
+                    break;
+                }
+                let Some(u) = update else { continue };
+                for (kind, json) in derived.after(&env, &id, &u).await {
+                    let m = w::ServerMessage {
+                        kind: Some(server_message::Kind::League(w::LeagueUpdate {
+                            league_id: u.league_id.clone(),
+                            seq: u.seq,
+                            at_ms: u.at_ms,
+                            kind: kind.to_string(),
+                            json,
+                        })),
+                    };
+                    if !out.send_msg(m) {
+                        break;
+                    }
+                }
+            }
+            let mut f = feeds();
+            if f.get(&(out.conn_id, id.clone()))
+                .is_some_and(|e| e.0 == inner_id)
+            {
+                f.remove(&(out.conn_id, id));
+            }
+        })
+    };
+    feeds().insert(
+        (out.conn_id, s.league_id.clone()),
+        (inner_id, task.abort_handle()),
+    );
+    Box::pin(on_league_message(env, who, &inner, req, sub)).await;
 }
 
 fn answer(out: &Outbox, req: u32, r: Result<Vec<super::core::Entry>, RunError>) {

@@ -423,6 +423,7 @@ impl Relay {
                 kind: Some(client_message::Kind::LeagueSubscribe(w::LeagueSubscribe {
                     league_id: id.to_string(),
                     last_seq: last,
+                    feed: false,
                 })),
             };
             self.send_league(id, &owner, out, who, message, true, true);

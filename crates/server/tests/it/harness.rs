@@ -75,10 +75,17 @@ pub struct Cluster {
     pub persist: Arc<MemoryPersist>,
     pub nodes: Vec<Node>,
     pub cast: Cast,
+    /// Every node's configuration.
+    pub config: Config,
 }
 
 impl Cluster {
     pub async fn start(n: usize) -> Result<Cluster> {
+        Cluster::start_with(n, config()).await
+    }
+
+    /// As [`Cluster::start`], the nodes configured as `config` says.
+    pub async fn start_with(n: usize, config: Config) -> Result<Cluster> {
         let hub = MemoryHub::new(TTL);
         let persist = Arc::new(MemoryPersist::default());
         let p: &dyn Persist = persist.as_ref();
@@ -97,6 +104,7 @@ impl Cluster {
             persist,
             nodes: Vec::new(),
             cast,
+            config,
         };
         for i in 0..n {
             c.add(&format!("n{i}")).await?;
@@ -117,7 +125,7 @@ impl Cluster {
             },
             Deps {
                 persist: persist.clone(),
-                config: config(),
+                config: self.config.clone(),
                 cluster: Some(cluster.clone()),
             },
         ));
@@ -398,6 +406,7 @@ impl Client {
             .send(client_message::Kind::LeagueSubscribe(w::LeagueSubscribe {
                 league_id: league.into(),
                 last_seq,
+                feed: false,
             }))
             .await?;
         Ok(self.answer(req).await??.seq)
