@@ -11,6 +11,7 @@
 //!   is due and what to show. Time comes in; what a driver should log comes out as values
 //!   ([`Decision::waiting`]).
 
+pub mod ancestors;
 pub mod chain;
 pub mod datetime;
 pub mod decide;
@@ -23,7 +24,8 @@ mod tests;
 pub mod view;
 
 pub use decide::{
-    Actor, ColourResult, Decision, LeagueCommand, LeagueError, Role, Waiting, decide,
+    Actor, ColourResult, Decision, ImportedGame, LeagueCommand, LeagueError, Role, Waiting,
+    board_open_for_import, decide,
 };
 pub use event::{
     BoardKey, BoardSetting, ColourName, Entry, ForfeitBy, LeagueEvent, Outcome, Revealed, SetGame,

@@ -201,7 +201,7 @@ pub struct DelaySpec {
 pub struct BroadcastSpec {
     /// The `frame-ancestors` sources of the event's embed pages: origins such as
     /// `https://news.example` or `https://*.example.org`, `'self'`, or `'none'` alone. The
-    /// server's `--embed-ancestors` bounds them (see `crate::embed_http::ancestors`).
+    /// server's `--embed-ancestors` bounds them (see `crate::ancestors::ancestors`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub embed_ancestors: Option<Vec<String>>,
 }
@@ -518,7 +518,7 @@ impl EventSpec {
             .as_ref()
             .and_then(|b| b.embed_ancestors.as_ref())
         {
-            crate::embed_http::check_ancestors(list)
+            crate::ancestors::check_ancestors(list)
                 .map_err(|why| bad("broadcast.embed_ancestors", why))?;
         }
         let stages = self.stage_rules()?;

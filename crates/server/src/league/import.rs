@@ -454,9 +454,7 @@ fn info(
             board: at.board,
             stage,
         }),
-        calls: Some(super::spec::CallsSpec::settings(
-            l.spec.arbiter_calls.as_ref(),
-        )),
+        calls: Some(super::call_settings(l.spec.arbiter_calls.as_ref())),
     }
 }
 
@@ -577,7 +575,13 @@ async fn import(
     }
     // And the board's chain (the colours of 13.2, a decided result), as the league will.
     let cmd = LeagueCommand::ImportBoard { at, games: dry };
-    if let Err(e) = super::core::decide(&l, &cmd, &p.actor(), Some(&reason), now) {
+    if let Err(e) = super::core::decide(
+        &l,
+        &cmd,
+        &super::runner::league_actor(&p.actor()),
+        Some(&reason),
+        now,
+    ) {
         return super::api::run_err(e.into());
     }
     if prepared.len() > stages.len() {

@@ -508,7 +508,7 @@ fn decide(
 }
 
 /// The league's view of who sends a command.
-fn league_actor(a: &Actor) -> super::core::Actor {
+pub(crate) fn league_actor(a: &Actor) -> super::core::Actor {
     super::core::Actor {
         id: a.id,
         role: a.role.map(|r| match r {
