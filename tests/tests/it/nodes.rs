@@ -579,16 +579,32 @@ async fn redis_restarted_mid_game_loses_and_doubles_nothing_on(
     // The owner keeps playing its own game while Redis is away.
     must_play(&mut red, &game, 7, &moves[6], TIMEOUT).await?;
     acked.push(moves[6].clone());
-    // Black's move has to cross nodes: sent during the outage, it gets through once Redis is
-    // back (refused meanwhile with a passing code, or held).
+    // Black's move has to cross nodes: sent during the outage, it is held and gets through
+    // once Redis is back, or is refused with a passing code, or black is told to reconnect
+    // to the owner (`owner_unreachable`, once its node noticed the outage) and plays there.
     let req = black.send_move(&game, 8, &moves[7]).await?;
     cluster.redis.restart().await?;
-    let first = answer(&mut black, req)
-        .await
-        .context("black's move sent during the outage")?;
-    if let Err(code) = first {
-        assert!(passing(&code), "black's move refused for good: {code}");
-        must_play(&mut black, &game, 8, &moves[7], TIMEOUT).await?;
+    match answer(&mut black, req).await {
+        Ok(Ok(_)) => {}
+        Ok(Err(code)) => {
+            assert!(passing(&code), "black's move refused for good: {code}");
+            must_play(&mut black, &game, 8, &moves[7], TIMEOUT).await?;
+        }
+        Err(closed) => {
+            let bye = black
+                .seen
+                .iter()
+                .rev()
+                .find_map(|m| match &m.kind {
+                    Some(server_message::Kind::Goodbye(g)) => Some(g.clone()),
+                    _ => None,
+                })
+                .with_context(|| format!("black's connection ended without a goodbye: {closed:#}"))?;
+            assert_eq!(bye.code, "owner_unreachable", "{bye:?}");
+            let to = cluster.index_of(&bye.owner_node).unwrap_or(o);
+            black = joined(cluster.addr(to), Some(&cast.black), Encoding::Json, &game).await?;
+            must_play(&mut black, &game, 8, &moves[7], TIMEOUT).await?;
+        }
     }
     acked.push(moves[7].clone());
     play_plies(
