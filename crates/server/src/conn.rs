@@ -819,7 +819,7 @@ mod tests {
         for enc in [Encoding::Proto, Encoding::Json] {
             assert_eq!(heartbeat(enc), encode(enc, &m), "{enc:?}");
         }
-        let back = chuhe_proto::decode_json(HEARTBEAT_JSON).unwrap();
+        let back: ServerMessage = chuhe_proto::decode_json(HEARTBEAT_JSON).unwrap();
         assert_eq!(back, m);
     }
 }
