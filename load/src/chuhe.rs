@@ -99,7 +99,8 @@ impl Protocol for ChuheProtocol {
             Role::Player(_) => 0,
         };
         let n = self.urls.len();
-        let url = &self.urls[(node_for(who.role, who.game.index, spectator, n) + who.node_shift) % n];
+        let url =
+            &self.urls[(node_for(who.role, who.game.index, spectator, n) + who.node_shift) % n];
         let mut req = url
             .as_str()
             .into_client_request()

@@ -152,8 +152,10 @@ async fn join(ctx: &Ctx, who: &Participant, limit: Duration) -> Result<Joined, &
     for m in ctx.protocol.hello(who) {
         ws.send(m).await.map_err(|_| "hello_send")?;
     }
-    let until = Instant::now() + limit;
-    let until = until.min(ctx.deadline);
+    // At most the join timeout in all, and at most `limit` without a frame (a node that
+    // answers nothing; one that is alive beats while the join waits, e.g. for a failover).
+    let hard = (Instant::now() + ctx.join_timeout.max(limit)).min(ctx.deadline);
+    let mut until = (Instant::now() + limit).min(hard);
     let mut early = Vec::new();
     let mut out = Vec::new();
     loop {
@@ -161,6 +163,7 @@ async fn join(ctx: &Ctx, who: &Participant, limit: Duration) -> Result<Joined, &
             f = ws.next() => f,
             () = sleep_until(until.into()) => return Err("join_timeout"),
         };
+        until = (Instant::now() + limit).min(hard);
         let msg = match frame {
             Some(Ok(m)) => m,
             Some(Err(_)) | None => return Err("join_closed"),

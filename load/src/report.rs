@@ -297,11 +297,7 @@ impl Report {
             c.reconnects
         );
         if self.options.fault.is_some() {
-            let _ = writeln!(
-                s,
-                "  fault: games never resumed {}",
-                c.failover_not_resumed
-            );
+            let _ = writeln!(s, "  fault: games never resumed {}", c.failover_not_resumed);
         }
         if self.errors.is_empty() {
             let _ = writeln!(s, "  errors: none");

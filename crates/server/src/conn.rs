@@ -251,7 +251,8 @@ async fn run(env: Env, mut socket: WebSocket, enc: Encoding, who: Principal, con
             max_frame_bytes: env.config.max_frame_bytes as u32,
             rate_limit_per_sec: env.config.rate_per_sec,
             server_time_ms: env.time.now_ms(),
-            heartbeat_ms: u32::try_from(env.config.heartbeat_interval.as_millis()).unwrap_or(u32::MAX),
+            heartbeat_ms: u32::try_from(env.config.heartbeat_interval.as_millis())
+                .unwrap_or(u32::MAX),
         })),
     });
     let mut c = Conn {

@@ -599,7 +599,9 @@ async fn redis_restarted_mid_game_loses_and_doubles_nothing_on(
                     Some(server_message::Kind::Goodbye(g)) => Some(g.clone()),
                     _ => None,
                 })
-                .with_context(|| format!("black's connection ended without a goodbye: {closed:#}"))?;
+                .with_context(|| {
+                    format!("black's connection ended without a goodbye: {closed:#}")
+                })?;
             assert_eq!(bye.code, "owner_unreachable", "{bye:?}");
             let to = cluster.index_of(&bye.owner_node).unwrap_or(o);
             black = joined(cluster.addr(to), Some(&cast.black), Encoding::Json, &game).await?;
@@ -722,10 +724,7 @@ async fn a_node_frozen_past_its_lease_cannot_write_when_it_resumes_on(
 /// The answer to `req` as a client following the liveness rule waits for it: `None` when the
 /// connection is found dead first (nothing, not even a heartbeat, for three heartbeat
 /// intervals).
-async fn answer_live(
-    c: &mut Client,
-    req: u32,
-) -> Result<Option<std::result::Result<u64, String>>> {
+async fn answer_live(c: &mut Client, req: u32) -> Result<Option<std::result::Result<u64, String>>> {
     while let Some(m) = c.recv_live().await? {
         match &m.kind {
             Some(server_message::Kind::Reply(r)) if r.request_id == req => {
@@ -816,8 +815,8 @@ async fn clients_of_a_frozen_node_notice_and_play_on_elsewhere_within_5_s_on(
             );
             let noticed = frozen.elapsed();
             let seen = last_seq_of(&red, &game);
-            let mut red2 = Client::connect(cluster.addr(a), Some(&red_token), Encoding::Json)
-                .await?;
+            let mut red2 =
+                Client::connect(cluster.addr(a), Some(&red_token), Encoding::Json).await?;
             subscribe_through(&mut red2, &game, seen).await?;
             let seq = must_play(&mut red2, &game, 5, &moves[4], TIMEOUT).await?;
             Ok::<_, anyhow::Error>((noticed, frozen.elapsed(), red2, seq))
@@ -870,7 +869,14 @@ async fn clients_of_a_frozen_node_notice_and_play_on_elsewhere_within_5_s_on(
     resign(&mut black, &game).await?;
     fan_b.event(ended).await?;
     fan_back.event(ended).await?;
-    check_log(cluster, &game, &acked, &[&fan_b], &[&fan_back, &fan_o, &red]).await?;
+    check_log(
+        cluster,
+        &game,
+        &acked,
+        &[&fan_b],
+        &[&fan_back, &fan_o, &red],
+    )
+    .await?;
     Ok(())
 }
 
@@ -957,7 +963,9 @@ async fn a_redis_outage_on(cluster: &mut Cluster) -> Result<()> {
     assert_eq!(bye.owner_node, cluster.nodes[o].id, "{bye:?}");
     assert_eq!(black.wait_closed().await?, 4010);
     // It reconnects to the node named and plays on there, as does everybody, Redis still down.
-    let to = cluster.index_of(&bye.owner_node).context("an unknown node")?;
+    let to = cluster
+        .index_of(&bye.owner_node)
+        .context("an unknown node")?;
     let mut black2 = Client::connect(cluster.addr(to), Some(&cast.black), Encoding::Json).await?;
     subscribe_through(&mut black2, &game, last_seq_of(&black, &game)).await?;
     must_play(&mut black2, &game, 6, &moves[5], TIMEOUT).await?;
