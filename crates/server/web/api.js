@@ -152,7 +152,7 @@ export class Connection {
     this.ws = ws;
     this.connects += 1;
     this.heardAt = Date.now();
-    this.watch();
+    this.armWatchdog();
     ws.onmessage = (ev) => {
       this.heardAt = Date.now();
       let msg;
@@ -170,7 +170,7 @@ export class Connection {
    * The liveness rule's watchdog: one timer per connection. Silence for three heartbeat
    * intervals (10 s before a first welcome told the interval) drops the socket.
    */
-  watch() {
+  armWatchdog() {
     clearInterval(this.watchdog);
     const every = this.heartbeatMs > 0 ? Math.max(250, this.heartbeatMs / 2) : 1000;
     this.watchdog = setInterval(() => {
@@ -286,7 +286,7 @@ export class Connection {
       const beat = Number(msg.welcome.heartbeatMs || 0);
       if (beat !== this.heartbeatMs) {
         this.heartbeatMs = beat;
-        this.watch();
+        this.armWatchdog();
       }
       this.setState('open');
       for (const [gameId, g] of this.games) this.sendSubscribe(gameId, g.model.seq);
