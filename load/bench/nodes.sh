@@ -5,6 +5,19 @@
 #
 #   load/bench/nodes.sh NAME NODES -- SCENARIO [chuhe-load flags...]
 #   load/bench/nodes.sh fanout-3 3 -- fanout --spectators 3000 --think 500ms --plies 40
+#   CHUHE_BENCH_FAULT=kill load/bench/nodes.sh kill-3 3 -- games --games 300 --think 250ms --plies 200
+#   load/bench/nodes.sh suite [SCALE]      # the several-node rows of docs/benchmarks.md
+#
+# CHUHE_BENCH_FAULT=kill|stop strikes node CHUHE_BENCH_FAULT_NODE (default 1) during the games:
+# chuhe-load sends it `kill -9` (or SIGSTOP, SIGCONT after CHUHE_BENCH_FAULT_FOR, default 10s)
+# CHUHE_BENCH_FAULT_AFTER (default 10s) after the go, its clients follow the liveness rule and
+# reconnect to the other nodes, and the report has the failover time (the fault to each game's
+# next acknowledged move: all games, and those with a player on the struck node).
+#
+# `suite` runs, on 3 nodes: moves/s and ack p99 with the players split across nodes; one board
+# to 10,000 spectators (and the same on 1 node, for the 3-against-1 comparison); kill -9 of a
+# node; a node frozen. SCALE (default 1) multiplies the sizes: 0.1 is a quick check that it all
+# works, not a measurement.
 #
 # NODES=1 runs one node with Redis (a cluster of one); CHUHE_BENCH_REDIS=0 with NODES=1 runs one
 # node without Redis (today's single node), the baseline. On a 2-core machine every node and
@@ -16,7 +29,24 @@
 # others), PostgreSQL on 127.0.0.1:5432 (user postgres, trust auth; drops/creates the database
 # chuhe_bench_nodes) and redis-server on PATH.
 set -euo pipefail
-[ $# -ge 3 ] || { sed -n 2,17p "$0"; exit 1; }
+if [ "${1:-}" = suite ]; then
+  SCALE=${2:-1}
+  n() { awk -v a="$1" -v s="$SCALE" 'BEGIN { v = int(a * s); print (v < 1 ? 1 : v) }'; }
+  ME=$0
+  RCS=()
+  "$ME" nodes-games-3 3 -- games --games "$(n 1000)" --think 0 --plies 100 || RCS+=("games=$?")
+  "$ME" nodes-fanout-3 3 -- fanout --spectators "$(n 10000)" --think 500ms --plies 40 \
+    || RCS+=("fanout-3=$?")
+  "$ME" nodes-fanout-1 1 -- fanout --spectators "$(n 10000)" --think 500ms --plies 40 \
+    || RCS+=("fanout-1=$?")
+  CHUHE_BENCH_FAULT=kill "$ME" nodes-kill-3 3 -- games --games "$(n 300)" --think 250ms \
+    --plies 200 || RCS+=("kill=$?")
+  CHUHE_BENCH_FAULT=stop "$ME" nodes-stop-3 3 -- games --games "$(n 300)" --think 250ms \
+    --plies 200 || RCS+=("stop=$?")
+  echo "suite done; exit codes other than 0: ${RCS[*]:-none} (2 = errors, expected with a fault)"
+  exit 0
+fi
+[ $# -ge 3 ] || { sed -n 2,31p "$0"; exit 1; }
 NAME=$1; NODES=$2; shift 2; [ "${1:-}" = "--" ] && shift
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 B=${CHUHE_BENCH_BIN:-$ROOT/target/release}
@@ -33,6 +63,8 @@ TOKEN=$("$B/chuhe" admin --database-url "$URL" issue-token --player 1 | sed -E '
 
 PIDS=()
 cleanup() {
+  # A node frozen by a fault that outlived the run is let go first.
+  for p in "${PIDS[@]}"; do kill -CONT "$p" 2>/dev/null || true; done
   for p in "${PIDS[@]}"; do kill -INT "$p" 2>/dev/null || true; done
   for p in "${PIDS[@]}"; do wait "$p" 2>/dev/null || true; done
 }
@@ -50,6 +82,7 @@ fi
 
 BASE=${CHUHE_BENCH_PORT:-8100}
 URLS=()
+NODE_PIDS=()
 for i in $(seq 0 $((NODES - 1))); do
   PORT=$((BASE + i))
   ID=()
@@ -57,14 +90,24 @@ for i in $(seq 0 $((NODES - 1))); do
   taskset -c 0 "$B/chuhe" serve --database-url "$URL" "${CLUSTER[@]}" "${ID[@]}" \
     --listen 127.0.0.1:$PORT --rate-per-sec 100000 --log warn >"$D/n$i.log" 2>&1 &
   PIDS+=($!)
+  NODE_PIDS+=($!)
   [ "$i" = 0 ] && FIRST=$!
   URLS+=("--chuhe-url" "ws://127.0.0.1:$PORT/ws")
 done
 for i in $(seq 0 $((NODES - 1))); do
   for _ in $(seq 200); do curl -sf http://127.0.0.1:$((BASE + i))/readyz >/dev/null && break; sleep 0.1; done
 done
+FAULT=()
+if [ -n "${CHUHE_BENCH_FAULT:-}" ]; then
+  K=${CHUHE_BENCH_FAULT_NODE:-1}
+  [ "$K" -lt "$NODES" ] || { echo "CHUHE_BENCH_FAULT_NODE must be below NODES" >&2; exit 1; }
+  FAULT=(--fault "$CHUHE_BENCH_FAULT" --fault-pid "${NODE_PIDS[$K]}" --fault-node "$K"
+    --fault-after "${CHUHE_BENCH_FAULT_AFTER:-10s}" --fault-for "${CHUHE_BENCH_FAULT_FOR:-10s}")
+  # Sample a node that is not struck.
+  [ "$K" = 0 ] && FIRST=${NODE_PIDS[1]:-$FIRST}
+fi
 set +e
-taskset -c 1 "$B/chuhe-load" --threads 1 "$@" --target chuhe --progress 0 "${URLS[@]}" \
+taskset -c 1 "$B/chuhe-load" --threads 1 "$@" "${FAULT[@]}" --target chuhe --progress 0 "${URLS[@]}" \
   --chuhe-pid "$FIRST" --organizer-token "$TOKEN" --json "$D/report.json" \
   >"$D/summary.txt" 2>"$D/load.err"
 RC=$?

@@ -7,6 +7,7 @@
 //! - `Reply` to a `MakeMove` (whose `requestId` is the ply) → `Ack` (sent after the commit).
 //! - `GameEvent` `move` → `Move`; `ended` → `Ended`; any other event → `Sequenced`.
 //! - `Error` → `Error` with its code; `Goodbye` → `Error` with `goodbye:<code>`.
+//! - `Heartbeat` (the liveness rule's beat) → `Ignored`: any frame keeps a connection alive.
 
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -97,7 +98,9 @@ impl Protocol for ChuheProtocol {
             Role::Spectator => self.spectators.fetch_add(1, Ordering::Relaxed),
             Role::Player(_) => 0,
         };
-        let url = &self.urls[node_for(who.role, who.game.index, spectator, self.urls.len())];
+        let n = self.urls.len();
+        let url =
+            &self.urls[(node_for(who.role, who.game.index, spectator, n) + who.node_shift) % n];
         let mut req = url
             .as_str()
             .into_client_request()
@@ -207,7 +210,8 @@ impl Protocol for ChuheProtocol {
                 | server_message::Kind::Pong(_)
                 | server_message::Kind::League(_)
                 | server_message::Kind::Desk(_)
-                | server_message::Kind::Presence(_),
+                | server_message::Kind::Presence(_)
+                | server_message::Kind::Heartbeat(_),
             )
             | None => Event::Ignored,
         };
@@ -451,6 +455,7 @@ mod tests {
             }),
             role,
             resume_after: Some(7),
+            node_shift: 0,
         }
     }
 

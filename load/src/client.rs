@@ -32,6 +32,16 @@ pub struct Ctx {
     pub last_ack_ns: AtomicU64,
     /// Timelines of fan-out boards (for "time to reach every spectator").
     pub fanout: std::sync::Mutex<Vec<Arc<Timeline>>>,
+    /// The liveness rule (chuhe, docs/protocol.md "Liveness"): a connection on which nothing
+    /// at all arrived for this long is dead (a frozen or unreachable node).
+    pub dead_after: Option<Duration>,
+    /// A lost connection (dead, closed by the server, broken) is replaced by one to the next
+    /// node, resuming by seq, instead of ending the client (chuhe).
+    pub recover: bool,
+    /// How many nodes the clients spread over.
+    pub nodes: usize,
+    /// When the scenario's fault struck, ns since the epoch (0: none yet).
+    pub fault_ns: AtomicU64,
 }
 
 /// How one client behaves.
@@ -132,14 +142,20 @@ struct Joined {
 
 /// Connects, sends the hello frames and waits for the server's "joined". Events that arrive
 /// before it are returned for the caller to handle.
-async fn join(ctx: &Ctx, who: &Participant) -> Result<Joined, &'static str> {
+async fn join(ctx: &Ctx, who: &Participant, limit: Duration) -> Result<Joined, &'static str> {
     let request = ctx.protocol.request(who).map_err(|_| "bad_request")?;
-    let (mut ws, started) = ctx.connector.connect(request).await.map_err(|e| e.code())?;
+    let connect = ctx.connector.connect(request);
+    let (mut ws, started) = tokio::time::timeout(limit, connect)
+        .await
+        .map_err(|_| "join_timeout")?
+        .map_err(|e| e.code())?;
     for m in ctx.protocol.hello(who) {
         ws.send(m).await.map_err(|_| "hello_send")?;
     }
-    let until = Instant::now() + ctx.join_timeout;
-    let until = until.min(ctx.deadline);
+    // At most the join timeout in all, and at most `limit` without a frame (a node that
+    // answers nothing; one that is alive beats while the join waits, e.g. for a failover).
+    let hard = (Instant::now() + ctx.join_timeout.max(limit)).min(ctx.deadline);
+    let mut until = (Instant::now() + limit).min(hard);
     let mut early = Vec::new();
     let mut out = Vec::new();
     loop {
@@ -147,6 +163,7 @@ async fn join(ctx: &Ctx, who: &Participant) -> Result<Joined, &'static str> {
             f = ws.next() => f,
             () = sleep_until(until.into()) => return Err("join_timeout"),
         };
+        until = (Instant::now() + limit).min(hard);
         let msg = match frame {
             Some(Ok(m)) => m,
             Some(Err(_)) | None => return Err("join_closed"),
@@ -191,7 +208,7 @@ pub async fn run(ctx: Arc<Ctx>, plan: ClientPlan) {
     if let Some(at) = c.plan.connect_at {
         sleep_until(at.min(c.ctx.deadline).into()).await;
     }
-    let joined = join(&c.ctx, &c.plan.who).await;
+    let joined = join(&c.ctx, &c.plan.who, c.ctx.join_timeout).await;
     let _ = c.plan.ready.send(joined.is_ok()).await;
     c.plan.arrived.wait().await;
     let Joined {
@@ -283,9 +300,16 @@ impl Client {
         self.schedule();
         let mut storm = self.plan.storm.clone();
         let mut release = self.plan.release.clone();
+        let dead_after = self.ctx.dead_after;
+        let mut heard = Instant::now();
         while !self.done() || release.is_some() {
             let move_at = self.next_move_at;
+            let dead_at = heard + dead_after.unwrap_or(Duration::ZERO);
             tokio::select! {
+                () = sleep_until(dead_at.into()), if dead_after.is_some() => {
+                    ws = self.recover(ws, "dead_connection").await?;
+                    heard = Instant::now();
+                }
                 _ = wait_flag(&mut release) => release = None,
                 () = sleep_until(deadline.into()) => return Err(Stop::Deadline),
                 () = sleep_until(move_at.unwrap_or(deadline).into()), if move_at.is_some() => {
@@ -300,11 +324,21 @@ impl Client {
                     }
                 }
                 frame = ws.next() => {
-                    let msg = match frame {
-                        Some(Ok(Message::Close(_))) | None => return Err(Stop::Failed("closed_by_server")),
-                        Some(Err(_)) => return Err(Stop::Failed("connection_lost")),
-                        Some(Ok(m)) => m,
+                    heard = Instant::now();
+                    let lost = match frame {
+                        Some(Ok(Message::Close(_))) | None => Some("closed_by_server"),
+                        Some(Err(_)) => Some("connection_lost"),
+                        Some(Ok(_)) => None,
                     };
+                    if let Some(why) = lost {
+                        if !self.ctx.recover {
+                            return Err(Stop::Failed(why));
+                        }
+                        ws = self.recover(ws, why).await?;
+                        heard = Instant::now();
+                        continue;
+                    }
+                    let Some(Ok(msg)) = frame else { continue };
                     self.decode(msg);
                     let events: Vec<Event> = self.out.drain(..).collect();
                     for e in events {
@@ -390,18 +424,59 @@ impl Client {
     }
 
     async fn reconnect(&mut self, ws: Ws) -> Result<Ws, Stop> {
-        let m = Arc::clone(&self.ctx.metrics);
         // Abrupt: no close frame, the socket just goes away.
         drop(ws);
         let t0 = Instant::now();
         let mut who = self.plan.who.clone();
         who.resume_after = self.seen.last_seq;
+        let joined = join(&self.ctx, &who, self.ctx.join_timeout)
+            .await
+            .map_err(Stop::Failed)?;
+        self.rejoined(joined, t0).await
+    }
+
+    /// The connection is lost (`why`, counted as an error): it is replaced by one to the next
+    /// node that takes the join, resuming by seq — a few rounds over every node at most, each
+    /// join bounded by the liveness limit (a frozen node accepts connections but never
+    /// answers them).
+    async fn recover(&mut self, ws: Ws, why: &'static str) -> Result<Ws, Stop> {
+        let m = Arc::clone(&self.ctx.metrics);
+        m.error(why);
+        drop(ws);
+        let t0 = Instant::now();
+        let limit = self
+            .ctx
+            .dead_after
+            .unwrap_or(self.ctx.join_timeout)
+            .min(self.ctx.join_timeout);
+        for attempt in 0..3 * self.ctx.nodes.max(1) {
+            if Instant::now() >= self.ctx.deadline {
+                return Err(Stop::Deadline);
+            }
+            if attempt > 0 {
+                // Every node refused: a retry pace, not a wait for an event.
+                tokio::time::sleep(Duration::from_millis(100 * attempt as u64)).await;
+            }
+            self.plan.who.node_shift += 1;
+            let mut who = self.plan.who.clone();
+            who.resume_after = self.seen.last_seq;
+            match join(&self.ctx, &who, limit).await {
+                Ok(joined) => return self.rejoined(joined, t0).await,
+                Err(code) => m.error(code),
+            }
+        }
+        Err(Stop::Failed("reconnect_failed"))
+    }
+
+    /// Joined again after a drop at `t0`: counted, caught up, the unconfirmed move resent.
+    async fn rejoined(&mut self, joined: Joined, t0: Instant) -> Result<Ws, Stop> {
+        let m = Arc::clone(&self.ctx.metrics);
         let Joined {
             mut ws,
             hello,
             early,
             ..
-        } = join(&self.ctx, &who).await.map_err(Stop::Failed)?;
+        } = joined;
         // Drop to joined again, the permit queue included: that is what a user waits.
         m.reconnect.record(t0.elapsed());
         Metrics::add(&m.reconnects, 1);
@@ -520,6 +595,10 @@ impl Client {
         }
         Metrics::add(&m.moves_acked, 1);
         self.ctx.last_ack_ns.fetch_max(now, Ordering::Relaxed);
+        let fault = self.ctx.fault_ns.load(Ordering::Relaxed);
+        if fault != 0 && now > fault {
+            self.plan.timeline.mark_resumed(now);
+        }
         if self.sent.is_some_and(|p| p <= ply) {
             self.sent = None;
         }

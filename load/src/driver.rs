@@ -54,6 +54,9 @@ pub struct Participant {
     pub role: Role,
     /// On a reconnect: the last sequence number this client saw.
     pub resume_after: Option<u64>,
+    /// Connections this client gave up as lost (dead, closed, redirected): each moves it one
+    /// node on from where it started (several nodes).
+    pub node_shift: usize,
 }
 
 /// What a client learns from the server, whichever server it is.
@@ -238,6 +241,7 @@ mod tests {
             }),
             role,
             resume_after: None,
+            node_shift: 0,
         }
     }
 

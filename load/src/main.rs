@@ -338,6 +338,29 @@ struct CommonArgs {
     /// Write the JSON report here (`-` for stdout, instead of the human summary).
     #[arg(long)]
     json: Option<PathBuf>,
+    /// chuhe's liveness rule (docs/protocol.md, "Liveness"): a connection on which nothing at
+    /// all arrived for this long is dead; the client reconnects to the next node and resumes
+    /// by seq (as after any lost connection). 0: never give a connection up for silence.
+    #[arg(long, default_value = "3s", value_parser = parse_duration)]
+    dead_after: Duration,
+    /// Strike one node during the games: `kill` (-9) or `stop` (SIGSTOP, SIGCONT after
+    /// --fault-for). Needs --fault-pid; reports the failover time (the fault to each game's
+    /// next acknowledged move).
+    #[arg(long, value_enum, requires = "fault_pid")]
+    fault: Option<chuhe_load::scenario::FaultKind>,
+    /// The process of the node struck by --fault.
+    #[arg(long)]
+    fault_pid: Option<u32>,
+    /// Which --chuhe-url the struck node serves (0-based): games with a player there are
+    /// reported apart.
+    #[arg(long, default_value_t = 0)]
+    fault_node: usize,
+    /// When the fault strikes, after the go.
+    #[arg(long, default_value = "5s", value_parser = parse_duration)]
+    fault_after: Duration,
+    /// How long a `stop` fault holds the node frozen.
+    #[arg(long, default_value = "10s", value_parser = parse_duration)]
+    fault_for: Duration,
 }
 
 fn main() -> ExitCode {
@@ -625,6 +648,17 @@ async fn run_scenario(scenario: Scenario, common: CommonArgs) -> Result<bool> {
         sample_every_ms: 250,
         seed: common.seed,
         progress_every_ms: ms(common.progress),
+        dead_after_ms: ms(common.dead_after),
+        fault: match (common.fault, common.fault_pid) {
+            (Some(kind), Some(pid)) => Some(chuhe_load::scenario::Fault {
+                kind,
+                pid,
+                node: common.fault_node,
+                after_ms: ms(common.fault_after),
+                for_ms: ms(common.fault_for),
+            }),
+            _ => None,
+        },
     };
 
     let mut relay_report = None;

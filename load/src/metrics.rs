@@ -146,6 +146,8 @@ pub struct Timeline {
     highest: std::sync::atomic::AtomicU32,
     spectator_last: Vec<AtomicU64>,
     spectator_count: Vec<AtomicU64>,
+    /// The first acknowledgement after the scenario's fault (ns since the epoch; 0: none).
+    resumed: AtomicU64,
 }
 
 impl Timeline {
@@ -156,7 +158,31 @@ impl Timeline {
             highest: std::sync::atomic::AtomicU32::new(0),
             spectator_last: v(),
             spectator_count: v(),
+            resumed: AtomicU64::new(0),
         }
+    }
+
+    /// A move acknowledged at `at_ns`, after the fault: the first one is when the game was
+    /// playing again.
+    pub fn mark_resumed(&self, at_ns: u64) {
+        let _ = self
+            .resumed
+            .compare_exchange(0, at_ns, Ordering::Relaxed, Ordering::Relaxed);
+    }
+
+    /// When the game first had a move acknowledged after the fault, if it did.
+    pub fn resumed_at(&self) -> Option<u64> {
+        let r = self.resumed.load(Ordering::Relaxed);
+        (r != 0).then_some(r)
+    }
+
+    /// Whether the game's last ply had been sent by `at_ns` (it was over before then).
+    pub fn over_by(&self, at_ns: u64) -> bool {
+        let last = self.sent.len().saturating_sub(1);
+        self.sent
+            .get(last)
+            .map(|s| s.load(Ordering::Relaxed))
+            .is_some_and(|s| s != 0 && s <= at_ns)
     }
 
     /// Records the first send of `ply` (a resend keeps the first time).
@@ -217,6 +243,13 @@ pub struct Metrics {
     pub reconnect: Hist,
     /// Fan-out: a move's send to its receipt by the last spectator.
     pub fanout_all: Hist,
+    /// The scenario's fault to each game's first acknowledged move after it (games under
+    /// way at the fault).
+    pub failover: Hist,
+    /// The same, for the games with a player connected to the faulted node.
+    pub failover_node: Hist,
+    /// Games under way at the fault that never had a move acknowledged after it.
+    pub failover_not_resumed: AtomicU64,
     pub moves_sent: AtomicU64,
     pub moves_acked: AtomicU64,
     pub deliveries: AtomicU64,

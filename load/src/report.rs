@@ -67,6 +67,8 @@ pub struct Counts {
     pub missing_after_reconnect: u64,
     pub seq_gaps: u64,
     pub duplicates: u64,
+    /// With a fault: games under way at it that never had a move acknowledged afterwards.
+    pub failover_not_resumed: u64,
 }
 
 /// Latency figures.
@@ -82,6 +84,11 @@ pub struct Latencies {
     pub fanout_all: LatencySummary,
     pub connect: LatencySummary,
     pub reconnect: LatencySummary,
+    /// With a fault (`--fault`): from it to each game's first acknowledged move after it, for
+    /// every game under way at the fault…
+    pub failover: LatencySummary,
+    /// …and for those with a player connected to the faulted node.
+    pub failover_faulted_node: LatencySummary,
 }
 
 /// One run's result.
@@ -176,6 +183,8 @@ impl Report {
                 fanout_all: fanout_all.summary(),
                 connect: m.connect.summary(),
                 reconnect: m.reconnect.summary(),
+                failover: m.failover.summary(),
+                failover_faulted_node: m.failover_node.summary(),
             },
             counts: Counts {
                 clients: clients as u64,
@@ -192,6 +201,7 @@ impl Report {
                 missing_after_reconnect: Metrics::get(&m.missing_after_reconnect),
                 seq_gaps: Metrics::get(&m.seq_gaps),
                 duplicates: Metrics::get(&m.duplicates),
+                failover_not_resumed: Metrics::get(&m.failover_not_resumed),
             },
             errors: m.errors(),
             server,
@@ -265,6 +275,8 @@ impl Report {
             ("fan-out to all", &l.fanout_all),
             ("connect", &l.connect),
             ("reconnect", &l.reconnect),
+            ("failover (games)", &l.failover),
+            ("failover (on node)", &l.failover_faulted_node),
         ] {
             if h.count > 0 {
                 let _ = writeln!(
@@ -284,6 +296,9 @@ impl Report {
             c.disconnected,
             c.reconnects
         );
+        if self.options.fault.is_some() {
+            let _ = writeln!(s, "  fault: games never resumed {}", c.failover_not_resumed);
+        }
         if self.errors.is_empty() {
             let _ = writeln!(s, "  errors: none");
         } else {

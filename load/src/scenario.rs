@@ -16,7 +16,7 @@ use crate::moves::MoveSource;
 use crate::net::Connector;
 use crate::procstat::{self, Sampler};
 use crate::report::{Report, machine};
-use crate::target::Target;
+use crate::target::{Target, TargetKind};
 use crate::think::ThinkTime;
 
 /// What to run.
@@ -158,6 +158,63 @@ pub struct RunOptions {
     pub seed: u64,
     /// A progress line on stderr this often (0: none).
     pub progress_every_ms: u64,
+    /// chuhe: the liveness rule's limit — a connection silent this long is dead and replaced
+    /// (0: clients never give a connection up for silence).
+    pub dead_after_ms: u64,
+    /// A fault struck at one node during the games (the failover measurements).
+    pub fault: Option<Fault>,
+}
+
+/// What happens to one node during a run: `kill -9`, or a freeze (`SIGSTOP`, `SIGCONT` after
+/// `for_ms`), `after_ms` after the go.
+#[derive(Clone, Debug, Serialize)]
+pub struct Fault {
+    pub kind: FaultKind,
+    /// The node's process.
+    pub pid: u32,
+    /// Which of the `--chuhe-url`s it serves (games with a player there are counted apart).
+    pub node: usize,
+    pub after_ms: u64,
+    pub for_ms: u64,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum FaultKind {
+    /// `kill -9`.
+    Kill,
+    /// `SIGSTOP`, then `SIGCONT` after the fault's duration.
+    Stop,
+}
+
+/// Sends `signal` (`KILL`, `STOP`, `CONT`) to `pid` with `kill(1)`.
+fn signal(pid: u32, signal: &str) -> bool {
+    std::process::Command::new("kill")
+        .arg(format!("-{signal}"))
+        .arg(pid.to_string())
+        .status()
+        .is_ok_and(|s| s.success())
+}
+
+/// Strikes the fault at its time and records when (for the failover figures); a freeze is
+/// lifted after its duration.
+async fn strike(ctx: Arc<Ctx>, f: Fault) {
+    let at = (Instant::now() + Duration::from_millis(f.after_ms)).min(ctx.deadline);
+    tokio::time::sleep_until(at.into()).await;
+    let name = match f.kind {
+        FaultKind::Kill => "KILL",
+        FaultKind::Stop => "STOP",
+    };
+    ctx.fault_ns.store(ctx.epoch.now_ns(), Ordering::Relaxed);
+    if !signal(f.pid, name) {
+        ctx.metrics.error("fault_signal_failed");
+        return;
+    }
+    if f.kind == FaultKind::Stop {
+        let until = (Instant::now() + Duration::from_millis(f.for_ms)).min(ctx.deadline);
+        tokio::time::sleep_until(until.into()).await;
+        signal(f.pid, "CONT");
+    }
 }
 
 impl Default for RunOptions {
@@ -172,6 +229,8 @@ impl Default for RunOptions {
             sample_every_ms: 250,
             seed: 1,
             progress_every_ms: 0,
+            dead_after_ms: 0,
+            fault: None,
         }
     }
 }
@@ -255,6 +314,11 @@ pub async fn run(
         join_timeout: Duration::from_millis(opts.join_timeout_ms),
         last_ack_ns: AtomicU64::new(0),
         fanout: std::sync::Mutex::new(Vec::new()),
+        dead_after: (target.kind() == TargetKind::Chuhe && opts.dead_after_ms > 0)
+            .then(|| Duration::from_millis(opts.dead_after_ms)),
+        recover: target.kind() == TargetKind::Chuhe,
+        nodes: target.addrs().len().max(1),
+        fault_ns: AtomicU64::new(0),
     });
     let progress = (opts.progress_every_ms > 0).then(|| {
         let ctx = Arc::clone(&ctx);
@@ -387,8 +451,18 @@ async fn wave(
     let t0 = Instant::now();
     let mut set = JoinSet::new();
     let mut n = 0usize;
+    // A fault strikes chuhe's nodes only (never during a relay run).
+    let fault_plan = opts.fault.as_ref().filter(|_| ctx.recover);
+    // With a fault: every game's timeline, and whether one of its players is on the node.
+    let mut watched: Vec<(Arc<Timeline>, bool)> = Vec::new();
     for spec in specs {
         let timeline = Arc::new(Timeline::new(plies));
+        if let Some(f) = fault_plan {
+            let on = [Seat::Red, Seat::Black].into_iter().any(|s| {
+                crate::chuhe::node_for(Role::Player(s), spec.index, 0, ctx.nodes) == f.node
+            });
+            watched.push((Arc::clone(&timeline), on));
+        }
         let arrived = Arc::new(Barrier::new(spectators + 2));
         let roles = [Role::Player(Seat::Red), Role::Player(Seat::Black)]
             .into_iter()
@@ -406,6 +480,7 @@ async fn wave(
                     game: Arc::clone(&spec),
                     role,
                     resume_after: None,
+                    node_shift: 0,
                 },
                 timeline: Arc::clone(&timeline),
                 arrived: Arc::clone(&arrived),
@@ -468,6 +543,9 @@ async fn wave(
         }
         let _ = release_tx.send(true);
     }
+    let fault = fault_plan
+        .cloned()
+        .map(|f| tokio::spawn(strike(Arc::clone(ctx), f)));
     if storm_fraction > 0.0
         && let Scenario::ReconnectStorm { storm_after_ms, .. } = scenario
     {
@@ -478,6 +556,17 @@ async fn wave(
         }
     }
     drain(&mut set).await;
+    if let Some(task) = fault {
+        task.abort();
+        if let Some(f) = fault_plan
+            && f.kind == FaultKind::Stop
+            && ctx.fault_ns.load(Ordering::Relaxed) != 0
+        {
+            // The games ended before the freeze's time was up: lift it now.
+            signal(f.pid, "CONT");
+        }
+    }
+    failover_figures(ctx, &watched);
     drop(storm_tx);
     drop(release_tx);
     Ok(Phase {
@@ -486,6 +575,30 @@ async fn wave(
         clients,
         all_connected_s,
     })
+}
+
+/// Each game under way at the fault: the fault to its first acknowledged move after it.
+fn failover_figures(ctx: &Ctx, watched: &[(Arc<Timeline>, bool)]) {
+    let at = ctx.fault_ns.load(Ordering::Relaxed);
+    if at == 0 {
+        return;
+    }
+    let m = &ctx.metrics;
+    for (t, on_node) in watched {
+        if t.over_by(at) {
+            continue;
+        }
+        match t.resumed_at() {
+            Some(r) => {
+                let took = Duration::from_nanos(r.saturating_sub(at));
+                m.failover.record(took);
+                if *on_node {
+                    m.failover_node.record(took);
+                }
+            }
+            None => Metrics::add(&m.failover_not_resumed, 1),
+        }
+    }
 }
 
 async fn drain(set: &mut JoinSet<()>) {
@@ -560,6 +673,7 @@ async fn soak(
                             game: Arc::clone(&spec),
                             role,
                             resume_after: None,
+                            node_shift: 0,
                         },
                         timeline: Arc::clone(&timeline),
                         arrived: Arc::clone(&arrived),

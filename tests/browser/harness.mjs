@@ -48,6 +48,8 @@ export async function startServer({ args = [] } = {}) {
   const server = {
     base,
     orgToken,
+    /** The server's process id (the liveness test freezes it). */
+    pid: child.pid,
     /** What the server has printed so far (the demo's addresses and tokens). */
     stdout: () => out,
     async api(method, path, body, token = orgToken) {

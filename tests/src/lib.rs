@@ -377,6 +377,10 @@ pub struct Client {
     pub closed: Option<(u16, String)>,
     /// Websocket pings received from the server (tungstenite answers them).
     pub pings: u32,
+    /// `Heartbeat`s received (the liveness rule's; not kept in `seen`).
+    pub heartbeats: u32,
+    /// When the last frame of any kind arrived (the liveness rule's clock).
+    pub heard: tokio::time::Instant,
 }
 
 impl Client {
@@ -413,6 +417,8 @@ impl Client {
             welcome: w::Welcome::default(),
             closed: None,
             pings: 0,
+            heartbeats: 0,
+            heard: tokio::time::Instant::now(),
         };
         let m = c.recv().await?;
         match m.kind {
@@ -464,6 +470,34 @@ impl Client {
         .map_err(|_| anyhow!("timed out waiting for a server message (pings only)"))?
     }
 
+    /// The next server message unless the liveness rule (docs/protocol.md, "Liveness") finds
+    /// the connection dead first: `None` when nothing at all (no message, no heartbeat, no
+    /// ping) arrived for three `Welcome.heartbeat_ms`. Errors if the server announced none.
+    pub async fn recv_live(&mut self) -> Result<Option<ServerMessage>> {
+        let beat = Duration::from_millis(u64::from(self.welcome.heartbeat_ms));
+        if beat.is_zero() {
+            bail!("the server announced no heartbeat interval");
+        }
+        loop {
+            let dead_at = self.heard + 3 * beat;
+            match tokio::time::timeout_at(dead_at, self.next_frame()).await {
+                Err(_) => return Ok(None),
+                Ok(Ok(Some(m))) => return Ok(Some(m)),
+                Ok(Ok(None)) => {}
+                Ok(Err(e)) => return Err(e),
+            }
+        }
+    }
+
+    /// Reads until the next `Heartbeat` (messages meanwhile are kept in `seen`).
+    pub async fn wait_heartbeat(&mut self) -> Result<()> {
+        let n = self.heartbeats + 1;
+        while self.heartbeats < n {
+            self.next_frame().await?;
+        }
+        Ok(())
+    }
+
     /// Reads until the server has sent `n` websocket pings in all (messages meanwhile are kept
     /// in `seen`).
     pub async fn wait_pings(&mut self, n: u32) -> Result<()> {
@@ -484,6 +518,7 @@ impl Client {
             Some(Err(e)) => bail!("websocket error: {e}"),
             None => bail!("connection closed"),
         };
+        self.heard = tokio::time::Instant::now();
         let msg: ServerMessage = match m {
             Message::Binary(b) => {
                 if self.enc != Encoding::Proto {
@@ -510,6 +545,10 @@ impl Client {
             }
             _ => return Ok(None),
         };
+        if let Some(server_message::Kind::Heartbeat(_)) = msg.kind {
+            self.heartbeats += 1;
+            return Ok(None);
+        }
         self.seen.push(msg.clone());
         Ok(Some(msg))
     }

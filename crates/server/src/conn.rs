@@ -17,7 +17,7 @@ use tokio::time::Instant;
 use tokio_tungstenite::WebSocketStream;
 use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
 use tokio_tungstenite::tungstenite::protocol::{CloseFrame, Role as WsRole, WebSocketConfig};
-use tokio_tungstenite::tungstenite::{Message, handshake::derive_accept_key};
+use tokio_tungstenite::tungstenite::{Message, Utf8Bytes, handshake::derive_accept_key};
 use tracing::{Instrument, debug, info_span};
 
 use crate::Env;
@@ -251,6 +251,8 @@ async fn run(env: Env, mut socket: WebSocket, enc: Encoding, who: Principal, con
             max_frame_bytes: env.config.max_frame_bytes as u32,
             rate_limit_per_sec: env.config.rate_per_sec,
             server_time_ms: env.time.now_ms(),
+            heartbeat_ms: u32::try_from(env.config.heartbeat_interval.as_millis())
+                .unwrap_or(u32::MAX),
         })),
     });
     env.desks.attach(who.id(), &out);
@@ -270,6 +272,18 @@ async fn run(env: Env, mut socket: WebSocket, enc: Encoding, who: Principal, con
     let probe = env.shutdown.clone();
     let timeout = env.config.write_timeout;
     let ping_every = env.config.ping_interval;
+    // The liveness rule (docs/protocol.md, "Liveness"): the connection's one timer ticks every
+    // heartbeat interval; a tick that finds nothing written since the last one writes a
+    // `Heartbeat`, and every `ping_interval` a tick also pings.
+    let beat = env.config.heartbeat_interval;
+    let tick = if beat.is_zero() {
+        ping_every
+    } else {
+        beat.min(ping_every)
+    };
+    let mut since_ping = ping_every;
+    // The welcome is on its way: the first tick needs no heartbeat.
+    let mut wrote = true;
     // Created once, not per loop turn: re-creating them would register and unregister
     // their wakers (a lock each) for every frame.
     let kicked = kick.kicked();
@@ -298,16 +312,35 @@ async fn run(env: Env, mut socket: WebSocket, enc: Encoding, who: Principal, con
                     bye: Some(goodbye(enc, "shutdown", "the server is restarting; reconnect with the last seq you saw", 1000)),
                 },
                 Signal::Ping => {
-                    // Silence is counted in ping intervals (no clock read per frame).
-                    silent = if heard { Duration::ZERO } else { silent + ping_every };
-                    heard = false;
-                    if silent >= env.config.peer_timeout {
-                        debug!("nothing heard from the client for the peer timeout");
-                        break End::Closing { code: close::SILENT, reason: "no answer to pings", bye: None };
+                    signals.ping_sent(Instant::now() + tick);
+                    since_ping += tick;
+                    let ping = since_ping >= ping_every;
+                    if ping {
+                        since_ping = Duration::ZERO;
+                        // Silence is counted in ping intervals (no clock read per frame).
+                        silent = if heard { Duration::ZERO } else { silent + ping_every };
+                        heard = false;
+                        if silent >= env.config.peer_timeout {
+                            debug!("nothing heard from the client for the peer timeout");
+                            break End::Closing { code: close::SILENT, reason: "no answer to pings", bye: None };
+                        }
                     }
-                    signals.ping_sent(Instant::now() + ping_every);
-                    let now = env.time.now_ms().to_be_bytes();
-                    if socket.send(Message::Ping(axum::body::Bytes::copy_from_slice(&now))).await.is_err() {
+                    let beats = !beat.is_zero() && !wrote;
+                    wrote = false;
+                    if !ping && !beats {
+                        continue;
+                    }
+                    let sent = async {
+                        if ping {
+                            let now = env.time.now_ms().to_be_bytes();
+                            socket.feed(Message::Ping(axum::body::Bytes::copy_from_slice(&now))).await?;
+                        }
+                        if beats {
+                            socket.feed(heartbeat(enc)).await?;
+                        }
+                        socket.flush().await
+                    };
+                    if sent.await.is_err() {
                         break End::WriteFailed;
                     }
                 }
@@ -324,7 +357,7 @@ async fn run(env: Env, mut socket: WebSocket, enc: Encoding, who: Principal, con
                     socket.flush().await
                 };
                 match write_within(timeout, batch).await {
-                    Ok(Ok(())) => {}
+                    Ok(Ok(())) => wrote = true,
                     Ok(Err(e)) => { debug!(error = %e, "write failed"); break End::WriteFailed; }
                     // The client reads too slowly: it is told so (goodbye too_slow, close 4008)
                     // after what is already on its way, like a client whose queue overflowed.
@@ -552,6 +585,7 @@ fn kicked_end(env: &Env, enc: Encoding, code: u16) -> End {
         _ => None,
     };
     let reason = match code {
+        close::OWNER_UNREACHABLE => "the game's node is unreachable from here",
         close::TOO_SLOW => "too slow",
         close::RATE_LIMITED => "rate limited",
         close::MESSAGE_TOO_BIG => "frame too large",
@@ -560,12 +594,26 @@ fn kicked_end(env: &Env, enc: Encoding, code: u16) -> End {
     End::Closing { code, reason, bye }
 }
 
+/// The `Heartbeat` frame, the same bytes for every connection of an encoding (what
+/// `encode` makes of it; checked by a test): no allocation per beat.
+fn heartbeat(enc: Encoding) -> Message {
+    match enc {
+        Encoding::Proto => Message::Binary(axum::body::Bytes::from_static(HEARTBEAT_PROTO)),
+        Encoding::Json => Message::Text(Utf8Bytes::from_static(HEARTBEAT_JSON)),
+    }
+}
+
+/// `ServerMessage { heartbeat: {} }` in protobuf: field 60, length-delimited, empty.
+const HEARTBEAT_PROTO: &[u8] = &[0xe2, 0x03, 0x00];
+const HEARTBEAT_JSON: &str = r#"{"heartbeat":{}}"#;
+
 fn goodbye(enc: Encoding, code: &str, message: &str, after: u32) -> Message {
     let m = ServerMessage {
         kind: Some(server_message::Kind::Goodbye(w::Goodbye {
             code: code.into(),
             message: message.into(),
             reconnect_after_ms: after,
+            owner_node: String::new(),
         })),
     };
     encode(enc, &m)
@@ -733,6 +781,11 @@ impl Conn {
         };
         if !self.games.get(&id).is_some_and(GameHandle::is_alive) {
             if let Err(e) = Box::pin(self.handle(id)).await {
+                if e == ClientError::Unavailable && crate::node::cut_off(&self.env) {
+                    // Several nodes, cut off from the coordination service: the client is told
+                    // to reconnect to a node that can serve the game.
+                    return crate::node::redirect(&self.out, None);
+                }
                 return self.send_error(req, &game_id, &e);
             }
         }
@@ -763,5 +816,23 @@ impl Conn {
         let h = self.env.registry.get_or_load(&self.env, id).await?;
         self.games.insert(id, h);
         Ok(())
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_heartbeat_frames_are_what_encoding_a_heartbeat_makes() {
+        let m = ServerMessage {
+            kind: Some(server_message::Kind::Heartbeat(w::Heartbeat {})),
+        };
+        for enc in [Encoding::Proto, Encoding::Json] {
+            assert_eq!(heartbeat(enc), encode(enc, &m), "{enc:?}");
+        }
+        let back: ServerMessage = chuhe_proto::decode_json(HEARTBEAT_JSON).unwrap();
+        assert_eq!(back, m);
     }
 }

@@ -20,6 +20,10 @@ pub mod close {
     /// Nothing arrived from the client (not even a pong) for the peer timeout: the peer is
     /// gone or stalled; reconnect with the last seq seen.
     pub const SILENT: u16 = 4002;
+    /// Several nodes: this node cannot reach the node running the game the client asked for
+    /// (the coordination service is down); after `goodbye` `owner_unreachable`, reconnect (to
+    /// any node, or to the `owner_node` the goodbye names) with the last seq seen.
+    pub const OWNER_UNREACHABLE: u16 = 4010;
 }
 
 /// A refused client request. The game is unchanged; the connection stays open.

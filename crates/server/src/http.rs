@@ -126,7 +126,21 @@ async fn readyz(State(env): State<Env>) -> Response {
             "the server is shutting down",
         );
     }
+    if crate::node::cut_off(&env) {
+        // Several nodes: without the coordination service this node cannot reach the owners
+        // of the games it does not run, nor take any game over.
+        tracing::warn!("not ready: the coordination service (Redis) is unreachable");
+        return api_error(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "cluster_unavailable",
+            "not ready: this node cannot reach the coordination service (Redis)",
+        );
+    }
     match store_deadline(&env, env.persist.ping()).await {
+        Ok(()) if env.node.is_some() => json(
+            StatusCode::OK,
+            &serde_json::json!({"status": "ready", "store": "ok", "cluster": "ok"}),
+        ),
         Ok(()) => json(
             StatusCode::OK,
             &serde_json::json!({"status": "ready", "store": "ok"}),

@@ -95,6 +95,10 @@ pub struct Config {
     pub replay_events: usize,
     /// Websocket ping interval (round-trip measurement for lag compensation).
     pub ping_interval: Duration,
+    /// The liveness rule's beat (docs/protocol.md, "Liveness"): a connection to which nothing
+    /// was written for this long gets a `Heartbeat`; announced in `Welcome.heartbeat_ms`, and
+    /// clients that hear nothing for three of these reconnect. Zero: no heartbeats.
+    pub heartbeat_interval: Duration,
     /// A websocket connection from which nothing has arrived (not even a pong) for this long
     /// (counted in ping intervals) is closed with 4002: a peer gone without a FIN (half-open)
     /// would otherwise hold its socket until TCP gives up.
@@ -162,6 +166,7 @@ impl Default for Config {
             game_mailbox: 256,
             replay_events: 256,
             ping_interval: Duration::from_secs(5),
+            heartbeat_interval: Duration::from_secs(1),
             peer_timeout: Duration::from_secs(30),
             write_timeout: Duration::from_secs(10),
             finished_linger: Duration::from_secs(300),

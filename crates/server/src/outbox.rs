@@ -330,6 +330,11 @@ impl Outbox {
         self.send(Out::Own(Box::new(msg)))
     }
 
+    /// Closes the connection with `code` (its task writes what is queued first, then closes).
+    pub fn kick(&self, code: u16) {
+        self.q.kick.kick(code);
+    }
+
     pub fn is_closed(&self) -> bool {
         self.q.reader_gone.load(Ordering::Acquire) || self.q.kick.code().is_some()
     }

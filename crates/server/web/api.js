@@ -7,6 +7,11 @@
 // that skips a seq makes it resubscribe the same way. A move whose answer was lost with the
 // connection is sent again with the same ply after reconnecting: the server acknowledges a
 // resent move without playing it twice (docs/protocol.md, "move").
+//
+// Liveness (docs/protocol.md, "Liveness"): the server writes something at least every two
+// `welcome.heartbeatMs` (a `heartbeat` when nothing else); a connection on which nothing
+// arrived for three of them — or no welcome within that long of opening — is dead (a frozen
+// or unreachable node): it is dropped at once and the connection reconnects, resuming by seq.
 
 import { GameModel } from './model.js';
 import { storage as store } from './i18n.js';
@@ -107,6 +112,10 @@ export class Connection {
     this.closed = false;
     this.timer = null;
     this.pinger = null;
+    this.watchdog = null;
+    this.redirects = 0; // owner_unreachable goodbyes since the last reply
+    this.heardAt = 0; // Date.now() of the last message (or of opening the socket)
+    this.heartbeatMs = 0; // the last welcome's (0: the server does not beat)
     this.connects = 0;
     this.open();
   }
@@ -145,7 +154,10 @@ export class Connection {
     }
     this.ws = ws;
     this.connects += 1;
+    this.heardAt = Date.now();
+    this.armWatchdog();
     ws.onmessage = (ev) => {
+      this.heardAt = Date.now();
       let msg;
       try {
         msg = JSON.parse(ev.data);
@@ -154,16 +166,47 @@ export class Connection {
       }
       this.receive(msg);
     };
-    ws.onclose = () => {
-      if (this.ws !== ws) return;
+    ws.onclose = () => this.lost(ws);
+  }
+
+  /**
+   * The liveness rule's watchdog: one timer per connection. Silence for three heartbeat
+   * intervals (10 s before a first welcome told the interval) drops the socket.
+   */
+  armWatchdog() {
+    clearInterval(this.watchdog);
+    const every = this.heartbeatMs > 0 ? Math.max(250, this.heartbeatMs / 2) : 1000;
+    this.watchdog = setInterval(() => {
+      const ws = this.ws;
+      if (!ws) return;
+      const limit = this.heartbeatMs > 0 ? 3 * this.heartbeatMs : 10000;
+      if (this.heartbeatMs === 0 && this.welcome) return; // an old server: no rule
+      if (Date.now() - this.heardAt < limit) return;
+      // Dead: not even the closing handshake would get through; drop it and go on at once.
+      ws.onmessage = null;
+      ws.onclose = null;
+      try {
+        ws.close();
+      } catch {
+        // already closing
+      }
+      this.lost(ws, true);
+    }, every);
+  }
+
+  /** The socket `ws` is gone (closed, or found dead): reconnect unless closed for good. */
+  lost(ws, dead = false) {
+    if (this.ws !== ws) return;
+    {
       const welcomed = this.welcome !== null;
       this.ws = null;
       this.welcome = null;
       clearInterval(this.pinger);
+      clearInterval(this.watchdog);
       this.failPending();
       if (this.closed) return;
       this.setState('reconnecting');
-      if (!welcomed && this.token) {
+      if (!welcomed && this.token && !dead) {
         // Refused before the welcome: the browser does not say why, so ask whether the token
         // still works. A revoked one is forgotten and the page goes on as a spectator.
         const token = this.token;
@@ -180,8 +223,8 @@ export class Connection {
         });
         return;
       }
-      this.scheduleReconnect();
-    };
+      this.scheduleReconnect(dead ? 0 : undefined);
+    }
   }
 
   scheduleReconnect(afterMs) {
@@ -200,6 +243,7 @@ export class Connection {
     this.closed = true;
     clearTimeout(this.timer);
     clearInterval(this.pinger);
+    clearInterval(this.watchdog);
     this.ws?.close();
   }
 
@@ -240,7 +284,13 @@ export class Connection {
       this.welcome = msg.welcome;
       this.lastWelcome = msg.welcome;
       this.offsetMs = Number(msg.welcome.serverTimeMs || now) - now;
-      this.backoffMs = 500;
+      // After a redirect the backoff it set holds until this socket has served a reply.
+      if (!this.redirects) this.backoffMs = 500;
+      const beat = Number(msg.welcome.heartbeatMs || 0);
+      if (beat !== this.heartbeatMs) {
+        this.heartbeatMs = beat;
+        this.armWatchdog();
+      }
       this.setState('open');
       for (const [gameId, g] of this.games) this.sendSubscribe(gameId, g.model.seq);
       for (const [leagueId, l] of this.leagues) this.sendLeagueSubscribe(leagueId, l.seq);
@@ -259,6 +309,7 @@ export class Connection {
       return;
     }
     if (msg.reply || msg.error) {
+      if (msg.reply) this.redirects = 0;
       const r = msg.reply || msg.error;
       const p = this.pending.get(r.requestId);
       if (p) {
@@ -274,7 +325,17 @@ export class Connection {
       for (const fn of this.listListeners) fn(msg.gameList.games || []);
       return;
     }
+    if (msg.heartbeat) return;
     if (msg.goodbye) {
+      if (msg.goodbye.code === 'owner_unreachable') {
+        // This node cannot reach the game's node (a coordination outage): reconnect at once;
+        // the proxy's next pick (or the same node once it can) serves the game.
+        // Redirected again and again (no node reaches it): back off from 100 ms to 8 s.
+        this.redirects += 1;
+        this.setState('reconnecting');
+        this.backoffMs = Math.min(8000, Number(msg.goodbye.reconnectAfterMs || 100) * 2 ** Math.min(this.redirects - 1, 7));
+        return;
+      }
       this.setState('goodbye', msg.goodbye);
       const after = Number(msg.goodbye.reconnectAfterMs || 0);
       if (after > 0) this.scheduleReconnect(after);

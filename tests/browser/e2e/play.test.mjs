@@ -100,6 +100,35 @@ test('a spectator page updates live and catches up after a network drop', async 
   for (const x of [r, b, s]) await x.ctx.close();
 });
 
+test('a page notices a frozen server by its silence and resumes once it answers again', async () => {
+  const red = await server.principal('Frozen Red');
+  const black = await server.principal('Frozen Black');
+  const id = await server.game({ redId: red.id, blackId: black.id, timeControl: '15m+10s' });
+  const s = await openAs(browser, server, null, `/game/${id}`);
+  await s.page.getByTestId('conn-state').filter({ hasText: 'Connected' }).waitFor();
+  assert.equal(await s.page.evaluate(() => globalThis.chuhe.conn.heartbeatMs), 1000, 'the welcome announces the heartbeat');
+  // Frozen: no answer, no close. Only the liveness rule (nothing heard for three heartbeats)
+  // tells the page its connection is dead.
+  process.kill(server.pid, 'SIGSTOP');
+  const frozen = Date.now();
+  try {
+    await s.page.getByTestId('conn-state').filter({ hasText: 'reconnecting' }).waitFor({ timeout: 10000 });
+    const noticed = Date.now() - frozen;
+    assert.ok(noticed >= 2000, `noticed after ${noticed} ms: a healthy silence is not death`);
+    assert.ok(noticed < 5000, `noticed after ${noticed} ms`);
+  } finally {
+    process.kill(server.pid, 'SIGCONT');
+  }
+  await s.page.getByTestId('conn-state').filter({ hasText: 'Connected' }).waitFor();
+  assert.ok(await s.page.evaluate(() => globalThis.chuhe.conn.connects) >= 2);
+  // The game goes on and the page follows it, resumed by seq.
+  const r = await openAs(browser, server, red.token, `/game/${id}`);
+  await r.page.getByTestId('move-input').fill('h2e2');
+  await r.page.getByTestId('move-input').press('Enter');
+  await s.page.locator('[data-testid=moves] button[data-ply="1"]').waitFor();
+  for (const x of [r, s]) await x.ctx.close();
+});
+
 test('spectators see the broadcast delay; the players see live', async () => {
   const red = await server.principal('Delayed Red');
   const black = await server.principal('Delayed Black');

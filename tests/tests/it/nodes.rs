@@ -579,16 +579,34 @@ async fn redis_restarted_mid_game_loses_and_doubles_nothing_on(
     // The owner keeps playing its own game while Redis is away.
     must_play(&mut red, &game, 7, &moves[6], TIMEOUT).await?;
     acked.push(moves[6].clone());
-    // Black's move has to cross nodes: sent during the outage, it gets through once Redis is
-    // back (refused meanwhile with a passing code, or held).
+    // Black's move has to cross nodes: sent during the outage, it is held and gets through
+    // once Redis is back, or is refused with a passing code, or black is told to reconnect
+    // to the owner (`owner_unreachable`, once its node noticed the outage) and plays there.
     let req = black.send_move(&game, 8, &moves[7]).await?;
     cluster.redis.restart().await?;
-    let first = answer(&mut black, req)
-        .await
-        .context("black's move sent during the outage")?;
-    if let Err(code) = first {
-        assert!(passing(&code), "black's move refused for good: {code}");
-        must_play(&mut black, &game, 8, &moves[7], TIMEOUT).await?;
+    match answer(&mut black, req).await {
+        Ok(Ok(_)) => {}
+        Ok(Err(code)) => {
+            assert!(passing(&code), "black's move refused for good: {code}");
+            must_play(&mut black, &game, 8, &moves[7], TIMEOUT).await?;
+        }
+        Err(closed) => {
+            let bye = black
+                .seen
+                .iter()
+                .rev()
+                .find_map(|m| match &m.kind {
+                    Some(server_message::Kind::Goodbye(g)) => Some(g.clone()),
+                    _ => None,
+                })
+                .with_context(|| {
+                    format!("black's connection ended without a goodbye: {closed:#}")
+                })?;
+            assert_eq!(bye.code, "owner_unreachable", "{bye:?}");
+            let to = cluster.index_of(&bye.owner_node).unwrap_or(o);
+            black = joined(cluster.addr(to), Some(&cast.black), Encoding::Json, &game).await?;
+            must_play(&mut black, &game, 8, &moves[7], TIMEOUT).await?;
+        }
     }
     acked.push(moves[7].clone());
     play_plies(
@@ -700,6 +718,284 @@ async fn a_node_frozen_past_its_lease_cannot_write_when_it_resumes_on(
             .all(|(_, e)| moved(e).as_deref() != Some(stale.as_str())),
         "the stale move is in the log"
     );
+    Ok(())
+}
+
+/// The answer to `req` as a client following the liveness rule waits for it: `None` when the
+/// connection is found dead first (nothing, not even a heartbeat, for three heartbeat
+/// intervals).
+async fn answer_live(c: &mut Client, req: u32) -> Result<Option<std::result::Result<u64, String>>> {
+    while let Some(m) = c.recv_live().await? {
+        match &m.kind {
+            Some(server_message::Kind::Reply(r)) if r.request_id == req => {
+                return Ok(Some(Ok(r.seq)));
+            }
+            Some(server_message::Kind::Error(e)) if e.request_id == req => {
+                return Ok(Some(Err(e.code.clone())));
+            }
+            _ => {}
+        }
+    }
+    Ok(None)
+}
+
+/// Reads as a client following the liveness rule until the connection is found dead; every
+/// message meanwhile stays in `seen`.
+async fn until_dead(c: &mut Client) -> Result<()> {
+    while c.recv_live().await?.is_some() {}
+    Ok(())
+}
+
+/// The last seq a client saw of `game` (events and snapshots).
+fn last_seq_of(c: &Client, game: &str) -> u64 {
+    c.seen
+        .iter()
+        .filter_map(|m| match &m.kind {
+            Some(server_message::Kind::Event(e)) if e.game_id == game => Some(e.seq),
+            Some(server_message::Kind::Snapshot(s)) if s.game_id == game => Some(s.seq),
+            _ => None,
+        })
+        .max()
+        .unwrap_or(0)
+}
+
+/// The liveness rule end to end: the owner of a game is frozen (`SIGSTOP`) with its player to
+/// move and a spectator on it. Neither gets an answer or a close, but each notices the silence
+/// (no heartbeat for three intervals), reconnects to another node and resumes by seq; the
+/// player's move is played there once the game has moved. Both are back within 5 s of the
+/// freeze (measured and printed).
+#[tokio::test]
+async fn clients_of_a_frozen_node_notice_and_play_on_elsewhere_within_5_s() -> Result<()> {
+    let Some(mut cluster) = Cluster::start(3, NodeOptions::default()).await? else {
+        return Ok(());
+    };
+    let outcome =
+        clients_of_a_frozen_node_notice_and_play_on_elsewhere_within_5_s_on(&mut cluster).await;
+    // Whatever happened, no node stays stopped (the cleanup kills them).
+    for n in cluster.nodes.iter().filter(|n| n.running()) {
+        let _ = n.thaw();
+    }
+    cluster.finish_with(outcome).await
+}
+
+async fn clients_of_a_frozen_node_notice_and_play_on_elsewhere_within_5_s_on(
+    cluster: &mut Cluster,
+) -> Result<()> {
+    let cast = cluster.cast.clone();
+    let game = create_game(cluster.addr(0), &cast, "10m+5s", "", "").await?;
+    let _first = joined(cluster.addr(0), None, Encoding::Json, &game).await?;
+    let o = cluster.owner(&key(&game), None).await?;
+    let (a, b) = ((o + 1) % 3, (o + 2) % 3);
+    let mut red = joined(cluster.addr(o), Some(&cast.red), Encoding::Json, &game).await?;
+    let mut fan_o = joined(cluster.addr(o), None, Encoding::Proto, &game).await?;
+    let mut black = joined(cluster.addr(a), Some(&cast.black), Encoding::Proto, &game).await?;
+    let mut fan_b = joined(cluster.addr(b), None, Encoding::Json, &game).await?;
+    ensure!(
+        red.welcome.heartbeat_ms > 0 && red.welcome.heartbeat_ms <= 1000,
+        "the welcome announces a heartbeat of {} ms",
+        red.welcome.heartbeat_ms
+    );
+    let moves = line(53, 10);
+    let mut acked = Vec::new();
+    let last = play_plies(&mut red, &mut black, &game, &moves, 0..4, &mut acked).await?;
+    until_seq(&mut fan_o, last).await?;
+    // An idle connection hears the heartbeat (nothing else is sent to it now).
+    fan_o.wait_heartbeat().await?;
+
+    cluster.nodes[o].freeze()?;
+    let frozen = tokio::time::Instant::now();
+    let red_token = cast.red.clone();
+    let (red_back, fan_back) = tokio::join!(
+        async {
+            // Red's move goes into the frozen node: no answer, no close.
+            let req = red.send_move(&game, 5, &moves[4]).await?;
+            ensure!(
+                answer_live(&mut red, req).await?.is_none(),
+                "the frozen node answered"
+            );
+            let noticed = frozen.elapsed();
+            let seen = last_seq_of(&red, &game);
+            let mut red2 =
+                Client::connect(cluster.addr(a), Some(&red_token), Encoding::Json).await?;
+            subscribe_through(&mut red2, &game, seen).await?;
+            let seq = must_play(&mut red2, &game, 5, &moves[4], TIMEOUT).await?;
+            Ok::<_, anyhow::Error>((noticed, frozen.elapsed(), red2, seq))
+        },
+        async {
+            until_dead(&mut fan_o).await?;
+            let noticed = frozen.elapsed();
+            let seen = last_seq_of(&fan_o, &game);
+            let mut back = Client::connect(cluster.addr(b), None, Encoding::Proto).await?;
+            subscribe_through(&mut back, &game, seen).await?;
+            // Back when the game is: red's move (ply 5) reaches it.
+            back.event(|e| {
+                matches!(&e.kind, Some(game_event::Kind::Move(m)) if m.r#move.as_ref().is_some_and(|r| r.ply == 5))
+                    .then_some(())
+            })
+            .await?;
+            Ok::<_, anyhow::Error>((noticed, frozen.elapsed(), back))
+        }
+    );
+    let (red_noticed, red_took, mut red2, seq5) = red_back?;
+    let (fan_noticed, fan_took, mut fan_back) = fan_back?;
+    acked.push(moves[4].clone());
+    let _ = writeln_stderr(&format!(
+        "frozen node: its player noticed after {red_noticed:?} and played again after \
+         {red_took:?}; its spectator noticed after {fan_noticed:?} and saw the game go on \
+         after {fan_took:?}"
+    ));
+    ensure!(
+        red_took < Duration::from_secs(5),
+        "the frozen node's player played again after {red_took:?}"
+    );
+    ensure!(
+        fan_took < Duration::from_secs(5),
+        "the frozen node's spectator saw the game again after {fan_took:?}"
+    );
+    let o2 = cluster.owner(&key(&game), Some(o)).await?;
+    assert_ne!(o2, o);
+    until_seq(&mut fan_b, seq5).await?;
+
+    cluster.nodes[o].thaw()?;
+    play_plies(
+        &mut red2,
+        &mut black,
+        &game,
+        &moves,
+        5..moves.len(),
+        &mut acked,
+    )
+    .await?;
+    resign(&mut black, &game).await?;
+    fan_b.event(ended).await?;
+    fan_back.event(ended).await?;
+    check_log(
+        cluster,
+        &game,
+        &acked,
+        &[&fan_b],
+        &[&fan_back, &fan_o, &red],
+    )
+    .await?;
+    Ok(())
+}
+
+fn writeln_stderr(line: &str) -> std::io::Result<()> {
+    use std::io::Write as _;
+    writeln!(std::io::stderr(), "{line}")
+}
+
+/// Polls `/readyz` until it answers `status` (bounded by [`TIMEOUT`]); the body then.
+async fn readyz_until(addr: std::net::SocketAddr, status: u16) -> Result<String> {
+    let deadline = tokio::time::Instant::now() + TIMEOUT;
+    loop {
+        let got = http(addr, "GET", "/readyz", None, None).await;
+        if let Ok((s, body)) = &got
+            && *s == status
+        {
+            return Ok(body.clone());
+        }
+        ensure!(
+            tokio::time::Instant::now() < deadline,
+            "/readyz on {addr} never answered {status}: {got:?}"
+        );
+        // A probe is a poll: nothing to wait on but its next answer.
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+}
+
+/// Redis stopped mid-game: every node's `/readyz` answers 503 (`cluster_unavailable`) while
+/// it is away and 200 again once it is back. The game goes on through the outage: its owner's
+/// player moves there, and the player on another node, told `owner_unreachable` (naming the
+/// owner) when its move cannot reach the owner, reconnects to the owner and plays on there.
+#[tokio::test]
+async fn a_redis_outage_turns_readiness_off_and_stops_no_game_whose_players_reach_its_owner()
+-> Result<()> {
+    let Some(mut cluster) = Cluster::start(3, NodeOptions::default()).await? else {
+        return Ok(());
+    };
+    let outcome = a_redis_outage_on(&mut cluster).await;
+    cluster.finish_with(outcome).await
+}
+
+async fn a_redis_outage_on(cluster: &mut Cluster) -> Result<()> {
+    let cast = cluster.cast.clone();
+    let game = create_game(cluster.addr(1), &cast, "10m+5s", "", "").await?;
+    let mut fan_1 = joined(cluster.addr(1), None, Encoding::Json, &game).await?;
+    let o = cluster.owner(&key(&game), None).await?;
+    let a = (o + 1) % 3;
+    for i in 0..3 {
+        let body = readyz_until(cluster.addr(i), 200).await?;
+        ensure!(body.contains("\"cluster\":\"ok\""), "{body}");
+    }
+    let mut red = joined(cluster.addr(o), Some(&cast.red), Encoding::Json, &game).await?;
+    let mut fan_o = joined(cluster.addr(o), None, Encoding::Proto, &game).await?;
+    let mut black = joined(cluster.addr(a), Some(&cast.black), Encoding::Proto, &game).await?;
+    let moves = line(61, 14);
+    let mut acked = Vec::new();
+    play_plies(&mut red, &mut black, &game, &moves, 0..4, &mut acked).await?;
+
+    cluster.redis.kill().await?;
+    for i in 0..3 {
+        let body = readyz_until(cluster.addr(i), 503).await?;
+        ensure!(body.contains("cluster_unavailable"), "node {i}: {body}");
+    }
+    // The owner's player moves during the outage.
+    must_play(&mut red, &game, 5, &moves[4], TIMEOUT).await?;
+    acked.push(moves[4].clone());
+    // Black's node cannot reach the owner: black is told so, with the owner's id, at once.
+    let req = black.send_move(&game, 6, &moves[5]).await?;
+    let bye = black
+        .expect(|m| match &m.kind {
+            Some(server_message::Kind::Goodbye(g)) => Some(g.clone()),
+            Some(server_message::Kind::Reply(r)) if r.request_id == req => Some(w::Goodbye {
+                code: format!("acknowledged at seq {} by a cut-off node", r.seq),
+                ..Default::default()
+            }),
+            Some(server_message::Kind::Error(e)) if e.request_id == req => Some(w::Goodbye {
+                code: format!("error {}", e.code),
+                ..Default::default()
+            }),
+            _ => None,
+        })
+        .await?;
+    assert_eq!(bye.code, "owner_unreachable", "{bye:?}");
+    assert_eq!(bye.owner_node, cluster.nodes[o].id, "{bye:?}");
+    assert_eq!(black.wait_closed().await?, 4010);
+    // It reconnects to the node named and plays on there, as does everybody, Redis still down.
+    let to = cluster
+        .index_of(&bye.owner_node)
+        .context("an unknown node")?;
+    let mut black2 = Client::connect(cluster.addr(to), Some(&cast.black), Encoding::Json).await?;
+    subscribe_through(&mut black2, &game, last_seq_of(&black, &game)).await?;
+    must_play(&mut black2, &game, 6, &moves[5], TIMEOUT).await?;
+    acked.push(moves[5].clone());
+    let during = play_plies(&mut red, &mut black2, &game, &moves, 6..10, &mut acked).await?;
+    until_seq(&mut fan_o, during).await?;
+    // Still down: the nodes are still not ready.
+    for i in 0..3 {
+        let (status, _) = http(cluster.addr(i), "GET", "/readyz", None, None).await?;
+        assert_eq!(status, 503, "node {i} ready while Redis is down");
+    }
+
+    cluster.redis.restart().await?;
+    for i in 0..3 {
+        readyz_until(cluster.addr(i), 200).await?;
+    }
+    play_plies(
+        &mut red,
+        &mut black2,
+        &game,
+        &moves,
+        10..moves.len(),
+        &mut acked,
+    )
+    .await?;
+    resign(&mut red, &game).await?;
+    fan_o.event(ended).await?;
+    fan_1.event(ended).await?;
+    check_log(cluster, &game, &acked, &[&fan_o, &fan_1], &[&black]).await?;
+    assert!(cluster.holders(&key(&game)).await?.len() <= 1);
     Ok(())
 }
 

@@ -598,6 +598,42 @@ fn sink(
     })
 }
 
+/// How long a client told `owner_unreachable` is asked to wait before reconnecting.
+const REDIRECT_AFTER_MS: u32 = 100;
+
+/// Whether this node is one of several and cut off from the coordination service now (it
+/// cannot reach the owners of the games it does not run).
+pub(crate) fn cut_off(env: &Env) -> bool {
+    env.node
+        .as_ref()
+        .is_some_and(|link| !*link.cluster.connected().borrow())
+}
+
+/// Tells a local client that this node cannot reach the node running its game (the
+/// coordination service is down): `goodbye` `owner_unreachable` naming the owner when known,
+/// then close 4010. The client reconnects — to any node (a proxy's next pick), or to the
+/// owner — and resumes by seq, instead of waiting on `unavailable` until the outage ends.
+pub(crate) fn redirect(out: &Outbox, owner: Option<&str>) {
+    if out.is_closed() {
+        return;
+    }
+    let message = match owner {
+        Some(o) if !o.is_empty() => format!(
+            "this node cannot reach node {o}, which runs the game; reconnect (to any node, or to {o}) with the last seq you saw"
+        ),
+        _ => "this node cannot reach the node running the game; reconnect (to any node) with the last seq you saw".into(),
+    };
+    out.send_msg(ServerMessage {
+        kind: Some(server_message::Kind::Goodbye(w::Goodbye {
+            code: "owner_unreachable".into(),
+            message,
+            reconnect_after_ms: REDIRECT_AFTER_MS,
+            owner_node: owner.unwrap_or_default().to_string(),
+        })),
+    });
+    out.kick(crate::error::close::OWNER_UNREACHABLE);
+}
+
 fn error_to(out: &Outbox, req: u32, game: i64, e: &ClientError) {
     out.send_msg(ServerMessage {
         kind: Some(server_message::Kind::Error(

@@ -69,6 +69,8 @@ pub(super) struct Relay {
     /// The queues of local connections that sent requests to other nodes, by connection id.
     conns: HashMap<u64, Outbox>,
     next_call: u64,
+    /// Connected to the coordination service (owners on other nodes reachable).
+    up: bool,
 }
 
 fn owner_of(g: &RemoteGame) -> String {
@@ -86,6 +88,7 @@ impl Relay {
             pending: HashMap::new(),
             conns: HashMap::new(),
             next_call: 0,
+            up: true,
         }
     }
 
@@ -111,14 +114,19 @@ impl Relay {
         let mut tick = tokio::time::interval(Duration::from_millis(100));
         let mut settled = self.env.settled.clone();
         let mut connected = self.link.cluster.connected();
+        self.up = *connected.borrow_and_update();
         loop {
             tokio::select! {
                 biased;
                 _ = async { let _ = settled.wait_for(|s| *s).await; } => break,
                 Ok(()) = connected.changed() => {
+                    self.up = *connected.borrow_and_update();
+                    if !self.up {
+                        self.cut_off();
+                    }
                     // Back from an outage of the coordination service: messages published
                     // meanwhile are lost; every relayed subscriber catches up by seq.
-                    if *connected.borrow_and_update() {
+                    if self.up {
                         info!("coordination service reachable again; subscribers catch up");
                         let ids: Vec<i64> = self.games.keys().copied().collect();
                         for id in ids {
@@ -169,6 +177,35 @@ impl Relay {
             if let Some(out) = self.conns.get(&call.conn) {
                 error_to(out, call.req, call.game, &ClientError::ShuttingDown);
             }
+        }
+    }
+
+    /// The coordination service is unreachable: the clients waiting here for another node's
+    /// answer are told to reconnect (`owner_unreachable`) rather than left to time out, so a
+    /// player who can reach the game's owner directly goes on playing there.
+    fn cut_off(&mut self) {
+        let calls: Vec<u64> = self
+            .pending
+            .iter()
+            .filter(|(_, c)| !c.internal && !c.league)
+            .map(|(k, _)| *k)
+            .collect();
+        let mut told = 0;
+        for k in calls {
+            let Some(c) = self.pending.remove(&k) else {
+                continue;
+            };
+            let owner = self.games.get(&c.game).map(owner_of);
+            if let Some(out) = self.conns.get(&c.conn) {
+                redirect(out, owner.as_deref());
+                told += 1;
+            }
+        }
+        if told > 0 {
+            warn!(
+                clients = told,
+                "coordination service unreachable; clients waiting for other nodes told to reconnect"
+            );
         }
     }
 
@@ -450,6 +487,11 @@ impl Relay {
                     return;
                 }
                 let owner = owner_of(g);
+                if !self.up {
+                    // The owner cannot be reached from here: the client goes where it can be.
+                    redirect(&r.out, Some(&owner));
+                    return;
+                }
                 let relay = matches!(r.body, Body::Subscribe { .. });
                 self.send_call(id, &owner, *r, relay);
             }

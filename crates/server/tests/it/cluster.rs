@@ -737,3 +737,60 @@ async fn a_challenge_offered_on_one_node_is_accepted_on_another() -> Result<()> 
     assert!(g.contains("30m|3x30s"), "{g}");
     Ok(())
 }
+
+/// A node cut off from the hub is not ready (`/readyz` 503 `cluster_unavailable`) while the
+/// others stay ready; a player whose move it cannot route to the game's owner is told so at
+/// once (`goodbye owner_unreachable` naming the owner, close 4010) instead of waiting, plays
+/// on at the owner, and the node is ready again once it is back on the hub.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_node_cut_off_from_the_hub_is_unready_and_sends_players_to_the_owner() -> Result<()> {
+    use chuhe_proto::v1::{self as w, client_message, server_message};
+    let c = Cluster::start(2).await?;
+    let game = c.create_game(0, "").await?;
+    let (mut red, mut black) = players(&c, 0, 1).await?;
+    play_moves(&game, 0..2, &mut red, &mut black).await?;
+    let ready = |i: usize| crate::harness::http(c.nodes[i].addr, "GET", "/readyz", None, None);
+    let (status, body) = ready(1).await?;
+    assert_eq!(status, 200, "{body}");
+    assert!(body.contains(r#""cluster":"ok""#), "{body}");
+
+    c.nodes[1].cluster.outage(true);
+    let (status, body) = ready(1).await?;
+    assert_eq!(status, 503, "{body}");
+    assert!(body.contains("cluster_unavailable"), "{body}");
+    assert_eq!(ready(0).await?.0, 200);
+    // The owner's player goes on; black's node cannot reach the owner.
+    red.play(&game, 3, MOVES[2]).await?;
+    let req = black
+        .send(client_message::Kind::Move(w::MakeMove {
+            game_id: game.clone(),
+            ply: 4,
+            r#move: MOVES[3].into(),
+            ..Default::default()
+        }))
+        .await?;
+    let bye = black
+        .expect(|m| match &m.kind {
+            Some(server_message::Kind::Goodbye(g)) => Some(g.clone()),
+            Some(server_message::Kind::Reply(r)) if r.request_id == req => Some(w::Goodbye {
+                code: "acknowledged by a cut-off node".into(),
+                ..Default::default()
+            }),
+            Some(server_message::Kind::Error(e)) if e.request_id == req => Some(w::Goodbye {
+                code: format!("error {}", e.code),
+                ..Default::default()
+            }),
+            _ => None,
+        })
+        .await?;
+    assert_eq!(bye.code, "owner_unreachable", "{bye:?}");
+    assert_eq!(bye.owner_node, c.nodes[0].name, "{bye:?}");
+    assert!(bye.reconnect_after_ms > 0);
+    let mut black = Client::connect(c.nodes[0].addr, Some(&c.cast.black)).await?;
+    black.play(&game, 4, MOVES[3]).await?;
+    red.play(&game, 5, MOVES[4]).await?;
+
+    c.nodes[1].cluster.outage(false);
+    assert_eq!(ready(1).await?.0, 200);
+    Ok(())
+}
