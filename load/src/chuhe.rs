@@ -211,7 +211,8 @@ impl Protocol for ChuheProtocol {
                 | server_message::Kind::League(_)
                 | server_message::Kind::Desk(_)
                 | server_message::Kind::Presence(_)
-                | server_message::Kind::Heartbeat(_),
+                | server_message::Kind::Heartbeat(_)
+                | server_message::Kind::LeagueMessage(_),
             )
             | None => Event::Ignored,
         };

@@ -242,6 +242,7 @@ pub async fn run(
         client_message::Kind::LeagueSubscribe(w::LeagueSubscribe {
             league_id: league.clone(),
             last_seq: 0,
+            feed: false,
         }),
     )
     .await?;
