@@ -22,7 +22,7 @@ use tracing::{Instrument, debug, info_span};
 
 use crate::Env;
 use crate::auth::{api_error, authenticate, bearer};
-use crate::error::{ClientError, close};
+use crate::error::{ClientError, ErrorToWire, close};
 use crate::frame_kinds::ScannedIo;
 use crate::handle::GameHandle;
 use crate::outbox::{Inbox, Kick, Out, Outbox};

@@ -16,8 +16,8 @@ use tokio::sync::{mpsc, watch};
 use tracing::{info, warn};
 
 pub mod admin;
+pub mod audience;
 pub mod auth;
-pub mod board;
 pub mod calls;
 pub mod challenge;
 pub mod cluster;
@@ -29,7 +29,7 @@ pub mod embed_http;
 pub mod error;
 pub mod feed_http;
 pub mod frame_kinds;
-pub mod game;
+pub mod game_wire;
 pub mod handle;
 pub mod http;
 pub mod league;
@@ -40,7 +40,6 @@ pub mod metrics;
 pub mod node;
 pub mod outbox;
 pub mod persist;
-pub mod phrase;
 pub mod record;
 pub mod records_http;
 pub mod redis_cluster;
@@ -49,7 +48,6 @@ pub mod request;
 pub mod shard;
 #[cfg(test)]
 mod shard_tests;
-pub mod side;
 pub mod snapshot;
 pub mod store_adapter;
 pub mod time;
@@ -57,6 +55,8 @@ pub mod view;
 pub mod web;
 
 pub use error::ClientError;
+/// The game core (its own crate): the server's shards drive it.
+pub use chuhe_game as game;
 
 /// The maps keyed by game id (the shard looks its games up several times per move).
 pub(crate) use chuhe_store::IdMap;

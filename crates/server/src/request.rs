@@ -125,7 +125,7 @@ impl Body {
             Body::RequestRuling => Command::RequestRuling,
             Body::Arbiter { reason, action } => Command::Arbiter {
                 reason: reason.clone(),
-                action: *action,
+                action: crate::game_wire::arbiter_action(action),
             },
             Body::CallArbiter { reason } => Command::CallArbiter {
                 reason: reason.clone(),
@@ -135,7 +135,7 @@ impl Body {
                 decision: decision.clone(),
             },
             Body::Message { to, text } => Command::Message {
-                to: *to,
+                to: crate::game_wire::side_of(*to),
                 text: text.clone(),
             },
         })

@@ -24,7 +24,7 @@ use tokio::time::{Instant, sleep_until};
 use tracing::{Instrument, info_span};
 
 use crate::Env;
-use crate::error::ClientError;
+use crate::error::{ClientError, ErrorToWire};
 use crate::game::Decided;
 use crate::handle::{GameHandle, ShardCmd};
 use crate::live::{LiveGame, Prepared, Staged, Wake};

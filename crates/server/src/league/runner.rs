@@ -649,7 +649,7 @@ impl Runner {
                 Msg::Subscribe { out, req, .. } => {
                     out.send_msg(w::ServerMessage {
                         kind: Some(server_message::Kind::Error(
-                            crate::error::ClientError::Unavailable.to_wire(req, &id.to_string()),
+                            crate::error::ErrorToWire::to_wire(&crate::error::ClientError::Unavailable, req, &id.to_string()),
                         )),
                     });
                 }

@@ -40,7 +40,7 @@ use tracing::{debug, info, warn};
 
 use crate::Env;
 use crate::cluster::{Cluster, ClusterMessage};
-use crate::error::ClientError;
+use crate::error::{ClientError, ErrorToWire};
 use crate::handle::{GameHandle, ShardCmd};
 use crate::outbox::{Out, Outbox, SharedFrame};
 use crate::persist::{Account, Role};

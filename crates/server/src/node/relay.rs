@@ -1069,9 +1069,9 @@ async fn record_from_store(
     let mut live = crate::view::View::new(&id.to_string(), false);
     let mut events = Vec::with_capacity(stored.len());
     for (seq, payload) in stored {
-        let e = crate::load::decode(id, seq, &payload).ok()?;
-        live.apply(&e.event);
-        events.push((e.event, live.moves.len() as u32));
+        let (event, _) = crate::load::decode_stored(id, seq, &payload).ok()?;
+        live.apply(&event);
+        events.push((event, live.moves.len() as u32));
     }
     let public = match arbiter {
         Some(a) if !public => !rules_on(env, id, &live, a).await,

@@ -5,17 +5,16 @@
 use std::time::Duration;
 
 use chuhe_clock::{Clock, Millis};
-use chuhe_proto::v1::{
-    self as w, ArbiterNote, ClockState, GameEvent, Result as WResult, Side, SideClock,
-    arbiter_command::Action, game_event::Kind,
-};
 
 use super::state::{Event, Prepared, State, fold_with};
 use crate::board::Board;
 use crate::error::ClientError;
-use crate::persist::Role;
 use crate::phrase::{phrase, side_code};
 use crate::side;
+use crate::types::{
+    self as t, ArbiterAction, ArbiterNote, ClockState, GameEvent, GameResult, Kind, Role, Side,
+    SideClock,
+};
 
 /// Who sends a command.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -68,7 +67,7 @@ pub enum Command {
     RequestRuling,
     Arbiter {
         reason: String,
-        action: Action,
+        action: ArbiterAction,
     },
     /// A player calls the arbiter (请裁判).
     CallArbiter {
@@ -80,9 +79,10 @@ pub enum Command {
     CloseCall {
         decision: String,
     },
-    /// A message on the arbiter channel (`to`: a wire `Side`).
+    /// A message on the arbiter channel (`to`: one side, None: both; a player's goes to the
+    /// arbiters and names no side).
     Message {
-        to: i32,
+        to: Option<Side>,
         text: String,
     },
     /// The server's timer: whatever is due now — a scheduled start, a lateness forfeit
@@ -194,14 +194,14 @@ pub(crate) fn clock_state(clock: &Clock, finished: bool, now: u64) -> ClockState
         in_byoyomi: s.period_remaining_ms.is_some(),
     };
     let running = if finished || v.paused || v.flag.is_some() || !clock.is_started() {
-        Side::Unspecified
+        None
     } else {
-        v.to_move.map(side::from_clock).unwrap_or(Side::Unspecified)
+        v.to_move.map(side::from_clock)
     };
     ClockState {
         red: Some(sc(v.red)),
         black: Some(sc(v.black)),
-        running: running as i32,
+        running,
         paused: v.paused,
     }
 }
@@ -286,10 +286,10 @@ impl<'a> Draft<'a> {
     /// Ends the game (stopping the clock) unless it is already over.
     pub fn end(
         &mut self,
-        result: WResult,
+        result: GameResult,
         reason: &str,
         explanation: String,
-        phrase: w::Phrase,
+        phrase: t::Phrase,
         arbiter: Option<ArbiterNote>,
     ) {
         if !self.ended {
@@ -297,8 +297,8 @@ impl<'a> Draft<'a> {
             let _ = self.clock_mut().stop(Millis(now));
         }
         self.ended = true;
-        let k = Kind::Ended(w::GameEnded {
-            result: result as i32,
+        let k = Kind::Ended(t::GameEnded {
+            result: Some(result),
             reason: reason.into(),
             explanation,
             clock: Some(self.clock_state()),
@@ -314,13 +314,13 @@ impl<'a> Draft<'a> {
         s: Side,
         code: &str,
         explanation: String,
-        phrase: w::Phrase,
+        phrase: t::Phrase,
         arbiter: Option<ArbiterNote>,
     ) {
         self.fouls[side::index(s)] += 1;
         let count = self.fouls[side::index(s)];
-        let k = Kind::Foul(w::FoulRecorded {
-            side: s as i32,
+        let k = Kind::Foul(t::FoulRecorded {
+            side: Some(s),
             code: code.into(),
             explanation,
             count,
@@ -368,7 +368,7 @@ impl<'a> Draft<'a> {
             );
             return;
         }
-        self.push(Kind::DrawOffered(w::DrawOffered { side: s as i32 }));
+        self.push(Kind::DrawOffered(t::DrawOffered { side: Some(s) }));
     }
 
     /// The decision: the events with their seqs, time and the clock after the batch (on the

@@ -3,13 +3,13 @@
 use std::time::Duration;
 
 use chuhe_clock::Millis;
-use chuhe_proto::v1::{self as w, game_event::Kind};
 
 use super::command::{Actor, Answer, Decided, Draft, ensure_playing};
 use super::state::State;
 use crate::board::Played;
 use crate::error::ClientError;
 use crate::side;
+use crate::types::{self as t, Kind};
 
 /// A player's move. A resend of the last move (same ply, any notation) is answered with its
 /// seq and changes nothing; a move that comes after the flag fell commits the flag and is
@@ -69,8 +69,8 @@ pub(crate) fn play(
         super::start::join_into(&mut d, side)?;
     }
     if st.draw_offer == Some(side::other(side)) {
-        d.push(Kind::DrawDeclined(w::DrawDeclined {
-            side: side as i32,
+        d.push(Kind::DrawDeclined(t::DrawDeclined {
+            side: Some(side),
             by_moving: true,
         }));
     }
@@ -86,8 +86,8 @@ pub(crate) fn play(
         end,
         warning,
     } = played;
-    d.push(Kind::Move(w::MovePlayed {
-        r#move: Some(w::MoveRecord {
+    d.push(Kind::Move(t::MovePlayed {
+        mv: Some(t::MoveRecord {
             ply,
             iccs,
             chinese,
@@ -98,18 +98,18 @@ pub(crate) fn play(
             capture,
         }),
         clock: Some(clock),
-        side: side as i32,
+        side: Some(side),
     }));
     d.ack = Some(seq_of_move);
     d.board = Some(board);
     if let Some(warning) = warning {
-        d.push(Kind::Ruling(w::RulingIssued {
+        d.push(Kind::Ruling(t::RulingIssued {
             ruling: Some(warning),
         }));
     }
     if let Some(end) = end {
         if let Some(r) = end.ruling {
-            d.push(Kind::Ruling(w::RulingIssued { ruling: Some(r) }));
+            d.push(Kind::Ruling(t::RulingIssued { ruling: Some(r) }));
         }
         d.end(end.result, end.reason, end.explanation, end.phrase, None);
     } else if offer_draw {
@@ -147,8 +147,8 @@ pub(crate) fn flag_into(d: &mut Draft<'_>) -> bool {
     let winner = side::other(loser);
     d.ended = true;
     let clock = d.clock_state();
-    d.push(Kind::Ended(w::GameEnded {
-        result: side::win_for(winner) as i32,
+    d.push(Kind::Ended(t::GameEnded {
+        result: Some(side::win_for(winner)),
         reason: "flag".into(),
         explanation: format!("{flag}: {} wins on time.", side::name(winner)),
         clock: Some(clock),
@@ -188,7 +188,7 @@ pub(crate) fn restart(st: &State, now: u64) -> Result<Decided, ClientError> {
         .map_err(|e| ClientError::InvalidArgument(e.to_string()))?;
     d.set_clock(resumed);
     let clock = d.clock_state();
-    d.push(Kind::ServerRestarted(w::ServerRestarted {
+    d.push(Kind::ServerRestarted(t::ServerRestarted {
         clock: Some(clock),
         downtime_ms: now.saturating_sub(st.at_ms),
     }));

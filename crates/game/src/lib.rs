@@ -9,8 +9,17 @@
 //!   already computed); recovery folds the stored log ([`State::replay`]). Nothing about how an
 //!   event changes a game is written twice.
 //!
-//! The driver — a shard task ([`crate::shard`], [`crate::live`]) — owns the sockets, the
-//! timers, the store and the metrics, and calls these.
+//! The driver — a shard task of the server (`chuhe-server`'s `shard` and `live`) — owns the
+//! sockets, the timers, the store and the metrics, and calls these. The core's purity is a
+//! property of this crate's `Cargo.toml`: its dependencies are `chuhe-rules`, `chuhe-clock` and
+//! `thiserror`, and the workspace's CI checks that nothing async, logging, storage, network or
+//! wire-format enters its tree.
+//!
+//! The core speaks its own domain types ([`types`]: the game's description, events, sides,
+//! results, roles); the server converts them to and from the protobuf wire at its edge.
+//! Around them: [`board`] (the rules' game and its rulings as events), [`side`] (sides between
+//! the rules, the clock and the game), [`phrase`] (explanations as codes with parameters),
+//! [`error`] (the errors a client can cause, with their stable codes).
 //!
 //! Files: [`state`] (the state and `fold`), [`command`] (commands, actors, `decide`, the
 //! drafting helpers), [`start`] (creation, start modes, joining, lateness, the timer),
@@ -19,15 +28,22 @@
 //! arbiter channel's messages).
 
 pub mod arbiter;
+pub mod board;
 pub mod call;
 pub mod command;
 pub mod draw;
+pub mod error;
 pub mod moves;
+pub mod phrase;
+pub mod side;
 pub mod start;
 pub mod state;
 #[cfg(test)]
 mod tests;
+pub mod types;
 
 pub use command::{Actor, Answer, Command, Decided, apply, decide};
 pub use start::{create, due_before_requests, tracks_joining};
 pub use state::{DEFAULT_MOVE_LIMIT_PLIES, Event, FoldError, LastMove, State, fold};
+pub use error::ClientError;
+pub use types::{GameResult, Role, Side};

@@ -2,16 +2,16 @@
 //! when both players have joined), players joining, lateness (art. 21), and the server's timer.
 
 use chuhe_clock::Millis;
-use chuhe_proto::v1::{self as w, Result as WResult, StartMode, game_event::Kind};
 
 use super::command::{Actor, Answer, Decided, Draft};
 use super::state::State;
 use crate::error::ClientError;
 use crate::side;
+use crate::types::{self as t, GameResult, Kind, Side, StartMode};
 
 /// A new game: the state before its first event, and the decision that creates it (the
 /// `Created` event; with START_MODE_NOW, or no mode, the clocks start at `now`).
-pub fn create(info: &w::GameInfo, now: u64) -> Result<(State, Decided), ClientError> {
+pub fn create(info: &t::GameInfo, now: u64) -> Result<(State, Decided), ClientError> {
     let st = State::from_info(info).map_err(ClientError::InvalidArgument)?;
     if let Some(o) = st.board.position().outcome() {
         // No move can be played from it: the game would only wait for a flag.
@@ -40,7 +40,7 @@ pub fn create(info: &w::GameInfo, now: u64) -> Result<(State, Decided), ClientEr
             .map_err(|e| ClientError::InvalidArgument(e.to_string()))?;
     }
     let clock = d.clock_state();
-    d.push(Kind::Created(w::GameCreated {
+    d.push(Kind::Created(t::GameCreated {
         info: Some(info.clone()),
         clock: Some(clock),
     }));
@@ -56,7 +56,7 @@ fn start(d: &mut Draft<'_>, at: u64) -> Result<(), ClientError> {
         .map_err(|e| ClientError::InvalidArgument(e.to_string()))?;
     d.started = Some(at);
     let clock = d.clock_state();
-    d.push(Kind::Started(w::GameStarted {
+    d.push(Kind::Started(t::GameStarted {
         clock: Some(clock),
         started_at_ms: at,
     }));
@@ -82,8 +82,8 @@ pub(crate) fn join(st: &State, actor: &Actor, now: u64) -> Result<Decided, Clien
 }
 
 /// Drafts side `s` joining (and the start it may bring).
-pub(crate) fn join_into(d: &mut Draft<'_>, s: w::Side) -> Result<(), ClientError> {
-    d.push(Kind::Joined(w::PlayerJoined { side: s as i32 }));
+pub(crate) fn join_into(d: &mut Draft<'_>, s: Side) -> Result<(), ClientError> {
+    d.push(Kind::Joined(t::PlayerJoined { side: Some(s) }));
     let other_here = d.st.joined[side::index(side::other(s))];
     if d.st.start_mode == StartMode::PlayersPresent && other_here && d.started.is_none() {
         let now = d.now;
@@ -117,21 +117,21 @@ pub(crate) fn tick(st: &State, now: u64) -> Result<Decided, ClientError> {
         };
         let (result, explanation, absent) = match st.joined {
             [false, false] => (
-                WResult::BothLose,
+                GameResult::BothLose,
                 format!(
                     "Neither player had joined the game {after} after its start: both lose by lateness (art. 21)."
                 ),
                 "both",
             ),
             [false, _] => (
-                side::win_for(w::Side::Black),
+                side::win_for(Side::Black),
                 format!(
                     "Red had not joined the game {after} after its start: Red loses by lateness (art. 21)."
                 ),
                 "red",
             ),
             _ => (
-                side::win_for(w::Side::Red),
+                side::win_for(Side::Red),
                 format!(
                     "Black had not joined the game {after} after its start: Black loses by lateness (art. 21)."
                 ),

@@ -3,16 +3,15 @@
 //! function, so a rule of how an event changes the game is written once.
 
 use chuhe_clock::{Clock, ClockSnapshot, Controls, LagConfig, Millis};
-use chuhe_proto::v1::{GameEvent, GameInfo, Result as WResult, Side, StartMode, game_event::Kind};
-
 use crate::board::Board;
 use crate::side;
+use crate::types::{GameEvent, GameInfo, GameResult, Kind, Side, StartMode};
 
 /// The natural move limit when a game names none: 60 moves each (art. 4.2.4).
 pub const DEFAULT_MOVE_LIMIT_PLIES: u32 = 120;
 
-/// One event as the core decides and folds it: the wire event (what clients receive and the
-/// log stores) and what the store keeps beside it.
+/// One event as the core decides and folds it: the game event (what clients receive and the
+/// log stores, converted to the wire by the server) and what the store keeps beside it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Event {
     /// The event with its seq and time.
@@ -67,7 +66,7 @@ pub struct State {
     /// A side whose offer was refused may not offer again until the opponent has offered.
     pub offer_blocked: [bool; 2],
     /// The result and its reason code, once the game is over.
-    pub result: Option<(WResult, String)>,
+    pub result: Option<(GameResult, String)>,
     pub last_move: Option<LastMove>,
     /// Plies without a capture that draw (the game's own limit, or the default).
     pub move_limit: u32,
@@ -108,6 +107,8 @@ pub enum FoldError {
     BadMove { seq: u64, iccs: String, why: String },
     #[error("event {seq}: its clock snapshot cannot be restored: {why}")]
     BadClock { seq: u64, why: String },
+    #[error("event {seq}: the game's end names no result")]
+    NoResult { seq: u64 },
 }
 
 impl State {
@@ -142,7 +143,7 @@ impl State {
             last_move: None,
             move_limit,
             rulings: Vec::new(),
-            start_mode: StartMode::try_from(info.start_mode).unwrap_or(StartMode::Unspecified),
+            start_mode: info.start_mode,
             started_at: None,
             joined: [false, false],
             start_not_before: 0,
@@ -251,7 +252,7 @@ pub fn fold_with(st: &mut State, ev: &Event, prepared: &mut Prepared) -> Result<
             *st = fresh;
         }
         Kind::Move(m) => {
-            let mv = m.r#move.clone().unwrap_or_default();
+            let mv = m.mv.clone().unwrap_or_default();
             let mover = st.board.to_move();
             match prepared.board.take() {
                 Some(b) => st.board = *b,
@@ -275,36 +276,35 @@ pub fn fold_with(st: &mut State, ev: &Event, prepared: &mut Prepared) -> Result<
             });
         }
         Kind::DrawOffered(d) => {
-            let s = side::playing(d.side).unwrap_or(Side::Red);
+            let s = d.side.unwrap_or(Side::Red);
             st.draw_offer = Some(s);
             st.offer_blocked[side::index(side::other(s))] = false;
         }
         Kind::DrawDeclined(d) => {
-            let decliner = side::playing(d.side).unwrap_or(Side::Red);
+            let decliner = d.side.unwrap_or(Side::Red);
             st.offer_blocked[side::index(side::other(decliner))] = true;
             st.draw_offer = None;
         }
         Kind::Foul(f) => {
-            let s = side::playing(f.side).unwrap_or(Side::Red);
+            let s = f.side.unwrap_or(Side::Red);
             st.fouls[side::index(s)] = f.count;
         }
         Kind::Ended(e) => {
-            let result = WResult::try_from(e.result).unwrap_or(WResult::Unspecified);
+            let result = e.result.ok_or(FoldError::NoResult { seq })?;
             st.result = Some((result, e.reason.clone()));
             st.draw_offer = None;
             // The game's end closes its call.
             st.open_call = None;
         }
         Kind::RulingOverridden(o) => {
-            if o.result != WResult::Unspecified as i32 {
-                let result = WResult::try_from(o.result).unwrap_or(WResult::Unspecified);
+            if let Some(result) = o.result {
                 st.result = Some((result, "arbiter".into()));
             }
         }
         Kind::Ruling(_) => st.rulings.push(seq),
         Kind::Started(s) => st.started_at = Some(s.started_at_ms),
         Kind::Joined(j) => {
-            if let Some(s) = side::playing(j.side) {
+            if let Some(s) = j.side {
                 st.joined[side::index(s)] = true;
             }
         }
@@ -316,7 +316,7 @@ pub fn fold_with(st: &mut State, ev: &Event, prepared: &mut Prepared) -> Result<
         }
         Kind::ClockAdjusted(_) | Kind::Paused(_) | Kind::Resumed(_) => {}
         Kind::ArbiterCalled(c) => {
-            let s = side::playing(c.side).unwrap_or(Side::Red);
+            let s = c.side.unwrap_or(Side::Red);
             st.calls[side::index(s)] = c.count;
             st.open_call = Some(super::call::OpenCall {
                 seq,
@@ -334,12 +334,10 @@ pub fn fold_with(st: &mut State, ev: &Event, prepared: &mut Prepared) -> Result<
         }
         Kind::CallClosed(_) => st.open_call = None,
         Kind::Message(m) => {
-            if let Some(s) = side::playing(m.from_side) {
+            if let Some(s) = m.from_side {
                 st.last_message_at[side::index(s)] = ev.event.at_ms;
             }
         }
-        // A stand-in for spectators; never in a log.
-        Kind::Private(_) => {}
     }
     if let Some(snap) = &ev.clock {
         st.clock = match prepared.clock.take() {
