@@ -22,18 +22,7 @@ pub const MAX_TEXT_CHARS: usize = 500;
 /// A player may send one message per this many ms.
 pub const PLAYER_MESSAGE_INTERVAL_MS: u64 = 1000;
 
-/// A call not yet closed, as the state keeps it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct OpenCall {
-    /// The `ArbiterCalled` event's seq: the call's id.
-    pub seq: u64,
-    pub side: Side,
-    pub at_ms: u64,
-    pub reason: String,
-    /// The arbiter who took it.
-    pub taken_by: Option<i64>,
-    pub clock_stopped: bool,
-}
+pub use crate::state::OpenCall;
 
 /// The game's call settings: its own, or the defaults for a league game; None: no calls.
 pub fn settings(st: &State) -> Option<t::CallSettings> {

@@ -140,33 +140,6 @@ pub fn apply(st: &mut State, decided: &mut Decided) -> Result<(), super::state::
     Ok(())
 }
 
-/// What `cmd` by `actor` at `now` (Unix ms) would change: Ok with the events to commit and the
-/// answer, or the error to answer with (nothing changes). Pure: the state is not touched.
-pub fn decide(st: &State, cmd: &Command, actor: &Actor, now: u64) -> Result<Decided, ClientError> {
-    match cmd {
-        Command::Move {
-            ply,
-            mv,
-            offer_draw,
-            think_ms,
-            lag,
-        } => super::moves::play(st, actor, *ply, mv, *offer_draw, *think_ms, *lag, now),
-        Command::OfferDraw => super::draw::offer(st, actor, now),
-        Command::AnswerDraw { accept } => super::draw::answer(st, actor, *accept, now),
-        Command::Resign => super::draw::resign(st, actor, now),
-        Command::ClaimMoveLimit => super::draw::claim_move_limit(st, actor, now),
-        Command::RequestRuling => super::draw::request_ruling(st, actor, now),
-        Command::Arbiter { reason, action } => super::arbiter::act(st, actor, reason, action, now),
-        Command::CallArbiter { reason } => super::call::call(st, actor, reason, now),
-        Command::TakeCall => super::call::take(st, actor, now),
-        Command::CloseCall { decision } => super::call::close(st, actor, decision, now),
-        Command::Message { to, text } => super::call::message(st, actor, *to, text, now),
-        Command::Tick => super::start::tick(st, now),
-        Command::Join => super::start::join(st, actor, now),
-        Command::Restart => super::moves::restart(st, now),
-    }
-}
-
 pub(crate) fn ensure_not_finished(st: &State) -> Result<(), ClientError> {
     if st.result.is_some() {
         return Err(ClientError::GameFinished);
@@ -343,6 +316,36 @@ impl<'a> Draft<'a> {
                 arbiter,
             );
         }
+    }
+
+    /// Ends the drafted game on time if the draft's clock has flagged at its `now`.
+    pub fn flag(&mut self) -> bool {
+        if self.ended {
+            return false;
+        }
+        let now = self.now;
+        let Some(flag) = self.clock_mut().check_flag(Millis(now)) else {
+            return false;
+        };
+        let loser = side::from_clock(flag.side);
+        let winner = side::other(loser);
+        self.ended = true;
+        let clock = self.clock_state();
+        self.push(Kind::Ended(t::GameEnded {
+            result: Some(side::win_for(winner)),
+            reason: "flag".into(),
+            explanation: format!("{flag}: {} wins on time.", side::name(winner)),
+            clock: Some(clock),
+            arbiter: None,
+            phrase: Some(crate::phrase::phrase(
+                "ended.flag",
+                &[
+                    ("side", crate::phrase::side_code(loser)),
+                    ("winner", crate::phrase::side_code(winner)),
+                ],
+            )),
+        }));
+        true
     }
 
     /// A draw offer by `s`, or the foul of offering again after a refusal (art. 9.1.3).

@@ -21,8 +21,8 @@
 //! the rules, the clock and the game), [`phrase`] (explanations as codes with parameters),
 //! [`error`] (the errors a client can cause, with their stable codes).
 //!
-//! Files: [`state`] (the state and `fold`), [`command`] (commands, actors, `decide`, the
-//! drafting helpers), [`start`] (creation, start modes, joining, lateness, the timer),
+//! Files: [`state`] (the state and `fold`), [`command`] (commands, actors, the drafting
+//! helpers), [`decide`] (each command to its file), [`start`] (creation, start modes, joining, lateness, the timer),
 //! [`moves`] (moves, the flag, restarts), [`draw`] (offers, claims,
 //! resignation, ruling requests), [`arbiter`] (arbiter commands), [`call`] (calls to the arbiter and the
 //! arbiter channel's messages).
@@ -31,6 +31,7 @@ pub mod arbiter;
 pub mod board;
 pub mod call;
 pub mod command;
+pub mod decide;
 pub mod draw;
 pub mod error;
 pub mod moves;
@@ -42,7 +43,8 @@ pub mod state;
 mod tests;
 pub mod types;
 
-pub use command::{Actor, Answer, Command, Decided, apply, decide};
+pub use command::{Actor, Answer, Command, Decided, apply};
+pub use decide::decide;
 pub use start::{create, due_before_requests, tracks_joining};
 pub use state::{DEFAULT_MOVE_LIMIT_PLIES, Event, FoldError, LastMove, State, fold};
 pub use error::ClientError;

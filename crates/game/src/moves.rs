@@ -131,37 +131,7 @@ fn is_same_move(text: &str, last: &super::state::LastMove) -> bool {
 /// The events that end the game on time if the flag has fallen at `now` (None: it has not).
 pub(crate) fn flag(st: &State, now: u64) -> Option<Draft<'_>> {
     let mut d = Draft::new(st, now);
-    flag_into(&mut d).then_some(d)
-}
-
-/// Ends the drafted game on time if the draft's clock has flagged at its `now`.
-pub(crate) fn flag_into(d: &mut Draft<'_>) -> bool {
-    if d.ended {
-        return false;
-    }
-    let now = d.now;
-    let Some(flag) = d.clock_mut().check_flag(Millis(now)) else {
-        return false;
-    };
-    let loser = side::from_clock(flag.side);
-    let winner = side::other(loser);
-    d.ended = true;
-    let clock = d.clock_state();
-    d.push(Kind::Ended(t::GameEnded {
-        result: Some(side::win_for(winner)),
-        reason: "flag".into(),
-        explanation: format!("{flag}: {} wins on time.", side::name(winner)),
-        clock: Some(clock),
-        arbiter: None,
-        phrase: Some(crate::phrase::phrase(
-            "ended.flag",
-            &[
-                ("side", crate::phrase::side_code(loser)),
-                ("winner", crate::phrase::side_code(winner)),
-            ],
-        )),
-    }));
-    true
+    d.flag().then_some(d)
 }
 
 /// A move came after the flag fell: the flag is committed and the move refused.

@@ -148,7 +148,7 @@ pub(crate) fn tick(st: &State, now: u64) -> Result<Decided, ClientError> {
         );
         d.end(result, "lateness", explanation, phrase, None);
     } else {
-        super::moves::flag_into(&mut d);
+        d.flag();
     }
     if d.is_empty() {
         return Err(ClientError::InvalidArgument("nothing is due".into()));

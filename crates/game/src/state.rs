@@ -45,6 +45,19 @@ pub struct LastMove {
     pub wxf: String,
 }
 
+/// A call not yet closed, as the state keeps it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OpenCall {
+    /// The `ArbiterCalled` event's seq: the call's id.
+    pub seq: u64,
+    pub side: Side,
+    pub at_ms: u64,
+    pub reason: String,
+    /// The arbiter who took it.
+    pub taken_by: Option<i64>,
+    pub clock_stopped: bool,
+}
+
 /// Everything a game's commands are decided on. Built by folding events only.
 #[derive(Debug, Clone)]
 pub struct State {
@@ -87,7 +100,7 @@ pub struct State {
     /// Calls to the arbiter made per side (index [`side::index`]).
     pub calls: [u32; 2],
     /// The call not yet closed.
-    pub open_call: Option<super::call::OpenCall>,
+    pub open_call: Option<OpenCall>,
     /// When each side's player last sent a message (0: never), for the rate limit.
     pub last_message_at: [u64; 2],
 }
@@ -318,7 +331,7 @@ pub fn fold_with(st: &mut State, ev: &Event, prepared: &mut Prepared) -> Result<
         Kind::ArbiterCalled(c) => {
             let s = c.side.unwrap_or(Side::Red);
             st.calls[side::index(s)] = c.count;
-            st.open_call = Some(super::call::OpenCall {
+            st.open_call = Some(OpenCall {
                 seq,
                 side: s,
                 at_ms: ev.event.at_ms,

@@ -198,7 +198,7 @@ pub async fn create_game_row(
     } else {
         req.ruleset.trim().to_ascii_lowercase()
     };
-    if crate::game::board::ruleset(&ruleset).is_none() {
+    if chuhe_game::board::ruleset(&ruleset).is_none() {
         return Err(AdminError::Invalid(format!(
             "unknown ruleset {ruleset:?}: use cxa (Chinese Xiangqi Association rules) or engine"
         )));

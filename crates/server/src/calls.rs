@@ -1,7 +1,7 @@
 //! The arbiters' side of calls to the arbiter in a league: the desk (a websocket feed of every
 //! call, take, close and message of the league's games, for the event's arbiters) and the
 //! queue over HTTP (`GET /api/v1/leagues/{id}/calls`). The calls themselves are events of the
-//! games' logs, decided by the game core ([`crate::game::call`]).
+//! games' logs, decided by the game core ([`chuhe_game::call`]).
 
 use std::collections::HashMap;
 use std::sync::Mutex;

@@ -32,7 +32,7 @@ use tracing::{debug, info, warn};
 
 use crate::Env;
 use crate::admin;
-use crate::game::Actor;
+use chuhe_game::Actor;
 use crate::league::core::{BoardKey, ColourName, League, LeagueCommand, TeamSide};
 use crate::league::runner::{self, LeagueHandle, account};
 use crate::league::spec::EventSpec;

@@ -3,8 +3,9 @@
 //! [`serve`] runs the server on a bound listener until `shutdown` resolves:
 //! HTTP (`/healthz`, `/metrics`, the organiser API, game records, the demo
 //! page) and the websocket protocol at `/ws` (see `docs/protocol.md`). A game
-//! is a pure state machine ([`game`]: `decide` and `fold`) that a shard task
-//! drives ([`shard`], [`live`]); storage is reached only through the
+//! is a pure state machine (the `chuhe-game` crate: `decide` and `fold`) that a
+//! shard task drives ([`shard`], [`live`]), converting its events to the wire
+//! at the edge ([`game_wire`]); storage is reached only through the
 //! [`persist::Persist`] port.
 
 use std::future::Future;
@@ -55,8 +56,6 @@ pub mod view;
 pub mod web;
 
 pub use error::ClientError;
-/// The game core (its own crate): the server's shards drive it.
-pub use chuhe_game as game;
 
 /// The maps keyed by game id (the shard looks its games up several times per move).
 pub(crate) use chuhe_store::IdMap;

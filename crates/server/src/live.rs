@@ -1,4 +1,4 @@
-//! A game as its shard runs it: the pure core's [`State`](crate::game::State) plus everything
+//! A game as its shard runs it: the pure core's [`State`](chuhe_game::State) plus everything
 //! the core does not own — the projections clients see (live and delayed), the replay rings,
 //! the subscribers, the broadcast-delay queue, the game-list summary, the timers. The shard
 //! ([`crate::shard`]) drives it; nothing here awaits.
@@ -23,7 +23,7 @@ use tracing::{debug, error, info, warn};
 
 use crate::Env;
 use crate::error::{ClientError, ErrorToWire};
-use crate::game::{self, Answer, Command, Decided, State};
+use chuhe_game::{self as game, Answer, Command, Decided, State};
 use crate::outbox::{Out, Outbox, SharedFrame};
 use crate::persist::{AppendOp, EventRow, FinishRow};
 use crate::request::{Body, Principal, RecordView, Request};

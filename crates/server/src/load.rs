@@ -5,9 +5,9 @@ use chuhe_proto::v1::{self as w, GameInfo, StoredEvent};
 use prost::Message as _;
 
 use crate::Env;
-use crate::game::board::Board;
+use chuhe_game::board::Board;
 use crate::error::ClientError;
-use crate::game::{self, Command, Decided, Event, FoldError, State};
+use chuhe_game::{self as game, Command, Decided, Event, FoldError, State};
 use crate::handle::GameHandle;
 use crate::live::LiveGame;
 use crate::persist::{Account, PersistError, StoredGame};

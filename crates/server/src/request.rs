@@ -7,7 +7,7 @@ use std::time::Duration;
 use chuhe_proto::v1::{self as w, arbiter_command::Action};
 use tokio::time::Instant;
 
-use crate::game::{Actor, Command};
+use chuhe_game::{Actor, Command};
 use crate::outbox::Outbox;
 use crate::persist::{Account, Role};
 use crate::view::View;

@@ -25,7 +25,7 @@ use tracing::{Instrument, info_span};
 
 use crate::Env;
 use crate::error::{ClientError, ErrorToWire};
-use crate::game::Decided;
+use chuhe_game::Decided;
 use crate::handle::{GameHandle, ShardCmd};
 use crate::live::{LiveGame, Prepared, Staged, Wake};
 use crate::persist::{AppendOp, PersistError};

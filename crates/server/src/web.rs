@@ -207,7 +207,7 @@ pub fn legal_moves(fen: &str) -> Result<LegalMoves, String> {
         .collect();
     Ok(LegalMoves {
         fen: pos.to_fen(),
-        to_move: crate::game_wire::side(crate::game::side::from_color(pos.side_to_move())) as i32,
+        to_move: crate::game_wire::side(chuhe_game::side::from_color(pos.side_to_move())) as i32,
         check: pos.is_check(),
         moves,
     })

@@ -20,7 +20,7 @@ use super::core::{
 };
 use super::spec::EventSpec;
 use crate::Env;
-use crate::game::Actor;
+use chuhe_game::Actor;
 use crate::outbox::{Out, Outbox, SharedFrame};
 use crate::persist::{
     Account, CompetitionEvent, NewCompetition, NewCompetitionEvent, NewGame, PersistError, Role,

@@ -221,7 +221,7 @@ impl CallsSpec {
         chuhe_proto::v1::CallSettings {
             max_per_side: c
                 .max_per_side
-                .unwrap_or(crate::game::call::DEFAULT_MAX_CALLS),
+                .unwrap_or(chuhe_game::call::DEFAULT_MAX_CALLS),
             clock_runs: !c.clock_stops.unwrap_or(true),
         }
     }

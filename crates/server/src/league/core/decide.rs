@@ -14,7 +14,7 @@ use super::event::{
     BoardKey, BoardSetting, ColourName, Entry, ForfeitBy, LeagueEvent, Outcome, Revealed, TeamSide,
 };
 use super::state::League;
-use crate::game::Actor;
+use chuhe_game::Actor;
 use crate::league::spec::System;
 use crate::persist::Role;
 

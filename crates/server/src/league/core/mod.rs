@@ -1,5 +1,5 @@
 //! The league as a pure state machine, in the same shape as the game core
-//! ([`crate::game`]): [`decide`] says what a command would change, as log entries, without
+//! ([`chuhe_game`]): [`decide`] says what a command would change, as log entries, without
 //! changing anything; [`League::fold`] applies a committed entry; [`League::replay`] rebuilds a
 //! league from its stored log. The queries in [`view`] say what is due and what to show. No IO,
 //! no tasks, no clock: time comes in.

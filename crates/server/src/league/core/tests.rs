@@ -7,7 +7,7 @@
 use chuhe_proto::v1::Result as WResult;
 
 use super::*;
-use crate::game::Actor;
+use chuhe_game::Actor;
 use crate::league::spec::EventSpec;
 use crate::persist::Role;
 
