@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use chuhe_clock::Millis;
 
-use super::command::{Actor, Decided, Draft, ensure_not_finished};
+use super::command::{Actor, Batch, Decided, ensure_not_finished};
 use super::state::State;
 use crate::error::ClientError;
 use crate::phrase::{phrase, side_code};
@@ -40,7 +40,7 @@ pub(crate) fn act(
         arbiter_id: actor.id.unwrap_or(0).to_string(),
         reason: reason.to_string(),
     };
-    let mut d = Draft::new(st, now);
+    let mut d = Batch::new(st, now);
     match action {
         Action::Pause => {
             ensure_not_finished(st)?;
@@ -139,10 +139,7 @@ pub(crate) fn act(
             d.end(
                 result,
                 "arbiter",
-                format!(
-                    "The arbiter set the result {}: {reason}",
-                    result.text()
-                ),
+                format!("The arbiter set the result {}: {reason}", result.text()),
                 phrase(
                     "ended.arbiter",
                     &[

@@ -4,8 +4,7 @@
 
 use crate::types::{self as t, GameResult, Side};
 use chuhe_rules::rulings::{
-    self, EndCause, GameResult as RulesResult, MoveClass, MoveLimit, RulesConfig, Ruleset,
-    Verdict,
+    self, EndCause, GameResult as RulesResult, MoveClass, MoveLimit, RulesConfig, Ruleset, Verdict,
 };
 use chuhe_rules::{Move, Position};
 

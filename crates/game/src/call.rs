@@ -9,7 +9,7 @@
 
 use chuhe_clock::Millis;
 
-use super::command::{Actor, Answer, Decided, Draft, ensure_not_finished};
+use super::command::{Actor, Answer, Batch, Decided, ensure_not_finished};
 use super::state::State;
 use crate::error::ClientError;
 use crate::side;
@@ -77,7 +77,7 @@ pub(crate) fn call(
     if count > max {
         return Err(ClientError::CallLimitReached { max });
     }
-    let mut d = Draft::new(st, now);
+    let mut d = Batch::new(st, now);
     let running = d.clock().is_started() && !d.clock().is_paused() && st.started_at.is_some();
     if running && !settings.clock_runs {
         // The flag may have fallen already: then the call is refused as a move would be.
@@ -120,7 +120,7 @@ pub(crate) fn take(st: &State, actor: &Actor, now: u64) -> Result<Decided, Clien
     if call.taken_by.is_some() {
         return Ok(Decided::answered(Answer::Seq(st.seq)));
     }
-    let mut d = Draft::new(st, now);
+    let mut d = Batch::new(st, now);
     let n = note(actor, "");
     d.push_by(
         Kind::CallTaken(t::CallTaken {
@@ -150,7 +150,7 @@ pub(crate) fn close(
         ));
     }
     check_text(decision)?;
-    let mut d = Draft::new(st, now);
+    let mut d = Batch::new(st, now);
     let n = note(actor, decision.trim());
     d.push_by(
         Kind::CallClosed(t::CallClosed {
@@ -204,7 +204,7 @@ pub(crate) fn message(
         return Err(ClientError::InvalidArgument("the message is empty".into()));
     }
     check_text(text)?;
-    let mut d = Draft::new(st, now);
+    let mut d = Batch::new(st, now);
     let k = Kind::Message(t::GameMessage {
         from_id: actor.id.unwrap_or(0).to_string(),
         from_role: Some(from_role),

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use chuhe_clock::{Clock, Millis};
 
-use super::state::{Event, Prepared, State, fold_with};
+use super::state::{Event, Precomputed, State, fold_with};
 use crate::board::Board;
 use crate::error::ClientError;
 use crate::phrase::{phrase, side_code};
@@ -112,7 +112,7 @@ pub struct Decided {
     pub events: Vec<Event>,
     pub answer: Answer,
     /// The board and clock after the events, so folding them need not compute them again.
-    pub(crate) prepared: Prepared,
+    pub(crate) precomputed: Precomputed,
 }
 
 impl Decided {
@@ -121,7 +121,7 @@ impl Decided {
         Decided {
             events: Vec::new(),
             answer,
-            prepared: Prepared::default(),
+            precomputed: Precomputed::default(),
         }
     }
 
@@ -135,7 +135,7 @@ impl Decided {
 /// by one with [`super::state::fold`] (tested), without playing the move twice.
 pub fn apply(st: &mut State, decided: &mut Decided) -> Result<(), super::state::FoldError> {
     for ev in &decided.events {
-        fold_with(st, ev, &mut decided.prepared)?;
+        fold_with(st, ev, &mut decided.precomputed)?;
     }
     Ok(())
 }
@@ -182,7 +182,7 @@ pub(crate) fn clock_state(clock: &Clock, finished: bool, now: u64) -> ClockState
 /// The events of one decision as they are being drafted, with the clock, fouls and result as
 /// they stand after the events drafted so far (so a foul can see the count it makes, and the
 /// end of the game the clock it stops).
-pub(crate) struct Draft<'a> {
+pub(crate) struct Batch<'a> {
     pub st: &'a State,
     pub now: u64,
     kinds: Vec<(Kind, Option<(i64, String)>)>,
@@ -200,9 +200,9 @@ pub(crate) struct Draft<'a> {
     pub error_after: Option<ClientError>,
 }
 
-impl<'a> Draft<'a> {
-    pub fn new(st: &'a State, now: u64) -> Draft<'a> {
-        Draft {
+impl<'a> Batch<'a> {
+    pub fn new(st: &'a State, now: u64) -> Batch<'a> {
+        Batch {
             st,
             now,
             kinds: Vec::with_capacity(2),
@@ -407,7 +407,7 @@ impl<'a> Draft<'a> {
         Decided {
             events,
             answer,
-            prepared: Prepared {
+            precomputed: Precomputed {
                 board: self.board,
                 clock: Some(clock),
             },

@@ -1,6 +1,6 @@
 //! [`decide`]: a command to the function of its kind. The commands' own files ([`crate::moves`],
 //! [`crate::draw`], [`crate::arbiter`], [`crate::call`], [`crate::start`]) draft their events on
-//! [`crate::command::Draft`]; this file alone knows them all, so none of them depends on another
+//! [`crate::command::Batch`]; this file alone knows them all, so none of them depends on another
 //! through it.
 
 use crate::command::{Actor, Command, Decided};
@@ -33,4 +33,3 @@ pub fn decide(st: &State, cmd: &Command, actor: &Actor, now: u64) -> Result<Deci
         Command::Restart => crate::moves::restart(st, now),
     }
 }
-

@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use chuhe_clock::Millis;
 
-use super::command::{Actor, Decided, Draft, ensure_not_finished, ensure_playing};
+use super::command::{Actor, Batch, Decided, ensure_not_finished, ensure_playing};
 use super::state::State;
 use crate::error::ClientError;
 use crate::phrase::{phrase, side_code};
@@ -26,7 +26,7 @@ pub(crate) fn offer(st: &State, actor: &Actor, now: u64) -> Result<Decided, Clie
         // The opponent's offer stands: it is to be answered, not met with another.
         return Err(ClientError::DrawOfferNotAllowed);
     }
-    let mut d = Draft::new(st, now);
+    let mut d = Batch::new(st, now);
     d.offer(side);
     Ok(d.finish_batch())
 }
@@ -43,7 +43,7 @@ pub(crate) fn answer(
     if st.draw_offer != Some(side::other(side)) {
         return Err(ClientError::NoDrawOffer);
     }
-    let mut d = Draft::new(st, now);
+    let mut d = Batch::new(st, now);
     if accept {
         d.end(
             GameResult::Draw,
@@ -74,7 +74,7 @@ pub(crate) fn answer(
 pub(crate) fn resign(st: &State, actor: &Actor, now: u64) -> Result<Decided, ClientError> {
     let side = actor.side_in(st).ok_or(ClientError::NotAPlayer)?;
     ensure_not_finished(st)?;
-    let mut d = Draft::new(st, now);
+    let mut d = Batch::new(st, now);
     d.end(
         side::win_for(side::other(side)),
         "resign",
@@ -100,7 +100,7 @@ pub(crate) fn claim_move_limit(
 ) -> Result<Decided, ClientError> {
     let side = actor.side_in(st).ok_or(ClientError::NotAPlayer)?;
     ensure_playing(st)?;
-    let mut d = Draft::new(st, now);
+    let mut d = Batch::new(st, now);
     let counted = st.board.move_limit_count();
     if counted >= st.move_limit {
         d.end(
@@ -190,7 +190,7 @@ pub(crate) fn request_ruling(st: &State, actor: &Actor, now: u64) -> Result<Deci
         ply: st.board.plies(),
         ..t::Ruling::default()
     });
-    let mut d = Draft::new(st, now);
+    let mut d = Batch::new(st, now);
     d.push(Kind::Ruling(t::RulingIssued {
         ruling: Some(ruling),
     }));

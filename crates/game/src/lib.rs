@@ -45,7 +45,7 @@ pub mod types;
 
 pub use command::{Actor, Answer, Command, Decided, apply};
 pub use decide::decide;
+pub use error::ClientError;
 pub use start::{create, due_before_requests, tracks_joining};
 pub use state::{DEFAULT_MOVE_LIMIT_PLIES, Event, FoldError, LastMove, State, fold};
-pub use error::ClientError;
 pub use types::{GameResult, Role, Side};

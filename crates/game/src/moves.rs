@@ -4,7 +4,7 @@ use std::time::Duration;
 
 use chuhe_clock::Millis;
 
-use super::command::{Actor, Answer, Decided, Draft, ensure_playing};
+use super::command::{Actor, Answer, Batch, Decided, ensure_playing};
 use super::state::State;
 use crate::board::Played;
 use crate::error::ClientError;
@@ -63,7 +63,7 @@ pub(crate) fn play(
     if report.is_flagged() {
         return flag_instead(st, now);
     }
-    let mut d = Draft::new(st, now);
+    let mut d = Batch::new(st, now);
     d.set_clock(clock);
     if super::start::tracks_joining(st) && !st.joined[side::index(side)] {
         super::start::join_into(&mut d, side)?;
@@ -129,8 +129,8 @@ fn is_same_move(text: &str, last: &super::state::LastMove) -> bool {
 }
 
 /// The events that end the game on time if the flag has fallen at `now` (None: it has not).
-pub(crate) fn flag(st: &State, now: u64) -> Option<Draft<'_>> {
-    let mut d = Draft::new(st, now);
+pub(crate) fn flag(st: &State, now: u64) -> Option<Batch<'_>> {
+    let mut d = Batch::new(st, now);
     d.flag().then_some(d)
 }
 
@@ -151,7 +151,7 @@ pub(crate) fn restart(st: &State, now: u64) -> Result<Decided, ClientError> {
     if st.result.is_some() {
         return Err(ClientError::GameFinished);
     }
-    let mut d = Draft::new(st, now);
+    let mut d = Batch::new(st, now);
     // The clock as of the last event, restarted at `now`: the time between is nobody's.
     let at_last = st.clock.snapshot(Millis(st.at_ms));
     let resumed = chuhe_clock::Clock::restore(&at_last, Millis(now))

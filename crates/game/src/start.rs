@@ -3,7 +3,7 @@
 
 use chuhe_clock::Millis;
 
-use super::command::{Actor, Answer, Decided, Draft};
+use super::command::{Actor, Answer, Batch, Decided};
 use super::state::State;
 use crate::error::ClientError;
 use crate::side;
@@ -32,7 +32,7 @@ pub fn create(info: &t::GameInfo, now: u64) -> Result<(State, Decided), ClientEr
         StartMode::Scheduled | StartMode::PlayersPresent => {}
         StartMode::Now | StartMode::Unspecified => {}
     }
-    let mut d = Draft::new(&st, now);
+    let mut d = Batch::new(&st, now);
     let at_once = matches!(st.start_mode, StartMode::Now | StartMode::Unspecified);
     if at_once {
         d.clock_mut()
@@ -50,7 +50,7 @@ pub fn create(info: &t::GameInfo, now: u64) -> Result<(State, Decided), ClientEr
 
 /// Starts the drafted game's clocks at `at` (a scheduled start may be recorded a little after
 /// its instant: the clocks still start at it).
-fn start(d: &mut Draft<'_>, at: u64) -> Result<(), ClientError> {
+fn start(d: &mut Batch<'_>, at: u64) -> Result<(), ClientError> {
     d.clock_mut()
         .start_at(Millis(at))
         .map_err(|e| ClientError::InvalidArgument(e.to_string()))?;
@@ -76,13 +76,13 @@ pub(crate) fn join(st: &State, actor: &Actor, now: u64) -> Result<Decided, Clien
     if st.joined[side::index(s)] || !tracks_joining(st) || st.is_finished() {
         return Ok(Decided::answered(Answer::Seq(st.seq)));
     }
-    let mut d = Draft::new(st, now);
+    let mut d = Batch::new(st, now);
     join_into(&mut d, s)?;
     Ok(d.finish_batch())
 }
 
 /// Drafts side `s` joining (and the start it may bring).
-pub(crate) fn join_into(d: &mut Draft<'_>, s: Side) -> Result<(), ClientError> {
+pub(crate) fn join_into(d: &mut Batch<'_>, s: Side) -> Result<(), ClientError> {
     d.push(Kind::Joined(t::PlayerJoined { side: Some(s) }));
     let other_here = d.st.joined[side::index(side::other(s))];
     if d.st.start_mode == StartMode::PlayersPresent && other_here && d.started.is_none() {
@@ -98,7 +98,7 @@ pub(crate) fn tick(st: &State, now: u64) -> Result<Decided, ClientError> {
     if st.is_finished() {
         return Err(ClientError::GameFinished);
     }
-    let mut d = Draft::new(st, now);
+    let mut d = Batch::new(st, now);
     if let Some(at) = st.start_due().filter(|at| *at <= now) {
         start(&mut d, at)?;
     }

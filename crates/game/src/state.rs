@@ -2,10 +2,10 @@
 //! events it has just committed; recovery folds the stored log; both through this one
 //! function, so a rule of how an event changes the game is written once.
 
-use chuhe_clock::{Clock, ClockSnapshot, Controls, LagConfig, Millis};
 use crate::board::Board;
 use crate::side;
 use crate::types::{GameEvent, GameInfo, GameResult, Kind, Side, StartMode};
+use chuhe_clock::{Clock, ClockSnapshot, Controls, LagConfig, Millis};
 
 /// The natural move limit when a game names none: 60 moves each (art. 4.2.4).
 pub const DEFAULT_MOVE_LIMIT_PLIES: u32 = 120;
@@ -235,20 +235,24 @@ impl State {
 /// What [`fold`] may take instead of computing it again: the board and clock that deciding
 /// a command already computed (live play). Recovery folds with none.
 #[derive(Debug, Default)]
-pub struct Prepared {
+pub struct Precomputed {
     pub(crate) board: Option<Box<Board>>,
     pub(crate) clock: Option<Clock>,
 }
 
 /// Changes the state by one committed event. Events must come in seq order without gaps.
 pub fn fold(st: &mut State, ev: &Event) -> Result<(), FoldError> {
-    fold_with(st, ev, &mut Prepared::default())
+    fold_with(st, ev, &mut Precomputed::default())
 }
 
-/// [`fold`], taking the board after a move and the clock after the batch from `prepared`
+/// [`fold`], taking the board after a move and the clock after the batch from `precomputed`
 /// when they are there instead of computing them again. Gives the same state (tested: live
 /// play against replay).
-pub fn fold_with(st: &mut State, ev: &Event, prepared: &mut Prepared) -> Result<(), FoldError> {
+pub fn fold_with(
+    st: &mut State,
+    ev: &Event,
+    precomputed: &mut Precomputed,
+) -> Result<(), FoldError> {
     let seq = ev.event.seq;
     let expected = st.seq + 1;
     if seq != expected {
@@ -267,7 +271,7 @@ pub fn fold_with(st: &mut State, ev: &Event, prepared: &mut Prepared) -> Result<
         Kind::Move(m) => {
             let mv = m.mv.clone().unwrap_or_default();
             let mover = st.board.to_move();
-            match prepared.board.take() {
+            match precomputed.board.take() {
                 Some(b) => st.board = *b,
                 None => {
                     st.board.play(&mv.iccs).map_err(|why| FoldError::BadMove {
@@ -353,7 +357,7 @@ pub fn fold_with(st: &mut State, ev: &Event, prepared: &mut Prepared) -> Result<
         }
     }
     if let Some(snap) = &ev.clock {
-        st.clock = match prepared.clock.take() {
+        st.clock = match precomputed.clock.take() {
             Some(c) => c,
             None => {
                 Clock::restore(snap, Millis(ev.event.at_ms)).map_err(|e| FoldError::BadClock {

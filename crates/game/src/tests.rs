@@ -6,10 +6,10 @@
 
 use std::time::Duration;
 
-use chuhe_clock::Millis;
 use crate::types::{
     self as w, ArbiterAction as Action, GameInfo, GameResult as WResult, Kind, Side, StartMode,
 };
+use chuhe_clock::Millis;
 use proptest::prelude::*;
 
 use super::*;
@@ -136,10 +136,7 @@ fn arbiter(reason: &str, action: Action) -> Command {
 }
 
 fn names(kinds: &[Kind]) -> Vec<&'static str> {
-    kinds
-        .iter()
-        .map(|k| k.label())
-        .collect()
+    kinds.iter().map(|k| k.label()).collect()
 }
 
 fn ended(kinds: &[Kind]) -> &w::GameEnded {
@@ -415,9 +412,12 @@ fn three_fouls_lose() {
     for i in 1..=3 {
         let (_, kinds) = t
             .run(
-                arbiter("talking", Action::RecordFoul {
+                arbiter(
+                    "talking",
+                    Action::RecordFoul {
                         side: Some(Side::Red),
-                    }),
+                    },
+                ),
                 ARBITER,
             )
             .unwrap();
@@ -541,9 +541,7 @@ fn pause_stops_the_clock_and_moves_until_resumed() {
             .code(),
         "invalid_argument"
     );
-    let (_, kinds) = t
-        .run(arbiter("back", Action::Resume), ARBITER)
-        .unwrap();
+    let (_, kinds) = t.run(arbiter("back", Action::Resume), ARBITER).unwrap();
     assert_eq!(names(&kinds), ["resumed"]);
     // The 60 s paused were charged to nobody.
     assert_eq!(left(&t.st, Side::Red, t.now), 598_000);
@@ -554,22 +552,13 @@ fn pause_stops_the_clock_and_moves_until_resumed() {
 #[test]
 fn added_and_charged_time() {
     let mut t = Table::new(chuhe_rules::START_FEN, "10m");
-    let add = |side: Option<Side>, delta_ms: i64| {
-        arbiter(
-            "adjust",
-            Action::AddTime {
-                side,
-                delta_ms,
-            },
-        )
-    };
+    let add =
+        |side: Option<Side>, delta_ms: i64| arbiter("adjust", Action::AddTime { side, delta_ms });
     let (_, kinds) = t.run(add(Some(Side::Black), 60_000), ARBITER).unwrap();
     assert_eq!(names(&kinds), ["clock_adjusted"]);
     assert_eq!(left(&t.st, Side::Black, t.now), 660_000);
     assert_eq!(
-        t.run(add(None, 1), ARBITER)
-            .unwrap_err()
-            .code(),
+        t.run(add(None, 1), ARBITER).unwrap_err().code(),
         "invalid_argument"
     );
     let (_, kinds) = t.run(add(Some(Side::Red), -700_000), ARBITER).unwrap();
@@ -590,16 +579,9 @@ fn added_and_charged_time() {
 #[test]
 fn set_result_and_override_a_ruling() {
     let mut t = Table::new(chuhe_rules::START_FEN, "10m");
-    let set = |r: Option<WResult>| {
-        arbiter(
-            "decided",
-            Action::SetResult { result: r },
-        )
-    };
+    let set = |r: Option<WResult>| arbiter("decided", Action::SetResult { result: r });
     assert_eq!(
-        t.run(set(None), ARBITER)
-            .unwrap_err()
-            .code(),
+        t.run(set(None), ARBITER).unwrap_err().code(),
         "invalid_argument"
     );
     let (_, kinds) = t.run(set(Some(WResult::BothLose)), ARBITER).unwrap();
@@ -631,22 +613,22 @@ fn set_result_and_override_a_ruling() {
         )
     };
     assert_eq!(
-        t.run(over(1, Some(WResult::Draw)), ARBITER).unwrap_err().code(),
+        t.run(over(1, Some(WResult::Draw)), ARBITER)
+            .unwrap_err()
+            .code(),
         "invalid_argument",
         "event 1 is the creation"
     );
-    let (_, kinds) = t
-        .run(over(ruling_seq, None), ARBITER)
-        .unwrap();
+    let (_, kinds) = t.run(over(ruling_seq, None), ARBITER).unwrap();
     assert_eq!(names(&kinds), ["ruling_overridden"]);
     assert!(!t.st.is_finished());
-    let (_, kinds) = t.run(over(ruling_seq, Some(WResult::Draw)), ARBITER).unwrap();
+    let (_, kinds) = t
+        .run(over(ruling_seq, Some(WResult::Draw)), ARBITER)
+        .unwrap();
     assert_eq!(names(&kinds), ["ruling_overridden", "ended"]);
     assert_eq!(t.st.result, Some((WResult::Draw, "arbiter".into())));
     assert_eq!(
-        t.run(over(ruling_seq, None), ARBITER)
-            .unwrap_err()
-            .code(),
+        t.run(over(ruling_seq, None), ARBITER).unwrap_err().code(),
         "game_finished",
         "a finished game is not reopened"
     );
@@ -738,10 +720,7 @@ fn a_call_stops_the_clock_and_the_arbiter_takes_answers_and_resumes() {
     t.later(1_000)
         .run(say(None, "which move?"), ARBITER)
         .unwrap();
-    let (_, kinds) = t
-        .later(1_000)
-        .run(say(None, "move 12"), BLACK)
-        .unwrap();
+    let (_, kinds) = t.later(1_000).run(say(None, "move 12"), BLACK).unwrap();
     let Kind::Message(m) = &kinds[0] else {
         panic!()
     };
@@ -761,11 +740,7 @@ fn a_call_stops_the_clock_and_the_arbiter_takes_answers_and_resumes() {
         ARBITER,
     )
     .unwrap();
-    t.run(
-        arbiter("play on", Action::Resume),
-        ARBITER,
-    )
-    .unwrap();
+    t.run(arbiter("play on", Action::Resume), ARBITER).unwrap();
     assert_eq!(
         t.run(
             Command::CloseCall {
@@ -833,9 +808,7 @@ fn a_replay_in_the_middle_of_a_call_keeps_it_open_and_the_clock_stopped() {
     let mut t = Table::with_info(league_info(None));
     t.later(1_000).run(call("disconnect"), RED).unwrap();
     t.run(Command::TakeCall, ARBITER).unwrap();
-    t.later(1_000)
-        .run(say(None, "here"), RED)
-        .unwrap();
+    t.later(1_000).run(say(None, "here"), RED).unwrap();
     let r = t.replayed();
     assert!(r.clock.is_paused());
     assert_eq!(r.open_call.as_ref().map(|c| c.taken_by), Some(Some(99)));
@@ -869,8 +842,7 @@ fn calls_are_limited_and_the_settings_may_keep_the_clock_running() {
     let mut t = Table::with_info(league_info(None));
     for _ in 0..3 {
         t.run(call(""), RED).unwrap();
-        t.run(arbiter("go", Action::Resume), ARBITER)
-            .unwrap();
+        t.run(arbiter("go", Action::Resume), ARBITER).unwrap();
         t.run(
             Command::CloseCall {
                 decision: "ok".into(),
@@ -911,7 +883,9 @@ fn who_may_call_and_message() {
     t.run(call(""), RED).unwrap();
     // Not the opponent, not a spectator or a stranger.
     assert_eq!(
-        t.run(say(Some(Side::Black), "draw?"), RED).unwrap_err().code(),
+        t.run(say(Some(Side::Black), "draw?"), RED)
+            .unwrap_err()
+            .code(),
         "messaging_not_allowed"
     );
     assert_eq!(
@@ -919,30 +893,23 @@ fn who_may_call_and_message() {
         "messaging_not_allowed"
     );
     assert_eq!(
-        t.run(say(None, "hi"), SPECTATOR)
-            .unwrap_err()
-            .code(),
+        t.run(say(None, "hi"), SPECTATOR).unwrap_err().code(),
         "messaging_not_allowed"
     );
     assert_eq!(
-        t.run(say(None, "hi"), STRANGER)
-            .unwrap_err()
-            .code(),
+        t.run(say(None, "hi"), STRANGER).unwrap_err().code(),
         "messaging_not_allowed"
     );
     // Limits.
     assert_eq!(
-        t.run(say(None, &"字".repeat(501)), RED)
-            .unwrap_err()
-            .code(),
+        t.run(say(None, &"字".repeat(501)), RED).unwrap_err().code(),
         "message_too_long"
     );
     assert_eq!(
         t.run(say(None, "  "), RED).unwrap_err().code(),
         "invalid_argument"
     );
-    t.run(say(None, &"字".repeat(500)), RED)
-        .unwrap();
+    t.run(say(None, &"字".repeat(500)), RED).unwrap();
     assert_eq!(
         t.later(999)
             .run(say(None, "again"), RED)
@@ -950,9 +917,7 @@ fn who_may_call_and_message() {
             .code(),
         "message_rate_limited"
     );
-    t.later(1)
-        .run(say(None, "again"), RED)
-        .unwrap();
+    t.later(1).run(say(None, "again"), RED).unwrap();
     // The arbiter messages one player or both, any time.
     t.run(
         Command::CloseCall {
@@ -984,9 +949,7 @@ fn who_may_call_and_message() {
     .unwrap();
     assert!(t.st.open_call.is_none());
     assert_eq!(
-        t.run(say(None, "hi"), ARBITER)
-            .unwrap_err()
-            .code(),
+        t.run(say(None, "hi"), ARBITER).unwrap_err().code(),
         "game_finished"
     );
     assert_eq!(calls_state(&t.replayed()), calls_state(&t.st));
@@ -1261,14 +1224,22 @@ fn command_for(st: &State, s: &Step) -> (Command, Actor) {
         93 => arbiter(
             "t",
             Action::AddTime {
-                side: Some(if s.pick % 2 == 0 { Side::Black } else { Side::Red }),
+                side: Some(if s.pick % 2 == 0 {
+                    Side::Black
+                } else {
+                    Side::Red
+                }),
                 delta_ms: i64::from(s.pick) * 10 - 300_000,
             },
         ),
         94 => arbiter(
             "f",
             Action::RecordFoul {
-                side: Some(if s.pick % 2 == 0 { Side::Black } else { Side::Red }),
+                side: Some(if s.pick % 2 == 0 {
+                    Side::Black
+                } else {
+                    Side::Red
+                }),
             },
         ),
         95 => arbiter(

@@ -32,13 +32,13 @@ use tracing::{debug, info, warn};
 
 use crate::Env;
 use crate::admin;
-use chuhe_game::Actor;
 use crate::league::core::{BoardKey, ColourName, League, LeagueCommand, TeamSide};
 use crate::league::runner::{self, LeagueHandle, account};
 use crate::league::spec::EventSpec;
 use crate::outbox::{Out, Outbox};
 use crate::persist::{Account, NewGame, Persist, PersistError, Role};
 use crate::request::{Body, Principal, Request};
+use chuhe_game::Actor;
 
 /// The `event` of the demo's casual games.
 pub const CASUAL_EVENT: &str = "chuhe demo";
@@ -762,15 +762,7 @@ async fn play(
                     } else {
                         &black
                     };
-                    send(
-                        Body::Move {
-                            ply: ply + 1,
-                            mv: m.to_iccs(),
-                            offer_draw: false,
-                            think_ms: None,
-                        },
-                        who,
-                    )?;
+                    send(Body::mv(ply + 1, &m.to_iccs(), false), who)?;
                 }
             }
         }

@@ -155,6 +155,32 @@ pub fn arbiter_action(a: &w::arbiter_command::Action) -> t::ArbiterAction {
     }
 }
 
+/// An arbiter action as the wire carries it (the inverse of [`arbiter_action`]).
+pub fn arbiter_action_wire(a: &t::ArbiterAction) -> w::arbiter_command::Action {
+    use w::arbiter_command::Action as A;
+    match a {
+        t::ArbiterAction::Pause => A::Pause(w::PauseGame {}),
+        t::ArbiterAction::Resume => A::Resume(w::ResumeGame {}),
+        t::ArbiterAction::AddTime { side, delta_ms } => A::AddTime(w::AddTime {
+            side: side_num(*side),
+            delta_ms: *delta_ms,
+        }),
+        t::ArbiterAction::RecordFoul { side } => A::RecordFoul(w::RecordFoul {
+            side: side_num(*side),
+        }),
+        t::ArbiterAction::SetResult { result: r } => A::SetResult(w::SetResult {
+            result: result(*r) as i32,
+        }),
+        t::ArbiterAction::OverrideRuling {
+            ruling_seq,
+            result: r,
+        } => A::OverrideRuling(w::OverrideRuling {
+            ruling_seq: *ruling_seq,
+            result: result(*r) as i32,
+        }),
+    }
+}
+
 // ---- messages, domain to wire ----
 
 fn side_clock(c: t::SideClock) -> w::SideClock {
@@ -604,8 +630,8 @@ fn kind_of(k: WKind) -> Option<t::Kind> {
 #[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
     use super::*;
-    use prost::Message;
     use proptest::prelude::*;
+    use prost::Message;
 
     fn side_opt() -> impl Strategy<Value = Option<Side>> {
         prop_oneof![Just(None), Just(Some(Side::Red)), Just(Some(Side::Black))]
@@ -679,7 +705,13 @@ mod tests {
     fn info() -> impl Strategy<Value = t::GameInfo> {
         (
             (text(), text(), text(), text(), text(), text(), text()),
-            (any::<u32>(), any::<u64>(), start_mode(), any::<u64>(), any::<u64>()),
+            (
+                any::<u32>(),
+                any::<u64>(),
+                start_mode(),
+                any::<u64>(),
+                any::<u64>(),
+            ),
             proptest::option::of((any::<u32>(), any::<u32>())),
             proptest::option::of((text(), any::<u32>(), any::<u32>())),
             proptest::option::of((any::<u32>(), any::<bool>())),
@@ -730,15 +762,19 @@ mod tests {
             Just(Some(t::MoveClass::MateThreat)),
             Just(Some(t::MoveClass::Chase)),
         ];
-        let mv = (any::<u32>(), text(), class, proptest::collection::vec(text(), 0..2)).prop_map(
-            |(ply, iccs, class, chased)| t::RulingMove {
+        let mv = (
+            any::<u32>(),
+            text(),
+            class,
+            proptest::collection::vec(text(), 0..2),
+        )
+            .prop_map(|(ply, iccs, class, chased)| t::RulingMove {
                 ply,
                 chinese: iccs.clone(),
                 iccs,
                 class,
                 chased,
-            },
-        );
+            });
         (
             kind,
             side_opt(),
@@ -788,9 +824,8 @@ mod tests {
             (proptest::option::of(mv), clock(), side_opt())
                 .prop_map(|(mv, clock, side)| K::Move(t::MovePlayed { mv, clock, side })),
             side_opt().prop_map(|side| K::DrawOffered(t::DrawOffered { side })),
-            (side_opt(), any::<bool>()).prop_map(|(side, by_moving)| K::DrawDeclined(
-                t::DrawDeclined { side, by_moving }
-            )),
+            (side_opt(), any::<bool>())
+                .prop_map(|(side, by_moving)| K::DrawDeclined(t::DrawDeclined { side, by_moving })),
             (side_opt(), text(), any::<u32>(), note(), phrase()).prop_map(
                 |(side, code, count, arbiter, phrase)| K::Foul(t::FoulRecorded {
                     side,
@@ -814,8 +849,7 @@ mod tests {
                 .prop_map(|(clock, arbiter)| K::Paused(t::GamePaused { clock, arbiter })),
             (clock(), note())
                 .prop_map(|(clock, arbiter)| K::Resumed(t::GameResumed { clock, arbiter })),
-            proptest::option::of(ruling())
-                .prop_map(|ruling| K::Ruling(t::RulingIssued { ruling })),
+            proptest::option::of(ruling()).prop_map(|ruling| K::Ruling(t::RulingIssued { ruling })),
             (result_opt(), text(), clock(), note(), phrase()).prop_map(
                 |(result, reason, clock, arbiter, phrase)| K::Ended(t::GameEnded {
                     result,
@@ -836,53 +870,50 @@ mod tests {
             (clock(), any::<u64>()).prop_map(|(clock, downtime_ms)| K::ServerRestarted(
                 t::ServerRestarted { clock, downtime_ms }
             )),
-            (clock(), any::<u64>()).prop_map(|(clock, started_at_ms)| K::Started(
-                t::GameStarted {
-                    clock,
-                    started_at_ms
-                }
-            )),
+            (clock(), any::<u64>()).prop_map(|(clock, started_at_ms)| K::Started(t::GameStarted {
+                clock,
+                started_at_ms
+            })),
             side_opt().prop_map(|side| K::Joined(t::PlayerJoined { side })),
             (side_opt(), text(), clock(), any::<bool>(), any::<u32>()).prop_map(
-                |(side, reason, clock, clock_stopped, count)| K::ArbiterCalled(
-                    t::ArbiterCalled {
-                        side,
-                        reason,
-                        clock,
-                        clock_stopped,
-                        count,
-                    }
-                )
+                |(side, reason, clock, clock_stopped, count)| K::ArbiterCalled(t::ArbiterCalled {
+                    side,
+                    reason,
+                    clock,
+                    clock_stopped,
+                    count,
+                })
             ),
             (any::<u64>(), note())
                 .prop_map(|(call_seq, arbiter)| K::CallTaken(t::CallTaken { call_seq, arbiter })),
-            (any::<u64>(), note()).prop_map(|(call_seq, arbiter)| K::CallClosed(
-                t::CallClosed { call_seq, arbiter }
-            )),
+            (any::<u64>(), note())
+                .prop_map(|(call_seq, arbiter)| K::CallClosed(t::CallClosed { call_seq, arbiter })),
             (text(), role, side_opt(), side_opt(), text(), any::<u64>()).prop_map(
-                |(from_id, from_role, from_side, to, text, call_seq)| K::Message(
-                    t::GameMessage {
-                        from_id,
-                        from_role,
-                        from_side,
-                        to,
-                        text,
-                        call_seq,
-                    }
-                )
+                |(from_id, from_role, from_side, to, text, call_seq)| K::Message(t::GameMessage {
+                    from_id,
+                    from_role,
+                    from_side,
+                    to,
+                    text,
+                    call_seq,
+                })
             ),
         ]
     }
 
     fn game_event() -> impl Strategy<Value = t::GameEvent> {
-        (text(), any::<u64>(), any::<u64>(), proptest::option::of(kind())).prop_map(
-            |(game_id, seq, at_ms, kind)| t::GameEvent {
+        (
+            text(),
+            any::<u64>(),
+            any::<u64>(),
+            proptest::option::of(kind()),
+        )
+            .prop_map(|(game_id, seq, at_ms, kind)| t::GameEvent {
                 game_id,
                 seq,
                 at_ms,
                 kind,
-            },
-        )
+            })
     }
 
     proptest! {

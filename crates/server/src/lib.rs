@@ -17,6 +17,7 @@ use tokio::sync::{mpsc, watch};
 use tracing::{info, warn};
 
 pub mod admin;
+pub mod adopt;
 pub mod audience;
 pub mod auth;
 pub mod calls;
@@ -36,7 +37,6 @@ pub mod http;
 pub mod league;
 pub mod listen;
 pub mod live;
-pub mod load;
 pub mod metrics;
 pub mod node;
 pub mod outbox;

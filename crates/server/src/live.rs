@@ -23,11 +23,11 @@ use tracing::{debug, error, info, warn};
 
 use crate::Env;
 use crate::error::{ClientError, ErrorToWire};
-use chuhe_game::{self as game, Answer, Command, Decided, State};
 use crate::outbox::{Out, Outbox, SharedFrame};
 use crate::persist::{AppendOp, EventRow, FinishRow};
 use crate::request::{Body, Principal, RecordView, Request};
 use crate::view::View;
+use chuhe_game::{self as game, Answer, Command, Decided, State};
 
 /// A decision handed to the store: what settles it once the commit's outcome is known.
 pub(crate) struct Staged {

@@ -6,9 +6,9 @@ use std::sync::Mutex;
 use chuhe_proto::v1::GameSummary;
 
 use crate::Env;
+use crate::adopt::{self, GameSeed};
 use crate::error::ClientError;
 use crate::handle::GameHandle;
-use crate::load::{self, GameSeed};
 use crate::node;
 
 #[derive(Default)]
@@ -97,7 +97,7 @@ impl Registry {
             }
             return self.recover_owned(env, link, seed).await;
         }
-        let h = load::recover(env.clone(), seed).await.map_err(|e| {
+        let h = adopt::recover(env.clone(), seed).await.map_err(|e| {
             tracing::error!(game = id, error = %e, "cannot load game");
             e.client_error()
         })?;
@@ -121,7 +121,7 @@ impl Registry {
             let _ = link.cluster.release(&node::game_key(id)).await;
             return Err(e);
         }
-        match load::recover(env.clone(), seed).await {
+        match adopt::recover(env.clone(), seed).await {
             Ok(h) => {
                 link.took(id);
                 self.insert(h.clone());

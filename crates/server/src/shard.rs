@@ -25,11 +25,11 @@ use tracing::{Instrument, info_span};
 
 use crate::Env;
 use crate::error::{ClientError, ErrorToWire};
-use chuhe_game::Decided;
 use crate::handle::{GameHandle, ShardCmd};
 use crate::live::{LiveGame, Prepared, Staged, Wake};
 use crate::persist::{AppendOp, PersistError};
 use crate::request::Request;
+use chuhe_game::Decided;
 
 /// The senders of every shard; a game always lives in the shard its id picks.
 pub struct Shards {

@@ -260,7 +260,7 @@ async fn events(
     };
     // A league's game: its event's arbiters (and organizers) only.
     if let (Some(board), Some(crate::persist::Role::Arbiter), Some(me)) = (
-        stored.key.as_deref().and_then(crate::load::league_board),
+        stored.key.as_deref().and_then(crate::adopt::league_board),
         who.role(),
         who.id(),
     ) && !crate::league::arbiter_of(&env, &board.league_id, me)

@@ -20,11 +20,11 @@ use super::core::{
 };
 use super::spec::EventSpec;
 use crate::Env;
-use chuhe_game::Actor;
 use crate::outbox::{Out, Outbox, SharedFrame};
 use crate::persist::{
     Account, CompetitionEvent, NewCompetition, NewCompetitionEvent, NewGame, PersistError, Role,
 };
+use chuhe_game::Actor;
 
 /// Public entries kept for resuming a subscription by seq (a connection's write queue has
 /// room for all of them besides its usual frames).
@@ -183,7 +183,7 @@ impl Leagues {
     /// that league does not run here (so its arbiters rule on the game here too).
     pub(crate) async fn learn_arbiters(&self, env: &Env, key: Option<&str>) {
         let Some(id) = key
-            .and_then(crate::load::league_board)
+            .and_then(crate::adopt::league_board)
             .and_then(|b| b.league_id.parse::<i64>().ok())
         else {
             return;
@@ -649,7 +649,11 @@ impl Runner {
                 Msg::Subscribe { out, req, .. } => {
                     out.send_msg(w::ServerMessage {
                         kind: Some(server_message::Kind::Error(
-                            crate::error::ErrorToWire::to_wire(&crate::error::ClientError::Unavailable, req, &id.to_string()),
+                            crate::error::ErrorToWire::to_wire(
+                                &crate::error::ClientError::Unavailable,
+                                req,
+                                &id.to_string(),
+                            ),
                         )),
                     });
                 }

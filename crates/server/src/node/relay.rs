@@ -478,7 +478,7 @@ impl Relay {
     fn send_call(&mut self, id: i64, owner: &str, r: Request, relay: bool) {
         let message = ClientMessage {
             request_id: r.req,
-            kind: Some(r.body.to_kind(id.to_string())),
+            kind: r.body.to_kind(id.to_string()),
         };
         let internal = matches!(&r.body, Body::Subscribe { relay: Some(_), .. });
         let to = Target {
@@ -1069,7 +1069,7 @@ async fn record_from_store(
     let mut live = crate::view::View::new(&id.to_string(), false);
     let mut events = Vec::with_capacity(stored.len());
     for (seq, payload) in stored {
-        let (event, _) = crate::load::decode_stored(id, seq, &payload).ok()?;
+        let (event, _) = crate::adopt::decode_stored(id, seq, &payload).ok()?;
         live.apply(&event);
         events.push((event, live.moves.len() as u32));
     }

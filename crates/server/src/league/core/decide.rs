@@ -14,9 +14,9 @@ use super::event::{
     BoardKey, BoardSetting, ColourName, Entry, ForfeitBy, LeagueEvent, Outcome, Revealed, TeamSide,
 };
 use super::state::League;
-use chuhe_game::Actor;
 use crate::league::spec::System;
 use crate::persist::Role;
+use chuhe_game::Actor;
 
 /// What can be asked of a league.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

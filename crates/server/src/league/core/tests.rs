@@ -7,9 +7,9 @@
 use chuhe_proto::v1::Result as WResult;
 
 use super::*;
-use chuhe_game::Actor;
 use crate::league::spec::EventSpec;
 use crate::persist::Role;
+use chuhe_game::Actor;
 
 const ORG: Actor = Actor {
     id: Some(1),

@@ -5,12 +5,12 @@ use chuhe_proto::v1::{self as w, GameInfo, StoredEvent};
 use prost::Message as _;
 
 use crate::Env;
-use chuhe_game::board::Board;
 use crate::error::ClientError;
-use chuhe_game::{self as game, Command, Decided, Event, FoldError, State};
 use crate::handle::GameHandle;
 use crate::live::LiveGame;
 use crate::persist::{Account, PersistError, StoredGame};
+use chuhe_game::board::Board;
+use chuhe_game::{self as game, Command, Decided, Event, FoldError, State};
 
 /// Everything needed to put a game on its shard.
 pub struct GameSeed {
