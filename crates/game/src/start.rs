@@ -41,7 +41,7 @@ pub fn create(info: &t::GameInfo, now: u64) -> Result<(State, Decided), ClientEr
     }
     let clock = d.clock_state();
     d.push(Kind::Created(t::GameCreated {
-        info: Some(info.clone()),
+        info: Some(Box::new(info.clone())),
         clock: Some(clock),
     }));
     let decided = d.finish_batch();

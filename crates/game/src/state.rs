@@ -175,7 +175,7 @@ impl State {
             return Err(FoldError::NotCreated);
         };
         let seq = first.event.seq;
-        let info = c.info.clone().unwrap_or_default();
+        let info = c.info.as_deref().cloned().unwrap_or_default();
         let mut st = State::from_info(&info).map_err(|why| FoldError::BadInfo { seq, why })?;
         fold(&mut st, first)?;
         for ev in events {
@@ -261,7 +261,7 @@ pub fn fold_with(
     let kind = ev.kind().ok_or(FoldError::NoKind { seq })?;
     match kind {
         Kind::Created(c) => {
-            let info = c.info.clone().unwrap_or_default();
+            let info = c.info.as_deref().cloned().unwrap_or_default();
             let mut fresh =
                 State::from_info(&info).map_err(|why| FoldError::BadInfo { seq, why })?;
             fresh.seq = st.seq;

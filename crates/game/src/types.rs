@@ -304,7 +304,8 @@ impl Kind {
 
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct GameCreated {
-    pub info: Option<GameInfo>,
+    /// Boxed: the one large event, once per game.
+    pub info: Option<Box<GameInfo>>,
     pub clock: Option<ClockState>,
 }
 

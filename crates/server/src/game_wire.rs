@@ -306,7 +306,7 @@ fn kind(k: t::Kind) -> WKind {
     let cs = |c: Option<t::ClockState>| c.map(clock_state);
     match k {
         K::Created(c) => WKind::Created(w::GameCreated {
-            info: c.info.map(info),
+            info: c.info.map(|i| info(*i)),
             clock: cs(c.clock),
         }),
         K::Move(m) => WKind::Move(w::MovePlayed {
@@ -525,7 +525,7 @@ fn kind_of(k: WKind) -> Option<t::Kind> {
     let cs = |c: Option<w::ClockState>| c.map(clock_state_of);
     Some(match k {
         WKind::Created(c) => K::Created(t::GameCreated {
-            info: c.info.map(info_of),
+            info: c.info.map(|i| Box::new(info_of(i))),
             clock: cs(c.clock),
         }),
         WKind::Move(m) => K::Move(t::MovePlayed {
@@ -819,7 +819,7 @@ mod tests {
             },
         );
         prop_oneof![
-            (proptest::option::of(info()), clock())
+            (proptest::option::of(info().prop_map(Box::new)), clock())
                 .prop_map(|(info, clock)| K::Created(t::GameCreated { info, clock })),
             (proptest::option::of(mv), clock(), side_opt())
                 .prop_map(|(mv, clock, side)| K::Move(t::MovePlayed { mv, clock, side })),
