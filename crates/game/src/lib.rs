@@ -21,6 +21,37 @@
 //! the rules, the clock and the game), [`phrase`] (explanations as codes with parameters),
 //! [`error`] (the errors a client can cause, with their stable codes).
 //!
+//! ```
+//! use chuhe_game::{Actor, Answer, Command, Role, apply, create, decide, types::GameInfo};
+//!
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let info = GameInfo {
+//!     game_id: "1".into(),
+//!     red_id: "10".into(),
+//!     black_id: "20".into(),
+//!     time_control: "10m+5s".into(),
+//!     ruleset: "cxa".into(),
+//!     initial_fen: chuhe_rules::START_FEN.into(),
+//!     ..GameInfo::default()
+//! };
+//! let (mut st, mut created) = create(&info, 1_000)?; // the `Created` event; clocks running
+//! apply(&mut st, &mut created)?; // committed by the driver: folded
+//! let red = Actor { id: Some(10), role: Some(Role::Player) };
+//! let mv = Command::Move {
+//!     ply: 1,
+//!     mv: "h2e2".into(),
+//!     offer_draw: false,
+//!     think_ms: None,
+//!     lag: Default::default(),
+//! };
+//! let mut d = decide(&st, &mv, &red, 3_000)?; // the events to commit, and the answer
+//! assert_eq!(d.answer, Answer::Seq(2));
+//! apply(&mut st, &mut d)?; // once committed
+//! assert_eq!(st.board.plies(), 1);
+//! # Ok(())
+//! # }
+//! ```
+//!
 //! Files: [`state`] (the state and `fold`), [`command`] (commands, actors, the drafting
 //! helpers), [`decide`] (each command to its file), [`start`] (creation, start modes, joining, lateness, the timer),
 //! [`moves`] (moves, the flag, restarts), [`draw`] (offers, claims,
