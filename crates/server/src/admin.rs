@@ -250,7 +250,7 @@ fn non_empty(s: &str) -> Option<String> {
 
 /// Creates and starts a game on a running server.
 pub async fn create_game(
-    env: &crate::Env,
+    env: &crate::env::Env,
     req: &CreateGameRequest,
 ) -> Result<GameInfo, AdminError> {
     let (row, red, black) = create_game_row(env.persist.as_ref(), req, env.time.now_ms()).await?;

@@ -4,7 +4,7 @@
 use chuhe_proto::v1::{self as w, GameInfo, StoredEvent};
 use prost::Message as _;
 
-use crate::Env;
+use crate::env::Env;
 use crate::error::ClientError;
 use crate::handle::GameHandle;
 use crate::live::LiveGame;

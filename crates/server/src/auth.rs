@@ -6,7 +6,7 @@ use axum::response::{IntoResponse, Response};
 use chuhe_proto::v1::ApiError;
 use tracing::warn;
 
-use crate::Env;
+use crate::env::Env;
 use crate::request::Principal;
 
 /// A JSON error body `{"code": …, "message": …}` with a status.

@@ -15,8 +15,8 @@ use chuhe_proto::v1::{self as w, game_event::Kind, server_message};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use crate::Env;
 use crate::auth::{api_error, authenticate, bearer};
+use crate::env::Env;
 use crate::outbox::Outbox;
 use crate::persist::Role;
 use crate::request::Principal;

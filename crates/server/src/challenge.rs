@@ -35,8 +35,8 @@ use axum::routing::{get, post};
 use chuhe_proto::v1::CreateGameRequest;
 use serde::{Deserialize, Serialize};
 
-use crate::Env;
 use crate::auth::{api_error, authenticate, bearer};
+use crate::env::Env;
 use crate::persist::{Account, Role};
 
 /// An open challenge expires after 30 minutes.

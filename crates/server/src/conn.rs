@@ -20,8 +20,8 @@ use tokio_tungstenite::tungstenite::protocol::{CloseFrame, Role as WsRole, WebSo
 use tokio_tungstenite::tungstenite::{Message, handshake::derive_accept_key};
 use tracing::{Instrument, debug, info_span};
 
-use crate::Env;
 use crate::auth::{api_error, authenticate, bearer};
+use crate::env::Env;
 use crate::error::{ClientError, ErrorToWire, close};
 use crate::frame_kinds::ScannedIo;
 use crate::handle::GameHandle;
@@ -199,7 +199,7 @@ struct Conn {
     env: Env,
     who: Arc<Principal>,
     out: Outbox,
-    games: crate::IdMap<i64, GameHandle>,
+    games: chuhe_store::IdMap<i64, GameHandle>,
     lag: LagEstimator,
 }
 
@@ -257,7 +257,7 @@ async fn run(env: Env, mut socket: WebSocket, enc: Encoding, who: Principal, con
         env: env.clone(),
         who,
         out,
-        games: crate::IdMap::default(),
+        games: chuhe_store::IdMap::default(),
         lag: LagEstimator::default(),
     };
     let mut bucket = Bucket::new(env.config.rate_per_sec);

@@ -14,7 +14,7 @@ use axum::http::header;
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 
-use crate::Env;
+use crate::env::Env;
 
 const PAGE: &str = include_str!("../web/embed/embed.html");
 const PAGE_JS: &str = include_str!("../web/embed/page.js");

@@ -12,10 +12,10 @@ use chuhe_proto::v1::{
 };
 use serde::de::DeserializeOwned;
 
-use crate::Env;
 use crate::admin::{self, AdminError};
 use crate::auth::{api_error, authenticate, bearer};
 use crate::conn;
+use crate::env::Env;
 use crate::persist::Role;
 use crate::record::{self, Notation};
 

@@ -21,7 +21,7 @@ use prost::Message as _;
 use tokio::time::Instant;
 use tracing::{debug, error, info, warn};
 
-use crate::Env;
+use crate::env::Env;
 use crate::error::{ClientError, ErrorToWire};
 use crate::outbox::{Out, Outbox, SharedFrame};
 use crate::persist::{AppendOp, EventRow, FinishRow};

@@ -15,8 +15,8 @@ use chuhe_proto::v1::Result as WResult;
 use chuhe_records::{Format, Game, GameResult, Notation};
 use chuhe_rules::Move;
 
-use crate::Env;
 use crate::auth::api_error;
+use crate::env::Env;
 use crate::http::{TokenQuery, record_view};
 use crate::view::View;
 

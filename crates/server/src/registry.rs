@@ -5,21 +5,21 @@ use std::sync::Mutex;
 
 use chuhe_proto::v1::GameSummary;
 
-use crate::Env;
 use crate::adopt::{self, GameSeed};
+use crate::env::Env;
 use crate::error::ClientError;
 use crate::handle::GameHandle;
 use crate::node;
 
 #[derive(Default)]
 pub struct Registry {
-    games: Mutex<crate::IdMap<i64, GameHandle>>,
+    games: Mutex<chuhe_store::IdMap<i64, GameHandle>>,
     /// Serialises loads so one game is never loaded twice (one owner per game).
     loading: tokio::sync::Mutex<()>,
 }
 
 impl Registry {
-    fn map(&self) -> std::sync::MutexGuard<'_, crate::IdMap<i64, GameHandle>> {
+    fn map(&self) -> std::sync::MutexGuard<'_, chuhe_store::IdMap<i64, GameHandle>> {
         match self.games.lock() {
             Ok(g) => g,
             Err(p) => p.into_inner(),

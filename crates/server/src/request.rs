@@ -113,7 +113,7 @@ pub struct RecordView {
 /// (answered with the error, for that game id).
 pub fn game_request(
     kind: w::client_message::Kind,
-) -> Option<Result<(String, Body), (String, crate::ClientError)>> {
+) -> Option<Result<(String, Body), (String, crate::error::ClientError)>> {
     use w::client_message::Kind as K;
     let game = |id: String, cmd: Command| Some(Ok((id, Body::Game(cmd))));
     match kind {
@@ -144,7 +144,9 @@ pub fn game_request(
             let Some(action) = a.action else {
                 return Some(Err((
                     a.game_id,
-                    crate::ClientError::InvalidArgument("the arbiter command has no action".into()),
+                    crate::error::ClientError::InvalidArgument(
+                        "the arbiter command has no action".into(),
+                    ),
                 )));
             };
             game(

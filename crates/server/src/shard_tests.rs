@@ -10,8 +10,8 @@ use chuhe_proto::v1::{Result as WResult, Side, server_message};
 use tokio::sync::{mpsc, watch};
 use tokio::time::Instant;
 
-use crate::Env;
 use crate::adopt::{GameSeed, create};
+use crate::env::Env;
 use crate::handle::{GameHandle, ShardCmd};
 use crate::outbox::Outbox;
 use crate::persist::{Account, MemoryPersist, NewGame, Persist, Role};

@@ -12,8 +12,8 @@ use axum::routing::get;
 use chuhe_proto::v1::{self as w, GameEventLog, LegalMove, LegalMoves, Player, StoredEvent};
 use prost::Message as _;
 
-use crate::Env;
 use crate::auth::{api_error, authenticate, bearer};
+use crate::env::Env;
 
 /// The client's URLs; each answers with the page shell, whose modules route on the path.
 /// A new page (a match page, a lineup page) adds its path here and a module in `web/pages/`.
@@ -246,7 +246,7 @@ async fn events(
     let Ok(gid) = id.trim().parse::<i64>() else {
         return not_found();
     };
-    let unavailable = |e: crate::PersistError| {
+    let unavailable = |e: crate::persist::PersistError| {
         api_error(
             StatusCode::SERVICE_UNAVAILABLE,
             "store_unavailable",

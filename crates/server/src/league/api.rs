@@ -25,8 +25,8 @@ use super::core::{
 use super::datetime::{format_instant, parse_instant};
 use super::runner::{self, LeagueHandle, RunError};
 use super::spec::{EventSpec, System};
-use crate::Env;
 use crate::auth::{api_error, authenticate, bearer};
+use crate::env::Env;
 use crate::persist::Role;
 use crate::request::Principal;
 

@@ -18,7 +18,7 @@ pub mod ws;
 /// Whether the arbiter with account `arbiter` rules on the games of league `league` (its id as
 /// the games carry it): the event's own arbiters do; an arbiter of another event, or of no
 /// event, is a spectator of them (no commands, the delayed view, no event log).
-pub fn arbiter_of(env: &crate::Env, league: &str, arbiter: i64) -> bool {
+pub fn arbiter_of(env: &crate::env::Env, league: &str, arbiter: i64) -> bool {
     let Ok(id) = league.parse::<i64>() else {
         return false;
     };

@@ -26,8 +26,8 @@ use super::core::{BoardKey, League, Outcome, TeamSide, match_result};
 use super::datetime::format_instant;
 use super::runner;
 use super::spec::EventSpec;
-use crate::Env;
 use crate::auth::{api_error, authenticate, bearer};
+use crate::env::Env;
 
 pub fn router() -> Router<Env> {
     Router::new()

@@ -19,7 +19,7 @@ use super::core::{
     wanted_games,
 };
 use super::spec::EventSpec;
-use crate::Env;
+use crate::env::Env;
 use crate::outbox::{Out, Outbox, SharedFrame};
 use crate::persist::{
     Account, CompetitionEvent, NewCompetition, NewCompetitionEvent, NewGame, PersistError, Role,
@@ -156,14 +156,14 @@ impl LeagueHandle {
 /// Every league of the server, by id.
 #[derive(Default)]
 pub struct Leagues {
-    map: Mutex<crate::IdMap<i64, LeagueHandle>>,
+    map: Mutex<chuhe_store::IdMap<i64, LeagueHandle>>,
     /// Several nodes: the arbiters of leagues that run on other nodes, read from their logs
     /// when one of their games is taken up here (an event's arbiters never change).
-    remote_arbiters: Mutex<crate::IdMap<i64, Arc<Vec<i64>>>>,
+    remote_arbiters: Mutex<chuhe_store::IdMap<i64, Arc<Vec<i64>>>>,
 }
 
 impl Leagues {
-    fn lock(&self) -> std::sync::MutexGuard<'_, crate::IdMap<i64, LeagueHandle>> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, chuhe_store::IdMap<i64, LeagueHandle>> {
         match self.map.lock() {
             Ok(g) => g,
             Err(p) => p.into_inner(),

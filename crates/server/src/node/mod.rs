@@ -38,8 +38,8 @@ use tokio::sync::mpsc;
 use tokio::time::Instant;
 use tracing::{debug, info, warn};
 
-use crate::Env;
 use crate::cluster::{Cluster, ClusterMessage};
+use crate::env::Env;
 use crate::error::{ClientError, ErrorToWire};
 use crate::handle::{GameHandle, ShardCmd};
 use crate::outbox::{Out, Outbox, SharedFrame};

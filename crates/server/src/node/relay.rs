@@ -62,9 +62,9 @@ pub(super) struct Relay {
     catch_ups: HashMap<u64, CatchUp>,
     env: Env,
     link: Arc<Link>,
-    games: crate::IdMap<i64, RemoteGame>,
+    games: chuhe_store::IdMap<i64, RemoteGame>,
     /// Leagues other nodes run that local connections follow (their subscribers).
-    leagues: crate::IdMap<i64, RemoteGame>,
+    leagues: chuhe_store::IdMap<i64, RemoteGame>,
     pending: HashMap<u64, Call>,
     /// The queues of local connections that sent requests to other nodes, by connection id.
     conns: HashMap<u64, Outbox>,
@@ -81,8 +81,8 @@ impl Relay {
             catch_ups: HashMap::new(),
             env,
             link,
-            games: crate::IdMap::default(),
-            leagues: crate::IdMap::default(),
+            games: chuhe_store::IdMap::default(),
+            leagues: chuhe_store::IdMap::default(),
             pending: HashMap::new(),
             conns: HashMap::new(),
             next_call: 0,
