@@ -1,5 +1,9 @@
 //! Errors a client can cause as the wire carries them (the errors and their codes are the game
-//! core's [`ClientError`]), and the websocket close codes the server uses.
+//! core's [`ClientError`]), the websocket close codes the server uses, and the JSON error answer
+//! every HTTP refusal uses.
+
+use axum::response::{IntoResponse, Response};
+use chuhe_proto::v1::ApiError;
 
 pub use chuhe_game::ClientError;
 
@@ -37,4 +41,18 @@ impl ErrorToWire for ClientError {
             game_id: game_id.to_string(),
         }
     }
+}
+
+/// A JSON error body `{"code": …, "message": …}` with a status.
+pub fn api_error(status: axum::http::StatusCode, code: &str, message: &str) -> Response {
+    let body = chuhe_proto::encode_json(&ApiError {
+        code: code.into(),
+        message: message.into(),
+    });
+    (
+        status,
+        [(axum::http::header::CONTENT_TYPE, "application/json")],
+        body,
+    )
+        .into_response()
 }

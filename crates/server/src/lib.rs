@@ -21,12 +21,14 @@ pub mod audience;
 pub mod auth;
 pub mod calls;
 pub mod challenge;
+pub mod challenge_http;
 pub mod cluster;
 pub mod config;
 pub mod conn;
 #[cfg(test)]
 mod decode_props;
 pub mod demo;
+pub mod desks;
 pub mod embed_http;
 pub mod env;
 pub mod error;
@@ -94,10 +96,12 @@ pub async fn serve(
     let (sd_tx, sd_rx) = watch::channel(false);
     let (done_tx, mut done_rx) = mpsc::channel::<()>(1);
     let env = Env::start_with(deps.persist, deps.cluster, deps.config, sd_rx, done_tx);
+    let app = http::router(env.clone());
     match env.node.clone() {
         // Several nodes: this node takes the unfinished games nobody runs (a sweep), and
         // keeps sweeping.
         Some(link) => {
+            link.serve_routes(Some(app.clone()));
             node::start(&env);
             node::sweep(&env, &link, false).await;
         }
@@ -112,15 +116,18 @@ pub async fn serve(
     if let Some(d) = env.config.demo.clone() {
         demo::start(&env, d).await;
     }
-    let app = http::router(env.clone());
     info!(addr = ?listener.local_addr().ok(), "listening");
     let grace = env.config.shutdown_grace;
+    let link = env.node.clone();
     listen::run(listener, app, env, async move {
         shutdown.await;
         info!("shutting down: no new connections");
         let _ = sd_tx.send(true);
     })
     .await;
+    if let Some(link) = link {
+        link.serve_routes(None);
+    }
     // Games finish their in-flight commits; sockets close with 1001.
     if tokio::time::timeout(grace, done_rx.recv()).await.is_err() {
         warn!("shutdown grace period over with tasks still running");

@@ -131,7 +131,7 @@ fn captain_of(l: &League, p: &Principal) -> Option<usize> {
 }
 
 async fn create(State(env): State<Env>, headers: HeaderMap, b: Bytes) -> Response {
-    let p = match crate::http::organizer(&env, &headers).await {
+    let p = match crate::auth::organizer(&env, &headers).await {
         Ok(p) => p,
         Err(r) => return r,
     };
@@ -577,7 +577,7 @@ async fn tokens(
     headers: HeaderMap,
     b: Bytes,
 ) -> Response {
-    if let Err(r) = crate::http::organizer(&env, &headers).await {
+    if let Err(r) = crate::auth::organizer(&env, &headers).await {
         return r;
     }
     let h = match league(&env, &id) {

@@ -387,7 +387,7 @@ async fn upload(
     Query(q): Query<UploadQuery>,
     b: Bytes,
 ) -> Response {
-    let p = match crate::http::organizer(&env, &headers).await {
+    let p = match crate::auth::organizer(&env, &headers).await {
         Ok(p) => p,
         Err(r) => return r,
     };

@@ -769,11 +769,7 @@ impl Relay {
             }
             Some(node_message::Kind::Games(_)) => {}
             Some(node_message::Kind::HttpRequest(r)) => {
-                tokio::spawn(super::http::serve_http(
-                    self.env.clone(),
-                    self.link.clone(),
-                    r,
-                ));
+                tokio::spawn(super::http::serve_http(self.link.clone(), r));
             }
             Some(node_message::Kind::HttpResponse(r)) => {
                 let waiting = self
