@@ -27,7 +27,7 @@ fn official(env: &Env, league: i64, p: &Principal) -> bool {
         Some(Role::Organizer) => true,
         Some(Role::Arbiter) => p
             .id()
-            .is_some_and(|id| crate::league::arbiter_of(env, &league.to_string(), id)),
+            .is_some_and(|id| env.leagues.arbiter_of(&league.to_string(), id)),
         _ => false,
     }
 }

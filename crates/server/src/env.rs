@@ -8,8 +8,9 @@ use std::sync::Arc;
 use tokio::sync::{mpsc, watch};
 
 use crate::config::Config;
+use crate::league::runner::Leagues;
 use crate::persist::Persist;
-use crate::{challenge, cluster, desks, league, metrics, node, registry, shard, time};
+use crate::{challenge, cluster, desks, metrics, node, registry, shard, time};
 
 /// Shared by every task of the server.
 #[derive(Clone)]
@@ -23,7 +24,7 @@ pub struct Env {
     pub metrics: Arc<metrics::Metrics>,
     pub registry: Arc<registry::Registry>,
     /// Every league running on this server.
-    pub leagues: Arc<league::runner::Leagues>,
+    pub leagues: Arc<Leagues>,
     /// Open casual-game challenges taken by this node (in memory).
     pub challenges: Arc<challenge::Challenges>,
     /// The arbiters following each league's calls.
@@ -72,7 +73,7 @@ impl Env {
             config: Arc::new(config),
             metrics: Arc::new(metrics::Metrics::default()),
             registry: Arc::new(registry::Registry::default()),
-            leagues: Arc::new(league::runner::Leagues::default()),
+            leagues: Arc::new(Leagues::default()),
             challenges: Arc::new(challenge::Challenges::default()),
             desks: Arc::new(desks::Desks::default()),
             shards: Arc::new(shards),

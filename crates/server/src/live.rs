@@ -672,7 +672,7 @@ impl LiveGame {
     /// a league's when it is one of its event's arbiters.
     pub(crate) fn rules_on(&self, id: i64) -> bool {
         match &self.core.info.league {
-            Some(board) => crate::league::arbiter_of(&self.env, &board.league_id, id),
+            Some(board) => self.env.leagues.arbiter_of(&board.league_id, id),
             None => true,
         }
     }

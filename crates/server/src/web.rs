@@ -263,7 +263,7 @@ async fn events(
         stored.key.as_deref().and_then(crate::adopt::league_board),
         who.role(),
         who.id(),
-    ) && !crate::league::arbiter_of(&env, &board.league_id, me)
+    ) && !env.leagues.arbiter_of(&board.league_id, me)
     {
         return api_error(
             StatusCode::FORBIDDEN,

@@ -170,6 +170,20 @@ impl Leagues {
         }
     }
 
+    /// Whether the arbiter with account `arbiter` rules on the games of league `league` (its id as
+    /// the games carry it): the event's own arbiters do; an arbiter of another event, or of no
+    /// event, is a spectator of them (no commands, the delayed view, no event log).
+    pub fn arbiter_of(&self, league: &str, arbiter: i64) -> bool {
+        let Ok(id) = league.parse::<i64>() else {
+            return false;
+        };
+        match self.get(id) {
+            Some(h) => h.snapshot().arbiters.contains(&arbiter),
+            // Several nodes: the league runs elsewhere; its arbiters as its log names them.
+            None => self.remote_arbiters(id).contains(&arbiter),
+        }
+    }
+
     /// The arbiters of a league running on another node, as last read (none: not read).
     pub(crate) fn remote_arbiters(&self, id: i64) -> Arc<Vec<i64>> {
         self.remote_arbiters

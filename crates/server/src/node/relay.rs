@@ -1106,5 +1106,5 @@ async fn rules_on(env: &Env, id: i64, live: &crate::view::View, a: i64) -> bool 
     if let Ok(Some(row)) = env.persist.game(id).await {
         env.leagues.learn_arbiters(env, row.key.as_deref()).await;
     }
-    crate::league::arbiter_of(env, &board.league_id, a)
+    env.leagues.arbiter_of(&board.league_id, a)
 }
