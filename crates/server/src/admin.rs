@@ -198,7 +198,7 @@ pub async fn create_game_row(
     } else {
         req.ruleset.trim().to_ascii_lowercase()
     };
-    if crate::board::ruleset(&ruleset).is_none() {
+    if chuhe_game::board::ruleset(&ruleset).is_none() {
         return Err(AdminError::Invalid(format!(
             "unknown ruleset {ruleset:?}: use cxa (Chinese Xiangqi Association rules) or engine"
         )));
@@ -235,7 +235,7 @@ pub async fn create_game_row(
         board: req.board.trim().parse().ok(),
         scheduled_start_ms: scheduled_start_ms.map(|t| t.min(i64::MAX as u64) as i64),
         created_at_ms: now_ms as i64,
-        start_mode: crate::load::start_mode_text(start_mode).to_string(),
+        start_mode: crate::adopt::start_mode_text(start_mode).to_string(),
         lateness_limit_ms: req.lateness_limit_ms.min(i64::MAX as u64) as i64,
         key: None,
     };
@@ -250,11 +250,11 @@ fn non_empty(s: &str) -> Option<String> {
 
 /// Creates and starts a game on a running server.
 pub async fn create_game(
-    env: &crate::Env,
+    env: &crate::env::Env,
     req: &CreateGameRequest,
 ) -> Result<GameInfo, AdminError> {
     let (row, red, black) = create_game_row(env.persist.as_ref(), req, env.time.now_ms()).await?;
-    let seed = crate::load::GameSeed {
+    let seed = crate::adopt::GameSeed {
         row,
         red,
         black,
@@ -269,7 +269,7 @@ pub async fn create_game(
         .own_new(env, seed.row.id.0)
         .await
         .map_err(|e| AdminError::Invalid(e.to_string()))?;
-    let h = crate::load::create(env.clone(), seed)
+    let h = crate::adopt::create(env.clone(), seed)
         .await
         .map_err(|e| AdminError::Invalid(e.to_string()))?;
     env.registry.insert(h.clone());

@@ -1,22 +1,14 @@
 //! Who is asking: the bearer token of an HTTP request or websocket upgrade, resolved to a
-//! principal, and the JSON error answer every HTTP refusal uses.
+//! principal (the JSON error answer, [`api_error`], is the error module's).
 
-use axum::http::{HeaderMap, StatusCode, header};
-use axum::response::{IntoResponse, Response};
-use chuhe_proto::v1::ApiError;
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::Response;
 use tracing::warn;
 
-use crate::Env;
+use crate::env::Env;
+pub use crate::error::api_error;
+use crate::persist::Role;
 use crate::request::Principal;
-
-/// A JSON error body `{"code": …, "message": …}` with a status.
-pub fn api_error(status: StatusCode, code: &str, message: &str) -> Response {
-    let body = chuhe_proto::encode_json(&ApiError {
-        code: code.into(),
-        message: message.into(),
-    });
-    (status, [(header::CONTENT_TYPE, "application/json")], body).into_response()
-}
 
 /// The bearer token of a request: `Authorization: Bearer …` or `?token=…`
 /// (browsers cannot set headers on websockets).
@@ -39,7 +31,7 @@ pub async fn authenticate(env: &Env, token: Option<String>) -> Result<Principal,
     let Some(token) = token else {
         return Ok(Principal { account: None });
     };
-    match crate::http::store_deadline(env, env.persist.authenticate(&token)).await {
+    match store_deadline(env, env.persist.authenticate(&token)).await {
         Ok(Some(account)) => Ok(Principal {
             account: Some(account),
         }),
@@ -57,4 +49,39 @@ pub async fn authenticate(env: &Env, token: Option<String>) -> Result<Principal,
             ))
         }
     }
+}
+
+/// Runs a store request with the configured deadline (`Config::store_timeout`): during an
+/// outage the caller is answered `store_unavailable` at once instead of waiting for the
+/// database's own timeouts.
+pub(crate) fn timed_out(env: &Env) -> crate::persist::PersistError {
+    crate::persist::PersistError::unavailable(format!(
+        "no answer within {} ms",
+        env.config.store_timeout.as_millis()
+    ))
+}
+
+pub(crate) async fn store_deadline<T>(
+    env: &Env,
+    fut: impl std::future::Future<Output = Result<T, crate::persist::PersistError>>,
+) -> Result<T, crate::persist::PersistError> {
+    tokio::time::timeout(env.config.store_timeout, fut)
+        .await
+        .unwrap_or_else(|_| Err(timed_out(env)))
+}
+
+/// The request's principal if it is the organizer; else 401, or 403 `permission_denied`.
+pub(crate) async fn organizer(
+    env: &Env,
+    headers: &HeaderMap,
+) -> Result<crate::request::Principal, Response> {
+    let who = authenticate(env, bearer(headers, None)).await?;
+    if who.role() != Some(Role::Organizer) {
+        return Err(api_error(
+            StatusCode::FORBIDDEN,
+            "permission_denied",
+            "this needs an organizer token",
+        ));
+    }
+    Ok(who)
 }

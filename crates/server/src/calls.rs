@@ -1,10 +1,9 @@
 //! The arbiters' side of calls to the arbiter in a league: the desk (a websocket feed of every
 //! call, take, close and message of the league's games, for the event's arbiters) and the
 //! queue over HTTP (`GET /api/v1/leagues/{id}/calls`). The calls themselves are events of the
-//! games' logs, decided by the game core ([`crate::game::call`]).
+//! games' logs, decided by the game core ([`chuhe_game::call`]).
 
 use std::collections::HashMap;
-use std::sync::Mutex;
 
 use axum::Router;
 use axum::extract::{Path, Query, State};
@@ -15,123 +14,12 @@ use chuhe_proto::v1::{self as w, game_event::Kind, server_message};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use crate::Env;
 use crate::auth::{api_error, authenticate, bearer};
+use crate::desks::{Seen, desk_message};
+use crate::env::Env;
 use crate::outbox::Outbox;
 use crate::persist::Role;
 use crate::request::Principal;
-
-/// The connections of the arbiters following each league's desk, and who is connected (the
-/// presence lobby).
-#[derive(Default)]
-pub struct Desks {
-    by_league: Mutex<HashMap<i64, Vec<Outbox>>>,
-    online: Mutex<HashMap<i64, Seen>>,
-    /// The connections following each league's presence lobby (`lobbySubscribe`), with the
-    /// teams whose matches each may see (None: every match, an official).
-    lobbies: Mutex<HashMap<i64, Vec<LobbyFollower>>>,
-    /// Every signed-in account's open connections (an arbiter's messages reach them).
-    by_account: Mutex<HashMap<i64, Vec<Outbox>>>,
-}
-
-/// A connection following a lobby, with the teams whose matches it may see (None: every
-/// match).
-type LobbyFollower = (Outbox, Option<Vec<usize>>);
-
-/// An account's connections now, and when its last one closed.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Seen {
-    pub conns: u32,
-    pub left_at_ms: Option<u64>,
-}
-
-impl Desks {
-    /// A connection of account `id` opened.
-    pub(crate) fn connected(&self, id: Option<i64>) {
-        if let (Some(id), Ok(mut m)) = (id, self.online.lock()) {
-            m.entry(id).or_default().conns += 1;
-        }
-    }
-
-    /// Connection `out` of account `id` is open: messages for the account reach it.
-    pub(crate) fn attach(&self, id: Option<i64>, out: &Outbox) {
-        if let (Some(id), Ok(mut m)) = (id, self.by_account.lock()) {
-            m.entry(id).or_default().push(out.clone());
-        }
-    }
-
-    /// Connection `conn_id` of account `id` closed.
-    pub(crate) fn detach(&self, id: Option<i64>, conn_id: u64) {
-        if let (Some(id), Ok(mut m)) = (id, self.by_account.lock()) {
-            if let Some(v) = m.get_mut(&id) {
-                v.retain(|o| o.conn_id != conn_id);
-                if v.is_empty() {
-                    m.remove(&id);
-                }
-            }
-        }
-    }
-
-    /// A connection of account `id` closed.
-    pub(crate) fn left(&self, id: Option<i64>, now: u64) {
-        if let (Some(id), Ok(mut m)) = (id, self.online.lock()) {
-            let s = m.entry(id).or_default();
-            s.conns = s.conns.saturating_sub(1);
-            if s.conns == 0 {
-                s.left_at_ms = Some(now);
-            }
-        }
-    }
-
-    fn seen(&self, id: i64) -> Seen {
-        self.online
-            .lock()
-            .ok()
-            .and_then(|m| m.get(&id).copied())
-            .unwrap_or_default()
-    }
-
-    fn add(&self, league: i64, out: Outbox) {
-        if let Ok(mut m) = self.by_league.lock() {
-            let v = m.entry(league).or_default();
-            v.retain(|o| o.conn_id != out.conn_id && !o.is_closed());
-            v.push(out);
-        }
-    }
-
-    fn add_lobby(&self, league: i64, out: Outbox, teams: Option<Vec<usize>>) {
-        if let Ok(mut m) = self.lobbies.lock() {
-            let v = m.entry(league).or_default();
-            v.retain(|(o, _)| o.conn_id != out.conn_id && !o.is_closed());
-            v.push((out, teams));
-        }
-    }
-
-    /// Sends an arbiter-channel event of a league game to the league's desk.
-    pub(crate) fn push(&self, board: &w::LeagueBoard, ev: &w::GameEvent) {
-        let Ok(league) = board.league_id.parse::<i64>() else {
-            return;
-        };
-        let Ok(mut m) = self.by_league.lock() else {
-            return;
-        };
-        let Some(v) = m.get_mut(&league) else {
-            return;
-        };
-        let msg = desk_message(board, ev);
-        v.retain(|o| o.send_msg(msg.clone()));
-    }
-}
-
-fn desk_message(board: &w::LeagueBoard, ev: &w::GameEvent) -> w::ServerMessage {
-    w::ServerMessage {
-        kind: Some(server_message::Kind::Desk(w::ArbiterDesk {
-            league_id: board.league_id.clone(),
-            board: Some(board.clone()),
-            event: Some(ev.clone()),
-        })),
-    }
-}
 
 /// Whether `p` is one of the league's officials: an organizer, or one of its arbiters.
 fn official(env: &Env, league: i64, p: &Principal) -> bool {
@@ -139,7 +27,7 @@ fn official(env: &Env, league: i64, p: &Principal) -> bool {
         Some(Role::Organizer) => true,
         Some(Role::Arbiter) => p
             .id()
-            .is_some_and(|id| crate::league::arbiter_of(env, &league.to_string(), id)),
+            .is_some_and(|id| env.leagues.arbiter_of(&league.to_string(), id)),
         _ => false,
     }
 }

@@ -20,9 +20,9 @@ use tokio_tungstenite::tungstenite::protocol::{CloseFrame, Role as WsRole, WebSo
 use tokio_tungstenite::tungstenite::{Message, Utf8Bytes, handshake::derive_accept_key};
 use tracing::{Instrument, debug, info_span};
 
-use crate::Env;
 use crate::auth::{api_error, authenticate, bearer};
-use crate::error::{ClientError, close};
+use crate::env::Env;
+use crate::error::{ClientError, ErrorToWire, close};
 use crate::frame_kinds::ScannedIo;
 use crate::handle::GameHandle;
 use crate::outbox::{Inbox, Kick, Out, Outbox};
@@ -199,7 +199,7 @@ struct Conn {
     env: Env,
     who: Arc<Principal>,
     out: Outbox,
-    games: crate::IdMap<i64, GameHandle>,
+    games: chuhe_store::IdMap<i64, GameHandle>,
     lag: LagEstimator,
 }
 
@@ -260,7 +260,7 @@ async fn run(env: Env, mut socket: WebSocket, enc: Encoding, who: Principal, con
         env: env.clone(),
         who,
         out,
-        games: crate::IdMap::default(),
+        games: chuhe_store::IdMap::default(),
         lag: LagEstimator::default(),
     };
     let mut bucket = Bucket::new(env.config.rate_per_sec);

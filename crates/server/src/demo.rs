@@ -26,19 +26,19 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use chuhe_proto::v1::{game_event, server_message};
-use tokio::sync::mpsc;
 use tokio::time::Instant;
 use tracing::{debug, info, warn};
 
-use crate::Env;
 use crate::admin;
-use crate::game::Actor;
+pub use crate::config::{Demo, Pace, Started};
+use crate::env::Env;
 use crate::league::core::{BoardKey, ColourName, League, LeagueCommand, TeamSide};
 use crate::league::runner::{self, LeagueHandle, account};
 use crate::league::spec::EventSpec;
 use crate::outbox::{Out, Outbox};
 use crate::persist::{Account, NewGame, Persist, PersistError, Role};
 use crate::request::{Body, Principal, Request};
+use chuhe_game::Actor;
 
 /// The `event` of the demo's casual games.
 pub const CASUAL_EVENT: &str = "chuhe demo";
@@ -75,72 +75,6 @@ pub struct DemoCast {
     pub game_for_players: i64,
     /// Each bot pair's current game: (game, red, black).
     pub bot_games: Vec<(i64, i64, i64)>,
-}
-
-/// The demo as the server runs it (`Config::demo`).
-#[derive(Debug, Clone)]
-pub struct Demo {
-    /// The organizer who creates and publishes the demo league.
-    pub organizer: i64,
-    /// Bot pairs (red, black) that play casual games forever.
-    pub bot_pairs: Vec<(i64, i64)>,
-    pub pace: Pace,
-    /// Told the demo league's id (and its captains' tokens) once it runs.
-    pub started: Option<mpsc::Sender<Started>>,
-}
-
-/// The demo league is running.
-#[derive(Debug, Clone)]
-pub struct Started {
-    pub league: i64,
-    /// (team, captain's name, a token for the captain) — a newcomer may submit a lineup
-    /// before the bot captain's is revealed.
-    pub captains: Vec<(String, String, String)>,
-    /// The index in `captains` of the team whose captain is a person ([`HUMAN_TEAM`]): its bot
-    /// submits a lineup only at the last moment when the person has not.
-    pub human_team: usize,
-}
-
-/// The demo league's timings and its bots' speed.
-#[derive(Debug, Clone)]
-pub struct Pace {
-    /// From the start to the first round (and, for a season whose schedule passed while the
-    /// server was down, to its next round).
-    pub lead_ms: u64,
-    /// Between rounds' starts.
-    pub every_ms: u64,
-    pub deadline_before_ms: u64,
-    pub open_before_ms: u64,
-    pub break_ms: u64,
-    pub choose_within_ms: u64,
-    /// Slow, fast and armageddon time controls.
-    pub time_controls: [String; 3],
-    /// A bot's think time per move, ms: uniform in this range.
-    pub think_ms: (u64, u64),
-    /// The casual bot games' think time, ms.
-    pub casual_think_ms: (u64, u64),
-    /// How long after a season's end the next one is created.
-    pub next_season_after_ms: u64,
-}
-
-impl Default for Pace {
-    /// A round every 6 minutes (the first 90 s after the start, so that a person has a minute
-    /// to submit the human captain's lineup): slow 2m+1s, fast 1m+1s, armageddon 1m for Red
-    /// against 45s for Black; bots think 0.2–0.8 s a move in league games.
-    fn default() -> Self {
-        Pace {
-            lead_ms: 90_000,
-            every_ms: 360_000,
-            deadline_before_ms: 25_000,
-            open_before_ms: 15_000,
-            break_ms: 10_000,
-            choose_within_ms: 20_000,
-            time_controls: ["2m+1s".into(), "1m+1s".into(), "red:1m;black:45s".into()],
-            think_ms: (200, 800),
-            casual_think_ms: (400, 2000),
-            next_season_after_ms: 60_000,
-        }
-    }
 }
 
 /// A demo game: the first of `{prefix}/1`, `{prefix}/2`, … that is not finished (created when
@@ -762,15 +696,7 @@ async fn play(
                     } else {
                         &black
                     };
-                    send(
-                        Body::Move {
-                            ply: ply + 1,
-                            mv: m.to_iccs(),
-                            offer_draw: false,
-                            think_ms: None,
-                        },
-                        who,
-                    )?;
+                    send(Body::mv(ply + 1, &m.to_iccs(), false), who)?;
                 }
             }
         }

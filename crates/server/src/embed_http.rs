@@ -17,7 +17,7 @@ use axum::routing::get;
 
 use chuhe_league_core::ancestors::ancestors;
 
-use crate::Env;
+use crate::env::Env;
 
 const PAGE: &str = include_str!("../web/embed/embed.html");
 const PAGE_JS: &str = include_str!("../web/embed/page.js");
@@ -53,7 +53,7 @@ async fn game_page(State(env): State<Env>, Path(id): Path<String>) -> Response {
             .ok()
             .flatten()
             .and_then(|row| row.key)
-            .and_then(|k| crate::load::league_board(&k))
+            .and_then(|k| crate::adopt::league_board(&k))
             .map(|b| b.league_id),
         Err(_) => None,
     };

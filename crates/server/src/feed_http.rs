@@ -23,8 +23,8 @@ use chuhe_proto::Encoding;
 use chuhe_proto::v1::client_message::Kind as Kind2;
 use chuhe_proto::v1::server_message::Kind;
 
-use crate::Env;
 use crate::auth::api_error;
+use crate::env::Env;
 use crate::league::runner::LeagueHandle;
 use crate::outbox::{Inbox, Out, Outbox};
 

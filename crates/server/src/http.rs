@@ -12,12 +12,13 @@ use chuhe_proto::v1::{
 };
 use serde::de::DeserializeOwned;
 
-use crate::Env;
 use crate::admin::{self, AdminError};
-use crate::auth::{api_error, authenticate, bearer};
+use crate::auth::{api_error, bearer, organizer, store_deadline, timed_out};
 use crate::conn;
+use crate::env::Env;
 use crate::persist::Role;
 use crate::record::{self, Notation};
+use crate::records_http::{TokenQuery, record_view};
 
 pub fn router(env: Env) -> Router {
     Router::new()
@@ -36,7 +37,7 @@ pub fn router(env: Env) -> Router {
         .merge(crate::records_http::router())
         .merge(crate::calls::router())
         .merge(crate::league::pages_api::router())
-        .merge(crate::challenge::router())
+        .merge(crate::challenge_http::router())
         .layer(axum::middleware::from_fn_with_state(
             env.clone(),
             crate::node::forward_league,
@@ -156,25 +157,6 @@ async fn readyz(State(env): State<Env>) -> Response {
     }
 }
 
-/// Runs a store request with the configured deadline (`Config::store_timeout`): during an
-/// outage the caller is answered `store_unavailable` at once instead of waiting for the
-/// database's own timeouts.
-fn timed_out(env: &Env) -> crate::persist::PersistError {
-    crate::persist::PersistError::unavailable(format!(
-        "no answer within {} ms",
-        env.config.store_timeout.as_millis()
-    ))
-}
-
-pub(crate) async fn store_deadline<T>(
-    env: &Env,
-    fut: impl std::future::Future<Output = Result<T, crate::persist::PersistError>>,
-) -> Result<T, crate::persist::PersistError> {
-    tokio::time::timeout(env.config.store_timeout, fut)
-        .await
-        .unwrap_or_else(|_| Err(timed_out(env)))
-}
-
 /// `/metrics` is for operators: it counts every move at once, so an anonymous reader could
 /// time the moves of a game whose public view is still behind its broadcast delay. It needs
 /// the operator token (`Config::metrics_token`, for a Prometheus scraper) or an organizer's
@@ -218,47 +200,6 @@ async fn list_games(State(env): State<Env>) -> Response {
     )
 }
 
-#[derive(serde::Deserialize)]
-pub(crate) struct TokenQuery {
-    pub(crate) token: Option<String>,
-    pub(crate) notation: Option<String>,
-}
-
-/// Arbiters and organisers see live games live; everyone else behind the delay.
-pub(crate) async fn record_view(
-    env: &Env,
-    headers: &HeaderMap,
-    q: &TokenQuery,
-    id: &str,
-) -> Result<crate::view::View, Response> {
-    let who = authenticate(env, bearer(headers, q.token.as_deref())).await?;
-    let id: i64 = id
-        .parse()
-        .map_err(|_| api_error(StatusCode::NOT_FOUND, "game_not_found", "no such game"))?;
-    let h = env.registry.get_or_load(env, id).await.map_err(|e| {
-        let status = if e.code() == "game_not_found" {
-            StatusCode::NOT_FOUND
-        } else {
-            StatusCode::SERVICE_UNAVAILABLE
-        };
-        api_error(status, e.code(), &e.to_string())
-    })?;
-    let public = !who.sees_live();
-    let arbiter = who
-        .id()
-        .filter(|_| who.role() == Some(crate::persist::Role::Arbiter));
-    h.record_for(public, arbiter)
-        .await
-        .map(|r| r.view)
-        .ok_or_else(|| {
-            api_error(
-                StatusCode::SERVICE_UNAVAILABLE,
-                "busy",
-                "the game is unloading; retry",
-            )
-        })
-}
-
 async fn game_json(
     State(env): State<Env>,
     headers: HeaderMap,
@@ -292,22 +233,6 @@ async fn game_pgn(
             .into_response(),
         Err(r) => r,
     }
-}
-
-/// The request's principal if it is the organizer; else 401, or 403 `permission_denied`.
-pub(crate) async fn organizer(
-    env: &Env,
-    headers: &HeaderMap,
-) -> Result<crate::request::Principal, Response> {
-    let who = authenticate(env, bearer(headers, None)).await?;
-    if who.role() != Some(Role::Organizer) {
-        return Err(api_error(
-            StatusCode::FORBIDDEN,
-            "permission_denied",
-            "this needs an organizer token",
-        ));
-    }
-    Ok(who)
 }
 
 /// Decodes an API request body (canonical JSON of the request message; empty = `{}`): a body

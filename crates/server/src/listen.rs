@@ -21,7 +21,7 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 use tracing::{debug, warn};
 
-use crate::Env;
+use crate::env::Env;
 use crate::metrics::Metrics;
 
 /// Why a connection was refused.

@@ -1,4 +1,4 @@
-//! A game as its shard runs it: the pure core's [`State`](crate::game::State) plus everything
+//! A game as its shard runs it: the pure core's [`State`](chuhe_game::State) plus everything
 //! the core does not own — the projections clients see (live and delayed), the replay rings,
 //! the subscribers, the broadcast-delay queue, the game-list summary, the timers. The shard
 //! ([`crate::shard`]) drives it; nothing here awaits.
@@ -21,17 +21,19 @@ use prost::Message as _;
 use tokio::time::Instant;
 use tracing::{debug, error, info, warn};
 
-use crate::Env;
-use crate::error::ClientError;
-use crate::game::{self, Answer, Command, Decided, Event, State};
+use crate::env::Env;
+use crate::error::{ClientError, ErrorToWire};
 use crate::outbox::{Out, Outbox, SharedFrame};
 use crate::persist::{AppendOp, EventRow, FinishRow};
 use crate::request::{Body, Principal, RecordView, Request};
 use crate::view::View;
+use chuhe_game::{self as game, Answer, Command, Decided, State};
 
 /// A decision handed to the store: what settles it once the commit's outcome is known.
 pub(crate) struct Staged {
     decided: Decided,
+    /// Its events on the wire (what is stored and sent).
+    wire: Vec<GameEvent>,
     /// The protobuf frame of each event, cut from its stored form.
     frames: Vec<Option<Vec<u8>>>,
     is_move: bool,
@@ -143,10 +145,10 @@ impl LiveGame {
     /// was rebuilt from (recovery): the events take the same path as when they were first
     /// published, so spectators of a delayed game see after a restart exactly what they saw
     /// before it.
-    pub(crate) fn replayed(&mut self, events: Vec<Event>) {
+    pub(crate) fn replayed(&mut self, events: Vec<GameEvent>) {
         // Not published to the other nodes again: their relays asked for what they missed.
         let channels = self.channels.take();
-        self.publish_framed(events.into_iter().map(|e| (e.event, None)).collect());
+        self.publish_framed(events.into_iter().map(|e| (e, None)).collect());
         self.channels = channels;
         if self.core.is_finished() {
             self.finished_at = Some(Instant::now());
@@ -156,12 +158,18 @@ impl LiveGame {
     /// Gives a decision's events their stored form: the append for the store, and what
     /// [`LiveGame::conclude`] needs once the commit's outcome is known. The state does not
     /// change until then.
-    pub(crate) fn stage(&mut self, mut decided: Decided, is_timer: bool) -> (AppendOp, Staged) {
-        let (op, frames, is_move) = self.encode(&mut decided);
+    pub(crate) fn stage(&mut self, decided: Decided, is_timer: bool) -> (AppendOp, Staged) {
+        let mut wire: Vec<GameEvent> = decided
+            .events
+            .iter()
+            .map(|e| crate::game_wire::event(e.event.clone()))
+            .collect();
+        let (op, frames, is_move) = self.encode(&decided, &mut wire);
         (
             op,
             Staged {
                 decided,
+                wire,
                 frames,
                 is_move,
                 is_timer,
@@ -172,36 +180,37 @@ impl LiveGame {
     /// The append of a staged decision again, byte for byte (the encoding is deterministic):
     /// to ask the store whether a commit whose outcome was unknown happened.
     pub(crate) fn append_of(&mut self, staged: &mut Staged) -> AppendOp {
-        self.encode(&mut staged.decided).0
+        self.encode(&staged.decided, &mut staged.wire).0
     }
 
     /// The stored form of a decision's events: the append, each event's protobuf frame (cut
     /// from its stored form), and whether it plays a move.
-    fn encode(&mut self, decided: &mut Decided) -> (AppendOp, Vec<Option<Vec<u8>>>, bool) {
+    fn encode(
+        &mut self,
+        decided: &Decided,
+        wire: &mut [GameEvent],
+    ) -> (AppendOp, Vec<Option<Vec<u8>>>, bool) {
         let n = decided.events.len();
         let mut rows = Vec::with_capacity(n);
         let mut frames = Vec::with_capacity(n);
         let mut finish = None;
         let mut is_move = false;
-        for ev in &mut decided.events {
-            let label = kind_label(ev.kind());
+        for (ev, wire) in decided.events.iter().zip(wire) {
+            let label = ev.kind().map_or("unknown", game::types::Kind::label);
             match ev.kind() {
-                Some(w::game_event::Kind::Ended(e)) => {
+                Some(game::types::Kind::Ended(e)) => {
                     finish = Some(FinishRow {
-                        result: crate::record::result_text(
-                            w::Result::try_from(e.result).unwrap_or(w::Result::Unspecified),
-                        )
-                        .to_string(),
+                        result: game::types::result_text(e.result).to_string(),
                         reason: e.reason.clone(),
                         at_ms: ev.event.at_ms,
                     });
                 }
-                Some(w::game_event::Kind::Move(_)) => is_move = true,
+                Some(game::types::Kind::Move(_)) => is_move = true,
                 _ => {}
             }
             // The event is moved into the stored form for encoding and taken back out.
             let mut stored = StoredEvent {
-                event: Some(std::mem::take(&mut ev.event)),
+                event: Some(std::mem::take(wire)),
                 clock_snapshot: String::new(),
                 clock: ev
                     .clock
@@ -210,7 +219,7 @@ impl LiveGame {
             };
             let payload = stored.encode_to_vec();
             if let Some(e) = stored.event.take() {
-                ev.event = e;
+                *wire = e;
             }
             frames.push(crate::snapshot::event_frame(&payload));
             rows.push(EventRow {
@@ -250,6 +259,7 @@ impl LiveGame {
         }
         let Staged {
             mut decided,
+            wire,
             frames,
             is_move,
             ..
@@ -260,9 +270,10 @@ impl LiveGame {
             error!(game = self.id, error = %e, "a committed decision could not be folded");
         }
         if let Some(board) = &self.core.info.league {
-            for e in &decided.events {
-                if game::call::is_private(e.kind()) {
-                    self.env.desks.push(board, &e.event);
+            let board = crate::game_wire::league_board(board.clone());
+            for e in &wire {
+                if crate::audience::is_private(e.kind.as_ref()) {
+                    self.env.desks.push(&board, e);
                 }
             }
         }
@@ -279,12 +290,7 @@ impl LiveGame {
             self.env.metrics.live_games.fetch_sub(1, Ordering::Relaxed);
             self.tell_league();
         }
-        let events = decided
-            .events
-            .into_iter()
-            .map(|e| e.event)
-            .zip(frames)
-            .collect();
+        let events = wire.into_iter().zip(frames).collect();
         Ok((decided.answer, events))
     }
 
@@ -330,7 +336,7 @@ impl LiveGame {
                 ev.at_ms + self.delay_ms
             };
             let seq = ev.seq;
-            let private = game::call::is_private(ev.kind.as_ref());
+            let private = crate::audience::is_private(ev.kind.as_ref());
             let msg = ServerMessage {
                 kind: Some(server_message::Kind::Event(ev)),
             };
@@ -376,15 +382,15 @@ impl LiveGame {
             return frame.clone();
         };
         let clock = Some(self.live.clock);
-        let stand_in = Arc::new(private_frame(ev, game::call::Viewer::Spectator, clock));
+        let stand_in = Arc::new(private_frame(ev, crate::audience::Viewer::Spectator, clock));
         let viewers: Vec<_> = self.live_subs.iter().map(|s| self.viewer(&s.who)).collect();
         let mut i = 0;
         self.live_subs.retain(|s| {
             let v = viewers[i];
             i += 1;
             let f = match v {
-                game::call::Viewer::Arbiter => frame.clone(),
-                game::call::Viewer::Spectator => stand_in.clone(),
+                crate::audience::Viewer::Arbiter => frame.clone(),
+                crate::audience::Viewer::Spectator => stand_in.clone(),
                 v => Arc::new(private_frame(ev, v, clock)),
             };
             s.out.send(Out::Shared(f))
@@ -393,14 +399,14 @@ impl LiveGame {
     }
 
     /// Who `who` is on this game's arbiter channel.
-    fn viewer(&self, who: &Principal) -> game::call::Viewer {
+    fn viewer(&self, who: &Principal) -> crate::audience::Viewer {
         let actor = self.actor_of(who);
         if actor.is_arbiter() {
-            game::call::Viewer::Arbiter
+            crate::audience::Viewer::Arbiter
         } else if let Some(s) = actor.side_in(&self.core) {
-            game::call::Viewer::Player(s)
+            crate::audience::Viewer::Player(crate::game_wire::side(s))
         } else {
-            game::call::Viewer::Spectator
+            crate::audience::Viewer::Spectator
         }
     }
 
@@ -600,7 +606,7 @@ impl LiveGame {
                 self.subscribe(r, *last_seq, relay.as_deref());
                 // A player subscribing has joined its game (lateness, a start on arrival).
                 let joined = r.who.actor().side_in(&self.core).is_some_and(|s| {
-                    game::tracks_joining(&self.core) && !self.core.joined[crate::side::index(s)]
+                    game::tracks_joining(&self.core) && !self.core.joined[game::side::index(s)]
                 });
                 if joined {
                     let now = self.env.time.now_ms();
@@ -666,7 +672,7 @@ impl LiveGame {
     /// a league's when it is one of its event's arbiters.
     pub(crate) fn rules_on(&self, id: i64) -> bool {
         match &self.core.info.league {
-            Some(board) => crate::league::arbiter_of(&self.env, &board.league_id, id),
+            Some(board) => self.env.leagues.arbiter_of(&board.league_id, id),
             None => true,
         }
     }
@@ -697,7 +703,7 @@ impl LiveGame {
         let viewer = self.viewer(&r.who);
         if last_seq == 0 || last_seq > view.seq || last_seq + 1 < first_in_ring {
             let mut snap = view.snapshot();
-            if viewer == game::call::Viewer::Spectator {
+            if viewer == crate::audience::Viewer::Spectator {
                 snap.open_call = None;
             }
             out.send_msg(ServerMessage {
@@ -707,8 +713,8 @@ impl LiveGame {
             for f in ring.iter().filter(|f| f.seq > last_seq) {
                 match f.event() {
                     Some(ev)
-                        if viewer != game::call::Viewer::Arbiter
-                            && game::call::is_private(ev.kind.as_ref()) =>
+                        if viewer != crate::audience::Viewer::Arbiter
+                            && crate::audience::is_private(ev.kind.as_ref()) =>
                     {
                         // The ring keeps the clocks of neither; the stand-in carries none.
                         out.send(Out::Shared(Arc::new(private_frame(ev, viewer, None))));
@@ -749,7 +755,7 @@ impl LiveGame {
             league,
             crate::league::runner::GameEnd {
                 game: self.id,
-                result: *result as i32,
+                result: crate::game_wire::result(Some(*result)) as i32,
                 reason: reason.clone(),
                 fouls: self.core.fouls,
             },
@@ -771,10 +777,10 @@ impl LiveGame {
 /// The frame of an arbiter-channel event as `viewer` receives it.
 fn private_frame(
     ev: &GameEvent,
-    viewer: game::call::Viewer,
+    viewer: crate::audience::Viewer,
     clock: Option<w::ClockState>,
 ) -> SharedFrame {
-    let ev = game::call::redact(ev, viewer, clock);
+    let ev = crate::audience::redact(ev, viewer, clock);
     SharedFrame::new(
         ev.seq,
         ServerMessage {
@@ -803,31 +809,4 @@ fn send_all(subs: &mut Vec<Sub>, frame: &Arc<SharedFrame>) {
     // A failed send means the connection is gone or was kicked for being too slow (its writer
     // closes it with 4008): either way it leaves the list.
     subs.retain(|s| s.out.send(Out::Shared(frame.clone())));
-}
-
-/// The short name of an event kind, stored beside it in the log.
-pub(crate) fn kind_label(k: Option<&w::game_event::Kind>) -> &'static str {
-    use w::game_event::Kind;
-    match k {
-        None => "unknown",
-        Some(Kind::Created(_)) => "created",
-        Some(Kind::Move(_)) => "move",
-        Some(Kind::DrawOffered(_)) => "draw_offered",
-        Some(Kind::DrawDeclined(_)) => "draw_declined",
-        Some(Kind::Foul(_)) => "foul",
-        Some(Kind::ClockAdjusted(_)) => "clock_adjusted",
-        Some(Kind::Paused(_)) => "paused",
-        Some(Kind::Resumed(_)) => "resumed",
-        Some(Kind::Ruling(_)) => "ruling",
-        Some(Kind::Ended(_)) => "ended",
-        Some(Kind::RulingOverridden(_)) => "ruling_overridden",
-        Some(Kind::ServerRestarted(_)) => "server_restarted",
-        Some(Kind::Started(_)) => "started",
-        Some(Kind::Joined(_)) => "joined",
-        Some(Kind::ArbiterCalled(_)) => "arbiter_called",
-        Some(Kind::CallTaken(_)) => "call_taken",
-        Some(Kind::CallClosed(_)) => "call_closed",
-        Some(Kind::Message(_)) => "message",
-        Some(Kind::Private(_)) => "private",
-    }
 }

@@ -87,31 +87,8 @@ impl From<chuhe_store::StoreError> for PersistError {
     }
 }
 
-/// Roles of authenticated principals.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Role {
-    Player,
-    Arbiter,
-    Organizer,
-}
-
-impl Role {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Role::Player => "player",
-            Role::Arbiter => "arbiter",
-            Role::Organizer => "organizer",
-        }
-    }
-    pub fn parse(s: &str) -> Option<Role> {
-        match s {
-            "player" => Some(Role::Player),
-            "arbiter" => Some(Role::Arbiter),
-            "organizer" | "organiser" => Some(Role::Organizer),
-            _ => None,
-        }
-    }
-}
+/// Roles of authenticated principals (the game core's: an actor's role decides what it may do).
+pub use chuhe_game::Role;
 
 /// A registered player, arbiter or organiser.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -28,13 +28,7 @@ impl Notation {
 
 /// A result in PGN form: `1-0`, `0-1`, `1/2-1/2`, `0-0` (both lose), `*` (not over).
 pub fn result_text(r: WResult) -> &'static str {
-    match r {
-        WResult::RedWins => "1-0",
-        WResult::BlackWins => "0-1",
-        WResult::Draw => "1/2-1/2",
-        WResult::BothLose => "0-0",
-        WResult::Unspecified => "*",
-    }
+    chuhe_game::types::result_text(crate::game_wire::result_of(r as i32))
 }
 
 fn header(out: &mut String, key: &str, value: &str) {

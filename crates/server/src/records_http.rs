@@ -15,9 +15,8 @@ use chuhe_proto::v1::Result as WResult;
 use chuhe_records::{Format, Game, GameResult, Notation};
 use chuhe_rules::Move;
 
-use crate::Env;
-use crate::auth::api_error;
-use crate::http::{TokenQuery, record_view};
+use crate::auth::{api_error, authenticate, bearer};
+use crate::env::Env;
 use crate::view::View;
 
 /// These routes, the event feed (`feed_http`) and the embeddable board (`embed_http`).
@@ -261,4 +260,45 @@ async fn league_records(
         _ => format!("league-{id}"),
     };
     file_response(f, &name, body)
+}
+
+#[derive(serde::Deserialize)]
+pub(crate) struct TokenQuery {
+    pub(crate) token: Option<String>,
+    pub(crate) notation: Option<String>,
+}
+
+/// Arbiters and organisers see live games live; everyone else behind the delay.
+pub(crate) async fn record_view(
+    env: &Env,
+    headers: &HeaderMap,
+    q: &TokenQuery,
+    id: &str,
+) -> Result<crate::view::View, Response> {
+    let who = authenticate(env, bearer(headers, q.token.as_deref())).await?;
+    let id: i64 = id
+        .parse()
+        .map_err(|_| api_error(StatusCode::NOT_FOUND, "game_not_found", "no such game"))?;
+    let h = env.registry.get_or_load(env, id).await.map_err(|e| {
+        let status = if e.code() == "game_not_found" {
+            StatusCode::NOT_FOUND
+        } else {
+            StatusCode::SERVICE_UNAVAILABLE
+        };
+        api_error(status, e.code(), &e.to_string())
+    })?;
+    let public = !who.sees_live();
+    let arbiter = who
+        .id()
+        .filter(|_| who.role() == Some(crate::persist::Role::Arbiter));
+    h.record_for(public, arbiter)
+        .await
+        .map(|r| r.view)
+        .ok_or_else(|| {
+            api_error(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "busy",
+                "the game is unloading; retry",
+            )
+        })
 }

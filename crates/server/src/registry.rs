@@ -5,21 +5,21 @@ use std::sync::Mutex;
 
 use chuhe_proto::v1::GameSummary;
 
-use crate::Env;
+use crate::adopt::{self, GameSeed};
+use crate::env::Env;
 use crate::error::ClientError;
 use crate::handle::GameHandle;
-use crate::load::{self, GameSeed};
 use crate::node;
 
 #[derive(Default)]
 pub struct Registry {
-    games: Mutex<crate::IdMap<i64, GameHandle>>,
+    games: Mutex<chuhe_store::IdMap<i64, GameHandle>>,
     /// Serialises loads so one game is never loaded twice (one owner per game).
     loading: tokio::sync::Mutex<()>,
 }
 
 impl Registry {
-    fn map(&self) -> std::sync::MutexGuard<'_, crate::IdMap<i64, GameHandle>> {
+    fn map(&self) -> std::sync::MutexGuard<'_, chuhe_store::IdMap<i64, GameHandle>> {
         match self.games.lock() {
             Ok(g) => g,
             Err(p) => p.into_inner(),
@@ -97,7 +97,7 @@ impl Registry {
             }
             return self.recover_owned(env, link, seed).await;
         }
-        let h = load::recover(env.clone(), seed).await.map_err(|e| {
+        let h = adopt::recover(env.clone(), seed).await.map_err(|e| {
             tracing::error!(game = id, error = %e, "cannot load game");
             e.client_error()
         })?;
@@ -121,7 +121,7 @@ impl Registry {
             let _ = link.cluster.release(&node::game_key(id)).await;
             return Err(e);
         }
-        match load::recover(env.clone(), seed).await {
+        match adopt::recover(env.clone(), seed).await {
             Ok(h) => {
                 link.took(id);
                 self.insert(h.clone());

@@ -4,13 +4,13 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use chuhe_proto::v1::{self as w, arbiter_command::Action};
+use chuhe_proto::v1 as w;
 use tokio::time::Instant;
 
-use crate::game::{Actor, Command};
 use crate::outbox::Outbox;
 use crate::persist::{Account, Role};
 use crate::view::View;
+use chuhe_game::{Actor, Command};
 
 /// Who sent a request.
 #[derive(Debug, Clone)]
@@ -59,6 +59,7 @@ pub struct Request {
     pub body: Body,
 }
 
+/// What a request asks.
 #[derive(Debug)]
 pub enum Body {
     Subscribe {
@@ -70,74 +71,33 @@ pub enum Body {
         relay: Option<Arc<std::sync::atomic::AtomicBool>>,
     },
     Unsubscribe,
-    Move {
-        ply: u32,
-        mv: String,
-        offer_draw: bool,
-        think_ms: Option<u32>,
-    },
-    OfferDraw,
-    AnswerDraw {
-        accept: bool,
-    },
-    Resign,
-    ClaimMoveLimit,
-    RequestRuling,
-    Arbiter {
-        reason: String,
-        action: Action,
-    },
-    CallArbiter {
-        reason: String,
-    },
-    TakeCall,
-    CloseCall {
-        decision: String,
-    },
-    Message {
-        to: i32,
-        text: String,
-    },
+    /// A command to the game, decoded straight into the core's command. A move's `lag` is
+    /// the request's ([`Request::lag`]): the shard sets it ([`Body::command`]).
+    Game(Command),
 }
 
 impl Body {
     /// The game command this body asks for (None: a subscription, which the driver handles
-    /// itself). `lag`: the connection's round-trip estimate.
+    /// itself), with a move's lag compensation bounded by `lag` (the connection's round trip).
     pub fn command(&self, lag: Duration) -> Option<Command> {
-        Some(match self {
-            Body::Subscribe { .. } | Body::Unsubscribe => return None,
-            Body::Move {
-                ply,
-                mv,
-                offer_draw,
-                think_ms,
-            } => Command::Move {
-                ply: *ply,
-                mv: mv.clone(),
-                offer_draw: *offer_draw,
-                think_ms: *think_ms,
-                lag,
-            },
-            Body::OfferDraw => Command::OfferDraw,
-            Body::AnswerDraw { accept } => Command::AnswerDraw { accept: *accept },
-            Body::Resign => Command::Resign,
-            Body::ClaimMoveLimit => Command::ClaimMoveLimit,
-            Body::RequestRuling => Command::RequestRuling,
-            Body::Arbiter { reason, action } => Command::Arbiter {
-                reason: reason.clone(),
-                action: *action,
-            },
-            Body::CallArbiter { reason } => Command::CallArbiter {
-                reason: reason.clone(),
-            },
-            Body::TakeCall => Command::TakeCall,
-            Body::CloseCall { decision } => Command::CloseCall {
-                decision: decision.clone(),
-            },
-            Body::Message { to, text } => Command::Message {
-                to: *to,
-                text: text.clone(),
-            },
+        let Body::Game(cmd) = self else {
+            return None;
+        };
+        let mut cmd = cmd.clone();
+        if let Command::Move { lag: l, .. } = &mut cmd {
+            *l = lag;
+        }
+        Some(cmd)
+    }
+
+    /// A move (what tests and the demo's bots send).
+    pub fn mv(ply: u32, mv: &str, offer_draw: bool) -> Body {
+        Body::Game(Command::Move {
+            ply,
+            mv: mv.to_string(),
+            offer_draw,
+            think_ms: None,
+            lag: Duration::ZERO,
         })
     }
 }
@@ -153,81 +113,92 @@ pub struct RecordView {
 /// (answered with the error, for that game id).
 pub fn game_request(
     kind: w::client_message::Kind,
-) -> Option<Result<(String, Body), (String, crate::ClientError)>> {
+) -> Option<Result<(String, Body), (String, crate::error::ClientError)>> {
     use w::client_message::Kind as K;
-    Some(Ok(match kind {
-        K::Subscribe(s) => (
+    let game = |id: String, cmd: Command| Some(Ok((id, Body::Game(cmd))));
+    match kind {
+        K::Subscribe(s) => Some(Ok((
             s.game_id,
             Body::Subscribe {
                 last_seq: s.last_seq,
                 relay: None,
             },
-        ),
-        K::Unsubscribe(u) => (u.game_id, Body::Unsubscribe),
-        K::Move(m) => (
+        ))),
+        K::Unsubscribe(u) => Some(Ok((u.game_id, Body::Unsubscribe))),
+        K::Move(m) => game(
             m.game_id,
-            Body::Move {
+            Command::Move {
                 ply: m.ply,
                 mv: m.r#move,
                 offer_draw: m.offer_draw,
                 think_ms: (m.think_ms > 0).then_some(m.think_ms),
+                lag: Duration::ZERO,
             },
         ),
-        K::OfferDraw(o) => (o.game_id, Body::OfferDraw),
-        K::AnswerDraw(a) => (a.game_id, Body::AnswerDraw { accept: a.accept }),
-        K::Resign(r) => (r.game_id, Body::Resign),
-        K::ClaimMoveLimit(c) => (c.game_id, Body::ClaimMoveLimit),
-        K::RequestRuling(r) => (r.game_id, Body::RequestRuling),
+        K::OfferDraw(o) => game(o.game_id, Command::OfferDraw),
+        K::AnswerDraw(a) => game(a.game_id, Command::AnswerDraw { accept: a.accept }),
+        K::Resign(r) => game(r.game_id, Command::Resign),
+        K::ClaimMoveLimit(c) => game(c.game_id, Command::ClaimMoveLimit),
+        K::RequestRuling(r) => game(r.game_id, Command::RequestRuling),
         K::Arbiter(a) => {
             let Some(action) = a.action else {
                 return Some(Err((
                     a.game_id,
-                    crate::ClientError::InvalidArgument("the arbiter command has no action".into()),
+                    crate::error::ClientError::InvalidArgument(
+                        "the arbiter command has no action".into(),
+                    ),
                 )));
             };
-            (
+            game(
                 a.game_id,
-                Body::Arbiter {
+                Command::Arbiter {
                     reason: a.reason,
-                    action,
+                    action: crate::game_wire::arbiter_action(&action),
                 },
             )
         }
-        K::CallArbiter(c) => (c.game_id, Body::CallArbiter { reason: c.reason }),
-        K::TakeCall(t) => (t.game_id, Body::TakeCall),
-        K::CloseCall(c) => (
+        K::CallArbiter(c) => game(c.game_id, Command::CallArbiter { reason: c.reason }),
+        K::TakeCall(t) => game(t.game_id, Command::TakeCall),
+        K::CloseCall(c) => game(
             c.game_id,
-            Body::CloseCall {
+            Command::CloseCall {
                 decision: c.decision,
             },
         ),
-        K::SendMessage(m) => (
+        K::SendMessage(m) => game(
             m.game_id,
-            Body::Message {
-                to: m.to,
+            Command::Message {
+                to: crate::game_wire::side_of(m.to),
                 text: m.text,
             },
         ),
-        _ => return None,
-    }))
+        _ => None,
+    }
 }
 
 impl Body {
     /// The client message kind that asks this of `game_id` (the inverse of
-    /// [`game_request`]): how a request crosses to the game's owner node.
-    pub fn to_kind(&self, game_id: String) -> w::client_message::Kind {
+    /// [`game_request`]): how a request crosses to the game's owner node. None for the
+    /// server's own commands (the timer, a join, a restart), which no client sends.
+    pub fn to_kind(&self, game_id: String) -> Option<w::client_message::Kind> {
         use w::client_message::Kind as K;
-        match self {
-            Body::Subscribe { last_seq, .. } => K::Subscribe(w::Subscribe {
-                game_id,
-                last_seq: *last_seq,
-            }),
-            Body::Unsubscribe => K::Unsubscribe(w::Unsubscribe { game_id }),
-            Body::Move {
+        let cmd = match self {
+            Body::Subscribe { last_seq, .. } => {
+                return Some(K::Subscribe(w::Subscribe {
+                    game_id,
+                    last_seq: *last_seq,
+                }));
+            }
+            Body::Unsubscribe => return Some(K::Unsubscribe(w::Unsubscribe { game_id })),
+            Body::Game(cmd) => cmd,
+        };
+        Some(match cmd {
+            Command::Move {
                 ply,
                 mv,
                 offer_draw,
                 think_ms,
+                ..
             } => K::Move(w::MakeMove {
                 game_id,
                 ply: *ply,
@@ -235,33 +206,34 @@ impl Body {
                 offer_draw: *offer_draw,
                 think_ms: think_ms.unwrap_or(0),
             }),
-            Body::OfferDraw => K::OfferDraw(w::OfferDraw { game_id }),
-            Body::AnswerDraw { accept } => K::AnswerDraw(w::AnswerDraw {
+            Command::OfferDraw => K::OfferDraw(w::OfferDraw { game_id }),
+            Command::AnswerDraw { accept } => K::AnswerDraw(w::AnswerDraw {
                 game_id,
                 accept: *accept,
             }),
-            Body::Resign => K::Resign(w::Resign { game_id }),
-            Body::ClaimMoveLimit => K::ClaimMoveLimit(w::ClaimMoveLimit { game_id }),
-            Body::RequestRuling => K::RequestRuling(w::RequestRuling { game_id }),
-            Body::Arbiter { reason, action } => K::Arbiter(w::ArbiterCommand {
+            Command::Resign => K::Resign(w::Resign { game_id }),
+            Command::ClaimMoveLimit => K::ClaimMoveLimit(w::ClaimMoveLimit { game_id }),
+            Command::RequestRuling => K::RequestRuling(w::RequestRuling { game_id }),
+            Command::Arbiter { reason, action } => K::Arbiter(w::ArbiterCommand {
                 game_id,
                 reason: reason.clone(),
-                action: Some(*action),
+                action: Some(crate::game_wire::arbiter_action_wire(action)),
             }),
-            Body::CallArbiter { reason } => K::CallArbiter(w::CallArbiter {
+            Command::CallArbiter { reason } => K::CallArbiter(w::CallArbiter {
                 game_id,
                 reason: reason.clone(),
             }),
-            Body::TakeCall => K::TakeCall(w::TakeCall { game_id }),
-            Body::CloseCall { decision } => K::CloseCall(w::CloseCall {
+            Command::TakeCall => K::TakeCall(w::TakeCall { game_id }),
+            Command::CloseCall { decision } => K::CloseCall(w::CloseCall {
                 game_id,
                 decision: decision.clone(),
             }),
-            Body::Message { to, text } => K::SendMessage(w::SendMessage {
+            Command::Message { to, text } => K::SendMessage(w::SendMessage {
                 game_id,
-                to: *to,
+                to: crate::game_wire::side_num(*to),
                 text: text.clone(),
             }),
-        }
+            Command::Tick | Command::Join | Command::Restart => return None,
+        })
     }
 }

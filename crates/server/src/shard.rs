@@ -23,13 +23,13 @@ use tokio::sync::{mpsc, watch};
 use tokio::time::{Instant, sleep_until};
 use tracing::{Instrument, info_span};
 
-use crate::Env;
-use crate::error::ClientError;
-use crate::game::Decided;
+use crate::env::Env;
+use crate::error::{ClientError, ErrorToWire};
 use crate::handle::{GameHandle, ShardCmd};
 use crate::live::{LiveGame, Prepared, Staged, Wake};
 use crate::persist::{AppendOp, PersistError};
 use crate::request::Request;
+use chuhe_game::Decided;
 
 /// The senders of every shard; a game always lives in the shard its id picks.
 pub struct Shards {
@@ -142,7 +142,7 @@ impl Slot {
 
 struct Shard {
     env: Env,
-    slots: crate::IdMap<i64, Slot>,
+    slots: chuhe_store::IdMap<i64, Slot>,
     timers: BTreeSet<(Instant, i64)>,
     /// Changes staged this turn, committed together at its end.
     staged: Vec<AppendOp>,
@@ -156,7 +156,7 @@ impl Shard {
     fn new(env: Env) -> Shard {
         Shard {
             env,
-            slots: crate::IdMap::default(),
+            slots: chuhe_store::IdMap::default(),
             timers: BTreeSet::new(),
             staged: Vec::new(),
             commits: FuturesUnordered::new(),

@@ -10,9 +10,9 @@ use chuhe_proto::v1::{Result as WResult, Side, server_message};
 use tokio::sync::{mpsc, watch};
 use tokio::time::Instant;
 
-use crate::Env;
+use crate::adopt::{GameSeed, create};
+use crate::env::Env;
 use crate::handle::{GameHandle, ShardCmd};
-use crate::load::{GameSeed, create};
 use crate::outbox::Outbox;
 use crate::persist::{Account, MemoryPersist, NewGame, Persist, Role};
 use crate::request::{Body, Principal, Request};
@@ -94,15 +94,7 @@ impl Table {
         mv: &str,
         offer_draw: bool,
     ) -> Result<u64, String> {
-        let id = self.send(
-            red,
-            Body::Move {
-                ply,
-                mv: mv.into(),
-                offer_draw,
-                think_ms: None,
-            },
-        );
+        let id = self.send(red, Body::mv(ply, mv, offer_draw));
         loop {
             let (rid, answer) = self.answer().await;
             if rid == id {
@@ -163,12 +155,7 @@ impl Table {
 }
 
 fn mv(ply: u32, m: &str) -> Body {
-    Body::Move {
-        ply,
-        mv: m.into(),
-        offer_draw: false,
-        think_ms: None,
-    }
+    Body::mv(ply, m, false)
 }
 
 #[tokio::test]
@@ -202,7 +189,7 @@ async fn a_full_backlog_answers_busy_and_loses_nothing_else() {
     t.persist.hold(true);
     let first = t.send(true, mv(1, "h2e2"));
     let waiting = [t.send(false, mv(2, "h9g7")), t.send(true, mv(3, "h0g2"))];
-    let over = t.send(false, Body::Resign);
+    let over = t.send(false, Body::Game(chuhe_game::Command::Resign));
     assert_eq!(t.answer().await, (over, Err("busy".into())));
     t.persist.hold(false);
     assert_eq!(t.answer().await, (first, Ok(2)));
@@ -224,7 +211,7 @@ async fn a_request_for_a_game_the_shard_does_not_hold_is_answered() {
         out: t.out.clone(),
         lag: Duration::ZERO,
         received: Instant::now(),
-        body: Body::Resign,
+        body: Body::Game(chuhe_game::Command::Resign),
     };
     t.handle
         .tx
@@ -241,7 +228,7 @@ async fn a_finished_game_unloads_after_lingering() {
         ..crate::Config::default()
     };
     let mut t = table_with(chuhe_rules::START_FEN, config).await;
-    let r = t.send(true, Body::Resign);
+    let r = t.send(true, Body::Game(chuhe_game::Command::Resign));
     assert_eq!(t.answer().await, (r, Ok(2)));
     assert!(t.handle.is_alive());
     tokio::time::advance(Duration::from_secs(59)).await;
@@ -347,7 +334,7 @@ async fn the_broadcast_delay_holds_after_a_restart() {
     let (done_tx, _done) = mpsc::channel(1);
     let env = Env::start(t.persist.clone(), crate::Config::default(), sd_rx, done_tx);
     let seed = crate::registry::load_seed(&env, t.handle.id).await.unwrap();
-    let again = crate::load::recover(env, seed).await.unwrap();
+    let again = crate::adopt::recover(env, seed).await.unwrap();
     let public = again.record(true).await.unwrap().view;
     assert_eq!(public.moves.len(), 2, "the delay was lost in the restart");
     assert!(public.delayed);

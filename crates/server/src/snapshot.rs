@@ -8,12 +8,12 @@ use chuhe_clock::{
 use chuhe_proto::v1 as w;
 
 fn side_to(s: Side) -> i32 {
-    crate::side::from_clock(s) as i32
+    crate::game_wire::side(chuhe_game::side::from_clock(s)) as i32
 }
 
 fn side_from(s: i32, what: &str) -> Result<Side, String> {
-    crate::side::playing(s)
-        .map(crate::side::to_clock)
+    crate::game_wire::side_of(s)
+        .map(chuhe_game::side::to_clock)
         .ok_or_else(|| format!("clock snapshot: {what} has no side"))
 }
 

@@ -63,7 +63,7 @@ impl View {
         self.seq = ev.seq;
         self.at_ms = ev.at_ms;
         let Some(kind) = &ev.kind else { return };
-        if crate::game::call::is_private(Some(kind)) {
+        if crate::audience::is_private(Some(kind)) {
             self.channel.push(ev.clone());
         }
         match kind {

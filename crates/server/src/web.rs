@@ -12,8 +12,8 @@ use axum::routing::get;
 use chuhe_proto::v1::{self as w, GameEventLog, LegalMove, LegalMoves, Player, StoredEvent};
 use prost::Message as _;
 
-use crate::Env;
 use crate::auth::{api_error, authenticate, bearer};
+use crate::env::Env;
 
 /// The client's URLs; each answers with the page shell, whose modules route on the path.
 /// A new page (a match page, a lineup page) adds its path here and a module in `web/pages/`.
@@ -209,7 +209,7 @@ pub fn legal_moves(fen: &str) -> Result<LegalMoves, String> {
         .collect();
     Ok(LegalMoves {
         fen: pos.to_fen(),
-        to_move: crate::side::from_color(pos.side_to_move()) as i32,
+        to_move: crate::game_wire::side(chuhe_game::side::from_color(pos.side_to_move())) as i32,
         check: pos.is_check(),
         moves,
     })
@@ -248,7 +248,7 @@ async fn events(
     let Ok(gid) = id.trim().parse::<i64>() else {
         return not_found();
     };
-    let unavailable = |e: crate::PersistError| {
+    let unavailable = |e: crate::persist::PersistError| {
         api_error(
             StatusCode::SERVICE_UNAVAILABLE,
             "store_unavailable",
@@ -262,10 +262,10 @@ async fn events(
     };
     // A league's game: its event's arbiters (and organizers) only.
     if let (Some(board), Some(crate::persist::Role::Arbiter), Some(me)) = (
-        stored.key.as_deref().and_then(crate::load::league_board),
+        stored.key.as_deref().and_then(crate::adopt::league_board),
         who.role(),
         who.id(),
-    ) && !crate::league::arbiter_of(&env, &board.league_id, me)
+    ) && !env.leagues.arbiter_of(&board.league_id, me)
     {
         return api_error(
             StatusCode::FORBIDDEN,

@@ -25,8 +25,8 @@ use super::core::{
 use super::datetime::{format_instant, parse_instant};
 use super::runner::{self, LeagueHandle, RunError};
 use super::spec::{EventSpec, System};
-use crate::Env;
 use crate::auth::{api_error, authenticate, bearer};
+use crate::env::Env;
 use crate::persist::Role;
 use crate::request::Principal;
 
@@ -133,7 +133,7 @@ fn captain_of(l: &League, p: &Principal) -> Option<usize> {
 }
 
 async fn create(State(env): State<Env>, headers: HeaderMap, b: Bytes) -> Response {
-    let p = match crate::http::organizer(&env, &headers).await {
+    let p = match crate::auth::organizer(&env, &headers).await {
         Ok(p) => p,
         Err(r) => return r,
     };
@@ -580,7 +580,7 @@ async fn tokens(
     headers: HeaderMap,
     b: Bytes,
 ) -> Response {
-    if let Err(r) = crate::http::organizer(&env, &headers).await {
+    if let Err(r) = crate::auth::organizer(&env, &headers).await {
         return r;
     }
     let h = match league(&env, &id) {

@@ -22,7 +22,9 @@ use axum::extract::{Path, Query, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::Response;
 use axum::routing::post;
-use chuhe_proto::v1::{self as w, StoredEvent, arbiter_command::Action};
+use chuhe_game::types::{ArbiterAction, GameResult as DResult, Kind};
+use chuhe_game::{self as game, Actor, Command, Event};
+use chuhe_proto::v1::{self as w, StoredEvent};
 use chuhe_records::{Format, Game, GameResult};
 use prost::Message as _;
 use serde::Deserialize;
@@ -32,11 +34,10 @@ use super::core::{
     BoardKey, ColourName, ImportedGame, League, LeagueCommand, Outcome, TeamSide,
     board_open_for_import,
 };
-use crate::Env;
 use crate::auth::api_error;
-use crate::board::Board;
-use crate::game::{self, Actor, Command, Event};
+use crate::env::Env;
 use crate::persist::{EventRow, FinishRow, NewGame, Role};
+use chuhe_game::board::Board;
 
 pub fn router() -> Router<Env> {
     Router::new().route(
@@ -261,20 +262,21 @@ pub fn played_log(
     now: u64,
 ) -> Result<(Vec<Event>, w::Result, String), ImportError> {
     let wanted = match g.result {
-        GameResult::RedWins => w::Result::RedWins,
-        GameResult::BlackWins => w::Result::BlackWins,
-        GameResult::Draw => w::Result::Draw,
-        GameResult::BothLose => w::Result::BothLose,
+        GameResult::RedWins => DResult::RedWins,
+        GameResult::BlackWins => DResult::BlackWins,
+        GameResult::Draw => DResult::Draw,
+        GameResult::BothLose => DResult::BothLose,
         GameResult::Unknown => return Err(ImportError::NoResult { game: n }),
     };
     let bad = |why: String| ImportError::BadPosition { game: n, why };
-    let (mut st, mut decided) = game::create(info, now).map_err(|e| bad(e.to_string()))?;
+    let (mut st, mut decided) = game::create(&crate::game_wire::info_of(info.clone()), now)
+        .map_err(|e| bad(e.to_string()))?;
     let mut log = Vec::new();
     game::apply(&mut st, &mut decided).map_err(|e| bad(e.to_string()))?;
     log.append(&mut decided.events);
     let red: i64 = info.red_id.parse().unwrap_or(0);
     let black: i64 = info.black_id.parse().unwrap_or(0);
-    let first_ply_black = st.board.to_move() == w::Side::Black;
+    let first_ply_black = st.board.to_move() == game::Side::Black;
     for (i, m) in g.moves.iter().enumerate() {
         let ply = i as u32 + 1;
         let iccs = m.to_iccs();
@@ -292,7 +294,7 @@ pub fn played_log(
                 "the game was over before it ({why}): the file has moves after its end"
             )));
         }
-        let mover = if st.board.to_move() == w::Side::Red {
+        let mover = if st.board.to_move() == game::Side::Red {
             red
         } else {
             black
@@ -321,27 +323,30 @@ pub fn played_log(
                 game: n,
                 why: format!(
                     "the moves end the game {} ({end}), the file says {}",
-                    crate::record::result_text(got),
-                    crate::record::result_text(wanted)
+                    game::types::result_text(Some(got)),
+                    game::types::result_text(Some(wanted))
                 ),
             });
         }
-        return Ok((log, got, end));
+        return Ok((log, crate::game_wire::result(Some(got)), end));
     }
     let why = if g.reason.trim().is_empty() {
-        format!("imported record: {}", crate::record::result_text(wanted))
+        format!(
+            "imported record: {}",
+            game::types::result_text(Some(wanted))
+        )
     } else {
         format!(
             "imported record: {} ({})",
-            crate::record::result_text(wanted),
+            game::types::result_text(Some(wanted)),
             g.reason.trim()
         )
     };
     let cmd = Command::Arbiter {
         reason: why,
-        action: Action::SetResult(w::SetResult {
-            result: wanted as i32,
-        }),
+        action: ArbiterAction::SetResult {
+            result: Some(wanted),
+        },
     };
     let actor = Actor {
         id: Some(arbiter),
@@ -353,7 +358,11 @@ pub fn played_log(
     })?;
     game::apply(&mut st, &mut d).map_err(|e| bad(e.to_string()))?;
     log.append(&mut d.events);
-    Ok((log, wanted, "imported".into()))
+    Ok((
+        log,
+        crate::game_wire::result(Some(wanted)),
+        "imported".into(),
+    ))
 }
 
 /// The stored form of a game's log: its rows and its finish.
@@ -361,24 +370,21 @@ fn rows(log: &[Event]) -> (Vec<EventRow>, Option<FinishRow>) {
     let mut rows = Vec::with_capacity(log.len());
     let mut finish = None;
     for ev in log {
-        if let Some(w::game_event::Kind::Ended(e)) = ev.kind() {
+        if let Some(Kind::Ended(e)) = ev.kind() {
             finish = Some(FinishRow {
-                result: crate::record::result_text(
-                    w::Result::try_from(e.result).unwrap_or(w::Result::Unspecified),
-                )
-                .to_string(),
+                result: game::types::result_text(e.result).to_string(),
                 reason: e.reason.clone(),
                 at_ms: ev.event.at_ms,
             });
         }
         let stored = StoredEvent {
-            event: Some(ev.event.clone()),
+            event: Some(crate::game_wire::event(ev.event.clone())),
             clock_snapshot: String::new(),
             clock: ev.clock.as_ref().map(crate::snapshot::to_wire),
         };
         rows.push(EventRow {
             seq: ev.event.seq,
-            kind: crate::live::kind_label(ev.kind()),
+            kind: ev.kind().map_or("unknown", Kind::label),
             payload: stored.encode_to_vec(),
             at_ms: ev.event.at_ms,
             actor: ev.actor,

@@ -26,21 +26,7 @@ pub fn call_settings(spec: Option<&spec::CallsSpec>) -> chuhe_proto::v1::CallSet
     chuhe_proto::v1::CallSettings {
         max_per_side: c
             .max_per_side
-            .unwrap_or(crate::game::call::DEFAULT_MAX_CALLS),
+            .unwrap_or(chuhe_game::call::DEFAULT_MAX_CALLS),
         clock_runs: !c.clock_stops.unwrap_or(true),
-    }
-}
-
-/// Whether the arbiter with account `arbiter` rules on the games of league `league` (its id as
-/// the games carry it): the event's own arbiters do; an arbiter of another event, or of no
-/// event, is a spectator of them (no commands, the delayed view, no event log).
-pub fn arbiter_of(env: &crate::Env, league: &str, arbiter: i64) -> bool {
-    let Ok(id) = league.parse::<i64>() else {
-        return false;
-    };
-    match env.leagues.get(id) {
-        Some(h) => h.snapshot().arbiters.contains(&arbiter),
-        // Several nodes: the league runs elsewhere; its arbiters as its log names them.
-        None => env.leagues.remote_arbiters(id).contains(&arbiter),
     }
 }

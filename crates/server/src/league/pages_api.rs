@@ -26,8 +26,8 @@ use super::core::{BoardKey, League, Outcome, TeamSide, match_result};
 use super::datetime::format_instant;
 use super::runner;
 use super::spec::EventSpec;
-use crate::Env;
 use crate::auth::{api_error, authenticate, bearer};
+use crate::env::Env;
 pub use chuhe_league_core::file::parse_event_file;
 use chuhe_league_core::file::{self, FileError};
 
@@ -272,7 +272,7 @@ async fn upload(
     Query(q): Query<UploadQuery>,
     b: Bytes,
 ) -> Response {
-    let p = match crate::http::organizer(&env, &headers).await {
+    let p = match crate::auth::organizer(&env, &headers).await {
         Ok(p) => p,
         Err(r) => return r,
     };

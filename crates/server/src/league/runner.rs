@@ -19,12 +19,12 @@ use super::core::{
     wanted_games,
 };
 use super::spec::EventSpec;
-use crate::Env;
-use crate::game::Actor;
+use crate::env::Env;
 use crate::outbox::{Out, Outbox, SharedFrame};
 use crate::persist::{
     Account, CompetitionEvent, NewCompetition, NewCompetitionEvent, NewGame, PersistError, Role,
 };
+use chuhe_game::Actor;
 
 /// Public entries kept for resuming a subscription by seq (a connection's write queue has
 /// room for all of them besides its usual frames).
@@ -165,17 +165,31 @@ impl LeagueHandle {
 /// Every league of the server, by id.
 #[derive(Default)]
 pub struct Leagues {
-    map: Mutex<crate::IdMap<i64, LeagueHandle>>,
+    map: Mutex<chuhe_store::IdMap<i64, LeagueHandle>>,
     /// Several nodes: the arbiters of leagues that run on other nodes, read from their logs
     /// when one of their games is taken up here (an event's arbiters never change).
-    remote_arbiters: Mutex<crate::IdMap<i64, Arc<Vec<i64>>>>,
+    remote_arbiters: Mutex<chuhe_store::IdMap<i64, Arc<Vec<i64>>>>,
 }
 
 impl Leagues {
-    fn lock(&self) -> std::sync::MutexGuard<'_, crate::IdMap<i64, LeagueHandle>> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, chuhe_store::IdMap<i64, LeagueHandle>> {
         match self.map.lock() {
             Ok(g) => g,
             Err(p) => p.into_inner(),
+        }
+    }
+
+    /// Whether the arbiter with account `arbiter` rules on the games of league `league` (its id as
+    /// the games carry it): the event's own arbiters do; an arbiter of another event, or of no
+    /// event, is a spectator of them (no commands, the delayed view, no event log).
+    pub fn arbiter_of(&self, league: &str, arbiter: i64) -> bool {
+        let Ok(id) = league.parse::<i64>() else {
+            return false;
+        };
+        match self.get(id) {
+            Some(h) => h.snapshot().arbiters.contains(&arbiter),
+            // Several nodes: the league runs elsewhere; its arbiters as its log names them.
+            None => self.remote_arbiters(id).contains(&arbiter),
         }
     }
 
@@ -192,7 +206,7 @@ impl Leagues {
     /// that league does not run here (so its arbiters rule on the game here too).
     pub(crate) async fn learn_arbiters(&self, env: &Env, key: Option<&str>) {
         let Some(id) = key
-            .and_then(crate::load::league_board)
+            .and_then(crate::adopt::league_board)
             .and_then(|b| b.league_id.parse::<i64>().ok())
         else {
             return;
@@ -703,7 +717,11 @@ impl Runner {
                 Msg::Subscribe { out, req, .. } => {
                     out.send_msg(w::ServerMessage {
                         kind: Some(server_message::Kind::Error(
-                            crate::error::ClientError::Unavailable.to_wire(req, &id.to_string()),
+                            crate::error::ErrorToWire::to_wire(
+                                &crate::error::ClientError::Unavailable,
+                                req,
+                                &id.to_string(),
+                            ),
                         )),
                     });
                 }

@@ -5,7 +5,7 @@ use chuhe_proto::v1::{self as w, client_message::Kind, server_message};
 
 use super::core::{BoardKey, ColourName, LeagueCommand};
 use super::runner::{LeagueHandle, RunError};
-use crate::Env;
+use crate::env::Env;
 use crate::outbox::Outbox;
 use crate::request::Principal;
 

@@ -66,7 +66,7 @@ pub async fn forward_challenges(
     match link.cluster.acquire(CHALLENGES_KEY).await {
         Ok(None) => next.run(req).await,
         Ok(Some(holder)) => forward(&env, &link, &holder, req).await,
-        Err(_) => crate::auth::api_error(
+        Err(_) => crate::error::api_error(
             axum::http::StatusCode::SERVICE_UNAVAILABLE,
             ClientError::Unavailable.code(),
             &ClientError::Unavailable.to_string(),
@@ -84,7 +84,7 @@ async fn forward(
 ) -> axum::response::Response {
     let (parts, body) = req.into_parts();
     let Ok(body) = axum::body::to_bytes(body, 1 << 20).await else {
-        return crate::auth::api_error(
+        return crate::error::api_error(
             axum::http::StatusCode::PAYLOAD_TOO_LARGE,
             "invalid_argument",
             "the body is too large",
@@ -137,7 +137,7 @@ async fn forward(
             }
             resp
         }
-        _ => crate::auth::api_error(
+        _ => crate::error::api_error(
             axum::http::StatusCode::SERVICE_UNAVAILABLE,
             ClientError::Unavailable.code(),
             &ClientError::Unavailable.to_string(),
@@ -146,7 +146,7 @@ async fn forward(
 }
 
 /// Answers a league API request another node forwarded, through this node's own routes.
-pub(super) async fn serve_http(env: Env, link: Arc<Link>, r: w::NodeHttpRequest) {
+pub(super) async fn serve_http(link: Arc<Link>, r: w::NodeHttpRequest) {
     let mut req = axum::http::Request::builder()
         .method(r.method.as_str())
         .uri(r.path.as_str())
@@ -157,9 +157,10 @@ pub(super) async fn serve_http(env: Env, link: Arc<Link>, r: w::NodeHttpRequest)
     if !r.content_type.is_empty() {
         req = req.header(axum::http::header::CONTENT_TYPE, r.content_type.as_str());
     }
-    let (status, content_type, body) = match req.body(axum::body::Body::from(r.body)) {
-        Ok(req) => {
-            let mut router = crate::http::router(env);
+    let routes = link.routes();
+    let (status, content_type, body) = match (req.body(axum::body::Body::from(r.body)), routes) {
+        (Ok(_), None) => (503, String::new(), Vec::new()),
+        (Ok(req), Some(mut router)) => {
             let resp = match tower_service::Service::call(&mut router, req).await {
                 Ok(resp) => resp,
                 Err(never) => match never {},
@@ -177,7 +178,7 @@ pub(super) async fn serve_http(env: Env, link: Arc<Link>, r: w::NodeHttpRequest)
                 .unwrap_or_default();
             (status, ct, body)
         }
-        Err(_) => (400, String::new(), Vec::new()),
+        (Err(_), _) => (400, String::new(), Vec::new()),
     };
     let msg = NodeMessage {
         kind: Some(node_message::Kind::HttpResponse(w::NodeHttpResponse {

@@ -38,9 +38,9 @@ use tokio::sync::mpsc;
 use tokio::time::Instant;
 use tracing::{debug, info, warn};
 
-use crate::Env;
 use crate::cluster::{Cluster, ClusterMessage};
-use crate::error::ClientError;
+use crate::env::Env;
+use crate::error::{ClientError, ErrorToWire};
 use crate::handle::{GameHandle, ShardCmd};
 use crate::outbox::{Out, Outbox, SharedFrame};
 use crate::persist::{Account, Role};
@@ -144,6 +144,10 @@ pub struct Link {
     relay_tx: mpsc::Sender<ShardCmd>,
     /// The node's metrics (set once the node's `Env` exists).
     metrics: std::sync::OnceLock<Arc<crate::metrics::Metrics>>,
+    /// This node's HTTP routes, which answer the league and challenge requests other nodes
+    /// forward here (given by `serve` before the link starts, taken back once it has stopped
+    /// listening: the routes hold the server's state, which holds the link).
+    routes: Mutex<Option<axum::Router>>,
     ctl_tx: mpsc::UnboundedSender<Ctl>,
     publish_tx: mpsc::Sender<Publish>,
     #[allow(clippy::type_complexity)]
@@ -182,6 +186,7 @@ impl Link {
             cluster,
             relay_tx,
             metrics: std::sync::OnceLock::new(),
+            routes: Mutex::default(),
             ctl_tx,
             publish_tx,
             receivers: Mutex::new(Some((relay_rx, ctl_rx, publish_rx))),
@@ -194,6 +199,19 @@ impl Link {
             releasing: Mutex::default(),
             released: tokio::sync::Notify::new(),
         })
+    }
+
+    /// Gives the link the routes that answer requests other nodes forward here (None: takes
+    /// them back; such requests are then answered 503).
+    pub fn serve_routes(&self, routes: Option<axum::Router>) {
+        *self.routes.lock().unwrap_or_else(|e| e.into_inner()) = routes;
+    }
+
+    fn routes(&self) -> Option<axum::Router> {
+        self.routes
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
     }
 
     fn owned(&self) -> std::sync::MutexGuard<'_, std::collections::HashSet<i64>> {

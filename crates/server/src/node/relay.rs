@@ -62,9 +62,9 @@ pub(super) struct Relay {
     catch_ups: HashMap<u64, CatchUp>,
     env: Env,
     link: Arc<Link>,
-    games: crate::IdMap<i64, RemoteGame>,
+    games: chuhe_store::IdMap<i64, RemoteGame>,
     /// Leagues other nodes run that local connections follow (their subscribers).
-    leagues: crate::IdMap<i64, RemoteGame>,
+    leagues: chuhe_store::IdMap<i64, RemoteGame>,
     pending: HashMap<u64, Call>,
     /// The queues of local connections that sent requests to other nodes, by connection id.
     conns: HashMap<u64, Outbox>,
@@ -83,8 +83,8 @@ impl Relay {
             catch_ups: HashMap::new(),
             env,
             link,
-            games: crate::IdMap::default(),
-            leagues: crate::IdMap::default(),
+            games: chuhe_store::IdMap::default(),
+            leagues: chuhe_store::IdMap::default(),
             pending: HashMap::new(),
             conns: HashMap::new(),
             next_call: 0,
@@ -521,7 +521,7 @@ impl Relay {
     fn send_call(&mut self, id: i64, owner: &str, r: Request, relay: bool) {
         let message = ClientMessage {
             request_id: r.req,
-            kind: Some(r.body.to_kind(id.to_string())),
+            kind: r.body.to_kind(id.to_string()),
         };
         let internal = matches!(&r.body, Body::Subscribe { relay: Some(_), .. });
         let to = Target {
@@ -812,11 +812,7 @@ impl Relay {
             }
             Some(node_message::Kind::Games(_)) => {}
             Some(node_message::Kind::HttpRequest(r)) => {
-                tokio::spawn(super::http::serve_http(
-                    self.env.clone(),
-                    self.link.clone(),
-                    r,
-                ));
+                tokio::spawn(super::http::serve_http(self.link.clone(), r));
             }
             Some(node_message::Kind::HttpResponse(r)) => {
                 let waiting = self
@@ -1112,9 +1108,9 @@ async fn record_from_store(
     let mut live = crate::view::View::new(&id.to_string(), false);
     let mut events = Vec::with_capacity(stored.len());
     for (seq, payload) in stored {
-        let e = crate::load::decode(id, seq, &payload).ok()?;
-        live.apply(&e.event);
-        events.push((e.event, live.moves.len() as u32));
+        let (event, _) = crate::adopt::decode_stored(id, seq, &payload).ok()?;
+        live.apply(&event);
+        events.push((event, live.moves.len() as u32));
     }
     let public = match arbiter {
         Some(a) if !public => !rules_on(env, id, &live, a).await,
@@ -1153,5 +1149,5 @@ async fn rules_on(env: &Env, id: i64, live: &crate::view::View, a: i64) -> bool 
     if let Ok(Some(row)) = env.persist.game(id).await {
         env.leagues.learn_arbiters(env, row.key.as_deref()).await;
     }
-    crate::league::arbiter_of(env, &board.league_id, a)
+    env.leagues.arbiter_of(&board.league_id, a)
 }

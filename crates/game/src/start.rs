@@ -2,16 +2,16 @@
 //! when both players have joined), players joining, lateness (art. 21), and the server's timer.
 
 use chuhe_clock::Millis;
-use chuhe_proto::v1::{self as w, Result as WResult, StartMode, game_event::Kind};
 
-use super::command::{Actor, Answer, Decided, Draft};
+use super::command::{Actor, Answer, Batch, Decided};
 use super::state::State;
 use crate::error::ClientError;
 use crate::side;
+use crate::types::{self as t, GameResult, Kind, Side, StartMode};
 
 /// A new game: the state before its first event, and the decision that creates it (the
 /// `Created` event; with START_MODE_NOW, or no mode, the clocks start at `now`).
-pub fn create(info: &w::GameInfo, now: u64) -> Result<(State, Decided), ClientError> {
+pub fn create(info: &t::GameInfo, now: u64) -> Result<(State, Decided), ClientError> {
     let st = State::from_info(info).map_err(ClientError::InvalidArgument)?;
     if let Some(o) = st.board.position().outcome() {
         // No move can be played from it: the game would only wait for a flag.
@@ -32,7 +32,7 @@ pub fn create(info: &w::GameInfo, now: u64) -> Result<(State, Decided), ClientEr
         StartMode::Scheduled | StartMode::PlayersPresent => {}
         StartMode::Now | StartMode::Unspecified => {}
     }
-    let mut d = Draft::new(&st, now);
+    let mut d = Batch::new(&st, now);
     let at_once = matches!(st.start_mode, StartMode::Now | StartMode::Unspecified);
     if at_once {
         d.clock_mut()
@@ -40,8 +40,8 @@ pub fn create(info: &w::GameInfo, now: u64) -> Result<(State, Decided), ClientEr
             .map_err(|e| ClientError::InvalidArgument(e.to_string()))?;
     }
     let clock = d.clock_state();
-    d.push(Kind::Created(w::GameCreated {
-        info: Some(info.clone()),
+    d.push(Kind::Created(t::GameCreated {
+        info: Some(Box::new(info.clone())),
         clock: Some(clock),
     }));
     let decided = d.finish_batch();
@@ -50,13 +50,13 @@ pub fn create(info: &w::GameInfo, now: u64) -> Result<(State, Decided), ClientEr
 
 /// Starts the drafted game's clocks at `at` (a scheduled start may be recorded a little after
 /// its instant: the clocks still start at it).
-fn start(d: &mut Draft<'_>, at: u64) -> Result<(), ClientError> {
+fn start(d: &mut Batch<'_>, at: u64) -> Result<(), ClientError> {
     d.clock_mut()
         .start_at(Millis(at))
         .map_err(|e| ClientError::InvalidArgument(e.to_string()))?;
     d.started = Some(at);
     let clock = d.clock_state();
-    d.push(Kind::Started(w::GameStarted {
+    d.push(Kind::Started(t::GameStarted {
         clock: Some(clock),
         started_at_ms: at,
     }));
@@ -76,14 +76,14 @@ pub(crate) fn join(st: &State, actor: &Actor, now: u64) -> Result<Decided, Clien
     if st.joined[side::index(s)] || !tracks_joining(st) || st.is_finished() {
         return Ok(Decided::answered(Answer::Seq(st.seq)));
     }
-    let mut d = Draft::new(st, now);
+    let mut d = Batch::new(st, now);
     join_into(&mut d, s)?;
     Ok(d.finish_batch())
 }
 
 /// Drafts side `s` joining (and the start it may bring).
-pub(crate) fn join_into(d: &mut Draft<'_>, s: w::Side) -> Result<(), ClientError> {
-    d.push(Kind::Joined(w::PlayerJoined { side: s as i32 }));
+pub(crate) fn join_into(d: &mut Batch<'_>, s: Side) -> Result<(), ClientError> {
+    d.push(Kind::Joined(t::PlayerJoined { side: Some(s) }));
     let other_here = d.st.joined[side::index(side::other(s))];
     if d.st.start_mode == StartMode::PlayersPresent && other_here && d.started.is_none() {
         let now = d.now;
@@ -98,7 +98,7 @@ pub(crate) fn tick(st: &State, now: u64) -> Result<Decided, ClientError> {
     if st.is_finished() {
         return Err(ClientError::GameFinished);
     }
-    let mut d = Draft::new(st, now);
+    let mut d = Batch::new(st, now);
     if let Some(at) = st.start_due().filter(|at| *at <= now) {
         start(&mut d, at)?;
     }
@@ -117,21 +117,21 @@ pub(crate) fn tick(st: &State, now: u64) -> Result<Decided, ClientError> {
         };
         let (result, explanation, absent) = match st.joined {
             [false, false] => (
-                WResult::BothLose,
+                GameResult::BothLose,
                 format!(
                     "Neither player had joined the game {after} after its start: both lose by lateness (art. 21)."
                 ),
                 "both",
             ),
             [false, _] => (
-                side::win_for(w::Side::Black),
+                side::win_for(Side::Black),
                 format!(
                     "Red had not joined the game {after} after its start: Red loses by lateness (art. 21)."
                 ),
                 "red",
             ),
             _ => (
-                side::win_for(w::Side::Red),
+                side::win_for(Side::Red),
                 format!(
                     "Black had not joined the game {after} after its start: Black loses by lateness (art. 21)."
                 ),
@@ -148,7 +148,7 @@ pub(crate) fn tick(st: &State, now: u64) -> Result<Decided, ClientError> {
         );
         d.end(result, "lateness", explanation, phrase, None);
     } else {
-        super::moves::flag_into(&mut d);
+        d.flag();
     }
     if d.is_empty() {
         return Err(ClientError::InvalidArgument("nothing is due".into()));

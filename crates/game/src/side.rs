@@ -1,21 +1,19 @@
-//! The one place that converts a side between the crates that each have their own: the wire's
-//! `chuhe_proto::v1::Side` (which the server's game state uses), the clock's
-//! `chuhe_clock::Side` and the rules' `chuhe_rules::Color`.
+//! The one place that converts a side between the crates that each have their own: the game's
+//! [`Side`], the clock's `chuhe_clock::Side` and the rules' `chuhe_rules::Color` (the wire's is
+//! converted by the server).
 
-use chuhe_proto::v1::{Result as WResult, Side};
+use crate::types::{GameResult, Side};
 use chuhe_rules::Color;
 
-/// Red or Black as the clock names it. `Unspecified` is read as Red: callers pass a side they
-/// have already checked ([`playing`]).
+/// Red or Black as the clock names it.
 pub fn to_clock(s: Side) -> chuhe_clock::Side {
-    if s == Side::Black {
-        chuhe_clock::Side::Black
-    } else {
-        chuhe_clock::Side::Red
+    match s {
+        Side::Red => chuhe_clock::Side::Red,
+        Side::Black => chuhe_clock::Side::Black,
     }
 }
 
-/// The clock's side on the wire.
+/// The clock's side as the game names it.
 pub fn from_clock(s: chuhe_clock::Side) -> Side {
     match s {
         chuhe_clock::Side::Red => Side::Red,
@@ -23,20 +21,11 @@ pub fn from_clock(s: chuhe_clock::Side) -> Side {
     }
 }
 
-/// The rules' colour on the wire.
+/// The rules' colour as the game names it.
 pub fn from_color(c: Color) -> Side {
     match c {
         Color::Red => Side::Red,
         Color::Black => Side::Black,
-    }
-}
-
-/// A wire side number that names Red or Black (None for unspecified or unknown numbers).
-pub fn playing(n: i32) -> Option<Side> {
-    match Side::try_from(n) {
-        Ok(Side::Red) => Some(Side::Red),
-        Ok(Side::Black) => Some(Side::Black),
-        _ => None,
     }
 }
 
@@ -55,11 +44,10 @@ pub fn index(s: Side) -> usize {
 }
 
 /// The result when `s` wins.
-pub fn win_for(s: Side) -> WResult {
-    if s == Side::Red {
-        WResult::RedWins
-    } else {
-        WResult::BlackWins
+pub fn win_for(s: Side) -> GameResult {
+    match s {
+        Side::Red => GameResult::RedWins,
+        Side::Black => GameResult::BlackWins,
     }
 }
 
@@ -78,12 +66,9 @@ mod tests {
             assert_eq!(from_clock(to_clock(s)), s);
             assert_eq!(other(other(s)), s);
             assert_ne!(index(s), index(other(s)));
-            assert_eq!(playing(s as i32), Some(s));
         }
         assert_eq!(from_color(Color::Black), Side::Black);
-        assert_eq!(playing(Side::Unspecified as i32), None);
-        assert_eq!(playing(99), None);
-        assert_eq!(win_for(Side::Black), WResult::BlackWins);
+        assert_eq!(win_for(Side::Black), GameResult::BlackWins);
         assert_eq!(name(Side::Red), "Red");
     }
 }

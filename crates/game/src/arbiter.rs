@@ -5,19 +5,16 @@
 use std::time::Duration;
 
 use chuhe_clock::Millis;
-use chuhe_proto::v1::{
-    self as w, ArbiterNote, Result as WResult, arbiter_command::Action, game_event::Kind,
-};
 
-use super::command::{Actor, Decided, Draft, ensure_not_finished};
+use super::command::{Actor, Batch, Decided, ensure_not_finished};
 use super::state::State;
 use crate::error::ClientError;
 use crate::phrase::{phrase, side_code};
 use crate::side;
+use crate::types::{self as t, ArbiterAction as Action, ArbiterNote, Kind, Side};
 
-fn side_arg(n: i32) -> Result<w::Side, ClientError> {
-    side::playing(n)
-        .ok_or_else(|| ClientError::InvalidArgument("side must be SIDE_RED or SIDE_BLACK".into()))
+fn side_arg(s: Option<Side>) -> Result<Side, ClientError> {
+    s.ok_or_else(|| ClientError::InvalidArgument("side must be SIDE_RED or SIDE_BLACK".into()))
 }
 
 fn clock_error(e: chuhe_clock::ClockError) -> ClientError {
@@ -43,37 +40,37 @@ pub(crate) fn act(
         arbiter_id: actor.id.unwrap_or(0).to_string(),
         reason: reason.to_string(),
     };
-    let mut d = Draft::new(st, now);
+    let mut d = Batch::new(st, now);
     match action {
-        Action::Pause(_) => {
+        Action::Pause => {
             ensure_not_finished(st)?;
             d.clock_mut().pause(Millis(now)).map_err(clock_error)?;
             let clock = d.clock_state();
             d.push_by(
-                Kind::Paused(w::GamePaused {
+                Kind::Paused(t::GamePaused {
                     clock: Some(clock),
                     arbiter: Some(note.clone()),
                 }),
                 Some(&note),
             );
         }
-        Action::Resume(_) => {
+        Action::Resume => {
             ensure_not_finished(st)?;
             d.clock_mut().resume(Millis(now)).map_err(clock_error)?;
             let clock = d.clock_state();
             d.push_by(
-                Kind::Resumed(w::GameResumed {
+                Kind::Resumed(t::GameResumed {
                     clock: Some(clock),
                     arbiter: Some(note.clone()),
                 }),
                 Some(&note),
             );
         }
-        Action::AddTime(a) => {
+        Action::AddTime { side, delta_ms } => {
             ensure_not_finished(st)?;
-            let s = side_arg(a.side)?;
-            let amount = Duration::from_millis(a.delta_ms.unsigned_abs());
-            let flagged = if a.delta_ms >= 0 {
+            let s = side_arg(*side)?;
+            let amount = Duration::from_millis(delta_ms.unsigned_abs());
+            let flagged = if *delta_ms >= 0 {
                 d.clock_mut()
                     .add_time(side::to_clock(s), amount, Millis(now))
                     .map_err(clock_error)?;
@@ -86,9 +83,9 @@ pub(crate) fn act(
             };
             let clock = d.clock_state();
             d.push_by(
-                Kind::ClockAdjusted(w::ClockAdjusted {
-                    side: s as i32,
-                    delta_ms: a.delta_ms,
+                Kind::ClockAdjusted(t::ClockAdjusted {
+                    side: Some(s),
+                    delta_ms: *delta_ms,
                     code: "arbiter".into(),
                     clock: Some(clock),
                     arbiter: Some(note.clone()),
@@ -115,9 +112,9 @@ pub(crate) fn act(
                 );
             }
         }
-        Action::RecordFoul(f) => {
+        Action::RecordFoul { side } => {
             ensure_not_finished(st)?;
-            let s = side_arg(f.side)?;
+            let s = side_arg(*side)?;
             d.foul(
                 s,
                 "arbiter",
@@ -132,49 +129,43 @@ pub(crate) fn act(
                 Some(note),
             );
         }
-        Action::SetResult(r) => {
+        Action::SetResult { result } => {
             // A finished game's record is closed (its result is stored with its end); a
             // league board's result is corrected in its league.
             ensure_not_finished(st)?;
-            let result = WResult::try_from(r.result).unwrap_or(WResult::Unspecified);
-            if result == WResult::Unspecified {
+            let Some(result) = *result else {
                 return Err(ClientError::InvalidArgument("result must be set".into()));
-            }
+            };
             d.end(
                 result,
                 "arbiter",
-                format!(
-                    "The arbiter set the result {}: {reason}",
-                    crate::record::result_text(result)
-                ),
+                format!("The arbiter set the result {}: {reason}", result.text()),
                 phrase(
                     "ended.arbiter",
                     &[
-                        ("result", result.as_str_name().to_string()),
+                        ("result", result.code().to_string()),
                         ("reason", reason.to_string()),
                     ],
                 ),
                 Some(note),
             );
         }
-        Action::OverrideRuling(o) => {
+        Action::OverrideRuling { ruling_seq, result } => {
             ensure_not_finished(st)?;
-            if !st.rulings.contains(&o.ruling_seq) {
+            if !st.rulings.contains(ruling_seq) {
                 return Err(ClientError::InvalidArgument(format!(
-                    "event {} is not a ruling",
-                    o.ruling_seq
+                    "event {ruling_seq} is not a ruling"
                 )));
             }
-            let result = WResult::try_from(o.result).unwrap_or(WResult::Unspecified);
             d.push_by(
-                Kind::RulingOverridden(w::RulingOverridden {
-                    ruling_seq: o.ruling_seq,
-                    result: o.result,
+                Kind::RulingOverridden(t::RulingOverridden {
+                    ruling_seq: *ruling_seq,
+                    result: *result,
                     arbiter: Some(note.clone()),
                 }),
                 Some(&note),
             );
-            if result != WResult::Unspecified {
+            if let Some(result) = *result {
                 d.end(
                     result,
                     "arbiter",
@@ -182,8 +173,8 @@ pub(crate) fn act(
                     phrase(
                         "ended.arbiter_override",
                         &[
-                            ("result", result.as_str_name().to_string()),
-                            ("ruling_seq", o.ruling_seq.to_string()),
+                            ("result", result.code().to_string()),
+                            ("ruling_seq", ruling_seq.to_string()),
                             ("reason", reason.to_string()),
                         ],
                     ),

@@ -6,16 +6,15 @@
 
 use std::time::Duration;
 
-use chuhe_clock::Millis;
-use chuhe_proto::v1::{
-    self as w, GameInfo, Result as WResult, Side, StartMode, arbiter_command::Action,
-    game_event::Kind,
+use crate::types::{
+    self as w, ArbiterAction as Action, GameInfo, GameResult as WResult, Kind, Side, StartMode,
 };
+use chuhe_clock::Millis;
 use proptest::prelude::*;
 
 use super::*;
 use crate::error::ClientError;
-use crate::persist::Role;
+use crate::types::Role;
 
 const RED: Actor = Actor {
     id: Some(10),
@@ -137,10 +136,7 @@ fn arbiter(reason: &str, action: Action) -> Command {
 }
 
 fn names(kinds: &[Kind]) -> Vec<&'static str> {
-    kinds
-        .iter()
-        .map(|k| crate::live::kind_label(Some(k)))
-        .collect()
+    kinds.iter().map(|k| k.label()).collect()
 }
 
 fn ended(kinds: &[Kind]) -> &w::GameEnded {
@@ -214,7 +210,7 @@ fn a_move_is_acknowledged_with_its_seq_and_changes_nothing_until_folded() {
     let (ans, kinds) = t.later(1_000).mv(RED, "h2e2").unwrap();
     assert_eq!((ans, names(&kinds)), (Answer::Seq(2), vec!["move"]));
     let Kind::Move(m) = &kinds[0] else { panic!() };
-    let rec = m.r#move.as_ref().unwrap();
+    let rec = m.mv.as_ref().unwrap();
     assert_eq!(
         (rec.chinese.as_str(), rec.wxf.as_str()),
         ("炮二平五", "C2=5")
@@ -266,7 +262,7 @@ fn checkmate_and_stalemate_end_the_game() {
     let mut t = Table::new(STALEMATE_FEN, "10m+5s");
     let (_, kinds) = t.mv(RED, "f7f8").unwrap();
     assert_eq!(ended(&kinds).reason, "stalemate");
-    assert_eq!(ended(&kinds).result, WResult::RedWins as i32);
+    assert_eq!(ended(&kinds).result, Some(WResult::RedWins));
     assert_eq!(looks(&t.replayed()), looks(&t.st));
 }
 
@@ -309,7 +305,7 @@ fn the_flag_falls_only_when_the_time_is_up_and_a_late_move_is_refused() {
     assert_eq!(ans, Answer::Error(ClientError::GameFinished));
     assert_eq!(names(&kinds), ["ended"]);
     assert_eq!(ended(&kinds).reason, "flag");
-    assert_eq!(ended(&kinds).result, WResult::BlackWins as i32);
+    assert_eq!(ended(&kinds).result, Some(WResult::BlackWins));
     assert_eq!(t.st.board.plies(), 0, "the late move was not played");
     assert!(decide(&t.st, &Command::Tick, &Actor::SERVER, t.now).is_err());
     assert_eq!(looks(&t.replayed()), looks(&t.st));
@@ -416,7 +412,12 @@ fn three_fouls_lose() {
     for i in 1..=3 {
         let (_, kinds) = t
             .run(
-                arbiter("talking", Action::RecordFoul(w::RecordFoul { side: 1 })),
+                arbiter(
+                    "talking",
+                    Action::RecordFoul {
+                        side: Some(Side::Red),
+                    },
+                ),
                 ARBITER,
             )
             .unwrap();
@@ -425,7 +426,7 @@ fn three_fouls_lose() {
         } else {
             assert_eq!(names(&kinds), ["foul", "ended"]);
             assert_eq!(ended(&kinds).reason, "fouls");
-            assert_eq!(ended(&kinds).result, WResult::BlackWins as i32);
+            assert_eq!(ended(&kinds).result, Some(WResult::BlackWins));
         }
     }
     assert_eq!(t.st.fouls, [3, 0]);
@@ -453,7 +454,7 @@ fn a_false_move_limit_claim_is_a_foul_and_costs_five_minutes() {
     let (_, kinds) = t.run(Command::ClaimMoveLimit, BLACK).unwrap();
     assert_eq!(names(&kinds), ["foul", "clock_adjusted", "ended"]);
     assert_eq!(ended(&kinds).reason, "flag");
-    assert_eq!(ended(&kinds).result, WResult::RedWins as i32);
+    assert_eq!(ended(&kinds).result, Some(WResult::RedWins));
     assert_eq!(looks(&t.replayed()), looks(&t.st));
     assert_eq!(
         t.run(Command::ClaimMoveLimit, SPECTATOR)
@@ -483,7 +484,7 @@ fn resignation_and_the_ruling_request() {
     let Kind::Ruling(r) = &kinds[0] else { panic!() };
     assert_eq!(
         r.ruling.as_ref().unwrap().kind,
-        w::RulingKind::None as i32,
+        Some(w::RulingKind::None),
         "nothing to rule on"
     );
     assert_eq!(
@@ -492,7 +493,7 @@ fn resignation_and_the_ruling_request() {
     );
     let (_, kinds) = t.run(Command::Resign, BLACK).unwrap();
     assert_eq!(ended(&kinds).reason, "resign");
-    assert_eq!(ended(&kinds).result, WResult::RedWins as i32);
+    assert_eq!(ended(&kinds).result, Some(WResult::RedWins));
     assert_eq!(
         t.run(Command::Resign, RED).unwrap_err().code(),
         "game_finished"
@@ -504,7 +505,7 @@ fn resignation_and_the_ruling_request() {
 #[test]
 fn arbiter_commands_need_an_arbiter_and_a_reason() {
     let mut t = Table::new(chuhe_rules::START_FEN, "10m");
-    let pause = || Action::Pause(w::PauseGame {});
+    let pause = || Action::Pause;
     for who in [RED, BLACK, SPECTATOR, STRANGER] {
         let e = t.run(arbiter("x", pause()), who).unwrap_err();
         assert_eq!(e.code(), "permission_denied");
@@ -521,28 +522,26 @@ fn pause_stops_the_clock_and_moves_until_resumed() {
     let mut t = Table::new(chuhe_rules::START_FEN, "10m");
     let (_, kinds) = t
         .later(2_000)
-        .run(arbiter("network", Action::Pause(w::PauseGame {})), ARBITER)
+        .run(arbiter("network", Action::Pause), ARBITER)
         .unwrap();
     assert_eq!(names(&kinds), ["paused"]);
     assert!(t.st.clock.is_paused());
     assert_eq!(t.log.last().unwrap().actor, Some(99));
     assert_eq!(t.log.last().unwrap().reason.as_deref(), Some("network"));
     let Kind::Paused(p) = &kinds[0] else { panic!() };
-    assert_eq!(p.clock.unwrap().running, Side::Unspecified as i32);
+    assert_eq!(p.clock.unwrap().running, None);
     assert_eq!(
         t.later(60_000).mv(RED, "h2e2").unwrap_err().code(),
         "game_paused"
     );
     assert!(t.run(Command::Tick, Actor::SERVER).is_err());
     assert_eq!(
-        t.run(arbiter("again", Action::Pause(w::PauseGame {})), ARBITER)
+        t.run(arbiter("again", Action::Pause), ARBITER)
             .unwrap_err()
             .code(),
         "invalid_argument"
     );
-    let (_, kinds) = t
-        .run(arbiter("back", Action::Resume(w::ResumeGame {})), ARBITER)
-        .unwrap();
+    let (_, kinds) = t.run(arbiter("back", Action::Resume), ARBITER).unwrap();
     assert_eq!(names(&kinds), ["resumed"]);
     // The 60 s paused were charged to nobody.
     assert_eq!(left(&t.st, Side::Red, t.now), 598_000);
@@ -553,34 +552,25 @@ fn pause_stops_the_clock_and_moves_until_resumed() {
 #[test]
 fn added_and_charged_time() {
     let mut t = Table::new(chuhe_rules::START_FEN, "10m");
-    let add = |side: Side, delta_ms: i64| {
-        arbiter(
-            "adjust",
-            Action::AddTime(w::AddTime {
-                side: side as i32,
-                delta_ms,
-            }),
-        )
-    };
-    let (_, kinds) = t.run(add(Side::Black, 60_000), ARBITER).unwrap();
+    let add =
+        |side: Option<Side>, delta_ms: i64| arbiter("adjust", Action::AddTime { side, delta_ms });
+    let (_, kinds) = t.run(add(Some(Side::Black), 60_000), ARBITER).unwrap();
     assert_eq!(names(&kinds), ["clock_adjusted"]);
     assert_eq!(left(&t.st, Side::Black, t.now), 660_000);
     assert_eq!(
-        t.run(add(Side::Unspecified, 1), ARBITER)
-            .unwrap_err()
-            .code(),
+        t.run(add(None, 1), ARBITER).unwrap_err().code(),
         "invalid_argument"
     );
-    let (_, kinds) = t.run(add(Side::Red, -700_000), ARBITER).unwrap();
+    let (_, kinds) = t.run(add(Some(Side::Red), -700_000), ARBITER).unwrap();
     assert_eq!(names(&kinds), ["clock_adjusted", "ended"]);
     let e = ended(&kinds);
     assert_eq!(
         (e.reason.as_str(), e.result),
-        ("flag", WResult::BlackWins as i32)
+        ("flag", Some(WResult::BlackWins))
     );
     assert_eq!(e.arbiter.as_ref().unwrap().arbiter_id, "99");
     assert_eq!(
-        t.run(add(Side::Red, 1), ARBITER).unwrap_err().code(),
+        t.run(add(Some(Side::Red), 1), ARBITER).unwrap_err().code(),
         "game_finished"
     );
     assert_eq!(looks(&t.replayed()), looks(&t.st));
@@ -589,29 +579,22 @@ fn added_and_charged_time() {
 #[test]
 fn set_result_and_override_a_ruling() {
     let mut t = Table::new(chuhe_rules::START_FEN, "10m");
-    let set = |r: WResult| {
-        arbiter(
-            "decided",
-            Action::SetResult(w::SetResult { result: r as i32 }),
-        )
-    };
+    let set = |r: Option<WResult>| arbiter("decided", Action::SetResult { result: r });
     assert_eq!(
-        t.run(set(WResult::Unspecified), ARBITER)
-            .unwrap_err()
-            .code(),
+        t.run(set(None), ARBITER).unwrap_err().code(),
         "invalid_argument"
     );
-    let (_, kinds) = t.run(set(WResult::BothLose), ARBITER).unwrap();
+    let (_, kinds) = t.run(set(Some(WResult::BothLose)), ARBITER).unwrap();
     let e = ended(&kinds);
     assert_eq!(
         (e.reason.as_str(), e.result),
-        ("arbiter", WResult::BothLose as i32)
+        ("arbiter", Some(WResult::BothLose))
     );
     assert_eq!(t.st.result, Some((WResult::BothLose, "arbiter".into())));
     // A finished game's record is closed (the store keeps its result with its end): a
     // correction is refused, not accepted and then lost.
     assert_eq!(
-        t.run(set(WResult::Draw), ARBITER).unwrap_err().code(),
+        t.run(set(Some(WResult::Draw)), ARBITER).unwrap_err().code(),
         "game_finished"
     );
 
@@ -620,32 +603,32 @@ fn set_result_and_override_a_ruling() {
     let (_, kinds) = t.run(Command::RequestRuling, RED).unwrap();
     assert_eq!(names(&kinds), ["ruling"]);
     let ruling_seq = t.st.seq;
-    let over = |seq: u64, r: WResult| {
+    let over = |seq: u64, r: Option<WResult>| {
         arbiter(
             "reviewed",
-            Action::OverrideRuling(w::OverrideRuling {
+            Action::OverrideRuling {
                 ruling_seq: seq,
-                result: r as i32,
-            }),
+                result: r,
+            },
         )
     };
     assert_eq!(
-        t.run(over(1, WResult::Draw), ARBITER).unwrap_err().code(),
+        t.run(over(1, Some(WResult::Draw)), ARBITER)
+            .unwrap_err()
+            .code(),
         "invalid_argument",
         "event 1 is the creation"
     );
-    let (_, kinds) = t
-        .run(over(ruling_seq, WResult::Unspecified), ARBITER)
-        .unwrap();
+    let (_, kinds) = t.run(over(ruling_seq, None), ARBITER).unwrap();
     assert_eq!(names(&kinds), ["ruling_overridden"]);
     assert!(!t.st.is_finished());
-    let (_, kinds) = t.run(over(ruling_seq, WResult::Draw), ARBITER).unwrap();
+    let (_, kinds) = t
+        .run(over(ruling_seq, Some(WResult::Draw)), ARBITER)
+        .unwrap();
     assert_eq!(names(&kinds), ["ruling_overridden", "ended"]);
     assert_eq!(t.st.result, Some((WResult::Draw, "arbiter".into())));
     assert_eq!(
-        t.run(over(ruling_seq, WResult::Unspecified), ARBITER)
-            .unwrap_err()
-            .code(),
+        t.run(over(ruling_seq, None), ARBITER).unwrap_err().code(),
         "game_finished",
         "a finished game is not reopened"
     );
@@ -676,9 +659,9 @@ fn call(reason: &str) -> Command {
     }
 }
 
-fn say(to: Side, text: &str) -> Command {
+fn say(to: Option<Side>, text: &str) -> Command {
     Command::Message {
-        to: to as i32,
+        to,
         text: text.into(),
     }
 }
@@ -709,7 +692,7 @@ fn a_call_stops_the_clock_and_the_arbiter_takes_answers_and_resumes() {
         panic!()
     };
     assert!(c.clock_stopped);
-    assert_eq!((c.side, c.count), (Side::Black as i32, 1));
+    assert_eq!((c.side, c.count), (Some(Side::Black), 1));
     assert!(t.st.clock.is_paused());
     assert_eq!(t.st.open_call.as_ref().unwrap().seq, call_seq);
     // While the call is open: no move, no second call.
@@ -735,36 +718,29 @@ fn a_call_stops_the_clock_and_the_arbiter_takes_answers_and_resumes() {
     assert_eq!(e.code(), "call_taken");
     // Messages both ways.
     t.later(1_000)
-        .run(say(Side::Unspecified, "which move?"), ARBITER)
+        .run(say(None, "which move?"), ARBITER)
         .unwrap();
-    let (_, kinds) = t
-        .later(1_000)
-        .run(say(Side::Unspecified, "move 12"), BLACK)
-        .unwrap();
+    let (_, kinds) = t.later(1_000).run(say(None, "move 12"), BLACK).unwrap();
     let Kind::Message(m) = &kinds[0] else {
         panic!()
     };
     assert_eq!(
         (m.from_side, m.call_seq, m.text.as_str()),
-        (Side::Black as i32, call_seq, "move 12")
+        (Some(Side::Black), call_seq, "move 12")
     );
     // The arbiter adds time, resumes and closes the call.
     t.run(
         arbiter(
             "for the call",
-            Action::AddTime(w::AddTime {
-                side: Side::Black as i32,
+            Action::AddTime {
+                side: Some(Side::Black),
                 delta_ms: 60_000,
-            }),
+            },
         ),
         ARBITER,
     )
     .unwrap();
-    t.run(
-        arbiter("play on", Action::Resume(w::ResumeGame {})),
-        ARBITER,
-    )
-    .unwrap();
+    t.run(arbiter("play on", Action::Resume), ARBITER).unwrap();
     assert_eq!(
         t.run(
             Command::CloseCall {
@@ -810,7 +786,7 @@ fn a_call_stops_the_clock_and_the_arbiter_takes_answers_and_resumes() {
         .log
         .iter()
         .filter_map(|e| e.kind())
-        .map(|k| crate::live::kind_label(Some(k)))
+        .map(|k| k.label())
         .collect();
     assert_eq!(
         log[2..],
@@ -832,9 +808,7 @@ fn a_replay_in_the_middle_of_a_call_keeps_it_open_and_the_clock_stopped() {
     let mut t = Table::with_info(league_info(None));
     t.later(1_000).run(call("disconnect"), RED).unwrap();
     t.run(Command::TakeCall, ARBITER).unwrap();
-    t.later(1_000)
-        .run(say(Side::Unspecified, "here"), RED)
-        .unwrap();
+    t.later(1_000).run(say(None, "here"), RED).unwrap();
     let r = t.replayed();
     assert!(r.clock.is_paused());
     assert_eq!(r.open_call.as_ref().map(|c| c.taken_by), Some(Some(99)));
@@ -868,8 +842,7 @@ fn calls_are_limited_and_the_settings_may_keep_the_clock_running() {
     let mut t = Table::with_info(league_info(None));
     for _ in 0..3 {
         t.run(call(""), RED).unwrap();
-        t.run(arbiter("go", Action::Resume(w::ResumeGame {})), ARBITER)
-            .unwrap();
+        t.run(arbiter("go", Action::Resume), ARBITER).unwrap();
         t.run(
             Command::CloseCall {
                 decision: "ok".into(),
@@ -904,54 +877,47 @@ fn who_may_call_and_message() {
     );
     // No call open: a player may message nobody.
     assert_eq!(
-        t.run(say(Side::Unspecified, "hi"), RED).unwrap_err().code(),
+        t.run(say(None, "hi"), RED).unwrap_err().code(),
         "messaging_not_allowed"
     );
     t.run(call(""), RED).unwrap();
     // Not the opponent, not a spectator or a stranger.
     assert_eq!(
-        t.run(say(Side::Black, "draw?"), RED).unwrap_err().code(),
-        "messaging_not_allowed"
-    );
-    assert_eq!(
-        t.run(say(Side::Red, "me"), RED).unwrap_err().code(),
-        "messaging_not_allowed"
-    );
-    assert_eq!(
-        t.run(say(Side::Unspecified, "hi"), SPECTATOR)
+        t.run(say(Some(Side::Black), "draw?"), RED)
             .unwrap_err()
             .code(),
         "messaging_not_allowed"
     );
     assert_eq!(
-        t.run(say(Side::Unspecified, "hi"), STRANGER)
-            .unwrap_err()
-            .code(),
+        t.run(say(Some(Side::Red), "me"), RED).unwrap_err().code(),
+        "messaging_not_allowed"
+    );
+    assert_eq!(
+        t.run(say(None, "hi"), SPECTATOR).unwrap_err().code(),
+        "messaging_not_allowed"
+    );
+    assert_eq!(
+        t.run(say(None, "hi"), STRANGER).unwrap_err().code(),
         "messaging_not_allowed"
     );
     // Limits.
     assert_eq!(
-        t.run(say(Side::Unspecified, &"字".repeat(501)), RED)
-            .unwrap_err()
-            .code(),
+        t.run(say(None, &"字".repeat(501)), RED).unwrap_err().code(),
         "message_too_long"
     );
     assert_eq!(
-        t.run(say(Side::Unspecified, "  "), RED).unwrap_err().code(),
+        t.run(say(None, "  "), RED).unwrap_err().code(),
         "invalid_argument"
     );
-    t.run(say(Side::Unspecified, &"字".repeat(500)), RED)
-        .unwrap();
+    t.run(say(None, &"字".repeat(500)), RED).unwrap();
     assert_eq!(
         t.later(999)
-            .run(say(Side::Unspecified, "again"), RED)
+            .run(say(None, "again"), RED)
             .unwrap_err()
             .code(),
         "message_rate_limited"
     );
-    t.later(1)
-        .run(say(Side::Unspecified, "again"), RED)
-        .unwrap();
+    t.later(1).run(say(None, "again"), RED).unwrap();
     // The arbiter messages one player or both, any time.
     t.run(
         Command::CloseCall {
@@ -960,13 +926,13 @@ fn who_may_call_and_message() {
         ARBITER,
     )
     .unwrap();
-    let (_, kinds) = t.run(say(Side::Black, "a word"), ARBITER).unwrap();
+    let (_, kinds) = t.run(say(Some(Side::Black), "a word"), ARBITER).unwrap();
     let Kind::Message(m) = &kinds[0] else {
         panic!()
     };
     assert_eq!(
         (m.to, m.call_seq, m.from_role),
-        (Side::Black as i32, 0, w::Role::Arbiter as i32)
+        (Some(Side::Black), 0, Some(w::Role::Arbiter))
     );
     assert_eq!(t.log.last().unwrap().actor, Some(99));
     // The game's end closes the call and the channel.
@@ -974,18 +940,16 @@ fn who_may_call_and_message() {
     t.run(
         arbiter(
             "over",
-            Action::SetResult(w::SetResult {
-                result: WResult::Draw as i32,
-            }),
+            Action::SetResult {
+                result: Some(WResult::Draw),
+            },
         ),
         ARBITER,
     )
     .unwrap();
     assert!(t.st.open_call.is_none());
     assert_eq!(
-        t.run(say(Side::Unspecified, "hi"), ARBITER)
-            .unwrap_err()
-            .code(),
+        t.run(say(None, "hi"), ARBITER).unwrap_err().code(),
         "game_finished"
     );
     assert_eq!(calls_state(&t.replayed()), calls_state(&t.st));
@@ -993,7 +957,7 @@ fn who_may_call_and_message() {
 
 fn scheduled(at: u64, lateness_ms: u64) -> GameInfo {
     GameInfo {
-        start_mode: StartMode::Scheduled as i32,
+        start_mode: StartMode::Scheduled,
         scheduled_start_ms: at,
         lateness_limit_ms: lateness_ms,
         ..info(chuhe_rules::START_FEN, "10m", 0)
@@ -1021,7 +985,7 @@ fn a_scheduled_game_starts_its_clocks_at_the_instant_whoever_is_there() {
         panic!()
     };
     assert_eq!(s.started_at_ms, 60_000);
-    assert_eq!(s.clock.unwrap().running, Side::Red as i32);
+    assert_eq!(s.clock.unwrap().running, Some(Side::Red));
     assert_eq!(t.st.started_at, Some(60_000));
     assert_eq!(left(&t.st, Side::Red, 60_250), 599_750);
     t.later(1_000).mv(RED, "h2e2").unwrap();
@@ -1087,7 +1051,7 @@ fn a_start_that_fell_during_an_outage_happens_at_the_restart_with_the_clocks_cre
 #[test]
 fn a_game_waiting_for_its_players_starts_when_both_have_joined() {
     let mut t = Table::with_info(GameInfo {
-        start_mode: StartMode::PlayersPresent as i32,
+        start_mode: StartMode::PlayersPresent,
         ..info(chuhe_rules::START_FEN, "10m", 0)
     });
     assert!(tracks_joining(&t.st));
@@ -1132,7 +1096,7 @@ fn a_player_absent_past_the_lateness_limit_loses() {
     let e = ended(&kinds);
     assert_eq!(
         (e.reason.as_str(), e.result),
-        ("lateness", WResult::RedWins as i32)
+        ("lateness", Some(WResult::RedWins))
     );
     assert!(
         e.explanation.contains("Black had not joined"),
@@ -1146,7 +1110,7 @@ fn a_player_absent_past_the_lateness_limit_loses() {
     t.now = start + limit + 5;
     let (_, kinds) = t.run(Command::Tick, Actor::SERVER).unwrap();
     assert_eq!(names(&kinds), ["started", "ended"]);
-    assert_eq!(ended(&kinds).result, WResult::BothLose as i32);
+    assert_eq!(ended(&kinds).result, Some(WResult::BothLose));
 
     // A player who moves has joined, without subscribing first.
     let mut t = Table::with_info(scheduled(start, limit));
@@ -1198,7 +1162,7 @@ fn folding_refuses_a_log_with_a_gap_or_without_its_creation() {
     ));
     let mut bad = t.log.clone();
     if let Some(Kind::Move(m)) = &mut bad[2].event.kind {
-        m.r#move.as_mut().unwrap().iccs = "a0a5".into();
+        m.mv.as_mut().unwrap().iccs = "a0a5".into();
     }
     assert!(matches!(
         State::replay(&bad),
@@ -1255,27 +1219,35 @@ fn command_for(st: &State, s: &Step) -> (Command, Actor) {
         85..=87 => Command::Tick,
         88 => Command::Resign,
         89 => Command::Join,
-        90 => arbiter("p", Action::Pause(w::PauseGame {})),
-        91..=92 => arbiter("r", Action::Resume(w::ResumeGame {})),
+        90 => arbiter("p", Action::Pause),
+        91..=92 => arbiter("r", Action::Resume),
         93 => arbiter(
             "t",
-            Action::AddTime(w::AddTime {
-                side: 1 + i32::from(s.pick % 2 == 0),
+            Action::AddTime {
+                side: Some(if s.pick % 2 == 0 {
+                    Side::Black
+                } else {
+                    Side::Red
+                }),
                 delta_ms: i64::from(s.pick) * 10 - 300_000,
-            }),
+            },
         ),
         94 => arbiter(
             "f",
-            Action::RecordFoul(w::RecordFoul {
-                side: 1 + i32::from(s.pick % 2 == 0),
-            }),
+            Action::RecordFoul {
+                side: Some(if s.pick % 2 == 0 {
+                    Side::Black
+                } else {
+                    Side::Red
+                }),
+            },
         ),
         95 => arbiter(
             "o",
-            Action::OverrideRuling(w::OverrideRuling {
+            Action::OverrideRuling {
                 ruling_seq: st.rulings.last().copied().unwrap_or(1),
-                result: i32::from(s.pick % 4 == 0) * 3,
-            }),
+                result: (s.pick % 4 == 0).then_some(WResult::Draw),
+            },
         ),
         96 => Command::Restart,
         _ => mv_cmd(st.board.plies() + 1, "zz", false),
@@ -1299,12 +1271,12 @@ proptest! {
         let mut i = info(chuhe_rules::START_FEN, "3m+2s", 0);
         match setup {
             1 => {
-                i.start_mode = StartMode::Scheduled as i32;
+                i.start_mode = StartMode::Scheduled;
                 i.scheduled_start_ms = 11_000;
                 i.lateness_limit_ms = 60_000;
             }
             2 => {
-                i.start_mode = StartMode::PlayersPresent as i32;
+                i.start_mode = StartMode::PlayersPresent;
                 i.lateness_limit_ms = 30_000;
             }
             _ => {}

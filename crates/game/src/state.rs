@@ -2,17 +2,16 @@
 //! events it has just committed; recovery folds the stored log; both through this one
 //! function, so a rule of how an event changes the game is written once.
 
-use chuhe_clock::{Clock, ClockSnapshot, Controls, LagConfig, Millis};
-use chuhe_proto::v1::{GameEvent, GameInfo, Result as WResult, Side, StartMode, game_event::Kind};
-
 use crate::board::Board;
 use crate::side;
+use crate::types::{GameEvent, GameInfo, GameResult, Kind, Side, StartMode};
+use chuhe_clock::{Clock, ClockSnapshot, Controls, LagConfig, Millis};
 
 /// The natural move limit when a game names none: 60 moves each (art. 4.2.4).
 pub const DEFAULT_MOVE_LIMIT_PLIES: u32 = 120;
 
-/// One event as the core decides and folds it: the wire event (what clients receive and the
-/// log stores) and what the store keeps beside it.
+/// One event as the core decides and folds it: the game event (what clients receive and the
+/// log stores, converted to the wire by the server) and what the store keeps beside it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Event {
     /// The event with its seq and time.
@@ -46,6 +45,19 @@ pub struct LastMove {
     pub wxf: String,
 }
 
+/// A call not yet closed, as the state keeps it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OpenCall {
+    /// The `ArbiterCalled` event's seq: the call's id.
+    pub seq: u64,
+    pub side: Side,
+    pub at_ms: u64,
+    pub reason: String,
+    /// The arbiter who took it.
+    pub taken_by: Option<i64>,
+    pub clock_stopped: bool,
+}
+
 /// Everything a game's commands are decided on. Built by folding events only.
 #[derive(Debug, Clone)]
 pub struct State {
@@ -67,7 +79,7 @@ pub struct State {
     /// A side whose offer was refused may not offer again until the opponent has offered.
     pub offer_blocked: [bool; 2],
     /// The result and its reason code, once the game is over.
-    pub result: Option<(WResult, String)>,
+    pub result: Option<(GameResult, String)>,
     pub last_move: Option<LastMove>,
     /// Plies without a capture that draw (the game's own limit, or the default).
     pub move_limit: u32,
@@ -88,7 +100,7 @@ pub struct State {
     /// Calls to the arbiter made per side (index [`side::index`]).
     pub calls: [u32; 2],
     /// The call not yet closed.
-    pub open_call: Option<super::call::OpenCall>,
+    pub open_call: Option<OpenCall>,
     /// When each side's player last sent a message (0: never), for the rate limit.
     pub last_message_at: [u64; 2],
 }
@@ -108,6 +120,8 @@ pub enum FoldError {
     BadMove { seq: u64, iccs: String, why: String },
     #[error("event {seq}: its clock snapshot cannot be restored: {why}")]
     BadClock { seq: u64, why: String },
+    #[error("event {seq}: the game's end names no result")]
+    NoResult { seq: u64 },
 }
 
 impl State {
@@ -142,7 +156,7 @@ impl State {
             last_move: None,
             move_limit,
             rulings: Vec::new(),
-            start_mode: StartMode::try_from(info.start_mode).unwrap_or(StartMode::Unspecified),
+            start_mode: info.start_mode,
             started_at: None,
             joined: [false, false],
             start_not_before: 0,
@@ -161,7 +175,7 @@ impl State {
             return Err(FoldError::NotCreated);
         };
         let seq = first.event.seq;
-        let info = c.info.clone().unwrap_or_default();
+        let info = c.info.as_deref().cloned().unwrap_or_default();
         let mut st = State::from_info(&info).map_err(|why| FoldError::BadInfo { seq, why })?;
         fold(&mut st, first)?;
         for ev in events {
@@ -221,20 +235,24 @@ impl State {
 /// What [`fold`] may take instead of computing it again: the board and clock that deciding
 /// a command already computed (live play). Recovery folds with none.
 #[derive(Debug, Default)]
-pub struct Prepared {
+pub struct Precomputed {
     pub(crate) board: Option<Box<Board>>,
     pub(crate) clock: Option<Clock>,
 }
 
 /// Changes the state by one committed event. Events must come in seq order without gaps.
 pub fn fold(st: &mut State, ev: &Event) -> Result<(), FoldError> {
-    fold_with(st, ev, &mut Prepared::default())
+    fold_with(st, ev, &mut Precomputed::default())
 }
 
-/// [`fold`], taking the board after a move and the clock after the batch from `prepared`
+/// [`fold`], taking the board after a move and the clock after the batch from `precomputed`
 /// when they are there instead of computing them again. Gives the same state (tested: live
 /// play against replay).
-pub fn fold_with(st: &mut State, ev: &Event, prepared: &mut Prepared) -> Result<(), FoldError> {
+pub fn fold_with(
+    st: &mut State,
+    ev: &Event,
+    precomputed: &mut Precomputed,
+) -> Result<(), FoldError> {
     let seq = ev.event.seq;
     let expected = st.seq + 1;
     if seq != expected {
@@ -243,7 +261,7 @@ pub fn fold_with(st: &mut State, ev: &Event, prepared: &mut Prepared) -> Result<
     let kind = ev.kind().ok_or(FoldError::NoKind { seq })?;
     match kind {
         Kind::Created(c) => {
-            let info = c.info.clone().unwrap_or_default();
+            let info = c.info.as_deref().cloned().unwrap_or_default();
             let mut fresh =
                 State::from_info(&info).map_err(|why| FoldError::BadInfo { seq, why })?;
             fresh.seq = st.seq;
@@ -251,9 +269,9 @@ pub fn fold_with(st: &mut State, ev: &Event, prepared: &mut Prepared) -> Result<
             *st = fresh;
         }
         Kind::Move(m) => {
-            let mv = m.r#move.clone().unwrap_or_default();
+            let mv = m.mv.clone().unwrap_or_default();
             let mover = st.board.to_move();
-            match prepared.board.take() {
+            match precomputed.board.take() {
                 Some(b) => st.board = *b,
                 None => {
                     st.board.play(&mv.iccs).map_err(|why| FoldError::BadMove {
@@ -275,36 +293,35 @@ pub fn fold_with(st: &mut State, ev: &Event, prepared: &mut Prepared) -> Result<
             });
         }
         Kind::DrawOffered(d) => {
-            let s = side::playing(d.side).unwrap_or(Side::Red);
+            let s = d.side.unwrap_or(Side::Red);
             st.draw_offer = Some(s);
             st.offer_blocked[side::index(side::other(s))] = false;
         }
         Kind::DrawDeclined(d) => {
-            let decliner = side::playing(d.side).unwrap_or(Side::Red);
+            let decliner = d.side.unwrap_or(Side::Red);
             st.offer_blocked[side::index(side::other(decliner))] = true;
             st.draw_offer = None;
         }
         Kind::Foul(f) => {
-            let s = side::playing(f.side).unwrap_or(Side::Red);
+            let s = f.side.unwrap_or(Side::Red);
             st.fouls[side::index(s)] = f.count;
         }
         Kind::Ended(e) => {
-            let result = WResult::try_from(e.result).unwrap_or(WResult::Unspecified);
+            let result = e.result.ok_or(FoldError::NoResult { seq })?;
             st.result = Some((result, e.reason.clone()));
             st.draw_offer = None;
             // The game's end closes its call.
             st.open_call = None;
         }
         Kind::RulingOverridden(o) => {
-            if o.result != WResult::Unspecified as i32 {
-                let result = WResult::try_from(o.result).unwrap_or(WResult::Unspecified);
+            if let Some(result) = o.result {
                 st.result = Some((result, "arbiter".into()));
             }
         }
         Kind::Ruling(_) => st.rulings.push(seq),
         Kind::Started(s) => st.started_at = Some(s.started_at_ms),
         Kind::Joined(j) => {
-            if let Some(s) = side::playing(j.side) {
+            if let Some(s) = j.side {
                 st.joined[side::index(s)] = true;
             }
         }
@@ -316,9 +333,9 @@ pub fn fold_with(st: &mut State, ev: &Event, prepared: &mut Prepared) -> Result<
         }
         Kind::ClockAdjusted(_) | Kind::Paused(_) | Kind::Resumed(_) => {}
         Kind::ArbiterCalled(c) => {
-            let s = side::playing(c.side).unwrap_or(Side::Red);
+            let s = c.side.unwrap_or(Side::Red);
             st.calls[side::index(s)] = c.count;
-            st.open_call = Some(super::call::OpenCall {
+            st.open_call = Some(OpenCall {
                 seq,
                 side: s,
                 at_ms: ev.event.at_ms,
@@ -334,15 +351,13 @@ pub fn fold_with(st: &mut State, ev: &Event, prepared: &mut Prepared) -> Result<
         }
         Kind::CallClosed(_) => st.open_call = None,
         Kind::Message(m) => {
-            if let Some(s) = side::playing(m.from_side) {
+            if let Some(s) = m.from_side {
                 st.last_message_at[side::index(s)] = ev.event.at_ms;
             }
         }
-        // A stand-in for spectators; never in a log.
-        Kind::Private(_) => {}
     }
     if let Some(snap) = &ev.clock {
-        st.clock = match prepared.clock.take() {
+        st.clock = match precomputed.clock.take() {
             Some(c) => c,
             None => {
                 Clock::restore(snap, Millis(ev.event.at_ms)).map_err(|e| FoldError::BadClock {

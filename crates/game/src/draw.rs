@@ -4,13 +4,13 @@
 use std::time::Duration;
 
 use chuhe_clock::Millis;
-use chuhe_proto::v1::{self as w, Result as WResult, game_event::Kind};
 
-use super::command::{Actor, Decided, Draft, ensure_not_finished, ensure_playing};
+use super::command::{Actor, Batch, Decided, ensure_not_finished, ensure_playing};
 use super::state::State;
 use crate::error::ClientError;
 use crate::phrase::{phrase, side_code};
 use crate::side;
+use crate::types::{self as t, GameResult, Kind};
 
 /// A false move-limit claim costs the claimant this much of its clock (art. 23.3).
 pub const FALSE_CLAIM_PENALTY: Duration = Duration::from_secs(300);
@@ -26,7 +26,7 @@ pub(crate) fn offer(st: &State, actor: &Actor, now: u64) -> Result<Decided, Clie
         // The opponent's offer stands: it is to be answered, not met with another.
         return Err(ClientError::DrawOfferNotAllowed);
     }
-    let mut d = Draft::new(st, now);
+    let mut d = Batch::new(st, now);
     d.offer(side);
     Ok(d.finish_batch())
 }
@@ -43,10 +43,10 @@ pub(crate) fn answer(
     if st.draw_offer != Some(side::other(side)) {
         return Err(ClientError::NoDrawOffer);
     }
-    let mut d = Draft::new(st, now);
+    let mut d = Batch::new(st, now);
     if accept {
         d.end(
-            WResult::Draw,
+            GameResult::Draw,
             "draw_agreed",
             format!(
                 "{} accepted {}'s draw offer.",
@@ -63,8 +63,8 @@ pub(crate) fn answer(
             None,
         );
     } else {
-        d.push(Kind::DrawDeclined(w::DrawDeclined {
-            side: side as i32,
+        d.push(Kind::DrawDeclined(t::DrawDeclined {
+            side: Some(side),
             by_moving: false,
         }));
     }
@@ -74,7 +74,7 @@ pub(crate) fn answer(
 pub(crate) fn resign(st: &State, actor: &Actor, now: u64) -> Result<Decided, ClientError> {
     let side = actor.side_in(st).ok_or(ClientError::NotAPlayer)?;
     ensure_not_finished(st)?;
-    let mut d = Draft::new(st, now);
+    let mut d = Batch::new(st, now);
     d.end(
         side::win_for(side::other(side)),
         "resign",
@@ -100,11 +100,11 @@ pub(crate) fn claim_move_limit(
 ) -> Result<Decided, ClientError> {
     let side = actor.side_in(st).ok_or(ClientError::NotAPlayer)?;
     ensure_playing(st)?;
-    let mut d = Draft::new(st, now);
+    let mut d = Batch::new(st, now);
     let counted = st.board.move_limit_count();
     if counted >= st.move_limit {
         d.end(
-            WResult::Draw,
+            GameResult::Draw,
             "move_limit",
             format!(
                 "{} claimed the natural move limit: {counted} plies without a capture (limit {}). Draw (art. 4.2.4).",
@@ -150,8 +150,8 @@ pub(crate) fn claim_move_limit(
             .ok()
             .flatten();
         let clock = d.clock_state();
-        d.push(Kind::ClockAdjusted(w::ClockAdjusted {
-            side: side as i32,
+        d.push(Kind::ClockAdjusted(t::ClockAdjusted {
+            side: Some(side),
             delta_ms: -(FALSE_CLAIM_PENALTY.as_millis() as i64),
             code: "false_claim_penalty".into(),
             clock: Some(clock),
@@ -181,17 +181,17 @@ pub(crate) fn claim_move_limit(
 pub(crate) fn request_ruling(st: &State, actor: &Actor, now: u64) -> Result<Decided, ClientError> {
     actor.side_in(st).ok_or(ClientError::NotAPlayer)?;
     ensure_playing(st)?;
-    let ruling = st.board.pending_warning().unwrap_or_else(|| w::Ruling {
-        kind: w::RulingKind::None as i32,
+    let ruling = st.board.pending_warning().unwrap_or_else(|| t::Ruling {
+        kind: Some(t::RulingKind::None),
         explanation: "No cycle is being repeated: there is nothing to rule on (art. 24). The server rules automatically at every third occurrence of a position.".into(),
         explanation_en: "No cycle is being repeated: there is nothing to rule on (art. 24). The server rules automatically at every third occurrence of a position.".into(),
         explanation_zh: "没有循环重复的局面，无须裁决（第24条）。局面每第三次出现时服务器自动裁决。".into(),
         phrase: Some(phrase("ruling.none", &[("article", "24".into())])),
         ply: st.board.plies(),
-        ..w::Ruling::default()
+        ..t::Ruling::default()
     });
-    let mut d = Draft::new(st, now);
-    d.push(Kind::Ruling(w::RulingIssued {
+    let mut d = Batch::new(st, now);
+    d.push(Kind::Ruling(t::RulingIssued {
         ruling: Some(ruling),
     }));
     Ok(d.finish_batch())

@@ -3,13 +3,13 @@
 use std::time::Duration;
 
 use chuhe_clock::Millis;
-use chuhe_proto::v1::{self as w, game_event::Kind};
 
-use super::command::{Actor, Answer, Decided, Draft, ensure_playing};
+use super::command::{Actor, Answer, Batch, Decided, ensure_playing};
 use super::state::State;
 use crate::board::Played;
 use crate::error::ClientError;
 use crate::side;
+use crate::types::{self as t, Kind};
 
 /// A player's move. A resend of the last move (same ply, any notation) is answered with its
 /// seq and changes nothing; a move that comes after the flag fell commits the flag and is
@@ -63,14 +63,14 @@ pub(crate) fn play(
     if report.is_flagged() {
         return flag_instead(st, now);
     }
-    let mut d = Draft::new(st, now);
+    let mut d = Batch::new(st, now);
     d.set_clock(clock);
     if super::start::tracks_joining(st) && !st.joined[side::index(side)] {
         super::start::join_into(&mut d, side)?;
     }
     if st.draw_offer == Some(side::other(side)) {
-        d.push(Kind::DrawDeclined(w::DrawDeclined {
-            side: side as i32,
+        d.push(Kind::DrawDeclined(t::DrawDeclined {
+            side: Some(side),
             by_moving: true,
         }));
     }
@@ -86,8 +86,8 @@ pub(crate) fn play(
         end,
         warning,
     } = played;
-    d.push(Kind::Move(w::MovePlayed {
-        r#move: Some(w::MoveRecord {
+    d.push(Kind::Move(t::MovePlayed {
+        mv: Some(t::MoveRecord {
             ply,
             iccs,
             chinese,
@@ -98,18 +98,18 @@ pub(crate) fn play(
             capture,
         }),
         clock: Some(clock),
-        side: side as i32,
+        side: Some(side),
     }));
     d.ack = Some(seq_of_move);
     d.board = Some(board);
     if let Some(warning) = warning {
-        d.push(Kind::Ruling(w::RulingIssued {
+        d.push(Kind::Ruling(t::RulingIssued {
             ruling: Some(warning),
         }));
     }
     if let Some(end) = end {
         if let Some(r) = end.ruling {
-            d.push(Kind::Ruling(w::RulingIssued { ruling: Some(r) }));
+            d.push(Kind::Ruling(t::RulingIssued { ruling: Some(r) }));
         }
         d.end(end.result, end.reason, end.explanation, end.phrase, None);
     } else if offer_draw {
@@ -129,39 +129,9 @@ fn is_same_move(text: &str, last: &super::state::LastMove) -> bool {
 }
 
 /// The events that end the game on time if the flag has fallen at `now` (None: it has not).
-pub(crate) fn flag(st: &State, now: u64) -> Option<Draft<'_>> {
-    let mut d = Draft::new(st, now);
-    flag_into(&mut d).then_some(d)
-}
-
-/// Ends the drafted game on time if the draft's clock has flagged at its `now`.
-pub(crate) fn flag_into(d: &mut Draft<'_>) -> bool {
-    if d.ended {
-        return false;
-    }
-    let now = d.now;
-    let Some(flag) = d.clock_mut().check_flag(Millis(now)) else {
-        return false;
-    };
-    let loser = side::from_clock(flag.side);
-    let winner = side::other(loser);
-    d.ended = true;
-    let clock = d.clock_state();
-    d.push(Kind::Ended(w::GameEnded {
-        result: side::win_for(winner) as i32,
-        reason: "flag".into(),
-        explanation: format!("{flag}: {} wins on time.", side::name(winner)),
-        clock: Some(clock),
-        arbiter: None,
-        phrase: Some(crate::phrase::phrase(
-            "ended.flag",
-            &[
-                ("side", crate::phrase::side_code(loser)),
-                ("winner", crate::phrase::side_code(winner)),
-            ],
-        )),
-    }));
-    true
+pub(crate) fn flag(st: &State, now: u64) -> Option<Batch<'_>> {
+    let mut d = Batch::new(st, now);
+    d.flag().then_some(d)
 }
 
 /// A move came after the flag fell: the flag is committed and the move refused.
@@ -181,14 +151,14 @@ pub(crate) fn restart(st: &State, now: u64) -> Result<Decided, ClientError> {
     if st.result.is_some() {
         return Err(ClientError::GameFinished);
     }
-    let mut d = Draft::new(st, now);
+    let mut d = Batch::new(st, now);
     // The clock as of the last event, restarted at `now`: the time between is nobody's.
     let at_last = st.clock.snapshot(Millis(st.at_ms));
     let resumed = chuhe_clock::Clock::restore(&at_last, Millis(now))
         .map_err(|e| ClientError::InvalidArgument(e.to_string()))?;
     d.set_clock(resumed);
     let clock = d.clock_state();
-    d.push(Kind::ServerRestarted(w::ServerRestarted {
+    d.push(Kind::ServerRestarted(t::ServerRestarted {
         clock: Some(clock),
         downtime_ms: now.saturating_sub(st.at_ms),
     }));

@@ -1,24 +1,24 @@
 //! The game's rules state: `chuhe_rules::rulings::Game` (position, move
-//! limit, repetition referee), with conversion of its rulings to the wire.
+//! limit, repetition referee), with conversion of its rulings to the game's events.
 //! Pure.
 
-use chuhe_proto::v1::{self as w, Result as WResult, Side};
+use crate::types::{self as t, GameResult, Side};
 use chuhe_rules::rulings::{
-    self, EndCause, GameResult, MoveClass, MoveLimit, RulesConfig, Ruleset, Verdict,
+    self, EndCause, GameResult as RulesResult, MoveClass, MoveLimit, RulesConfig, Ruleset, Verdict,
 };
 use chuhe_rules::{Move, Position};
 
 /// How the rules ended the game with a move.
 #[derive(Debug, Clone)]
 pub struct BoardEnd {
-    pub result: WResult,
+    pub result: GameResult,
     /// Stable reason code (see docs/protocol.md).
     pub reason: &'static str,
     pub explanation: String,
     /// The explanation as a code with its parameters.
-    pub phrase: w::Phrase,
+    pub phrase: t::Phrase,
     /// The repetition ruling, if one decided.
-    pub ruling: Option<w::Ruling>,
+    pub ruling: Option<t::Ruling>,
 }
 
 /// A move as applied, with everything the events need.
@@ -32,7 +32,7 @@ pub struct Played {
     pub capture: bool,
     pub end: Option<BoardEnd>,
     /// A new must-vary warning (24.3).
-    pub warning: Option<w::Ruling>,
+    pub warning: Option<t::Ruling>,
 }
 
 #[derive(Debug, Clone)]
@@ -50,34 +50,34 @@ pub fn ruleset(name: &str) -> Option<Ruleset> {
     }
 }
 
-fn wresult(r: GameResult) -> WResult {
+fn game_result(r: RulesResult) -> GameResult {
     match r {
-        GameResult::RedWins => WResult::RedWins,
-        GameResult::BlackWins => WResult::BlackWins,
-        GameResult::Draw => WResult::Draw,
+        RulesResult::RedWins => GameResult::RedWins,
+        RulesResult::BlackWins => GameResult::BlackWins,
+        RulesResult::Draw => GameResult::Draw,
     }
 }
 
-/// The wire form of a ruling, with its explanation and the cycle move by move.
-pub fn wire_ruling(r: &rulings::Ruling) -> w::Ruling {
+/// A ruling as the game's events carry it, with its explanation and the cycle move by move.
+pub fn event_ruling(r: &rulings::Ruling) -> t::Ruling {
     let (kind, side, result) = match r.verdict {
         Verdict::Loss { loser } => (
-            w::RulingKind::Decision,
-            crate::side::from_color(loser),
-            wresult(GameResult::win_for(loser.other())),
+            t::RulingKind::Decision,
+            Some(crate::side::from_color(loser)),
+            Some(game_result(RulesResult::win_for(loser.other()))),
         ),
-        Verdict::Draw => (w::RulingKind::Decision, Side::Unspecified, WResult::Draw),
+        Verdict::Draw => (t::RulingKind::Decision, None, Some(GameResult::Draw)),
         Verdict::MustVary { offender } => (
-            w::RulingKind::Warning,
-            crate::side::from_color(offender),
-            WResult::Unspecified,
+            t::RulingKind::Warning,
+            Some(crate::side::from_color(offender)),
+            None,
         ),
     };
     let (en, zh) = (r.text_en(), r.text_zh());
-    w::Ruling {
-        kind: kind as i32,
-        side: side as i32,
-        result: result as i32,
+    t::Ruling {
+        kind: Some(kind),
+        side,
+        result,
         article: r.article.to_string(),
         explanation: format!("{en} {zh}"),
         explanation_en: en,
@@ -86,16 +86,16 @@ pub fn wire_ruling(r: &rulings::Ruling) -> w::Ruling {
         cycle: r
             .moves
             .iter()
-            .map(|m| w::RulingMove {
+            .map(|m| t::RulingMove {
                 ply: m.ply,
                 iccs: m.iccs.clone(),
                 chinese: m.chinese.clone(),
-                class: match m.class {
-                    MoveClass::Idle => w::MoveClass::Idle,
-                    MoveClass::Chase => w::MoveClass::Chase,
-                    MoveClass::MateThreat => w::MoveClass::MateThreat,
-                    MoveClass::Check => w::MoveClass::Check,
-                } as i32,
+                class: Some(match m.class {
+                    MoveClass::Idle => t::MoveClass::Idle,
+                    MoveClass::Chase => t::MoveClass::Chase,
+                    MoveClass::MateThreat => t::MoveClass::MateThreat,
+                    MoveClass::Check => t::MoveClass::Check,
+                }),
                 chased: m.chased.iter().map(|c| c.square.to_string()).collect(),
             })
             .collect(),
@@ -104,10 +104,10 @@ pub fn wire_ruling(r: &rulings::Ruling) -> w::Ruling {
 }
 
 fn board_end(e: &rulings::GameEnd) -> BoardEnd {
-    let result = wresult(e.result);
-    let ruling = e.ruling.as_ref().map(wire_ruling);
+    let result = game_result(e.result);
+    let ruling = e.ruling.as_ref().map(event_ruling);
     let winner = match result {
-        WResult::RedWins => "Red",
+        GameResult::RedWins => "Red",
         _ => "Black",
     };
     let loser = if winner == "Red" { "Black" } else { "Red" };
@@ -125,7 +125,7 @@ fn board_end(e: &rulings::GameEnd) -> BoardEnd {
             .map(|r| r.explanation.clone())
             .unwrap_or_default(),
     };
-    let loser_side = if result == WResult::RedWins {
+    let loser_side = if result == GameResult::RedWins {
         Side::Black
     } else {
         Side::Red
@@ -180,8 +180,8 @@ impl Board {
     }
 
     /// The must-vary warning in force, if any.
-    pub fn pending_warning(&self) -> Option<w::Ruling> {
-        self.game.pending_warning().map(|w| wire_ruling(&w.ruling))
+    pub fn pending_warning(&self) -> Option<t::Ruling> {
+        self.game.pending_warning().map(|w| event_ruling(&w.ruling))
     }
 
     /// Plays a move given in ICCS, Chinese or WXF notation. On error the board
@@ -215,7 +215,7 @@ impl Board {
             check: pos.is_check(),
             capture,
             end: played.end.as_ref().map(board_end),
-            warning: played.warning.as_ref().map(|w| wire_ruling(&w.ruling)),
+            warning: played.warning.as_ref().map(|w| event_ruling(&w.ruling)),
         })
     }
 }
@@ -277,7 +277,7 @@ mod tests {
         }
         let end = end.expect("a ruling");
         assert_eq!(end.reason, "perpetual_check");
-        assert_eq!(end.result, WResult::BlackWins);
+        assert_eq!(end.result, GameResult::BlackWins);
         let r = end.ruling.unwrap();
         assert!(!r.cycle.is_empty());
         assert!(!r.explanation.is_empty());

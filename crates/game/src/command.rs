@@ -5,17 +5,16 @@
 use std::time::Duration;
 
 use chuhe_clock::{Clock, Millis};
-use chuhe_proto::v1::{
-    self as w, ArbiterNote, ClockState, GameEvent, Result as WResult, Side, SideClock,
-    arbiter_command::Action, game_event::Kind,
-};
 
-use super::state::{Event, Prepared, State, fold_with};
+use super::state::{Event, Precomputed, State, fold_with};
 use crate::board::Board;
 use crate::error::ClientError;
-use crate::persist::Role;
 use crate::phrase::{phrase, side_code};
 use crate::side;
+use crate::types::{
+    self as t, ArbiterAction, ArbiterNote, ClockState, GameEvent, GameResult, Kind, Role, Side,
+    SideClock,
+};
 
 /// Who sends a command.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -68,7 +67,7 @@ pub enum Command {
     RequestRuling,
     Arbiter {
         reason: String,
-        action: Action,
+        action: ArbiterAction,
     },
     /// A player calls the arbiter (请裁判).
     CallArbiter {
@@ -80,9 +79,10 @@ pub enum Command {
     CloseCall {
         decision: String,
     },
-    /// A message on the arbiter channel (`to`: a wire `Side`).
+    /// A message on the arbiter channel (`to`: one side, None: both; a player's goes to the
+    /// arbiters and names no side).
     Message {
-        to: i32,
+        to: Option<Side>,
         text: String,
     },
     /// The server's timer: whatever is due now — a scheduled start, a lateness forfeit
@@ -112,7 +112,7 @@ pub struct Decided {
     pub events: Vec<Event>,
     pub answer: Answer,
     /// The board and clock after the events, so folding them need not compute them again.
-    pub(crate) prepared: Prepared,
+    pub(crate) precomputed: Precomputed,
 }
 
 impl Decided {
@@ -121,7 +121,7 @@ impl Decided {
         Decided {
             events: Vec::new(),
             answer,
-            prepared: Prepared::default(),
+            precomputed: Precomputed::default(),
         }
     }
 
@@ -135,36 +135,9 @@ impl Decided {
 /// by one with [`super::state::fold`] (tested), without playing the move twice.
 pub fn apply(st: &mut State, decided: &mut Decided) -> Result<(), super::state::FoldError> {
     for ev in &decided.events {
-        fold_with(st, ev, &mut decided.prepared)?;
+        fold_with(st, ev, &mut decided.precomputed)?;
     }
     Ok(())
-}
-
-/// What `cmd` by `actor` at `now` (Unix ms) would change: Ok with the events to commit and the
-/// answer, or the error to answer with (nothing changes). Pure: the state is not touched.
-pub fn decide(st: &State, cmd: &Command, actor: &Actor, now: u64) -> Result<Decided, ClientError> {
-    match cmd {
-        Command::Move {
-            ply,
-            mv,
-            offer_draw,
-            think_ms,
-            lag,
-        } => super::moves::play(st, actor, *ply, mv, *offer_draw, *think_ms, *lag, now),
-        Command::OfferDraw => super::draw::offer(st, actor, now),
-        Command::AnswerDraw { accept } => super::draw::answer(st, actor, *accept, now),
-        Command::Resign => super::draw::resign(st, actor, now),
-        Command::ClaimMoveLimit => super::draw::claim_move_limit(st, actor, now),
-        Command::RequestRuling => super::draw::request_ruling(st, actor, now),
-        Command::Arbiter { reason, action } => super::arbiter::act(st, actor, reason, action, now),
-        Command::CallArbiter { reason } => super::call::call(st, actor, reason, now),
-        Command::TakeCall => super::call::take(st, actor, now),
-        Command::CloseCall { decision } => super::call::close(st, actor, decision, now),
-        Command::Message { to, text } => super::call::message(st, actor, *to, text, now),
-        Command::Tick => super::start::tick(st, now),
-        Command::Join => super::start::join(st, actor, now),
-        Command::Restart => super::moves::restart(st, now),
-    }
 }
 
 pub(crate) fn ensure_not_finished(st: &State) -> Result<(), ClientError> {
@@ -194,14 +167,14 @@ pub(crate) fn clock_state(clock: &Clock, finished: bool, now: u64) -> ClockState
         in_byoyomi: s.period_remaining_ms.is_some(),
     };
     let running = if finished || v.paused || v.flag.is_some() || !clock.is_started() {
-        Side::Unspecified
+        None
     } else {
-        v.to_move.map(side::from_clock).unwrap_or(Side::Unspecified)
+        v.to_move.map(side::from_clock)
     };
     ClockState {
         red: Some(sc(v.red)),
         black: Some(sc(v.black)),
-        running: running as i32,
+        running,
         paused: v.paused,
     }
 }
@@ -209,7 +182,7 @@ pub(crate) fn clock_state(clock: &Clock, finished: bool, now: u64) -> ClockState
 /// The events of one decision as they are being drafted, with the clock, fouls and result as
 /// they stand after the events drafted so far (so a foul can see the count it makes, and the
 /// end of the game the clock it stops).
-pub(crate) struct Draft<'a> {
+pub(crate) struct Batch<'a> {
     pub st: &'a State,
     pub now: u64,
     kinds: Vec<(Kind, Option<(i64, String)>)>,
@@ -227,9 +200,9 @@ pub(crate) struct Draft<'a> {
     pub error_after: Option<ClientError>,
 }
 
-impl<'a> Draft<'a> {
-    pub fn new(st: &'a State, now: u64) -> Draft<'a> {
-        Draft {
+impl<'a> Batch<'a> {
+    pub fn new(st: &'a State, now: u64) -> Batch<'a> {
+        Batch {
             st,
             now,
             kinds: Vec::with_capacity(2),
@@ -286,10 +259,10 @@ impl<'a> Draft<'a> {
     /// Ends the game (stopping the clock) unless it is already over.
     pub fn end(
         &mut self,
-        result: WResult,
+        result: GameResult,
         reason: &str,
         explanation: String,
-        phrase: w::Phrase,
+        phrase: t::Phrase,
         arbiter: Option<ArbiterNote>,
     ) {
         if !self.ended {
@@ -297,8 +270,8 @@ impl<'a> Draft<'a> {
             let _ = self.clock_mut().stop(Millis(now));
         }
         self.ended = true;
-        let k = Kind::Ended(w::GameEnded {
-            result: result as i32,
+        let k = Kind::Ended(t::GameEnded {
+            result: Some(result),
             reason: reason.into(),
             explanation,
             clock: Some(self.clock_state()),
@@ -314,13 +287,13 @@ impl<'a> Draft<'a> {
         s: Side,
         code: &str,
         explanation: String,
-        phrase: w::Phrase,
+        phrase: t::Phrase,
         arbiter: Option<ArbiterNote>,
     ) {
         self.fouls[side::index(s)] += 1;
         let count = self.fouls[side::index(s)];
-        let k = Kind::Foul(w::FoulRecorded {
-            side: s as i32,
+        let k = Kind::Foul(t::FoulRecorded {
+            side: Some(s),
             code: code.into(),
             explanation,
             count,
@@ -343,6 +316,36 @@ impl<'a> Draft<'a> {
                 arbiter,
             );
         }
+    }
+
+    /// Ends the drafted game on time if the draft's clock has flagged at its `now`.
+    pub fn flag(&mut self) -> bool {
+        if self.ended {
+            return false;
+        }
+        let now = self.now;
+        let Some(flag) = self.clock_mut().check_flag(Millis(now)) else {
+            return false;
+        };
+        let loser = side::from_clock(flag.side);
+        let winner = side::other(loser);
+        self.ended = true;
+        let clock = self.clock_state();
+        self.push(Kind::Ended(t::GameEnded {
+            result: Some(side::win_for(winner)),
+            reason: "flag".into(),
+            explanation: format!("{flag}: {} wins on time.", side::name(winner)),
+            clock: Some(clock),
+            arbiter: None,
+            phrase: Some(crate::phrase::phrase(
+                "ended.flag",
+                &[
+                    ("side", crate::phrase::side_code(loser)),
+                    ("winner", crate::phrase::side_code(winner)),
+                ],
+            )),
+        }));
+        true
     }
 
     /// A draw offer by `s`, or the foul of offering again after a refusal (art. 9.1.3).
@@ -368,7 +371,7 @@ impl<'a> Draft<'a> {
             );
             return;
         }
-        self.push(Kind::DrawOffered(w::DrawOffered { side: s as i32 }));
+        self.push(Kind::DrawOffered(t::DrawOffered { side: Some(s) }));
     }
 
     /// The decision: the events with their seqs, time and the clock after the batch (on the
@@ -404,7 +407,7 @@ impl<'a> Draft<'a> {
         Decided {
             events,
             answer,
-            prepared: Prepared {
+            precomputed: Precomputed {
                 board: self.board,
                 clock: Some(clock),
             },

@@ -4,13 +4,13 @@
 use chuhe_proto::v1::{self as w, GameInfo, StoredEvent};
 use prost::Message as _;
 
-use crate::Env;
-use crate::board::Board;
+use crate::env::Env;
 use crate::error::ClientError;
-use crate::game::{self, Command, Decided, Event, FoldError, State};
 use crate::handle::GameHandle;
 use crate::live::LiveGame;
 use crate::persist::{Account, PersistError, StoredGame};
+use chuhe_game::board::Board;
+use chuhe_game::{self as game, Command, Decided, Event, FoldError, State};
 
 /// Everything needed to put a game on its shard.
 pub struct GameSeed {
@@ -150,7 +150,7 @@ pub async fn create(env: Env, seed: GameSeed) -> Result<GameHandle, ClientError>
             .and_then(|h| h.snapshot().spec.arbiter_calls);
         info.calls = Some(crate::league::call_settings(spec.as_ref()));
     }
-    let (st, decided) = game::create(&info, env.time.now_ms())?;
+    let (st, decided) = game::create(&crate::game_wire::info_of(info), env.time.now_ms())?;
     let mut g = LiveGame::new(env.clone(), seed.row.id.0, st);
     commit_now(&env, &mut g, decided).await?;
     g.started(None);
@@ -169,12 +169,20 @@ pub async fn recover(env: Env, seed: GameSeed) -> Result<GameHandle, RecoverErro
             .map_err(|source| RecoverError::Create { game: id, source });
     }
     let mut events = Vec::with_capacity(stored.len());
+    let mut wire = Vec::with_capacity(stored.len());
     for (seq, payload) in stored {
-        events.push(decode(id, seq, &payload)?);
+        let (event, clock) = decode_stored(id, seq, &payload)?;
+        events.push(Event {
+            event: crate::game_wire::event_of(event.clone()),
+            clock,
+            actor: None,
+            reason: None,
+        });
+        wire.push(event);
     }
     let st = State::replay(&events).map_err(|source| RecoverError::Log { game: id, source })?;
     let mut g = LiveGame::new(env.clone(), id, st);
-    g.replayed(events);
+    g.replayed(wire);
     if !g.state().is_finished() {
         let now = env.time.now_ms();
         let downtime = now.saturating_sub(g.state().at_ms);
@@ -191,18 +199,17 @@ pub async fn recover(env: Env, seed: GameSeed) -> Result<GameHandle, RecoverErro
         .map_err(|source| RecoverError::Create { game: id, source })
 }
 
-/// A stored event as the core folds it.
-pub(crate) fn decode(game: i64, seq: u64, payload: &[u8]) -> Result<Event, RecoverError> {
+/// A stored event as the wire carries it, with the clock snapshot stored beside it.
+pub(crate) fn decode_stored(
+    game: i64,
+    seq: u64,
+    payload: &[u8],
+) -> Result<(w::GameEvent, Option<chuhe_clock::ClockSnapshot>), RecoverError> {
     let bad = |why: String| RecoverError::Decode { game, seq, why };
     let s = StoredEvent::decode(payload).map_err(|e| bad(e.to_string()))?;
     let clock = crate::snapshot::stored_clock(&s).map_err(bad)?;
     let event = s.event.ok_or_else(|| bad("no event".into()))?;
-    Ok(Event {
-        event,
-        clock,
-        actor: None,
-        reason: None,
-    })
+    Ok((event, clock))
 }
 
 /// Commits a decision of a game not yet on its shard (its first events) and folds them. A

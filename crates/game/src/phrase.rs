@@ -1,18 +1,18 @@
-//! Explanations as a code with parameters (`chuhe.v1.Phrase`), so that each client words them
+//! Explanations as a code with parameters ([`Phrase`](t::Phrase), `chuhe.v1.Phrase` on the wire), so that each client words them
 //! in its own language; the English `explanation` strings stay beside them. The codes and their
 //! parameters are listed in docs/protocol.md ("Phrases"). Pure.
 
-use chuhe_proto::v1::{self as w, Side};
+use crate::types::{self as t, Side};
 use chuhe_rules::Color;
 use chuhe_rules::rulings::{self, Reason, Ruleset, Verdict};
 
 /// A phrase with its parameters (values already text).
-pub fn phrase(code: &str, params: &[(&str, String)]) -> w::Phrase {
-    w::Phrase {
+pub fn phrase(code: &str, params: &[(&str, String)]) -> t::Phrase {
+    t::Phrase {
         code: code.into(),
         params: params
             .iter()
-            .map(|(name, value)| w::PhraseParam {
+            .map(|(name, value)| t::PhraseParam {
                 name: (*name).into(),
                 value: value.clone(),
             })
@@ -22,7 +22,11 @@ pub fn phrase(code: &str, params: &[(&str, String)]) -> w::Phrase {
 
 /// "red" or "black".
 pub fn side_code(s: Side) -> String {
-    if s == Side::Black { "black" } else { "red" }.into()
+    match s {
+        Side::Red => "red",
+        Side::Black => "black",
+    }
+    .into()
 }
 
 fn color_code(c: Color) -> String {
@@ -51,7 +55,7 @@ fn chased(r: &rulings::Ruling, side: Color) -> String {
 /// `ruling.loss_engine_chase`, `ruling.draw`, `ruling.draw_engine` or `ruling.must_vary`, with
 /// `red` and `black` (each side's pattern code), `red_chased`/`black_chased`, `side` (the losing
 /// or warned side), `forbidden` (`both` or `none`, for a draw) and `article`.
-pub fn ruling(r: &rulings::Ruling) -> w::Phrase {
+pub fn ruling(r: &rulings::Ruling) -> t::Phrase {
     let mut params = vec![
         ("red", r.red.code().to_string()),
         ("black", r.black.code().to_string()),
@@ -89,7 +93,7 @@ pub fn ruling(r: &rulings::Ruling) -> w::Phrase {
 
 /// The end of a game by the rules of the board (mate, 困毙, move limit, dead position; a
 /// repetition ending is its ruling's phrase).
-pub fn board_end(cause: rulings::EndCause, loser: Side, ruling: Option<&w::Ruling>) -> w::Phrase {
+pub fn board_end(cause: rulings::EndCause, loser: Side, ruling: Option<&t::Ruling>) -> t::Phrase {
     use rulings::EndCause as E;
     let sides = || {
         vec![

@@ -1,0 +1,88 @@
+//! The state the server's tasks are given: the store, the settings and the drivers (game shards,
+//! registry, leagues, the node link). Edges (HTTP routes, websocket connections, the demo) take
+//! it from above; the drivers still take it whole too, the one import circle left in the server
+//! (`tests/modcycles.known`).
+
+use std::sync::Arc;
+
+use tokio::sync::{mpsc, watch};
+
+use crate::config::Config;
+use crate::league::runner::Leagues;
+use crate::persist::Persist;
+use crate::{challenge, cluster, desks, metrics, node, registry, shard, time};
+
+/// Shared by every task of the server.
+#[derive(Clone)]
+pub struct Env {
+    pub persist: Arc<dyn Persist>,
+    /// The other nodes, when this is one of several (`--redis-url`); None: one node.
+    pub cluster: Option<Arc<dyn cluster::Cluster>>,
+    /// This node's link to the others (routing, fan-out, failover) when `cluster` is set.
+    pub node: Option<Arc<node::Link>>,
+    pub config: Arc<Config>,
+    pub metrics: Arc<metrics::Metrics>,
+    pub registry: Arc<registry::Registry>,
+    /// Every league running on this server.
+    pub leagues: Arc<Leagues>,
+    /// Open casual-game challenges taken by this node (in memory).
+    pub challenges: Arc<challenge::Challenges>,
+    /// The arbiters following each league's calls.
+    pub desks: Arc<desks::Desks>,
+    pub shards: Arc<shard::Shards>,
+    pub time: time::TimeBase,
+    pub shutdown: watch::Receiver<bool>,
+    /// Turns true once every shard has stopped at shutdown: every commit in flight settled and
+    /// answered, every waiting request answered `shutting_down`. Connections wait for it
+    /// (bounded by the grace period) before they say goodbye, so no request goes unanswered.
+    pub settled: watch::Receiver<bool>,
+    /// Held by every shard and connection task; serve waits for all to be dropped.
+    pub tasks_done: mpsc::Sender<()>,
+}
+
+impl Env {
+    /// The shared state of a server, with its game shards running (they stop when
+    /// `shutdown` turns true).
+    pub fn start(
+        persist: Arc<dyn Persist>,
+        config: Config,
+        shutdown: watch::Receiver<bool>,
+        tasks_done: mpsc::Sender<()>,
+    ) -> Env {
+        Env::start_with(persist, None, config, shutdown, tasks_done)
+    }
+
+    /// As [`Env::start`], for one node of several when `cluster` is given.
+    pub fn start_with(
+        persist: Arc<dyn Persist>,
+        cluster: Option<Arc<dyn cluster::Cluster>>,
+        config: Config,
+        shutdown: watch::Receiver<bool>,
+        tasks_done: mpsc::Sender<()>,
+    ) -> Env {
+        let count = match config.shards {
+            0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
+            n => n,
+        };
+        let (shards, queues) = shard::Shards::new(count, config.shard_mailbox);
+        let (settled_tx, settled) = watch::channel(false);
+        let env = Env {
+            persist,
+            node: cluster.clone().map(node::Link::new),
+            cluster,
+            config: Arc::new(config),
+            metrics: Arc::new(metrics::Metrics::default()),
+            registry: Arc::new(registry::Registry::default()),
+            leagues: Arc::new(Leagues::default()),
+            challenges: Arc::new(challenge::Challenges::default()),
+            desks: Arc::new(desks::Desks::default()),
+            shards: Arc::new(shards),
+            time: time::TimeBase::new(),
+            shutdown,
+            settled,
+            tasks_done,
+        };
+        shard::Shards::start(&env, queues, settled_tx);
+        env
+    }
+}
