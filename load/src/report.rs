@@ -306,6 +306,13 @@ impl Report {
                     p.rss_peak_kib,
                     p.rss_per_connection_bytes
                 );
+                if p.join_cpu_s > 0.0 {
+                    let _ = writeln!(
+                        s,
+                        "  {who} cpu while joining: {:.2} s, {:.0} us/connection",
+                        p.join_cpu_s, p.cpu_per_join_us
+                    );
+                }
             }
         }
         if let Some(d) = &self.disk_flush {
