@@ -97,6 +97,10 @@ pub struct ProcReport {
     pub join_cpu_s: f64,
     /// `join_cpu_s` per joined connection, microseconds; 0 when unknown.
     pub cpu_per_join_us: f64,
+    /// (rss_connected - the resident set when the clients began to connect) / connections,
+    /// bytes: the sockets and subscriptions alone, without what setting up the accounts and
+    /// games left resident; 0 when unknown.
+    pub rss_per_joined_connection_bytes: u64,
     pub hwm_kib: u64,
     pub threads_peak: u64,
     pub samples: u64,
@@ -214,6 +218,10 @@ impl Sampler {
             Some((s, _)) => (s.rss_kib, 0),
             None => (0, 0),
         };
+        let rss_per_joined_connection_bytes = match (g.joining, g.connected) {
+            (Some(j), Some((s, n))) if n > 0 => s.rss_kib.saturating_sub(j.rss_kib) * 1024 / n,
+            _ => 0,
+        };
         let (join_cpu_s, cpu_per_join_us) = match g.joined {
             Some((cpu, n)) if n > 0 => (cpu, cpu * 1e6 / n as f64),
             Some((cpu, _)) => (cpu, 0.0),
@@ -229,6 +237,7 @@ impl Sampler {
             rss_per_connection_bytes: per_conn,
             join_cpu_s,
             cpu_per_join_us,
+            rss_per_joined_connection_bytes,
             hwm_kib: s1.hwm_kib,
             threads_peak: g.peak_threads,
             samples: g.samples,

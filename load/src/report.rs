@@ -309,8 +309,9 @@ impl Report {
                 if p.join_cpu_s > 0.0 {
                     let _ = writeln!(
                         s,
-                        "  {who} cpu while joining: {:.2} s, {:.0} us/connection",
-                        p.join_cpu_s, p.cpu_per_join_us
+                        "  {who} while joining: cpu {:.2} s, {:.0} us/connection; {} B/connection \
+                         from the first connect",
+                        p.join_cpu_s, p.cpu_per_join_us, p.rss_per_joined_connection_bytes
                     );
                 }
             }

@@ -53,6 +53,7 @@ pub mod side;
 pub mod snapshot;
 pub mod store_adapter;
 pub mod time;
+pub mod token_cache;
 pub mod view;
 pub mod web;
 
@@ -149,6 +150,11 @@ pub struct Config {
     /// sources: which sites may put them in an iframe (`*` any, `'none'` none, or a list of
     /// origins such as `https://news.example https://*.example.org`).
     pub embed_ancestors: String,
+    /// How long a token the store accepted is taken without asking the store again (logins
+    /// of websockets and HTTP requests): a token revoked on another node, or in the database
+    /// directly, stops working here within this; one revoked through this node at once.
+    /// Zero asks the store at every login.
+    pub token_cache: Duration,
 }
 
 impl Default for Config {
@@ -183,9 +189,13 @@ impl Default for Config {
             remote_timeout: Duration::from_secs(5),
             cluster_sweep: Duration::from_millis(500),
             embed_ancestors: "*".to_string(),
+            token_cache: Duration::from_secs(10),
         }
     }
 }
+
+/// Tokens the token cache holds at most (about 100 bytes each).
+const TOKEN_CACHE_MAX: usize = 100_000;
 
 /// What the server is given.
 pub struct Deps {
@@ -212,6 +222,8 @@ pub struct Env {
     pub challenges: Arc<challenge::Challenges>,
     /// The arbiters following each league's calls.
     pub desks: Arc<calls::Desks>,
+    /// Tokens the store accepted recently ([`token_cache`]).
+    pub tokens: Arc<token_cache::TokenCache>,
     pub shards: Arc<shard::Shards>,
     pub time: time::TimeBase,
     pub shutdown: watch::Receiver<bool>,
@@ -249,6 +261,10 @@ impl Env {
         };
         let (shards, queues) = shard::Shards::new(count, config.shard_mailbox);
         let (settled_tx, settled) = watch::channel(false);
+        let tokens = Arc::new(token_cache::TokenCache::new(
+            u64::try_from(config.token_cache.as_millis()).unwrap_or(u64::MAX),
+            TOKEN_CACHE_MAX,
+        ));
         let env = Env {
             persist,
             node: cluster.clone().map(node::Link::new),
@@ -259,6 +275,7 @@ impl Env {
             leagues: Arc::new(league::runner::Leagues::default()),
             challenges: Arc::new(challenge::Challenges::default()),
             desks: Arc::new(calls::Desks::default()),
+            tokens,
             shards: Arc::new(shards),
             time: time::TimeBase::new(),
             shutdown,
