@@ -105,7 +105,10 @@ mod tests {
         let (env, persist, _sd) = env_with(Duration::from_secs(10)).await;
         let acc = persist.create_account("Eve", Role::Player).await.unwrap();
         let (token, token_id) = persist.issue_token(acc.id, None).await.unwrap();
-        assert_eq!(id_of(&authenticate(&env, Some(token.clone())).await), Some(acc.id));
+        assert_eq!(
+            id_of(&authenticate(&env, Some(token.clone())).await),
+            Some(acc.id)
+        );
         assert_eq!(env.tokens.len(), 1);
         // Revoked in the store only, as another node or `chuhe admin` would.
         assert!(persist.revoke_token(token_id).await.unwrap());
@@ -117,7 +120,10 @@ mod tests {
         );
         tokio::time::advance(Duration::from_millis(10)).await;
         let r = authenticate(&env, Some(token.clone())).await;
-        assert_eq!(r.as_ref().err().map(|r| r.status()), Some(StatusCode::UNAUTHORIZED));
+        assert_eq!(
+            r.as_ref().err().map(|r| r.status()),
+            Some(StatusCode::UNAUTHORIZED)
+        );
         // And a refusal is never cached: it stays refused.
         assert!(authenticate(&env, Some(token)).await.is_err());
     }
