@@ -55,7 +55,8 @@ for name in "${NAMES[@]}"; do
     nfig=$(jq '.figures | length' <<<"$row")
     for f in $(seq 0 $((nfig - 1))); do
       expr=$(jq -r ".figures[$f].jq" <<<"$row")
-      v=$(jq "$expr" "$report" 2>/dev/null | head -1)
+      # A report of one target (--target chuhe) is chuhe's part alone.
+      v=$(jq "(if has(\"chuhe\") then . else {chuhe: .} end) | $expr" "$report" 2>/dev/null | head -1)
       [[ "$v" =~ ^-?[0-9.eE+-]+$ ]] || v=null
       jq --arg n "$name" --arg f "$f" --argjson v "$v" \
         '.[$n][$f] = ((.[$n][$f] // []) + (if $v == null then [] else [$v] end))' \
