@@ -42,6 +42,7 @@ pub async fn authenticate(env: &Env, token: Option<String>) -> Result<Principal,
     // A token the store accepted within `token_cache` (see `token_cache`) is not asked again.
     let key = crate::token_cache::key_of(&token);
     let checked_ms = env.time.now_ms();
+    let generation = env.tokens.generation();
     if let Some(account) = env.tokens.get(&key, checked_ms) {
         return Ok(Principal {
             account: Some(account),
@@ -49,7 +50,7 @@ pub async fn authenticate(env: &Env, token: Option<String>) -> Result<Principal,
     }
     match crate::http::store_deadline(env, env.persist.authenticate(&token)).await {
         Ok(Some(account)) => {
-            env.tokens.put(key, account.clone(), checked_ms);
+            env.tokens.put(key, account.clone(), checked_ms, generation);
             Ok(Principal {
                 account: Some(account),
             })

@@ -26,6 +26,8 @@ struct Inner {
     map: std::collections::HashMap<[u8; 32], Entry>,
     /// When expired entries are next swept out (at most once per `ttl`).
     sweep_at_ms: u64,
+    /// Bumped by every [`TokenCache::clear`]: an answer read before a clear is not kept.
+    generation: u64,
 }
 
 #[derive(Debug, Clone)]
@@ -68,14 +70,24 @@ impl TokenCache {
             .map(|e| e.account.clone())
     }
 
+    /// The current generation, to pass to [`put`](Self::put): read before asking the store.
+    pub fn generation(&self) -> u64 {
+        self.lock().generation
+    }
+
     /// Remembers that the store accepted a token at `checked_ms` (the time the check began,
     /// so an answer that took long does not stand longer than `ttl` after it was read).
-    pub fn put(&self, key: [u8; 32], account: Account, checked_ms: u64) {
+    /// `generation` is [`generation`](Self::generation) from before the store was asked: an
+    /// answer that a revocation here may have overtaken (a clear since) is not kept.
+    pub fn put(&self, key: [u8; 32], account: Account, checked_ms: u64, generation: u64) {
         if self.ttl_ms == 0 || self.max == 0 {
             return;
         }
         let until_ms = checked_ms.saturating_add(self.ttl_ms);
         let mut g = self.lock();
+        if g.generation != generation {
+            return;
+        }
         if checked_ms >= g.sweep_at_ms || g.map.len() >= self.max {
             g.map.retain(|_, e| checked_ms < e.until_ms);
             g.sweep_at_ms = checked_ms.saturating_add(self.ttl_ms);
@@ -93,6 +105,7 @@ impl TokenCache {
     /// Forgets every token (one was revoked here: which one is not known by hash).
     pub fn clear(&self) {
         let mut g = self.lock();
+        g.generation += 1;
         g.map.clear();
         g.map.shrink_to_fit();
     }
@@ -126,7 +139,7 @@ mod tests {
         let c = TokenCache::new(10_000, 100);
         let k = key_of("chuhe_a");
         assert_eq!(c.get(&k, 1_000), None);
-        c.put(k, acc(1), 1_000);
+        c.put(k, acc(1), 1_000, 0);
         assert_eq!(c.get(&k, 1_000).map(|a| a.id), Some(1));
         assert_eq!(c.get(&k, 10_999).map(|a| a.id), Some(1));
         assert_eq!(c.get(&k, 11_000), None, "expired at checked + ttl");
@@ -137,7 +150,7 @@ mod tests {
     fn ttl_zero_keeps_nothing() {
         let c = TokenCache::new(0, 100);
         let k = key_of("chuhe_a");
-        c.put(k, acc(1), 0);
+        c.put(k, acc(1), 0, 0);
         assert_eq!(c.get(&k, 0), None);
         assert!(c.is_empty());
     }
@@ -146,25 +159,31 @@ mod tests {
     fn expired_entries_are_swept_and_the_size_is_bounded() {
         let c = TokenCache::new(1_000, 3);
         for i in 0..3 {
-            c.put(key_of(&format!("t{i}")), acc(i), 0);
+            c.put(key_of(&format!("t{i}")), acc(i), 0, 0);
         }
         assert_eq!(c.len(), 3);
         // Full of live entries: the cache starts over, never holding more than `max`.
-        c.put(key_of("t3"), acc(3), 10);
+        c.put(key_of("t3"), acc(3), 10, 0);
         assert_eq!(c.len(), 1);
         assert_eq!(c.get(&key_of("t3"), 10).map(|a| a.id), Some(3));
         // After a ttl, the next insert sweeps the expired ones out.
-        c.put(key_of("t4"), acc(4), 500);
+        c.put(key_of("t4"), acc(4), 500, 0);
         assert_eq!(c.len(), 2);
-        c.put(key_of("t5"), acc(5), 2_000);
+        c.put(key_of("t5"), acc(5), 2_000, 0);
         assert_eq!(c.len(), 1);
     }
 
     #[test]
-    fn clear_forgets_everything() {
+    fn clear_forgets_everything_and_answers_read_before_it() {
         let c = TokenCache::new(10_000, 100);
-        c.put(key_of("t"), acc(1), 0);
+        let before = c.generation();
+        c.put(key_of("t"), acc(1), 0, before);
         c.clear();
         assert_eq!(c.get(&key_of("t"), 1), None);
+        // An answer the store gave before the clear (a revocation here) is not kept.
+        c.put(key_of("t"), acc(1), 2, before);
+        assert_eq!(c.get(&key_of("t"), 3), None);
+        c.put(key_of("t"), acc(1), 2, c.generation());
+        assert_eq!(c.get(&key_of("t"), 3).map(|a| a.id), Some(1));
     }
 }
