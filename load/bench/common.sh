@@ -1,15 +1,16 @@
 # The start the single-node bench scripts share (run.sh, league-round.sh); sourced, then
 # `bench_start NAME sqlite|pg`: sets ROOT, B (the binaries), D (bench-out/NAME, emptied), URL (a
-# fresh database: SQLite in D, or PostgreSQL's chuhe_bench dropped and created), TOKEN (an
-# organizer's) and PORT, and raises the open-file limit to the machine's 20,000.
+# fresh database: SQLite in D, or PostgreSQL's chuhe_bench — CHUHE_BENCH_DB if set — dropped and
+# created), TOKEN (an organizer's) and PORT, and raises the open-file limit to the machine's 20,000.
 bench_start() {
   ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
   B=${CHUHE_BENCH_BIN:-$ROOT/target/release}
   D=$ROOT/bench-out/$1; rm -rf "$D"; mkdir -p "$D"
   case $2 in
     pg)
-      psql -h 127.0.0.1 -U postgres -qc "drop database if exists chuhe_bench" -c "create database chuhe_bench" >/dev/null 2>&1
-      URL=postgres://postgres@127.0.0.1:5432/chuhe_bench ;;
+      local db=${CHUHE_BENCH_DB:-chuhe_bench}
+      psql -h 127.0.0.1 -U postgres -qc "drop database if exists $db" -c "create database $db" >/dev/null 2>&1
+      URL=postgres://postgres@127.0.0.1:5432/$db ;;
     sqlite) URL=sqlite://$D/chuhe.db ;;
     *) echo "database must be sqlite or pg" >&2; exit 1 ;;
   esac

@@ -3,8 +3,11 @@
 # copied to OUT (default docs/bench/DATE). Needs release builds and PostgreSQL (see run.sh).
 #
 #   load/bench/suite.sh [OUT]
+#   load/bench/suite.sh --compare [compare.sh flags…]   (the table's commands, each figure beside
+#                                                         the recorded one: see compare.sh)
 set -uo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+if [ "${1:-}" = "--compare" ]; then shift; exec "$ROOT/load/bench/compare.sh" "$@"; fi
 OUT=${1:-$ROOT/docs/bench/$(date +%F)}
 mkdir -p "$OUT"
 run() { # NAME DB -- SCENARIO...

@@ -92,6 +92,15 @@ pub struct ProcReport {
     pub rss_connected_kib: u64,
     /// (rss_connected - rss_start) / connections, bytes; 0 when unknown.
     pub rss_per_connection_bytes: u64,
+    /// CPU seconds used from the first connect until every client had joined (connect,
+    /// authentication, subscription and its snapshot); 0 when unknown.
+    pub join_cpu_s: f64,
+    /// `join_cpu_s` per joined connection, microseconds; 0 when unknown.
+    pub cpu_per_join_us: f64,
+    /// (rss_connected - the resident set when the clients began to connect) / connections,
+    /// bytes: the sockets and subscriptions alone, without what setting up the accounts and
+    /// games left resident; 0 when unknown.
+    pub rss_per_joined_connection_bytes: u64,
     pub hwm_kib: u64,
     pub threads_peak: u64,
     pub samples: u64,
@@ -104,6 +113,10 @@ struct SamplerState {
     peak_rss: u64,
     peak_threads: u64,
     connected: Option<(Sample, u64)>,
+    /// The reading when the clients began to connect.
+    joining: Option<Sample>,
+    /// CPU seconds from `joining` to the first "all connected", and the connections then.
+    joined: Option<(f64, u64)>,
     samples: u64,
 }
 
@@ -130,6 +143,8 @@ impl Sampler {
             peak_rss: first.rss_kib,
             peak_threads: first.threads,
             connected: None,
+            joining: None,
+            joined: None,
             samples: 1,
         }));
         let (stop, mut stopped) = watch::channel(false);
@@ -159,12 +174,25 @@ impl Sampler {
         })
     }
 
-    /// Takes a reading now and remembers it as "all `connections` open".
+    /// Takes a reading now and remembers it as "the clients begin to connect".
+    pub fn mark_joining(&self) {
+        if let Ok(s) = sample(self.pid) {
+            lock(&self.state).joining = Some(s);
+        }
+    }
+
+    /// Takes a reading now and remembers it as "all `connections` open". The first call after
+    /// [`mark_joining`](Self::mark_joining) also ends the join phase's CPU count.
     pub fn mark_connected(&self, connections: u64) {
         if let Ok(s) = sample(self.pid) {
             let mut g = lock(&self.state);
             g.peak_rss = g.peak_rss.max(s.rss_kib);
             g.connected = Some((s, connections));
+            if g.joined.is_none()
+                && let Some(j) = g.joining
+            {
+                g.joined = Some(((s.cpu_s - j.cpu_s).max(0.0), connections));
+            }
         }
     }
 
@@ -190,6 +218,15 @@ impl Sampler {
             Some((s, _)) => (s.rss_kib, 0),
             None => (0, 0),
         };
+        let rss_per_joined_connection_bytes = match (g.joining, g.connected) {
+            (Some(j), Some((s, n))) if n > 0 => s.rss_kib.saturating_sub(j.rss_kib) * 1024 / n,
+            _ => 0,
+        };
+        let (join_cpu_s, cpu_per_join_us) = match g.joined {
+            Some((cpu, n)) if n > 0 => (cpu, cpu * 1e6 / n as f64),
+            Some((cpu, _)) => (cpu, 0.0),
+            None => (0.0, 0.0),
+        };
         ProcReport {
             pid: self.pid,
             cpu_s,
@@ -198,6 +235,9 @@ impl Sampler {
             rss_peak_kib: g.peak_rss,
             rss_connected_kib,
             rss_per_connection_bytes: per_conn,
+            join_cpu_s,
+            cpu_per_join_us,
+            rss_per_joined_connection_bytes,
             hwm_kib: s1.hwm_kib,
             threads_peak: g.peak_threads,
             samples: g.samples,

@@ -321,6 +321,14 @@ impl Report {
                     p.rss_peak_kib,
                     p.rss_per_connection_bytes
                 );
+                if p.join_cpu_s > 0.0 {
+                    let _ = writeln!(
+                        s,
+                        "  {who} while joining: cpu {:.2} s, {:.0} us/connection; {} B/connection \
+                         from the first connect",
+                        p.join_cpu_s, p.cpu_per_join_us, p.rss_per_joined_connection_bytes
+                    );
+                }
             }
         }
         if let Some(d) = &self.disk_flush {

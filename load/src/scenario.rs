@@ -428,6 +428,9 @@ async fn wave(
     let plies = scenario.plies();
     let clients = games * (spectators + 2);
     let specs = target.create_games(games, plies, moves, 0).await?;
+    if let Some(s) = server {
+        s.mark_joining();
+    }
     let (go_tx, go_rx) = watch::channel(false);
     let (ready_tx, mut ready_rx) = mpsc::channel::<bool>(clients.max(1));
     let (storm_tx, storm_rx) = watch::channel(false);

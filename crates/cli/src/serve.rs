@@ -100,6 +100,12 @@ pub struct ServeArgs {
     /// with 4002 (10s..=600s; pings go every 5 s) [default: 30s].
     #[arg(long, env = "CHUHE_PEER_TIMEOUT")]
     pub peer_timeout: Option<String>,
+    /// How long a token the database accepted is taken without asking it again at the next
+    /// login: a token revoked on another node or in the database directly stops working here
+    /// within this (one revoked through this node's API at once); `0s` asks at every login
+    /// (0s..=300s) [default: 10s].
+    #[arg(long, env = "CHUHE_TOKEN_CACHE")]
+    pub token_cache: Option<String>,
     /// Demo: accounts (tokens printed), random-mover bots in live games, and a demo league
     /// (4 teams x 3 boards, a round every 6 minutes) with bot captains and players. A second
     /// run on the same database carries on with the same accounts, games and league.
@@ -137,6 +143,7 @@ struct FileConfig {
     handshake_timeout: Option<String>,
     store_timeout: Option<String>,
     peer_timeout: Option<String>,
+    token_cache: Option<String>,
     demo: Option<bool>,
     log: Option<String>,
     log_format: Option<String>,
@@ -322,6 +329,12 @@ pub fn settings(args: &ServeArgs) -> Result<Settings> {
             args.peer_timeout.clone().or(file.peer_timeout),
             D::from_secs(10)..=D::from_secs(600),
             &mut config.peer_timeout,
+        ),
+        (
+            "token_cache",
+            args.token_cache.clone().or(file.token_cache),
+            D::ZERO..=D::from_secs(300),
+            &mut config.token_cache,
         ),
     ];
     for (name, given, range, slot) in timeouts {
@@ -764,6 +777,11 @@ mod tests {
             std::time::Duration::from_millis(750)
         );
         assert_eq!(s.config.peer_timeout, std::time::Duration::from_secs(90));
+        assert_eq!(d.token_cache, std::time::Duration::from_secs(10));
+        for (given, ttl) in [("0s", 0), ("2500ms", 2500)] {
+            let s = settings(&T::parse_from(["t", "--token-cache", given]).a).unwrap();
+            assert_eq!(s.config.token_cache, std::time::Duration::from_millis(ttl));
+        }
         for (flag, value, says) in [
             (
                 "--handshake-timeout",
@@ -777,6 +795,7 @@ mod tests {
             ),
             ("--peer-timeout", "5s", "peer_timeout must be 10s..=600s"),
             ("--peer-timeout", "1e300", "peer_timeout must be"),
+            ("--token-cache", "301s", "token_cache must be"),
         ] {
             let e = settings(&T::parse_from(["t", flag, value]).a).unwrap_err();
             assert!(format!("{e:#}").contains(says), "{flag} {value}: {e:#}");

@@ -31,10 +31,22 @@ pub async fn authenticate(env: &Env, token: Option<String>) -> Result<Principal,
     let Some(token) = token else {
         return Ok(Principal { account: None });
     };
-    match store_deadline(env, env.persist.authenticate(&token)).await {
-        Ok(Some(account)) => Ok(Principal {
+    // A token the store accepted within `token_cache` (see `token_cache`) is not asked again.
+    let key = crate::token_cache::key_of(&token);
+    let checked_ms = env.time.now_ms();
+    let generation = env.tokens.generation();
+    if let Some(account) = env.tokens.get(&key, checked_ms) {
+        return Ok(Principal {
             account: Some(account),
-        }),
+        });
+    }
+    match store_deadline(env, env.persist.authenticate(&token)).await {
+        Ok(Some(account)) => {
+            env.tokens.put(key, account.clone(), checked_ms, generation);
+            Ok(Principal {
+                account: Some(account),
+            })
+        }
         Ok(None) => Err(api_error(
             StatusCode::UNAUTHORIZED,
             "unauthenticated",
@@ -84,4 +96,87 @@ pub(crate) async fn organizer(
         ));
     }
     Ok(who)
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use std::sync::Arc;
+    use std::time::Duration;
+
+    use tokio::sync::{mpsc, watch};
+
+    use super::*;
+    use crate::persist::{MemoryPersist, Persist, Role};
+
+    async fn env_with(ttl: Duration) -> (Env, Arc<MemoryPersist>, watch::Sender<bool>) {
+        let persist = Arc::new(MemoryPersist::default());
+        let (sd_tx, sd_rx) = watch::channel(false);
+        let (done_tx, _done_rx) = mpsc::channel(1);
+        let config = crate::Config {
+            token_cache: ttl,
+            ..crate::Config::default()
+        };
+        let env = Env::start(persist.clone(), config, sd_rx, done_tx);
+        (env, persist, sd_tx)
+    }
+
+    fn id_of(r: &Result<Principal, Response>) -> Option<i64> {
+        r.as_ref().ok().and_then(|p| p.id())
+    }
+
+    /// A token revoked behind this node's back (another node, the database directly) stops
+    /// opening connections once `token_cache` has passed since it was last checked, and not
+    /// later; until then the cache answers without the store. The clock is tokio's paused one.
+    #[tokio::test(start_paused = true)]
+    async fn a_token_revoked_elsewhere_stops_working_within_the_cache_ttl() {
+        let (env, persist, _sd) = env_with(Duration::from_secs(10)).await;
+        let acc = persist.create_account("Eve", Role::Player).await.unwrap();
+        let (token, token_id) = persist.issue_token(acc.id, None).await.unwrap();
+        assert_eq!(
+            id_of(&authenticate(&env, Some(token.clone())).await),
+            Some(acc.id)
+        );
+        assert_eq!(env.tokens.len(), 1);
+        // Revoked in the store only, as another node or `chuhe admin` would.
+        assert!(persist.revoke_token(token_id).await.unwrap());
+        tokio::time::advance(Duration::from_millis(9_990)).await;
+        assert_eq!(
+            id_of(&authenticate(&env, Some(token.clone())).await),
+            Some(acc.id),
+            "within the ttl the cached answer stands"
+        );
+        tokio::time::advance(Duration::from_millis(10)).await;
+        let r = authenticate(&env, Some(token.clone())).await;
+        assert_eq!(
+            r.as_ref().err().map(|r| r.status()),
+            Some(StatusCode::UNAUTHORIZED)
+        );
+        // And a refusal is never cached: it stays refused.
+        assert!(authenticate(&env, Some(token)).await.is_err());
+    }
+
+    /// A revocation through this node clears the cache: the token is refused at once.
+    #[tokio::test(start_paused = true)]
+    async fn clearing_the_cache_makes_a_revocation_count_at_once() {
+        let (env, persist, _sd) = env_with(Duration::from_secs(10)).await;
+        let acc = persist.create_account("Eve", Role::Player).await.unwrap();
+        let (token, token_id) = persist.issue_token(acc.id, None).await.unwrap();
+        assert!(authenticate(&env, Some(token.clone())).await.is_ok());
+        assert!(persist.revoke_token(token_id).await.unwrap());
+        env.tokens.clear();
+        assert!(authenticate(&env, Some(token)).await.is_err());
+    }
+
+    /// With `token_cache` 0 every login asks the store.
+    #[tokio::test(start_paused = true)]
+    async fn a_zero_ttl_asks_the_store_every_time() {
+        let (env, persist, _sd) = env_with(Duration::ZERO).await;
+        let acc = persist.create_account("Eve", Role::Player).await.unwrap();
+        let (token, token_id) = persist.issue_token(acc.id, None).await.unwrap();
+        assert!(authenticate(&env, Some(token.clone())).await.is_ok());
+        assert!(env.tokens.is_empty());
+        assert!(persist.revoke_token(token_id).await.unwrap());
+        assert!(authenticate(&env, Some(token)).await.is_err());
+    }
 }

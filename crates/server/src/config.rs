@@ -82,6 +82,11 @@ pub struct Config {
     /// sources: which sites may put them in an iframe (`*` any, `'none'` none, or a list of
     /// origins such as `https://news.example https://*.example.org`).
     pub embed_ancestors: String,
+    /// How long a token the store accepted is taken without asking the store again (logins
+    /// of websockets and HTTP requests): a token revoked on another node, or in the database
+    /// directly, stops working here within this; one revoked through this node at once.
+    /// Zero asks the store at every login.
+    pub token_cache: Duration,
 }
 
 impl Default for Config {
@@ -117,6 +122,7 @@ impl Default for Config {
             remote_timeout: Duration::from_secs(5),
             cluster_sweep: Duration::from_millis(500),
             embed_ancestors: "*".to_string(),
+            token_cache: Duration::from_secs(10),
         }
     }
 }

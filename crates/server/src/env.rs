@@ -10,7 +10,7 @@ use tokio::sync::{mpsc, watch};
 use crate::config::Config;
 use crate::league::runner::Leagues;
 use crate::persist::Persist;
-use crate::{challenge, cluster, desks, metrics, node, registry, shard, time};
+use crate::{challenge, cluster, desks, metrics, node, registry, shard, time, token_cache};
 
 /// Shared by every task of the server.
 #[derive(Clone)]
@@ -29,6 +29,8 @@ pub struct Env {
     pub challenges: Arc<challenge::Challenges>,
     /// The arbiters following each league's calls.
     pub desks: Arc<desks::Desks>,
+    /// Tokens the store accepted recently ([`token_cache`]).
+    pub tokens: Arc<token_cache::TokenCache>,
     pub shards: Arc<shard::Shards>,
     pub time: time::TimeBase,
     pub shutdown: watch::Receiver<bool>,
@@ -66,6 +68,10 @@ impl Env {
         };
         let (shards, queues) = shard::Shards::new(count, config.shard_mailbox);
         let (settled_tx, settled) = watch::channel(false);
+        let tokens = Arc::new(token_cache::TokenCache::new(
+            u64::try_from(config.token_cache.as_millis()).unwrap_or(u64::MAX),
+            TOKEN_CACHE_MAX,
+        ));
         let env = Env {
             persist,
             node: cluster.clone().map(node::Link::new),
@@ -76,6 +82,7 @@ impl Env {
             leagues: Arc::new(Leagues::default()),
             challenges: Arc::new(challenge::Challenges::default()),
             desks: Arc::new(desks::Desks::default()),
+            tokens,
             shards: Arc::new(shards),
             time: time::TimeBase::new(),
             shutdown,
@@ -86,3 +93,6 @@ impl Env {
         env
     }
 }
+
+/// Tokens the token cache holds at most (about 100 bytes each).
+const TOKEN_CACHE_MAX: usize = 100_000;

@@ -337,7 +337,11 @@ async fn revoke_token(State(env): State<Env>, headers: HeaderMap, b: Bytes) -> R
             "tokenId must be an id",
         );
     };
-    match store_deadline(&env, env.persist.revoke_token(id)).await {
+    let revoked = store_deadline(&env, env.persist.revoke_token(id)).await;
+    // Whatever the answer (a timeout may still have revoked it): no token checked before the
+    // revocation is taken from the cache any more.
+    env.tokens.clear();
+    match revoked {
         Ok(true) => StatusCode::NO_CONTENT.into_response(),
         Ok(false) => api_error(
             StatusCode::NOT_FOUND,

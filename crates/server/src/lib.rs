@@ -55,6 +55,7 @@ mod shard_tests;
 pub mod snapshot;
 pub mod store_adapter;
 pub mod time;
+pub mod token_cache;
 pub mod view;
 pub mod web;
 

@@ -644,9 +644,14 @@ where
     }
 
     async fn authenticate(&self, hash: TokenHash) -> Result<Option<Authenticated>> {
-        let sql =
-            format!("SELECT {TOKEN_COLS} FROM tokens WHERE hash = $1 AND revoked_at_ms IS NULL");
-        let Some(row) = sqlx::query(&sql)
+        // One statement for the token and its principal: a login is one round trip (one
+        // hand-off to SQLite's worker thread), not two.
+        const SQL: &str = "SELECT t.id, t.principal_id, t.role, t.label, t.created_at_ms, \
+             t.revoked_at_ms, p.role AS p_role, p.name AS p_name, p.rating AS p_rating, \
+             p.created_at_ms AS p_created_at_ms \
+             FROM tokens t JOIN principals p ON p.id = t.principal_id \
+             WHERE t.hash = $1 AND t.revoked_at_ms IS NULL";
+        let Some(row) = sqlx::query(SQL)
             .bind(&hash.0[..])
             .fetch_optional(&self.pool)
             .await?
@@ -654,7 +659,13 @@ where
             return Ok(None);
         };
         let token = Self::token_from(&row)?;
-        let principal = self.fetch_principal(token.principal).await?;
+        let principal = Principal {
+            id: token.principal,
+            role: role_of(&row.try_get::<String, _>("p_role")?)?,
+            name: row.try_get("p_name")?,
+            rating: row.try_get("p_rating")?,
+            created_at_ms: row.try_get("p_created_at_ms")?,
+        };
         Ok(Some(Authenticated { principal, token }))
     }
 

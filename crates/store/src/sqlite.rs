@@ -50,6 +50,10 @@ impl SqlStore<Sqlite> {
         let pool = SqlitePoolOptions::new()
             .max_connections(options.pool_size.max(1))
             .acquire_timeout(options.acquire_timeout)
+            // An in-process database file cannot hang up: sqlx's ping before every checkout
+            // was one more hand-off to the connection's worker thread per read (a login was
+            // four), and found nothing a query would not report itself.
+            .test_before_acquire(false)
             .connect_with(connect.clone())
             .await?;
         crate::migrate::migrator(crate::migrate::SQLITE)
