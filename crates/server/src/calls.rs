@@ -15,7 +15,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use crate::auth::{api_error, authenticate, bearer};
-use crate::desks::{Seen, desk_message};
+use crate::desks::{Seen, desk_message, recipients};
 use crate::env::Env;
 use crate::outbox::Outbox;
 use crate::persist::Role;
@@ -119,101 +119,6 @@ pub async fn subscribe_desk(env: &Env, who: &Principal, out: &Outbox, req: u32, 
             out.send_msg(desk_message(&board, ev));
         }
     }
-}
-
-/// The recipients of an arbiter's message (`team`: its captains; None: every captain, player
-/// and arbiter of the league).
-fn recipients(l: &crate::league::core::League, team: Option<usize>) -> Vec<i64> {
-    let mut ids: Vec<i64> = match team {
-        Some(t) => l
-            .teams
-            .get(t)
-            .map(|t| t.accounts.captains.clone())
-            .unwrap_or_default(),
-        None => l
-            .teams
-            .iter()
-            .flat_map(|t| t.accounts.captains.iter().chain(&t.accounts.players))
-            .chain(&l.arbiters)
-            .copied()
-            .collect(),
-    };
-    ids.sort_unstable();
-    ids.dedup();
-    ids
-}
-
-fn message_of(
-    l: &crate::league::core::League,
-    seq: u64,
-    at_ms: u64,
-    from: Option<i64>,
-    from_name: String,
-    team: Option<usize>,
-    text: &str,
-) -> w::LeagueMessage {
-    w::LeagueMessage {
-        league_id: l.id.to_string(),
-        seq,
-        at_ms,
-        from_id: from.map(|a| a.to_string()).unwrap_or_default(),
-        from_name,
-        whole_event: team.is_none(),
-        team: team.unwrap_or(0) as u32,
-        team_name: team
-            .and_then(|t| l.teams.get(t))
-            .map(|t| t.name.clone())
-            .unwrap_or_default(),
-        text: text.to_string(),
-    }
-}
-
-/// An arbiter's message was recorded in league `l`'s log: it goes to its recipients'
-/// connections and to the league's desks (a `leagueMessage`).
-pub(crate) fn deliver_message(
-    env: &Env,
-    l: &crate::league::core::League,
-    e: &crate::league::core::Entry,
-) {
-    let crate::league::core::LeagueEvent::ArbiterMessage { team, text } = &e.event else {
-        return;
-    };
-    let (env, ids) = (env.clone(), recipients(l, *team));
-    let (seq, at, from, team, text) = (e.seq, e.at_ms, e.actor, *team, text.clone());
-    let league = l.clone();
-    tokio::spawn(async move {
-        let name = match from {
-            Some(a) => env
-                .persist
-                .account(a)
-                .await
-                .ok()
-                .flatten()
-                .map(|a| a.name)
-                .unwrap_or_default(),
-            None => String::new(),
-        };
-        let msg = w::ServerMessage {
-            kind: Some(server_message::Kind::LeagueMessage(message_of(
-                &league, seq, at, from, name, team, &text,
-            ))),
-        };
-        let mut sent = std::collections::HashSet::new();
-        if let Ok(m) = env.desks.by_account.lock() {
-            for id in &ids {
-                for o in m.get(id).into_iter().flatten() {
-                    if sent.insert(o.conn_id) {
-                        o.send_msg(msg.clone());
-                    }
-                }
-            }
-        }
-        if let Ok(mut m) = env.desks.by_league.lock() {
-            if let Some(v) = m.get_mut(&league.id) {
-                v.retain(|o| sent.contains(&o.conn_id) || o.send_msg(msg.clone()));
-            }
-        }
-    });
 }
 
 /// `GET /api/v1/leagues/{id}/messages`: the arbiters' messages to captains and to the whole

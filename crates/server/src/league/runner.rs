@@ -867,7 +867,7 @@ impl Runner {
         let delay_ms = u64::from(self.league.rules.delay.seconds) * 1000;
         // Public seqs: the league's count after these entries, counted back.
         for e in entries {
-            crate::calls::deliver_message(&self.env, &self.league, e);
+            crate::desks::deliver_message(&self.env.persist, &self.env.desks, &self.league, e);
         }
         let public: Vec<&Entry> = entries.iter().filter(|e| e.event.is_public()).collect();
         let first = self.league.public_seq + 1 - public.len() as u64;
