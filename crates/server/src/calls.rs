@@ -79,18 +79,21 @@ fn open_part(channel: &[w::GameEvent]) -> &[w::GameEvent] {
     start.map_or(&[], |i| &channel[i..])
 }
 
+/// Refuses the websocket request `req` on `out` with `code` and `message`.
+fn refuse(out: &Outbox, req: u32, code: &str, message: &str) {
+    out.send_msg(w::ServerMessage {
+        kind: Some(server_message::Kind::Error(w::Error {
+            request_id: req,
+            code: code.into(),
+            message: message.into(),
+            game_id: String::new(),
+        })),
+    });
+}
+
 /// An arbiter follows a league's desk (the websocket message `arbiterDeskSubscribe`).
 pub async fn subscribe_desk(env: &Env, who: &Principal, out: &Outbox, req: u32, league_id: &str) {
-    let err = |code: &str, message: &str| {
-        out.send_msg(w::ServerMessage {
-            kind: Some(server_message::Kind::Error(w::Error {
-                request_id: req,
-                code: code.into(),
-                message: message.into(),
-                game_id: String::new(),
-            })),
-        });
-    };
+    let err = |code: &str, message: &str| refuse(out, req, code, message);
     let Some(league) = league_id
         .parse::<i64>()
         .ok()
@@ -435,16 +438,7 @@ fn lobby_reader(
 /// `lobbySubscribe`): a Reply, then the presence of every round whose lobby is open now, then
 /// every change.
 pub async fn subscribe_lobby(env: &Env, who: &Principal, out: &Outbox, req: u32, league_id: &str) {
-    let err = |code: &str, message: &str| {
-        out.send_msg(w::ServerMessage {
-            kind: Some(server_message::Kind::Error(w::Error {
-                request_id: req,
-                code: code.into(),
-                message: message.into(),
-                game_id: String::new(),
-            })),
-        });
-    };
+    let err = |code: &str, message: &str| refuse(out, req, code, message);
     let Some(h) = league_id
         .parse::<i64>()
         .ok()
