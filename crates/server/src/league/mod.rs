@@ -17,6 +17,7 @@ pub use chuhe_league_core::{datetime, spec};
 pub mod api;
 pub mod import;
 pub mod pages_api;
+pub mod render;
 pub mod runner;
 pub mod ws;
 
