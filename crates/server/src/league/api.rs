@@ -52,7 +52,6 @@ pub fn router() -> Router<Env> {
         .route("/api/v1/leagues/{id}/elo", get(elo))
         .route("/api/v1/leagues/{id}/log", get(log))
         .route("/api/v1/leagues/{id}/export", get(export))
-        .merge(super::import::router())
 }
 
 /// A 200 with a JSON body (also the match-day pages' API).
