@@ -11,7 +11,7 @@
 
 use std::collections::VecDeque;
 use std::convert::Infallible;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::Ordering;
 
 use axum::Router;
 use axum::extract::{Path, Query, State};
@@ -26,19 +26,8 @@ use chuhe_proto::v1::server_message::Kind;
 use crate::auth::api_error;
 use crate::env::Env;
 use crate::league::runner::LeagueHandle;
+use crate::league::ws::{Derived, NEXT_FEED};
 use crate::outbox::{Inbox, Out, Outbox};
-
-/// Connection ids of feed subscribers: their own range, apart from the websockets' counter.
-pub(crate) static NEXT_FEED: AtomicU64 = AtomicU64::new(1 << 62);
-
-/// Entries after which the standings may have changed.
-const CHANGES_STANDINGS: [&str; 5] = [
-    "game_finished",
-    "board_set",
-    "match_forfeited",
-    "withdrawn",
-    "colour_chosen",
-];
 
 pub fn router() -> Router<Env> {
     Router::new().route("/api/v1/leagues/{id}/feed", get(feed))
@@ -59,39 +48,6 @@ struct Feed {
     pending: VecDeque<Event>,
     done: bool,
     derive: Derived,
-}
-
-/// What the feed adds after a public entry: a `match_result` when the entry decided its match
-/// (once per match and subscriber) and the `standings` after every entry that can change them.
-#[derive(Default)]
-pub(crate) struct Derived {
-    /// Matches whose result this subscriber has been sent.
-    decided: std::collections::HashSet<(u32, u32)>,
-}
-
-impl Derived {
-    /// The (kind, JSON) updates to send after the public entry `u`, in order.
-    pub(crate) async fn after(
-        &mut self,
-        env: &Env,
-        id: &str,
-        u: &chuhe_proto::v1::LeagueUpdate,
-    ) -> Vec<(&'static str, String)> {
-        let mut out = Vec::new();
-        if !CHANGES_STANDINGS.contains(&u.kind.as_str()) {
-            return out;
-        }
-        if let Some((round, table)) = match_of(&u.json).filter(|k| !self.decided.contains(k)) {
-            if let Some(m) = crate::league::api::match_result_json(env, id, round, table) {
-                self.decided.insert((round, table));
-                out.push(("match_result", m.to_string()));
-            }
-        }
-        if let Some(s) = crate::league::api::standings_json(env, id).await {
-            out.push(("standings", s));
-        }
-        out
-    }
 }
 
 impl Drop for Feed {
@@ -164,7 +120,7 @@ async fn feed(
             };
             match msg.kind {
                 Some(Kind::League(u)) => {
-                    let derived = st.derive.after(&st.env, &st.id, &u).await;
+                    let derived = st.derive.after(&st.env, &st.id, &u);
                     st.pending.push_back(
                         Event::default()
                             .id(u.seq.to_string())
@@ -194,13 +150,4 @@ async fn feed(
     Sse::new(stream)
         .keep_alive(KeepAlive::default())
         .into_response()
-}
-
-/// The match (round, table) a public entry is about: `at` of a board's entries, or the
-/// `round` and `table` of a forfeited match.
-fn match_of(json: &str) -> Option<(u32, u32)> {
-    let v: serde_json::Value = serde_json::from_str(json).ok()?;
-    let at = if v["at"].is_object() { &v["at"] } else { &v };
-    let n = |k: &str| at[k].as_u64().and_then(|x| u32::try_from(x).ok());
-    Some((n("round")?, n("table")?))
 }

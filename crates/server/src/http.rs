@@ -34,6 +34,7 @@ pub fn router(env: Env) -> Router {
         .route("/api/v1/tokens", post(issue_token))
         .route("/api/v1/tokens/revoke", post(revoke_token))
         .merge(crate::league::api::router())
+        .merge(crate::league::import::router())
         .merge(crate::records_http::router())
         .merge(crate::calls::router())
         .merge(crate::league::pages_api::router())

@@ -18,16 +18,13 @@ use chuhe_league::text::Lang;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::core::{
-    BoardKey, ColourName, League, LeagueCommand, Revealed, TeamSide, knockout_winner, live_score,
-    match_result, stage_tables, standings_stage, total_score_tables,
-};
+use super::core::{ColourName, League, LeagueCommand, TeamSide, knockout_winner, match_result};
 use super::datetime::{format_instant, parse_instant};
+use super::render::{self, colour_name, is_official, table_json};
 use super::runner::{self, LeagueHandle, RunError};
 use super::spec::{EventSpec, System};
 use crate::auth::{api_error, authenticate, bearer};
 use crate::env::Env;
-use crate::persist::Role;
 use crate::request::Principal;
 
 pub fn router() -> Router<Env> {
@@ -55,7 +52,6 @@ pub fn router() -> Router<Env> {
         .route("/api/v1/leagues/{id}/elo", get(elo))
         .route("/api/v1/leagues/{id}/log", get(log))
         .route("/api/v1/leagues/{id}/export", get(export))
-        .merge(super::import::router())
 }
 
 /// A 200 with a JSON body (also the match-day pages' API).
@@ -114,22 +110,6 @@ fn parse_body<T: for<'de> Deserialize<'de>>(b: &Bytes) -> Result<T, Response> {
             &format!("the body is not the expected JSON: {e}"),
         )
     })
-}
-
-pub(super) fn is_official(l: &League, p: &Principal) -> bool {
-    match p.role() {
-        Some(Role::Organizer) => true,
-        Some(Role::Arbiter) => p.id().is_some_and(|id| l.arbiters.contains(&id)),
-        _ => false,
-    }
-}
-
-/// The team whose captain `p` is, if any.
-fn captain_of(l: &League, p: &Principal) -> Option<usize> {
-    let id = p.id()?;
-    l.teams
-        .iter()
-        .position(|t| t.accounts.captains.contains(&id))
 }
 
 async fn create(State(env): State<Env>, headers: HeaderMap, b: Bytes) -> Response {
@@ -234,112 +214,6 @@ fn stages_json(l: &League) -> Vec<Value> {
 }
 
 /// A team side's name in the league JSON (also the match-day pages' API).
-pub(super) fn side_name(s: TeamSide) -> &'static str {
-    match s {
-        TeamSide::First => "first",
-        TeamSide::Second => "second",
-    }
-}
-
-fn colour_name(c: ColourName) -> &'static str {
-    match c {
-        ColourName::Red => "red",
-        ColourName::Black => "black",
-    }
-}
-
-/// A match as `viewer` may see it: the lineups once revealed (a captain also sees its own
-/// sealed one), every board's games and results, the live score.
-fn table_json(l: &League, round: u32, table: u32, viewer: Option<&Principal>) -> Option<Value> {
-    let r = l.round(round)?;
-    let t = l.table(round, table)?;
-    let own = viewer.and_then(|p| captain_of(l, p));
-    let official = viewer.is_some_and(|p| is_official(l, p));
-    let lineups: Vec<Value> = (0..2)
-        .map(|i| match &t.revealed {
-            Some(rev) => match &rev[i] {
-                Revealed::Submitted { players } => {
-                    json!({"revealed": true, "how": "submitted", "players": players})
-                }
-                Revealed::RegisteredOrder { players } => {
-                    json!({"revealed": true, "how": "registered_order", "players": players})
-                }
-                Revealed::Forfeit => json!({"revealed": true, "how": "forfeit", "players": []}),
-            },
-            // Sealed: only the team's own captain (or an official) sees it — and nobody else
-            // learns even whether it was submitted.
-            None if own == Some(t.teams[i]) || official => json!({
-                "revealed": false,
-                "submitted": t.submitted[i].is_some(),
-                "players": t.submitted[i].clone().unwrap_or_default(),
-            }),
-            None => json!({"revealed": false}),
-        })
-        .collect();
-    let boards: Vec<Value> = t
-        .boards
-        .iter()
-        .enumerate()
-        .map(|(bi, b)| {
-            let at = BoardKey { round, table, board: bi as u32 + 1 };
-            let games: Vec<Value> = b
-                .games
-                .iter()
-                .map(|g| {
-                    json!({
-                        "stage": g.stage,
-                        "stageName": l.rules_of(round).event.chain.stages().get(g.stage as usize).map(|s| s.name.clone()),
-                        "gameId": g.game.to_string(),
-                        "firstColour": colour_name(g.first_colour),
-                        "redId": g.red.to_string(),
-                        "blackId": g.black.to_string(),
-                        "startsAt": format_instant(g.start_ms),
-                        "result": g.finished.as_ref().map(|f| json!({
-                            "outcome": f.outcome,
-                            "reason": f.reason,
-                            "fouls": f.fouls,
-                        })),
-                    })
-                })
-                .collect();
-            let result = l.board_record(at).and_then(|rec| {
-                let rules = &l.rules_of(round).event;
-                chuhe_league::chain::evaluate_board(&rules.chain, &rules.game_scoring, at.board, &rec).ok()
-            });
-            json!({
-                "board": at.board,
-                "games": games,
-                "choice": b.choice.as_ref().map(|c| json!({
-                    "stage": c.stage,
-                    "chooser": side_name(c.chooser),
-                    "deadline": format_instant(c.deadline_ms),
-                    "chooserColour": c.chooser_colour.map(colour_name),
-                })),
-                "setByArbiter": b.set.is_some(),
-                "points": result.as_ref().map(|r| [r.points[0].to_decimal(), r.points[1].to_decimal()]),
-                "winner": result.as_ref().and_then(|r| r.winner).map(|s| side_name(TeamSide::of_league(s))),
-            })
-        })
-        .collect();
-    let score = live_score(l, round, table);
-    let m = match_result(l, round, table);
-    Some(json!({
-        "round": round,
-        "stage": r.stage,
-        "table": table,
-        "startsAt": format_instant(r.start_ms),
-        "lineupDeadline": format_instant(r.deadline_ms),
-        "first": {"team": t.teams[0], "name": l.teams[t.teams[0]].name},
-        "second": {"team": t.teams[1], "name": l.teams[t.teams[1]].name},
-        "lineups": lineups,
-        "forfeit": t.forfeit,
-        "boards": boards,
-        "gamePoints": [score[0].to_decimal(), score[1].to_decimal()],
-        "matchPoints": m.as_ref().map(|m| [m.match_points[0].to_decimal(), m.match_points[1].to_decimal()]),
-        "finished": m.is_some(),
-    }))
-}
-
 pub(super) fn summary(l: &League, viewer: Option<&Principal>) -> Value {
     let teams: Vec<Value> = l
         .teams
@@ -692,51 +566,11 @@ struct StandingsQuery {
 /// come from — JSON, or the two tables as text, CSV or HTML.
 fn total_score_standings(
     l: &League,
-    t: Result<super::core::TotalScoreTables, String>,
+    t: super::core::TotalScoreTables,
     format: Option<&str>,
     lang: Lang,
 ) -> Response {
-    let t = match t {
-        Ok(t) => t,
-        Err(e) => return api_error(StatusCode::INTERNAL_SERVER_ERROR, "standings_failed", &e),
-    };
-    use chuhe_league::lineup::TotalScoreCriterion;
-    let decided = |c: Option<TotalScoreCriterion>| match c {
-        None => String::new(),
-        Some(TotalScoreCriterion::RankSum) => "rank_sum".into(),
-        Some(TotalScoreCriterion::BestRank(n)) => format!("best_rank_{n}"),
-        Some(TotalScoreCriterion::Fouls) => "fouls".into(),
-    };
-    let rows: Vec<Value> = t
-        .rows
-        .iter()
-        .map(|r| {
-            json!({
-                "team": t.teams[r.team],
-                "name": l.teams[t.teams[r.team]].name,
-                "rank": r.rank,
-                "rankSum": r.rank_sum,
-                "decidedBy": r.decided_by.map(|c| decided(Some(c))),
-            })
-        })
-        .collect();
-    let players: Vec<Value> = t
-        .individual
-        .iter()
-        .map(|r| {
-            let (team, name) = &t.players[r.player];
-            json!({
-                "rank": r.rank,
-                "player": name,
-                "team": t.teams[*team],
-                "games": r.games,
-                "points": r.points.to_decimal(),
-                "wins": r.wins,
-                "fouls": r.fouls,
-                "decidedBy": r.decided_by.map(|c| c.code()),
-            })
-        })
-        .collect();
+    let decided = render::decided_code;
     let zh = matches!(lang, Lang::Zh);
     let label = |z: &str, e: &str| if zh { z.to_string() } else { e.to_string() };
     let teams_table = chuhe_league::report::Table {
@@ -806,15 +640,7 @@ fn total_score_standings(
     if format != "json" {
         return standings_document(format, &l.spec.name, &heading, &tables, lang);
     }
-    ok(json!({
-        "league": l.id.to_string(),
-        "stage": t.stage,
-        "lineupSystem": "total_score",
-        "criteria": ["rank_sum", "best_rank", "fouls"],
-        "rows": rows,
-        "players": players,
-        "completedRounds": l.stage_rounds(t.stage).filter(|r| r.completed).count(),
-    }))
+    ok(render::total_score_json(l, &t))
 }
 
 async fn standings(
@@ -831,39 +657,35 @@ async fn standings(
 
 /// The standings of `l` as `GET …/standings` answers them.
 fn standings_of(l: &League, q: StandingsQuery) -> Response {
-    let stage = match q.stage {
-        Some(s) if s == 0 || s as usize > l.rules.stages.len() => {
+    let t = match render::standings_tables(l, q.stage) {
+        Ok(render::Standings::TotalScore(t)) => {
+            return total_score_standings(l, t, q.format.as_deref(), lang_named(q.lang.as_deref()));
+        }
+        Ok(render::Standings::Stage(t)) => t,
+        Err(render::NoStandings::NoStage(s, n)) => {
             return api_error(
                 StatusCode::NOT_FOUND,
                 "not_found",
-                &format!("no stage {s} (the event has {})", l.rules.stages.len()),
+                &format!("no stage {s} (the event has {n})"),
             );
         }
-        Some(s) => Some(s),
-        None => standings_stage(l),
-    };
-    if let Some(t) = stage.and_then(|s| total_score_tables(l, s)) {
-        return total_score_standings(l, t, q.format.as_deref(), lang_named(q.lang.as_deref()));
-    }
-    let t = match stage.and_then(|s| stage_tables(l, s)) {
-        None if stage.is_some_and(|s| s > l.current_stage()) => {
+        Err(render::NoStandings::NotBegun) => {
             return api_error(
                 StatusCode::CONFLICT,
                 "no_standings",
                 "the stage has not begun",
             );
         }
-        None => {
+        Err(render::NoStandings::Knockout) => {
             return api_error(
                 StatusCode::CONFLICT,
                 "no_standings",
                 "a knockout has a bracket, not standings",
             );
         }
-        Some(Err(e)) => {
+        Err(render::NoStandings::Failed(e)) => {
             return api_error(StatusCode::INTERNAL_SERVER_ERROR, "standings_failed", &e);
         }
-        Some(Ok(t)) => t,
     };
     // The stage's teams, in its own numbering.
     let names: Vec<String> = t.teams.iter().map(|i| l.teams[*i].name.clone()).collect();
@@ -890,40 +712,7 @@ fn standings_of(l: &League, q: StandingsQuery) -> Response {
         lang,
     };
     match q.format.as_deref().unwrap_or("json") {
-        "json" => {
-            let rows: Vec<Value> = t
-                .standings
-                .rows
-                .iter()
-                .map(|r| {
-                    json!({
-                        "team": t.teams[r.team],
-                        "name": names[r.team],
-                        "rank": r.rank,
-                        "decidedBy": r.decided_by.map(|c| c.code()),
-                        "played": r.played,
-                        "won": r.won,
-                        "drawn": r.drawn,
-                        "lost": r.lost,
-                        "matchPoints": r.match_points.to_decimal(),
-                        "gamePoints": r.game_points.to_decimal(),
-                        "gameWins": r.game_wins,
-                        "fouls": r.fouls,
-                        "blackWins": r.black_wins,
-                        "blackGames": r.black_games,
-                        "withdrawn": r.withdrawal.is_some(),
-                        "expelled": r.expelled,
-                    })
-                })
-                .collect();
-            ok(json!({
-                "league": l.id.to_string(),
-                "stage": t.stage,
-                "criteria": rules.criteria.iter().map(|c| c.code()).collect::<Vec<_>>(),
-                "rows": rows,
-                "completedRounds": l.stage_rounds(t.stage).filter(|r| r.completed).count(),
-            }))
-        }
+        "json" => ok(render::stage_standings_json(l, &t)),
         other => standings_document(
             other,
             &l.spec.name,
@@ -1450,43 +1239,4 @@ async fn elo(
         })).collect::<Vec<_>>(),
     });
     printout(&q, lang, &l.spec.name, body, std::slice::from_ref(&table))
-}
-
-/// The standings as `GET /api/v1/leagues/{id}/standings` answers them (JSON text) for the
-/// event as the public stream shows it, for the event feed.
-pub(crate) async fn standings_json(env: &Env, id: &str) -> Option<String> {
-    let q = StandingsQuery {
-        format: None,
-        lang: None,
-        stage: None,
-    };
-    // As the public stream shows the event (the broadcast delay behind).
-    let h = league(env, id).ok()?;
-    let r = standings_of(&h.public_snapshot(), q);
-    if !r.status().is_success() {
-        return None;
-    }
-    let b = axum::body::to_bytes(r.into_body(), 1 << 20).await.ok()?;
-    String::from_utf8(b.to_vec()).ok()
-}
-
-/// A match's result for the event feed once it is decided, as the public stream shows the
-/// event (the broadcast delay behind): the teams, 局分 and 场分 (as in
-/// `GET …/rounds/{round}/tables/{table}`); None while it is not.
-pub(crate) fn match_result_json(env: &Env, id: &str, round: u32, table: u32) -> Option<Value> {
-    let h = league(env, id).ok()?;
-    let l = h.public_snapshot();
-    let v = table_json(&l, round, table, None)?;
-    if v["finished"] != true {
-        return None;
-    }
-    Some(json!({
-        "round": round,
-        "table": table,
-        "first": v["first"],
-        "second": v["second"],
-        "gamePoints": v["gamePoints"],
-        "matchPoints": v["matchPoints"],
-        "forfeit": v["forfeit"],
-    }))
 }

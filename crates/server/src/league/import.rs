@@ -487,7 +487,7 @@ async fn import(
             "this needs the organizer's or an arbiter's token",
         );
     }
-    if !super::api::is_official(&l, &p) {
+    if !super::render::is_official(&l, &p) {
         return api_error(
             StatusCode::FORBIDDEN,
             "permission_denied",

@@ -9,7 +9,8 @@
 //! * [`datetime`]: instants and durations as people write them.
 //!
 //! The drivers and edges are here: [`runner`] (one task per league), [`api`] and [`pages_api`]
-//! (HTTP), [`ws`] (the league's websocket stream).
+//! (HTTP), [`ws`] (the league's websocket stream); [`render`] is the league's views as JSON that
+//! the routes and the event feeds share.
 
 pub use chuhe_league_core as core;
 pub use chuhe_league_core::{datetime, spec};
@@ -17,6 +18,7 @@ pub use chuhe_league_core::{datetime, spec};
 pub mod api;
 pub mod import;
 pub mod pages_api;
+pub mod render;
 pub mod runner;
 pub mod ws;
 

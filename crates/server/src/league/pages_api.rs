@@ -21,9 +21,10 @@ use axum::routing::{get, post};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::api::{ok, side_name};
+use super::api::ok;
 use super::core::{BoardKey, League, Outcome, TeamSide, match_result};
 use super::datetime::format_instant;
+use super::render::side_name;
 use super::runner;
 use super::spec::EventSpec;
 use crate::auth::{api_error, authenticate, bearer};

@@ -190,7 +190,7 @@ fn end_feed(env: &Env, conn: u64, league_id: &str) {
 async fn subscribe_feed(env: &Env, who: &Principal, out: &Outbox, req: u32, s: w::LeagueSubscribe) {
     use crate::outbox::Out;
     end_feed(env, out.conn_id, &s.league_id);
-    let inner_id = crate::feed_http::NEXT_FEED.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let inner_id = NEXT_FEED.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let (inner, mut inbox, _kick) =
         Outbox::new(inner_id, out.encoding, crate::league::runner::REPLAY + 1024);
     let sub = Kind::LeagueSubscribe(w::LeagueSubscribe {
@@ -200,7 +200,7 @@ async fn subscribe_feed(env: &Env, who: &Principal, out: &Outbox, req: u32, s: w
     let task = {
         let (env, out, id) = (env.clone(), out.clone(), s.league_id.clone());
         tokio::spawn(async move {
-            let mut derived = crate::feed_http::Derived::default();
+            let mut derived = Derived::default();
             while let Some(item) = inbox.recv().await {
                 let update = match &item {
                     Out::Shared(f) => match &f.message().kind {
@@ -216,7 +216,7 @@ async fn subscribe_feed(env: &Env, who: &Principal, out: &Outbox, req: u32, s: w
                     break;
                 }
                 let Some(u) = update else { continue };
-                for (kind, json) in derived.after(&env, &id, &u).await {
+                for (kind, json) in derived.after(&env, &id, &u) {
                     let m = w::ServerMessage {
                         kind: Some(server_message::Kind::League(w::LeagueUpdate {
                             league_id: u.league_id.clone(),
@@ -253,4 +253,63 @@ fn answer(out: &Outbox, req: u32, r: Result<Vec<super::core::Entry>, RunError>) 
         Ok(_) => reply(out, req, 0),
         Err(e) => error(out, req, e.code(), &e.to_string()),
     }
+}
+
+/// Connection ids of feed subscribers: their own range, apart from the websockets' counter.
+pub(crate) static NEXT_FEED: std::sync::atomic::AtomicU64 =
+    std::sync::atomic::AtomicU64::new(1 << 62);
+
+/// Entries after which the standings may have changed.
+const CHANGES_STANDINGS: [&str; 5] = [
+    "game_finished",
+    "board_set",
+    "match_forfeited",
+    "withdrawn",
+    "colour_chosen",
+];
+
+/// What the feed adds after a public entry: a `match_result` when the entry decided its match
+/// (once per match and subscriber) and the `standings` after every entry that can change them.
+#[derive(Default)]
+pub(crate) struct Derived {
+    /// Matches whose result this subscriber has been sent.
+    decided: std::collections::HashSet<(u32, u32)>,
+}
+
+impl Derived {
+    /// The (kind, JSON) updates to send after the public entry `u`, in order.
+    pub(crate) fn after(
+        &mut self,
+        env: &Env,
+        id: &str,
+        u: &chuhe_proto::v1::LeagueUpdate,
+    ) -> Vec<(&'static str, String)> {
+        let mut out = Vec::new();
+        if !CHANGES_STANDINGS.contains(&u.kind.as_str()) {
+            return out;
+        }
+        // As the public stream shows the event (the broadcast delay behind).
+        let Some(h) = id.parse::<i64>().ok().and_then(|id| env.leagues.get(id)) else {
+            return out;
+        };
+        if let Some((round, table)) = match_of(&u.json).filter(|k| !self.decided.contains(k)) {
+            if let Some(m) = super::render::match_result_json(&h.public_snapshot(), round, table) {
+                self.decided.insert((round, table));
+                out.push(("match_result", m.to_string()));
+            }
+        }
+        if let Some(s) = super::render::standings_json(&h.public_snapshot()) {
+            out.push(("standings", s));
+        }
+        out
+    }
+}
+
+/// The match (round, table) a public entry is about: `at` of a board's entries, or the
+/// `round` and `table` of a forfeited match.
+fn match_of(json: &str) -> Option<(u32, u32)> {
+    let v: serde_json::Value = serde_json::from_str(json).ok()?;
+    let at = if v["at"].is_object() { &v["at"] } else { &v };
+    let n = |k: &str| at[k].as_u64().and_then(|x| u32::try_from(x).ok());
+    Some((n("round")?, n("table")?))
 }
