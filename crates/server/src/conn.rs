@@ -405,7 +405,10 @@ async fn run(env: Env, mut socket: WebSocket, enc: Encoding, who: Principal, con
                     continue;
                 }
                 refused = 0;
-                c.on_frame(data, is_text).await;
+                // Boxed: the handling of one frame (any request, down to the league and desk
+                // subscriptions) is a large future, allocated only while a frame is handled
+                // instead of inside every idle connection's task.
+                Box::pin(c.on_frame(data, is_text)).await;
             }
         }
     };
