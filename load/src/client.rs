@@ -49,6 +49,10 @@ pub struct ClientPlan {
     pub who: Participant,
     pub timeline: Arc<Timeline>,
     pub arrived: Arc<Barrier>,
+    /// `fanout`: every client of the board waits here (at most [`LINGER`]) once its game is
+    /// over before it closes, so a spectator's close handshake does not hold up the last
+    /// move's delivery to the others that the figure is timing.
+    pub finished: Option<Arc<Barrier>>,
     pub think: ThinkTime,
     pub seed: u64,
     /// Red resigns after the last move of the line (chuhe's games must end).
@@ -65,6 +69,9 @@ pub struct ClientPlan {
     /// flips to `true` (the idle scenario).
     pub release: Option<watch::Receiver<bool>>,
 }
+
+/// How long a fan-out board's client waits for the others before closing anyway.
+const LINGER: Duration = Duration::from_secs(5);
 
 /// Why a client stopped early.
 #[derive(Debug, thiserror::Error)]
@@ -227,6 +234,9 @@ pub async fn run(ctx: Arc<Ctx>, plan: ClientPlan) {
     m.connect.record(took);
     Metrics::add(&m.connected, 1);
     let result = c.play(ws, hello, early).await;
+    if let Some(b) = &c.plan.finished {
+        let _ = tokio::time::timeout(LINGER, b.wait()).await;
+    }
     match result {
         Ok(mut ws) => {
             let _ = tokio::time::timeout(Duration::from_secs(2), ws.close(None)).await;
@@ -302,6 +312,9 @@ impl Client {
         let mut release = self.plan.release.clone();
         let dead_after = self.ctx.dead_after;
         let mut heard = Instant::now();
+        // One timer for the deadline, armed once (not one made and dropped for every frame).
+        let end = sleep_until(deadline.into());
+        tokio::pin!(end);
         while !self.done() || release.is_some() {
             let move_at = self.next_move_at;
             let dead_at = heard + dead_after.unwrap_or(Duration::ZERO);
@@ -311,7 +324,7 @@ impl Client {
                     heard = Instant::now();
                 }
                 _ = wait_flag(&mut release) => release = None,
-                () = sleep_until(deadline.into()) => return Err(Stop::Deadline),
+                () = &mut end => return Err(Stop::Deadline),
                 () = sleep_until(move_at.unwrap_or(deadline).into()), if move_at.is_some() => {
                     self.next_move_at = None;
                     let ply = self.seen.last_ply + 1;

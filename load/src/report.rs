@@ -116,6 +116,10 @@ pub struct Report {
     /// The disk's flush latency during the run (`--disk-probe`), when probed.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub disk_flush: Option<DiskFlush>,
+    /// `fanout` only: each ply's time to reach every spectator, ms, in ply order (which move
+    /// made the p99 — the first, or one the disk or the machine stalled).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub fanout_each_ms: Vec<f64>,
     /// The move samples' spans, for [`Report::attach_disk_flush`]; not in the JSON.
     #[serde(skip)]
     pub spans: MoveSpans,
@@ -148,10 +152,12 @@ impl Report {
     ) -> Self {
         let m: &Metrics = &ctx.metrics;
         let fanout_all = Hist::default();
+        let mut fanout_each_ms = Vec::new();
         if let Scenario::Fanout { spectators, .. } = scenario {
             for t in ctx.fanout.lock().unwrap_or_else(|e| e.into_inner()).iter() {
                 for d in t.full_fanout(*spectators as u64) {
                     fanout_all.record(d);
+                    fanout_each_ms.push((d.as_secs_f64() * 1e4).round() / 10.0);
                 }
             }
         }
@@ -209,6 +215,7 @@ impl Report {
             fd_limit,
             machine,
             disk_flush: None,
+            fanout_each_ms,
             spans: MoveSpans {
                 epoch: ctx.epoch.instant(),
                 ack: m.ack.take_spans(),

@@ -467,6 +467,8 @@ async fn wave(
             watched.push((Arc::clone(&timeline), on));
         }
         let arrived = Arc::new(Barrier::new(spectators + 2));
+        let finished = matches!(scenario, Scenario::Fanout { .. })
+            .then(|| Arc::new(Barrier::new(spectators + 2)));
         let roles = [Role::Player(Seat::Red), Role::Player(Seat::Black)]
             .into_iter()
             .chain(std::iter::repeat_n(Role::Spectator, spectators));
@@ -487,6 +489,7 @@ async fn wave(
                 },
                 timeline: Arc::clone(&timeline),
                 arrived: Arc::clone(&arrived),
+                finished: finished.clone(),
                 think: scenario.think(),
                 seed: opts
                     .seed
@@ -680,6 +683,7 @@ async fn soak(
                         },
                         timeline: Arc::clone(&timeline),
                         arrived: Arc::clone(&arrived),
+                        finished: None,
                         think: shape.think,
                         seed: seed.wrapping_add((index as u64) << 20 | k as u64),
                         resign_at_end: target.needs_legal_moves(),

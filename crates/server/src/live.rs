@@ -78,8 +78,8 @@ pub(crate) struct LiveGame {
     public: Option<View>,
     ring: VecDeque<Arc<SharedFrame>>,
     public_ring: VecDeque<Arc<SharedFrame>>,
-    live_subs: Vec<Sub>,
-    public_subs: Vec<Sub>,
+    live_subs: Subs,
+    public_subs: Subs,
     /// Several nodes: where this game's streams are published for the other nodes' relays.
     channels: Option<Arc<crate::node::GameChannels>>,
     delayed: VecDeque<Pending>,
@@ -119,8 +119,8 @@ impl LiveGame {
             public: delayed_view.then(|| View::new(&gid, true)),
             ring: VecDeque::new(),
             public_ring: VecDeque::new(),
-            live_subs: Vec::new(),
-            public_subs: Vec::new(),
+            live_subs: Subs::default(),
+            public_subs: Subs::default(),
             channels,
             delayed: VecDeque::new(),
             delay_plies,
@@ -353,7 +353,7 @@ impl LiveGame {
             let frame = if private {
                 self.send_private(&frame)
             } else {
-                send_all(&mut self.live_subs, &frame);
+                self.live_subs.send_all(&frame);
                 frame
             };
             if let Some(c) = &self.channels {
@@ -383,10 +383,18 @@ impl LiveGame {
         };
         let clock = Some(self.live.clock);
         let stand_in = Arc::new(private_frame(ev, crate::audience::Viewer::Spectator, clock));
-        let viewers: Vec<_> = self.live_subs.iter().map(|s| self.viewer(&s.who)).collect();
+        self.live_subs.compact();
+        let viewers: Vec<_> = self
+            .live_subs
+            .list
+            .iter()
+            .map(|s| self.viewer(&s.who))
+            .collect();
         let mut i = 0;
         self.live_subs.retain(|s| {
-            let v = viewers[i];
+            let Some(&v) = viewers.get(i) else {
+                return false;
+            };
             i += 1;
             let f = match v {
                 crate::audience::Viewer::Arbiter => frame.clone(),
@@ -435,7 +443,7 @@ impl LiveGame {
                 p.frame.clone(),
                 self.env.config.replay_events,
             );
-            send_all(&mut self.public_subs, &p.frame);
+            self.public_subs.send_all(&p.frame);
             if let Some(c) = &self.channels {
                 c.publish(false, &p.frame);
             }
@@ -545,8 +553,8 @@ impl LiveGame {
 
     /// Forgets a connection's subscriptions.
     pub(crate) fn detach(&mut self, conn: u64) {
-        self.live_subs.retain(|s| s.out.conn_id != conn);
-        self.public_subs.retain(|s| s.out.conn_id != conn);
+        self.live_subs.remove(conn);
+        self.public_subs.remove(conn);
     }
 
     /// Takes every subscriber with the last seq it was sent (the game leaves this node: they
@@ -556,10 +564,16 @@ impl LiveGame {
         let public = self.public.as_ref().map_or(live, |p| p.seq);
         let mut v: Vec<_> = self
             .live_subs
-            .drain(..)
+            .take()
+            .into_iter()
             .map(|s| (s.out, s.who, live))
             .collect();
-        v.extend(self.public_subs.drain(..).map(|s| (s.out, s.who, public)));
+        v.extend(
+            self.public_subs
+                .take()
+                .into_iter()
+                .map(|s| (s.out, s.who, public)),
+        );
         v
     }
 
@@ -733,8 +747,7 @@ impl LiveGame {
         if relay.is_some() {
             return;
         }
-        list.retain(|s| s.out.conn_id != out.conn_id);
-        list.push(Sub {
+        list.add(Sub {
             out: out.clone(),
             who: r.who.clone(),
         });
@@ -805,8 +818,73 @@ struct Sub {
     who: Arc<Principal>,
 }
 
-fn send_all(subs: &mut Vec<Sub>, frame: &Arc<SharedFrame>) {
-    // A failed send means the connection is gone or was kicked for being too slow (its writer
-    // closes it with 4008): either way it leaves the list.
-    subs.retain(|s| s.out.send(Out::Shared(frame.clone())));
+/// One stream's subscribers, one entry per connection. A connection that leaves is only noted
+/// (a set lookup); the list drops every noted connection in one pass before it is next used, so
+/// the ten thousand spectators of a board leaving together cost one pass over it, not one each
+/// (and a connection subscribing looks itself up in a set, not in the list).
+#[derive(Default)]
+struct Subs {
+    list: Vec<Sub>,
+    /// The connections in `list`, less those that left.
+    members: IdSet,
+    /// Connections that left and are still in `list`.
+    leaving: IdSet,
+}
+
+type IdSet = chuhe_store::IdSet<u64>;
+
+impl Subs {
+    /// Drops the connections that left.
+    fn compact(&mut self) {
+        if self.leaving.is_empty() {
+            return;
+        }
+        let leaving = std::mem::take(&mut self.leaving);
+        self.list.retain(|s| !leaving.contains(&s.out.conn_id));
+    }
+
+    /// `sub`'s connection subscribes (again: its earlier entry goes).
+    fn add(&mut self, sub: Sub) {
+        let conn = sub.out.conn_id;
+        if self.leaving.contains(&conn) {
+            self.compact();
+        }
+        if !self.members.insert(conn) {
+            self.list.retain(|s| s.out.conn_id != conn);
+        }
+        self.list.push(sub);
+    }
+
+    /// The connection leaves (it is gone from the list before the list is next used).
+    fn remove(&mut self, conn: u64) {
+        if self.members.remove(&conn) {
+            self.leaving.insert(conn);
+        }
+    }
+
+    /// Keeps the subscribers `keep` says yes to (it is called once for each, in order).
+    fn retain(&mut self, mut keep: impl FnMut(&Sub) -> bool) {
+        self.compact();
+        let members = &mut self.members;
+        self.list.retain(|s| {
+            let k = keep(s);
+            if !k {
+                members.remove(&s.out.conn_id);
+            }
+            k
+        });
+    }
+
+    fn send_all(&mut self, frame: &Arc<SharedFrame>) {
+        // A failed send means the connection is gone or was kicked for being too slow (its
+        // writer closes it with 4008): either way it leaves the list.
+        self.retain(|s| s.out.send(Out::Shared(frame.clone())));
+    }
+
+    /// Every subscriber, leaving the list empty.
+    fn take(&mut self) -> Vec<Sub> {
+        self.compact();
+        self.members.clear();
+        std::mem::take(&mut self.list)
+    }
 }

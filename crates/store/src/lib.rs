@@ -37,6 +37,8 @@ mod sql;
 /// server's instructions per move). Seeded per map.
 /// The server's maps keyed by game id use it too.
 pub type IdMap<K, V> = std::collections::HashMap<K, V, foldhash::fast::RandomState>;
+/// A set of ids with the same fast hasher as [`IdMap`].
+pub type IdSet<K> = std::collections::HashSet<K, foldhash::fast::RandomState>;
 
 pub mod postgres;
 pub mod provision;
