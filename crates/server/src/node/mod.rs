@@ -22,6 +22,11 @@
 //!
 //! One publisher task sends everything in order (so a remote client's answer and the event
 //! it caused leave in the order the owner made them).
+//!
+//! Layers: this file is the [`Link`] the drivers (registry, shards, league runners) are given;
+//! [`publish`] the publish queue, all a running game or a league runner gets of it. The relay,
+//! the sweeper and the forwarded routes (`relay.rs`, `sweep.rs`, `http.rs`) are edges: they
+//! take `Env` and call the drivers and `league/ws.rs`, and [`start`] runs them.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -102,7 +107,7 @@ pub(crate) enum Ctl {
     },
 }
 
-/// This node's link to the others (in [`Env::node`]).
+/// This node's link to the others (in [`crate::env::Env::node`]).
 pub struct Link {
     pub cluster: Arc<dyn Cluster>,
     pub id: String,
