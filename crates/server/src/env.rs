@@ -106,6 +106,7 @@ impl Env {
             registry: loaded,
             node: node.clone(),
             shutdown: shutdown.clone(),
+            tasks_done: tasks_done.clone(),
         };
         shard::Shards::start(&shard_deps, queues, settled_tx);
         Env {

@@ -31,7 +31,7 @@ use crate::request::Request;
 use chuhe_game::Decided;
 
 /// What the shards are given: the store, the settings, the metrics, the games loaded on this
-/// node (a game a shard unloads leaves it), the node link and the shutdown signal.
+/// node (a game a shard unloads leaves it), the node link and the shutdown signals.
 #[derive(Clone)]
 pub struct ShardDeps {
     pub persist: std::sync::Arc<dyn Persist>,
@@ -41,6 +41,8 @@ pub struct ShardDeps {
     pub registry: std::sync::Arc<LoadedGames>,
     pub node: Option<std::sync::Arc<crate::node::Link>>,
     pub shutdown: watch::Receiver<bool>,
+    /// Held by every shard; serve waits for all to be dropped.
+    pub tasks_done: mpsc::Sender<()>,
 }
 
 /// The senders of every shard; a game always lives in the shard its id picks.
