@@ -58,7 +58,7 @@ pub(crate) enum Wake {
 }
 
 /// What a request asks of the shard once the core has decided it.
-pub(crate) enum PreparedRequest {
+pub(crate) enum Handled {
     /// Answered already (or nothing to answer).
     Done,
     /// Commit this, then answer.
@@ -600,7 +600,7 @@ impl LiveGame {
 
     /// A client request: the core's decision to commit, or Done when the request was answered
     /// already (a subscription, a refusal, a resent move).
-    pub(crate) fn prepare(&mut self, r: &Request) -> PreparedRequest {
+    pub(crate) fn prepare(&mut self, r: &Request) -> Handled {
         let cmd = match &r.body {
             Body::Subscribe { last_seq, relay } => {
                 self.subscribe(r, *last_seq, relay.as_deref());
@@ -612,20 +612,20 @@ impl LiveGame {
                     let now = self.env.time.now_ms();
                     if let Ok(d) = game::decide(&self.core, &Command::Join, &r.who.actor(), now) {
                         if !d.events.is_empty() {
-                            return PreparedRequest::CommitQuietly(Box::new(d));
+                            return Handled::CommitQuietly(Box::new(d));
                         }
                     }
                 }
-                return PreparedRequest::Done;
+                return Handled::Done;
             }
             Body::Unsubscribe => {
                 self.detach(r.out.conn_id);
                 self.reply(r, 0);
-                return PreparedRequest::Done;
+                return Handled::Done;
             }
             body => match body.command(r.lag) {
                 Some(c) => c,
-                None => return PreparedRequest::Done,
+                None => return Handled::Done,
             },
         };
         // A move happens when it reached the server; anything else when it is handled.
@@ -636,21 +636,21 @@ impl LiveGame {
         match game::decide(&self.core, &cmd, &self.actor_of(&r.who), now) {
             Err(e) => {
                 self.error(r, &e);
-                PreparedRequest::Done
+                Handled::Done
             }
             Ok(d) if d.events.is_empty() => {
                 match &d.answer {
                     Answer::Seq(seq) => self.reply(r, *seq),
                     Answer::Error(e) => self.error(r, e),
                 }
-                PreparedRequest::Done
+                Handled::Done
             }
             Ok(d) => {
                 // A flag committed in place of the move: no retry timer pending any more.
                 if matches!(d.answer, Answer::Error(_)) {
                     self.commit_retry = None;
                 }
-                PreparedRequest::Commit(Box::new(d))
+                Handled::Commit(Box::new(d))
             }
         }
     }

@@ -25,7 +25,7 @@ use tracing::{Instrument, info_span};
 
 use crate::error::{ClientError, ErrorToWire};
 use crate::handle::{GameHandle, LoadedGames, ShardCmd};
-use crate::live::{LiveGame, PreparedRequest, Staged, Wake};
+use crate::live::{Handled, LiveGame, Staged, Wake};
 use crate::persist::{AppendOp, Persist, PersistError};
 use crate::request::Request;
 use chuhe_game::Decided;
@@ -324,13 +324,9 @@ impl Shard {
             return;
         }
         match slot.game.prepare(&r) {
-            PreparedRequest::Done => {}
-            PreparedRequest::Commit(decided) => {
-                slot.begin(*decided, Some(r), false, &mut self.staged)
-            }
-            PreparedRequest::CommitQuietly(decided) => {
-                slot.begin(*decided, None, false, &mut self.staged)
-            }
+            Handled::Done => {}
+            Handled::Commit(decided) => slot.begin(*decided, Some(r), false, &mut self.staged),
+            Handled::CommitQuietly(decided) => slot.begin(*decided, None, false, &mut self.staged),
         }
     }
 
