@@ -2,7 +2,7 @@
 """Import cycles between the modules (files) of a Rust crate.
 
     python3 tests/modcycles.py crates/game/src [SRC ...]
-    python3 tests/modcycles.py --known tests/modcycles.known crates/server/src
+    python3 tests/modcycles.py --known KNOWN crates/server/src
     python3 tests/modcycles.py --self-test
 
 For each source directory (a crate's `src/`), every `.rs` file is a module (`lib.rs`/`main.rs`

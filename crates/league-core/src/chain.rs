@@ -10,7 +10,7 @@ use chuhe_league::colour::Colour;
 use chuhe_league::entities::TimeControlText;
 use serde::{Deserialize, Serialize};
 
-use crate::spec::{SpecError, bad, half_points};
+use crate::refusal::{SpecError, bad, half_points};
 
 /// A `result_chain`: `{"preset": "single", "time_control": …}`,
 /// `{"preset": "slow-fast-armageddon", "time_controls": [slow, fast, armageddon]}`, or

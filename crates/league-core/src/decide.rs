@@ -5,7 +5,6 @@
 
 use chuhe_league::chain::StageColours;
 use chuhe_league::lineup::{FinalLineup, LineupRules};
-use chuhe_league::matches::{MatchRecord, evaluate_match};
 use chuhe_league::swiss::{SwissOptions, SwissRound, SwissTeam, pair_next_round};
 use serde::{Deserialize, Serialize};
 
@@ -13,6 +12,7 @@ use super::event::{
     BoardKey, BoardSetting, ColourName, Entry, ForfeitBy, LeagueEvent, Outcome, Revealed, TeamSide,
 };
 use super::state::League;
+use super::view::stage_complete;
 use crate::spec::System;
 
 /// Who sends a command, as the league needs to know it: an account (its id and role), or the
@@ -251,7 +251,7 @@ impl LeagueError {
 
 /// Commands are decided on a working copy: each drafted entry is folded into it at once, so
 /// what is drafted next sees it.
-struct Draft {
+struct CommandDraft {
     work: League,
     now: u64,
     entries: Vec<Entry>,
@@ -260,7 +260,7 @@ struct Draft {
     waiting: Vec<Waiting>,
 }
 
-impl Draft {
+impl CommandDraft {
     fn push(&mut self, event: LeagueEvent) -> Result<(), LeagueError> {
         let e = Entry {
             seq: self.work.seq + 1,
@@ -305,7 +305,7 @@ pub fn board_open_for_import(league: &League, at: BoardKey) -> Result<(), League
 }
 
 fn import_board(
-    d: &mut Draft,
+    d: &mut CommandDraft,
     league: &League,
     at: BoardKey,
     games: &[ImportedGame],
@@ -403,7 +403,7 @@ pub fn decide(
     reason: Option<&str>,
     now: u64,
 ) -> Result<Decision, LeagueError> {
-    let mut d = Draft {
+    let mut d = CommandDraft {
         work: league.clone(),
         now,
         entries: Vec::new(),
@@ -758,7 +758,7 @@ fn round_time(league: &League, r: u32) -> Result<(u64, u64), LeagueError> {
 }
 
 fn submit_lineup(
-    d: &mut Draft,
+    d: &mut CommandDraft,
     league: &League,
     actor: &Actor,
     round: u32,
@@ -829,7 +829,7 @@ fn submit_lineup(
 /// A stage's fixtures as it begins (1: at publication): a round robin's every round, a
 /// Swiss's or a knockout's first, among the stage's teams (numbered by their seeds).
 /// `by_system`: recorded without the actor (the stage began by itself).
-fn pair_stage(d: &mut Draft, stage: u32, by_system: bool) -> Result<(), LeagueError> {
+fn pair_stage(d: &mut CommandDraft, stage: u32, by_system: bool) -> Result<(), LeagueError> {
     let l = &d.work;
     let teams = l
         .stages
@@ -895,23 +895,6 @@ fn pair_stage(d: &mut Draft, stage: u32, by_system: bool) -> Result<(), LeagueEr
         }
     }
     Ok(())
-}
-
-/// Whether a stage has played everything its system plays: a round robin's every round, a
-/// Swiss's number of rounds, a knockout's final.
-pub fn stage_complete(l: &League, stage: u32) -> bool {
-    let rounds: Vec<_> = l.stage_rounds(stage).collect();
-    let Some(last) = rounds.last() else {
-        return false;
-    };
-    if rounds.iter().any(|r| !r.completed) {
-        return false;
-    }
-    match l.rules.stage(stage).system {
-        System::RoundRobin { .. } => true,
-        System::Swiss { rounds: n } => rounds.len() as u32 >= n,
-        System::Knockout => last.tables.len() + last.byes.len() <= 1,
-    }
 }
 
 /// The next stage's teams in seed order, from the current stage's standings: every team still
@@ -1036,7 +1019,7 @@ fn local(teams: &[usize], team: usize) -> Option<usize> {
 }
 
 /// Pairs the current stage's next Swiss round from the results so far.
-fn pair_swiss(d: &mut Draft) -> Result<(), LeagueError> {
+fn pair_swiss(d: &mut CommandDraft) -> Result<(), LeagueError> {
     let l = &d.work;
     let stage = l.current_stage();
     let System::Swiss { rounds } = l.rules.stage(stage).system else {
@@ -1103,7 +1086,7 @@ fn pair_swiss(d: &mut Draft) -> Result<(), LeagueError> {
 }
 
 /// Records what has become due by `d.now`, until nothing more is.
-fn settle(d: &mut Draft) -> Result<(), LeagueError> {
+fn settle(d: &mut CommandDraft) -> Result<(), LeagueError> {
     for _ in 0..64 {
         let before = d.entries.len();
         settle_once(d)?;
@@ -1114,7 +1097,7 @@ fn settle(d: &mut Draft) -> Result<(), LeagueError> {
     Ok(())
 }
 
-fn settle_once(d: &mut Draft) -> Result<(), LeagueError> {
+fn settle_once(d: &mut CommandDraft) -> Result<(), LeagueError> {
     if !d.work.published {
         return Ok(());
     }
@@ -1338,7 +1321,7 @@ fn choice_needed(l: &League, at: BoardKey) -> Option<(u32, TeamSide)> {
     Some((next, TeamSide::of_league(chooser)))
 }
 
-fn next_knockout_round(d: &mut Draft, round: u32) -> Result<(), LeagueError> {
+fn next_knockout_round(d: &mut CommandDraft, round: u32) -> Result<(), LeagueError> {
     let l = &d.work;
     let r = l
         .round(round)
@@ -1398,32 +1381,4 @@ fn next_knockout_round(d: &mut Draft, round: u32) -> Result<(), LeagueError> {
         start_ms,
         deadline_ms,
     })
-}
-
-/// Whether a match's record is known, as `chuhe-league` reads it.
-pub fn match_record(l: &League, round: u32, table: u32) -> Option<MatchRecord> {
-    let t = l.table(round, table)?;
-    if let Some(by) = t.forfeit {
-        return Some(match by {
-            ForfeitBy::First => MatchRecord::Forfeit {
-                forfeited_by: chuhe_league::Side::First,
-            },
-            ForfeitBy::Second => MatchRecord::Forfeit {
-                forfeited_by: chuhe_league::Side::Second,
-            },
-            ForfeitBy::Both => MatchRecord::DoubleForfeit,
-        });
-    }
-    let mut boards = Vec::with_capacity(t.boards.len());
-    for b in 1..=t.boards.len() as u32 {
-        boards.push(l.board_record(BoardKey {
-            round,
-            table,
-            board: b,
-        })?);
-    }
-    let record = MatchRecord::Played(boards);
-    evaluate_match(&l.rules_of(round).event, &record)
-        .ok()
-        .map(|_| record)
 }

@@ -17,6 +17,7 @@ pub mod datetime;
 pub mod decide;
 pub mod event;
 pub mod file;
+mod refusal;
 pub mod spec;
 pub mod state;
 #[cfg(test)]

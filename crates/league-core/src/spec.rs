@@ -10,13 +10,14 @@ use chuhe_league::colour::Colour;
 use chuhe_league::entities::{Player, Roster};
 use chuhe_league::lineup::{EligibilityRule, LineupRules, LineupSystem, MissingLineupPolicy};
 use chuhe_league::matches::{EventRules, MatchScoring};
-use chuhe_league::points::Points;
 use chuhe_league::standings::{TeamCriterion, chains};
 use serde::{Deserialize, Serialize};
 
 use crate::chain::{self, ChainFile};
 pub use crate::chain::{ChainSpec, ChainStageSpec};
 use crate::datetime::{parse_duration, parse_instant};
+pub use crate::refusal::SpecError;
+use crate::refusal::{bad, half_points};
 
 /// The event file.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -273,21 +274,6 @@ pub struct ScheduleSpec {
     pub deadlines: Vec<String>,
 }
 
-/// A spec refused: the field and why.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{field}: {why}")]
-pub struct SpecError {
-    pub field: String,
-    pub why: String,
-}
-
-pub(crate) fn bad(field: impl Into<String>, why: impl Into<String>) -> SpecError {
-    SpecError {
-        field: field.into(),
-        why: why.into(),
-    }
-}
-
 /// The competition system.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum System {
@@ -363,14 +349,6 @@ impl Rules {
         let i = (stage.max(1) - 1) as usize;
         self.stages.get(i).unwrap_or(&self.stages[0])
     }
-}
-
-pub(crate) fn half_points(field: &str, v: f64) -> Result<Points, SpecError> {
-    let h = v * 2.0;
-    if !h.is_finite() || h.fract() != 0.0 || h.abs() > 1e6 {
-        return Err(bad(field, format!("{v} is not a whole or half point")));
-    }
-    Ok(Points::from_halves(h as i32))
 }
 
 fn duration(field: &str, v: &Option<String>, default_ms: u64) -> Result<u64, SpecError> {

@@ -2,14 +2,13 @@
 //! that separated each rank, the games the driver must set up next, the next instant the
 //! driver must look again.
 
-use chuhe_league::matches::{MatchResult, evaluate_match};
+use chuhe_league::matches::{MatchRecord, MatchResult, evaluate_match};
 use chuhe_league::standings::{
     Fixture, Penalty, StandingsInput, System as StandingsSystem, TeamMatch, Withdrawal, standings,
 };
 use chuhe_league::{Points, standings::Standings};
 
-use super::decide::match_record;
-use super::event::{BoardKey, ColourName, TeamSide};
+use super::event::{BoardKey, ColourName, ForfeitBy, TeamSide};
 use super::state::League;
 use crate::spec::System;
 
@@ -17,6 +16,51 @@ use crate::spec::System;
 pub fn match_result(l: &League, round: u32, table: u32) -> Option<MatchResult> {
     let record = match_record(l, round, table)?;
     evaluate_match(&l.rules_of(round).event, &record).ok()
+}
+
+/// Whether a match's record is known, as `chuhe-league` reads it.
+pub fn match_record(l: &League, round: u32, table: u32) -> Option<MatchRecord> {
+    let t = l.table(round, table)?;
+    if let Some(by) = t.forfeit {
+        return Some(match by {
+            ForfeitBy::First => MatchRecord::Forfeit {
+                forfeited_by: chuhe_league::Side::First,
+            },
+            ForfeitBy::Second => MatchRecord::Forfeit {
+                forfeited_by: chuhe_league::Side::Second,
+            },
+            ForfeitBy::Both => MatchRecord::DoubleForfeit,
+        });
+    }
+    let mut boards = Vec::with_capacity(t.boards.len());
+    for b in 1..=t.boards.len() as u32 {
+        boards.push(l.board_record(BoardKey {
+            round,
+            table,
+            board: b,
+        })?);
+    }
+    let record = MatchRecord::Played(boards);
+    evaluate_match(&l.rules_of(round).event, &record)
+        .ok()
+        .map(|_| record)
+}
+
+/// Whether a stage has played everything its system plays: a round robin's every round, a
+/// Swiss's number of rounds, a knockout's final.
+pub fn stage_complete(l: &League, stage: u32) -> bool {
+    let rounds: Vec<_> = l.stage_rounds(stage).collect();
+    let Some(last) = rounds.last() else {
+        return false;
+    };
+    if rounds.iter().any(|r| !r.completed) {
+        return false;
+    }
+    match l.rules.stage(stage).system {
+        System::RoundRobin { .. } => true,
+        System::Swiss { rounds: n } => rounds.len() as u32 >= n,
+        System::Knockout => last.tables.len() + last.byes.len() <= 1,
+    }
 }
 
 /// The live 局分 of a match: the points of the boards decided so far, [first, second].
@@ -346,7 +390,7 @@ pub fn table_standings(l: &League) -> Option<Result<Standings, String>> {
 
 /// The winner of a knockout stage, once its final has one.
 pub fn knockout_winner(l: &League, stage: u32) -> Option<usize> {
-    if l.rules.stage(stage).system != System::Knockout || !super::decide::stage_complete(l, stage) {
+    if l.rules.stage(stage).system != System::Knockout || !stage_complete(l, stage) {
         return None;
     }
     let last = l.stage_rounds(stage).last()?;

@@ -192,13 +192,13 @@ pub fn parse_all(text: &str) -> Result<Vec<Game>, RecordError> {
         col: 1,
     };
     let mut games = Vec::new();
-    let mut cur = Draft::default();
+    let mut cur = PgnGameDraft::default();
     while let Some(tok) = lx.next_token(games.len() + 1)? {
         match tok.kind {
             Tok::Header(k, v) => {
                 if cur.in_moves {
                     games.push(cur.finish(games.len() + 1)?);
-                    cur = Draft::default();
+                    cur = PgnGameDraft::default();
                 }
                 cur.headers.push((k, v, tok.line));
             }
@@ -206,7 +206,7 @@ pub fn parse_all(text: &str) -> Result<Vec<Game>, RecordError> {
                 if let Some(r) = GameResult::from_pgn(&w) {
                     cur.end = Some(r);
                     games.push(cur.finish(games.len() + 1)?);
-                    cur = Draft::default();
+                    cur = PgnGameDraft::default();
                     continue;
                 }
                 cur.in_moves = true;
@@ -244,15 +244,17 @@ fn strip_number(w: &str) -> Option<&str> {
     if rest.is_empty() { None } else { Some(rest) }
 }
 
+/// One game of a PGN text as read so far: its headers and its movetext's words, with where
+/// each stands, and its result when the movetext gave it.
 #[derive(Default)]
-struct Draft {
+struct PgnGameDraft {
     headers: Vec<(String, String, usize)>,
     words: Vec<(String, usize, usize)>,
     in_moves: bool,
     end: Option<GameResult>,
 }
 
-impl Draft {
+impl PgnGameDraft {
     fn finish(self, index: usize) -> Result<Game, RecordError> {
         let mut g = Game::default();
         let mut result_header = None;

@@ -266,10 +266,10 @@ pub async fn create_game(
         calls: req.calls,
     };
     env.registry
-        .own_new(env, seed.row.id.0)
+        .own_new(seed.row.id.0)
         .await
         .map_err(|e| AdminError::Invalid(e.to_string()))?;
-    let h = crate::adopt::create(env.clone(), seed)
+    let h = crate::adopt::create(env.registry.adopt_deps().clone(), seed)
         .await
         .map_err(|e| AdminError::Invalid(e.to_string()))?;
     env.registry.insert(h.clone());

@@ -4,13 +4,25 @@
 use chuhe_proto::v1::{self as w, GameInfo, StoredEvent};
 use prost::Message as _;
 
-use crate::env::Env;
+use std::sync::Arc;
+
 use crate::error::ClientError;
+use crate::game_deps::GameDeps;
 use crate::handle::GameHandle;
 use crate::live::LiveGame;
-use crate::persist::{Account, PersistError, StoredGame};
+use crate::persist::{Account, Persist, PersistError, StoredGame};
+use crate::shard::Shards;
 use chuhe_game::board::Board;
 use chuhe_game::{self as game, Command, Decided, Event, FoldError, State};
+
+/// What putting a game on its shard takes: what the game is given, the store (its log), the
+/// shards.
+#[derive(Clone)]
+pub struct AdoptDeps {
+    pub game: GameDeps,
+    pub persist: Arc<dyn Persist>,
+    pub shards: Arc<Shards>,
+}
 
 /// Everything needed to put a game on its shard.
 pub struct GameSeed {
@@ -137,7 +149,7 @@ pub fn info_of(seed: &GameSeed) -> Result<GameInfo, ClientError> {
 }
 
 /// Creates a new game: commits its first event, then hands it to its shard.
-pub async fn create(env: Env, seed: GameSeed) -> Result<GameHandle, ClientError> {
+pub async fn create(env: AdoptDeps, seed: GameSeed) -> Result<GameHandle, ClientError> {
     let mut info = info_of(&seed)?;
     info.calls = seed.calls;
     if let Some(board) = &info.league {
@@ -146,12 +158,11 @@ pub async fn create(env: Env, seed: GameSeed) -> Result<GameHandle, ClientError>
             .league_id
             .parse::<i64>()
             .ok()
-            .and_then(|id| env.leagues.get(id))
-            .and_then(|h| h.snapshot().spec.arbiter_calls);
+            .and_then(|id| env.game.leagues.arbiter_calls(id));
         info.calls = Some(crate::league::call_settings(spec.as_ref()));
     }
-    let (st, decided) = game::create(&crate::game_wire::info_of(info), env.time.now_ms())?;
-    let mut g = LiveGame::new(env.clone(), seed.row.id.0, st);
+    let (st, decided) = game::create(&crate::game_wire::info_of(info), env.game.time.now_ms())?;
+    let mut g = LiveGame::new(env.game.clone(), seed.row.id.0, st);
     commit_now(&env, &mut g, decided).await?;
     g.started(None);
     env.shards.adopt(g).await
@@ -159,7 +170,7 @@ pub async fn create(env: Env, seed: GameSeed) -> Result<GameHandle, ClientError>
 
 /// Recovers a stored game (finished or not) by folding its log; an unfinished one resumes
 /// with its clocks where they were (the outage is charged to nobody).
-pub async fn recover(env: Env, seed: GameSeed) -> Result<GameHandle, RecoverError> {
+pub async fn recover(env: AdoptDeps, seed: GameSeed) -> Result<GameHandle, RecoverError> {
     let id = seed.row.id.0;
     let stored = env.persist.events(id).await?;
     if stored.is_empty() {
@@ -181,10 +192,10 @@ pub async fn recover(env: Env, seed: GameSeed) -> Result<GameHandle, RecoverErro
         wire.push(event);
     }
     let st = State::replay(&events).map_err(|source| RecoverError::Log { game: id, source })?;
-    let mut g = LiveGame::new(env.clone(), id, st);
+    let mut g = LiveGame::new(env.game.clone(), id, st);
     g.replayed(wire);
     if !g.state().is_finished() {
-        let now = env.time.now_ms();
+        let now = env.game.time.now_ms();
         let downtime = now.saturating_sub(g.state().at_ms);
         let decided = game::decide(g.state(), &Command::Restart, &game::Actor::SERVER, now)
             .map_err(|source| RecoverError::Create { game: id, source })?;
@@ -214,11 +225,15 @@ pub(crate) fn decode_stored(
 
 /// Commits a decision of a game not yet on its shard (its first events) and folds them. A
 /// commit whose outcome is unknown is resolved against the store first.
-async fn commit_now(env: &Env, g: &mut LiveGame, decided: Decided) -> Result<(), ClientError> {
+async fn commit_now(
+    env: &AdoptDeps,
+    g: &mut LiveGame,
+    decided: Decided,
+) -> Result<(), ClientError> {
     let (op, mut staged) = g.stage(decided, false);
     let t = tokio::time::Instant::now();
     let r = env.persist.append(op.game, op.events, op.finish).await;
-    env.metrics.commit_latency.observe(t.elapsed());
+    env.game.metrics.commit_latency.observe(t.elapsed());
     let ok = match r {
         Ok(()) => true,
         Err(e) if e.outcome_unknown => {

@@ -49,7 +49,7 @@ async fn channels(env: &Env, league: i64, all: bool) -> Option<Vec<Channel>> {
         .collect();
     let mut out = Vec::new();
     for game in games {
-        let Ok(h) = env.registry.get_or_load(env, game).await else {
+        let Ok(h) = env.registry.get_or_load(game).await else {
             continue;
         };
         let Some(rec) = h.record(false).await else {

@@ -765,7 +765,7 @@ impl Conn {
             K::ListGames(_) => {
                 self.out.send_msg(ServerMessage {
                     kind: Some(server_message::Kind::GameList(w::GameList {
-                        games: self.env.registry.live_games_of(&self.env),
+                        games: self.env.registry.live_games_of(),
                     })),
                 });
                 return;
@@ -816,7 +816,7 @@ impl Conn {
 
     /// Looks the game up (loading it from the store if need be) and keeps its handle.
     async fn handle(&mut self, id: i64) -> Result<(), ClientError> {
-        let h = self.env.registry.get_or_load(&self.env, id).await?;
+        let h = self.env.registry.get_or_load(id).await?;
         self.games.insert(id, h);
         Ok(())
     }

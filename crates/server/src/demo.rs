@@ -218,7 +218,7 @@ pub async fn prepare(env: &Env, demo: &Demo) {
     let Some(id) = newest_season(env).await.map(|(id, _)| id) else {
         return;
     };
-    let mut league = match runner::load(env, id).await {
+    let mut league = match runner::load(env.persist.as_ref(), id).await {
         Ok(l) => l,
         Err(e) => {
             warn!(league = id, error = %e, "demo league not readable");
@@ -257,7 +257,9 @@ pub async fn prepare(env: &Env, demo: &Demo) {
             start_ms,
             deadline_ms: start_ms.saturating_sub(demo.pace.deadline_before_ms),
         };
-        if let Err(e) = runner::command_stopped(env, &mut league, cmd, organizer, None).await {
+        if let Err(e) =
+            runner::command_stopped(&env.league_deps(), &mut league, cmd, organizer, None).await
+        {
             warn!(league = id, round, error = %e, "demo round not moved");
             return;
         }
@@ -381,7 +383,7 @@ pub fn season_spec(season: u32, first_round_ms: u64, pace: &Pace) -> Result<Even
 async fn new_season(env: &Env, demo: &Demo, season: u32) -> Result<LeagueHandle, String> {
     let first = env.time.now_ms() + demo.pace.lead_ms;
     let spec = season_spec(season, first, &demo.pace)?;
-    let h = runner::create(env, spec, Some(demo.organizer))
+    let h = runner::create(&env.league_deps(), spec, Some(demo.organizer))
         .await
         .map_err(|e| format!("creating the demo league: {e}"))?;
     publish(&h, demo).await?;
@@ -645,7 +647,7 @@ async fn play(
 ) -> Result<(), String> {
     let handle = env
         .registry
-        .get_or_load(env, game)
+        .get_or_load(game)
         .await
         .map_err(|e| e.to_string())?;
     let principal = |id: i64| {

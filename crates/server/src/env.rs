@@ -1,15 +1,20 @@
-//! The state the server's tasks are given: the store, the settings and the drivers (game shards,
-//! registry, leagues, the node link). Edges (HTTP routes, websocket connections, the demo) take
-//! it from above; the drivers still take it whole too, the one import circle left in the server
-//! (`tests/modcycles.known`).
+//! The state the edges are given (HTTP routes, websocket connections, the node relay, the demo):
+//! the store, the settings and the drivers (game shards, registry, leagues, the node link).
+//! [`Env::start_with`] assembles the drivers, each from the narrow handles it uses — a running
+//! game its [`GameDeps`], the shards their [`ShardDeps`], the registry its [`AdoptDeps`], the
+//! league runners their [`LeagueDeps`] ([`Env::league_deps`]) — so no driver imports this file.
 
 use std::sync::Arc;
 
 use tokio::sync::{mpsc, watch};
 
+use crate::adopt::AdoptDeps;
 use crate::config::Config;
-use crate::league::runner::Leagues;
+use crate::game_deps::GameDeps;
+use crate::handle::LoadedGames;
+use crate::league::runner::{LeagueDeps, Leagues};
 use crate::persist::Persist;
+use crate::shard::ShardDeps;
 use crate::{challenge, cluster, desks, metrics, node, registry, shard, time, token_cache};
 
 /// Shared by every task of the server.
@@ -72,25 +77,70 @@ impl Env {
             u64::try_from(config.token_cache.as_millis()).unwrap_or(u64::MAX),
             TOKEN_CACHE_MAX,
         ));
-        let env = Env {
+        let node = cluster.clone().map(node::Link::new);
+        let config = Arc::new(config);
+        let metrics = Arc::new(metrics::Metrics::default());
+        let desks = Arc::new(desks::Desks::default());
+        let time = time::TimeBase::new();
+        let shards = Arc::new(shards);
+        let leagues = Arc::new(Leagues::new(persist.clone(), node.clone()));
+        let game = GameDeps {
+            config: config.clone(),
+            metrics: metrics.clone(),
+            time,
+            desks: desks.clone(),
+            leagues: leagues.clone(),
+            publisher: node.as_ref().map(|l| l.publisher().clone()),
+        };
+        let loaded = Arc::new(LoadedGames::default());
+        let adopt = AdoptDeps {
+            game,
+            persist: persist.clone(),
+            shards: shards.clone(),
+        };
+        let registry = Arc::new(registry::Registry::new(adopt, node.clone(), loaded.clone()));
+        let shard_deps = ShardDeps {
+            persist: persist.clone(),
+            config: config.clone(),
+            metrics: metrics.clone(),
+            registry: loaded,
+            node: node.clone(),
+            shutdown: shutdown.clone(),
+            tasks_done: tasks_done.clone(),
+        };
+        shard::Shards::start(&shard_deps, queues, settled_tx);
+        Env {
             persist,
-            node: cluster.clone().map(node::Link::new),
+            node,
             cluster,
-            config: Arc::new(config),
-            metrics: Arc::new(metrics::Metrics::default()),
-            registry: Arc::new(registry::Registry::default()),
-            leagues: Arc::new(Leagues::default()),
+            config,
+            metrics,
+            registry,
+            leagues,
             challenges: Arc::new(challenge::Challenges::default()),
-            desks: Arc::new(desks::Desks::default()),
+            desks,
             tokens,
-            shards: Arc::new(shards),
-            time: time::TimeBase::new(),
+            shards,
+            time,
             shutdown,
             settled,
             tasks_done,
-        };
-        shard::Shards::start(&env, queues, settled_tx);
-        env
+        }
+    }
+
+    /// What the league runners are given (to create, load or start a league).
+    pub fn league_deps(&self) -> LeagueDeps {
+        LeagueDeps {
+            persist: self.persist.clone(),
+            time: self.time,
+            desks: self.desks.clone(),
+            metrics: self.metrics.clone(),
+            node: self.node.clone(),
+            leagues: self.leagues.clone(),
+            registry: self.registry.clone(),
+            shutdown: self.shutdown.clone(),
+            tasks_done: self.tasks_done.clone(),
+        }
     }
 }
 

@@ -1,5 +1,6 @@
 //! The handle to a running game — its shard's bounded mailbox, the game's id and summary —
-//! and the messages a shard takes.
+//! the messages a shard takes, and the table of the games loaded on this node
+//! ([`LoadedGames`], which the registry fills and the shards clear).
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -94,5 +95,66 @@ impl GameHandle {
 
     pub fn is_alive(&self) -> bool {
         self.alive.load(Ordering::Acquire) && !self.tx.is_closed()
+    }
+}
+
+/// The games loaded on this node, by id (local ones, and with several nodes remote handles):
+/// the registry's table, which a shard leaves a game it unloads.
+#[derive(Default)]
+pub struct LoadedGames {
+    games: Mutex<chuhe_store::IdMap<i64, GameHandle>>,
+}
+
+impl LoadedGames {
+    fn map(&self) -> std::sync::MutexGuard<'_, chuhe_store::IdMap<i64, GameHandle>> {
+        match self.games.lock() {
+            Ok(g) => g,
+            Err(p) => p.into_inner(),
+        }
+    }
+
+    pub fn get(&self, id: i64) -> Option<GameHandle> {
+        self.map().get(&id).filter(|h| h.is_alive()).cloned()
+    }
+
+    pub fn insert(&self, h: GameHandle) {
+        self.map().insert(h.id, h);
+    }
+
+    pub fn remove_dead(&self, id: i64) {
+        let mut m = self.map();
+        if m.get(&id).is_some_and(|h| !h.is_alive()) {
+            m.remove(&id);
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.map().len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Summaries of the unfinished games this node runs, by id.
+    pub fn local_games(&self) -> Vec<GameSummary> {
+        let handles: Vec<GameHandle> = self.map().values().cloned().collect();
+        let mut v: Vec<(i64, GameSummary)> = handles
+            .iter()
+            .filter(|h| !h.is_remote())
+            .filter_map(|h| h.summary.lock().ok().map(|s| (h.id, s.clone())))
+            .filter(|(_, s)| !s.finished)
+            .collect();
+        v.sort_by_key(|(id, _)| *id);
+        v.into_iter().map(|(_, s)| s).collect()
+    }
+
+    /// Several nodes: the handles of games other nodes run.
+    pub(crate) fn remote_handles(&self) -> Vec<GameHandle> {
+        self.map()
+            .values()
+            .filter(|h| h.is_remote() && h.is_alive())
+            .cloned()
+            .collect()
     }
 }

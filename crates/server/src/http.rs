@@ -196,7 +196,7 @@ async fn list_games(State(env): State<Env>) -> Response {
     json(
         StatusCode::OK,
         &GameList {
-            games: env.registry.live_games_of(&env),
+            games: env.registry.live_games_of(),
         },
     )
 }

@@ -34,6 +34,7 @@ pub mod env;
 pub mod error;
 pub mod feed_http;
 pub mod frame_kinds;
+pub mod game_deps;
 pub mod game_wire;
 pub mod handle;
 pub mod http;
@@ -113,7 +114,7 @@ pub async fn serve(
         // was down is moved, not started all at once.
         demo::prepare(&env, d).await;
     }
-    league::runner::start_all(&env).await;
+    league::runner::start_all(&env.league_deps()).await;
     if let Some(d) = env.config.demo.clone() {
         demo::start(&env, d).await;
     }
@@ -149,7 +150,7 @@ async fn recover_all(env: &Env) {
     let (mut recovered, mut started) = (0, 0);
     for id in ids {
         let new = env.config.new_games.contains(&id);
-        match env.registry.get_or_load(env, id).await {
+        match env.registry.get_or_load(id).await {
             Ok(_) if new => started += 1,
             Ok(_) => recovered += 1,
             Err(e) if new => warn!(game = id, code = e.code(), "new game not started"),

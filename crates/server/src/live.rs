@@ -21,8 +21,8 @@ use prost::Message as _;
 use tokio::time::Instant;
 use tracing::{debug, error, info, warn};
 
-use crate::env::Env;
 use crate::error::{ClientError, ErrorToWire};
+use crate::game_deps::GameDeps;
 use crate::outbox::{Out, Outbox, SharedFrame};
 use crate::persist::{AppendOp, EventRow, FinishRow};
 use crate::request::{Body, Principal, RecordView, Request};
@@ -58,7 +58,7 @@ pub(crate) enum Wake {
 }
 
 /// What a request asks of the shard once the core has decided it.
-pub(crate) enum Prepared {
+pub(crate) enum Handled {
     /// Answered already (or nothing to answer).
     Done,
     /// Commit this, then answer.
@@ -73,7 +73,7 @@ pub(crate) struct LiveGame {
     gid: String,
     /// The game's state: changed only by folding committed events.
     core: Box<State>,
-    env: Env,
+    env: GameDeps,
     live: View,
     public: Option<View>,
     ring: VecDeque<Arc<SharedFrame>>,
@@ -81,7 +81,7 @@ pub(crate) struct LiveGame {
     live_subs: Subs,
     public_subs: Subs,
     /// Several nodes: where this game's streams are published for the other nodes' relays.
-    channels: Option<Arc<crate::node::GameChannels>>,
+    channels: Option<Arc<crate::node::publish::GameChannels>>,
     delayed: VecDeque<Pending>,
     delay_plies: u32,
     delay_ms: u64,
@@ -96,9 +96,9 @@ pub(crate) struct LiveGame {
 impl LiveGame {
     /// A game around a state that has folded nothing yet (a new game, or one about to be
     /// replayed): its views start empty and fill as events are published or replayed.
-    pub(crate) fn new(env: Env, id: i64, core: State) -> LiveGame {
+    pub(crate) fn new(env: GameDeps, id: i64, core: State) -> LiveGame {
         let gid = id.to_string();
-        let channels = crate::node::GameChannels::of(&env, id);
+        let channels = crate::node::publish::GameChannels::of(env.publisher.as_ref(), id);
         let delay = core.info.delay.unwrap_or_default();
         let delay_plies = delay.plies;
         let delay_ms = u64::from(delay.seconds) * 1000;
@@ -614,7 +614,7 @@ impl LiveGame {
 
     /// A client request: the core's decision to commit, or Done when the request was answered
     /// already (a subscription, a refusal, a resent move).
-    pub(crate) fn prepare(&mut self, r: &Request) -> Prepared {
+    pub(crate) fn prepare(&mut self, r: &Request) -> Handled {
         let cmd = match &r.body {
             Body::Subscribe { last_seq, relay } => {
                 self.subscribe(r, *last_seq, relay.as_deref());
@@ -626,20 +626,20 @@ impl LiveGame {
                     let now = self.env.time.now_ms();
                     if let Ok(d) = game::decide(&self.core, &Command::Join, &r.who.actor(), now) {
                         if !d.events.is_empty() {
-                            return Prepared::CommitQuietly(Box::new(d));
+                            return Handled::CommitQuietly(Box::new(d));
                         }
                     }
                 }
-                return Prepared::Done;
+                return Handled::Done;
             }
             Body::Unsubscribe => {
                 self.detach(r.out.conn_id);
                 self.reply(r, 0);
-                return Prepared::Done;
+                return Handled::Done;
             }
             body => match body.command(r.lag) {
                 Some(c) => c,
-                None => return Prepared::Done,
+                None => return Handled::Done,
             },
         };
         // A move happens when it reached the server; anything else when it is handled.
@@ -650,21 +650,21 @@ impl LiveGame {
         match game::decide(&self.core, &cmd, &self.actor_of(&r.who), now) {
             Err(e) => {
                 self.error(r, &e);
-                Prepared::Done
+                Handled::Done
             }
             Ok(d) if d.events.is_empty() => {
                 match &d.answer {
                     Answer::Seq(seq) => self.reply(r, *seq),
                     Answer::Error(e) => self.error(r, e),
                 }
-                Prepared::Done
+                Handled::Done
             }
             Ok(d) => {
                 // A flag committed in place of the move: no retry timer pending any more.
                 if matches!(d.answer, Answer::Error(_)) {
                     self.commit_retry = None;
                 }
-                Prepared::Commit(Box::new(d))
+                Handled::Commit(Box::new(d))
             }
         }
     }
@@ -764,9 +764,8 @@ impl LiveGame {
             return;
         };
         self.env.leagues.game_ended_anywhere(
-            &self.env,
             league,
-            crate::league::runner::GameEnd {
+            crate::league::hooks::GameEnd {
                 game: self.id,
                 result: crate::game_wire::result(Some(*result)) as i32,
                 reason: reason.clone(),

@@ -279,7 +279,7 @@ pub(crate) async fn record_view(
     let id: i64 = id
         .parse()
         .map_err(|_| api_error(StatusCode::NOT_FOUND, "game_not_found", "no such game"))?;
-    let h = env.registry.get_or_load(env, id).await.map_err(|e| {
+    let h = env.registry.get_or_load(id).await.map_err(|e| {
         let status = if e.code() == "game_not_found" {
             StatusCode::NOT_FOUND
         } else {

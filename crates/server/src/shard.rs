@@ -23,13 +23,27 @@ use tokio::sync::{mpsc, watch};
 use tokio::time::{Instant, sleep_until};
 use tracing::{Instrument, info_span};
 
-use crate::env::Env;
 use crate::error::{ClientError, ErrorToWire};
-use crate::handle::{GameHandle, ShardCmd};
-use crate::live::{LiveGame, Prepared, Staged, Wake};
-use crate::persist::{AppendOp, PersistError};
+use crate::handle::{GameHandle, LoadedGames, ShardCmd};
+use crate::live::{Handled, LiveGame, Staged, Wake};
+use crate::persist::{AppendOp, Persist, PersistError};
 use crate::request::Request;
 use chuhe_game::Decided;
+
+/// What the shards are given: the store, the settings, the metrics, the games loaded on this
+/// node (a game a shard unloads leaves it), the node link and the shutdown signals.
+#[derive(Clone)]
+pub struct ShardDeps {
+    pub persist: std::sync::Arc<dyn Persist>,
+    pub config: std::sync::Arc<crate::config::Config>,
+    pub metrics: std::sync::Arc<crate::metrics::Metrics>,
+    /// The registry's table of loaded games.
+    pub registry: std::sync::Arc<LoadedGames>,
+    pub node: Option<std::sync::Arc<crate::node::Link>>,
+    pub shutdown: watch::Receiver<bool>,
+    /// Held by every shard; serve waits for all to be dropped.
+    pub tasks_done: mpsc::Sender<()>,
+}
 
 /// The senders of every shard; a game always lives in the shard its id picks.
 pub struct Shards {
@@ -51,7 +65,7 @@ impl Shards {
     /// Spawns the shard tasks; they run until the server's shutdown signal, then finish the
     /// commits in flight and stop.
     /// `settled` turns true when the last shard has stopped.
-    pub fn start(env: &Env, queues: ShardQueues, settled: watch::Sender<bool>) {
+    pub fn start(env: &ShardDeps, queues: ShardQueues, settled: watch::Sender<bool>) {
         let running = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(queues.0.len()));
         let settled = std::sync::Arc::new(settled);
         for (i, rx) in queues.0.into_iter().enumerate() {
@@ -141,7 +155,7 @@ impl Slot {
 }
 
 struct Shard {
-    env: Env,
+    env: ShardDeps,
     slots: chuhe_store::IdMap<i64, Slot>,
     timers: BTreeSet<(Instant, i64)>,
     /// Changes staged this turn, committed together at its end.
@@ -153,7 +167,7 @@ struct Shard {
 }
 
 impl Shard {
-    fn new(env: Env) -> Shard {
+    fn new(env: ShardDeps) -> Shard {
         Shard {
             env,
             slots: chuhe_store::IdMap::default(),
@@ -310,9 +324,9 @@ impl Shard {
             return;
         }
         match slot.game.prepare(&r) {
-            Prepared::Done => {}
-            Prepared::Commit(decided) => slot.begin(*decided, Some(r), false, &mut self.staged),
-            Prepared::CommitQuietly(decided) => slot.begin(*decided, None, false, &mut self.staged),
+            Handled::Done => {}
+            Handled::Commit(decided) => slot.begin(*decided, Some(r), false, &mut self.staged),
+            Handled::CommitQuietly(decided) => slot.begin(*decided, None, false, &mut self.staged),
         }
     }
 
@@ -533,7 +547,7 @@ impl Shard {
 }
 
 /// Answers a request for a game the shard does not hold.
-fn refuse(env: &Env, game: i64, r: &Request, e: &ClientError) {
+fn refuse(env: &ShardDeps, game: i64, r: &Request, e: &ClientError) {
     env.metrics
         .client_errors_total
         .fetch_add(1, std::sync::atomic::Ordering::Relaxed);

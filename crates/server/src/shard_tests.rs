@@ -69,7 +69,9 @@ async fn table_full(fen: &str, config: crate::Config, delay_plies: u32) -> Table
         move_limit_plies: 0,
         calls: None,
     };
-    let handle = create(env, seed).await.unwrap();
+    let handle = create(env.registry.adopt_deps().clone(), seed)
+        .await
+        .unwrap();
     let (out, rx, _) = Outbox::new(1, Encoding::Proto, 64);
     let who = |a: Account| Arc::new(Principal { account: Some(a) });
     Table {
@@ -333,8 +335,10 @@ async fn the_broadcast_delay_holds_after_a_restart() {
     let (_sd, sd_rx) = watch::channel(false);
     let (done_tx, _done) = mpsc::channel(1);
     let env = Env::start(t.persist.clone(), crate::Config::default(), sd_rx, done_tx);
-    let seed = crate::registry::load_seed(&env, t.handle.id).await.unwrap();
-    let again = crate::adopt::recover(env, seed).await.unwrap();
+    let seed = env.registry.load_seed(t.handle.id).await.unwrap();
+    let again = crate::adopt::recover(env.registry.adopt_deps().clone(), seed)
+        .await
+        .unwrap();
     let public = again.record(true).await.unwrap().view;
     assert_eq!(public.moves.len(), 2, "the delay was lost in the restart");
     assert!(public.delayed);

@@ -121,7 +121,7 @@ async fn create(State(env): State<Env>, headers: HeaderMap, b: Bytes) -> Respons
         Ok(s) => s,
         Err(r) => return r,
     };
-    match runner::create(&env, spec, p.id()).await {
+    match runner::create(&env.league_deps(), spec, p.id()).await {
         Ok(h) => {
             let l = h.snapshot();
             (StatusCode::CREATED, axum::Json(summary(&l, None))).into_response()
@@ -206,7 +206,7 @@ fn stages_json(l: &League) -> Vec<Value> {
                 "chain": chain_json(&s.event.chain),
                 "teams": l.stages.get(i),
                 "rounds": l.stage_rounds(stage).map(|r| r.number).collect::<Vec<_>>(),
-                "complete": super::core::decide::stage_complete(l, stage),
+                "complete": super::core::view::stage_complete(l, stage),
                 "winner": knockout_winner(l, stage),
             })
         })
@@ -921,7 +921,7 @@ pub fn export_json(l: &Arc<League>, stage: u32) -> Value {
                 json!({"round": number, "first": names[t.teams[0]], "second": names[t.teams[1]]}),
             );
             let mut m = json!({"round": number, "table": table, "first": names[t.teams[0]], "second": names[t.teams[1]]});
-            let Some(record) = super::core::decide::match_record(l, r.number, table) else {
+            let Some(record) = super::core::view::match_record(l, r.number, table) else {
                 if t.teams
                     .iter()
                     .any(|&team| l.withdrawn_before(team, r.number))

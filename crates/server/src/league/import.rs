@@ -405,7 +405,9 @@ fn digest(bytes: &[u8]) -> u64 {
     h
 }
 
-struct Prepared {
+/// One game of the imported board before its check: who played it with which colour, its start
+/// position, its stage's time control and its record.
+struct GameToImport {
     placed: Placed,
     fen: String,
     time_control: String,
@@ -429,7 +431,7 @@ fn info(
     at: BoardKey,
     stage: u32,
     id: i64,
-    p: &Prepared,
+    p: &GameToImport,
     now: u64,
 ) -> w::GameInfo {
     w::GameInfo {
@@ -557,7 +559,7 @@ async fn import(
             .or(stages.last())
             .map(|s| s.time_control.as_str().to_string())
             .unwrap_or_default();
-        let p = Prepared {
+        let p = GameToImport {
             placed,
             fen,
             time_control,

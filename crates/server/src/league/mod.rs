@@ -16,6 +16,7 @@ pub use chuhe_league_core as core;
 pub use chuhe_league_core::{datetime, spec};
 
 pub mod api;
+pub mod hooks;
 pub mod import;
 pub mod pages_api;
 pub mod render;

@@ -308,7 +308,7 @@ async fn upload(
     if q.check == Some(true) {
         return ok(json!({"ok": true, "event": checked}));
     }
-    match runner::create(&env, spec, p.id()).await {
+    match runner::create(&env.league_deps(), spec, p.id()).await {
         Ok(h) => {
             let l = h.snapshot();
             (

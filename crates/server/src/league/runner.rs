@@ -18,12 +18,17 @@ use super::core::{
     ColourResult, Entry, League, LeagueCommand, LeagueError, LeagueEvent, TeamAccounts, next_due,
     wanted_games,
 };
+use super::hooks::LeagueHooks;
 use super::spec::EventSpec;
-use crate::env::Env;
+use crate::desks::Desks;
+use crate::node::Link;
 use crate::outbox::{Out, Outbox, SharedFrame};
 use crate::persist::{
-    Account, CompetitionEvent, NewCompetition, NewCompetitionEvent, NewGame, PersistError, Role,
+    Account, CompetitionEvent, NewCompetition, NewCompetitionEvent, NewGame, Persist, PersistError,
+    Role,
 };
+use crate::registry::Registry;
+use crate::time::TimeBase;
 use chuhe_game::Actor;
 
 /// Public entries kept for resuming a subscription by seq (a connection's write queue has
@@ -56,14 +61,23 @@ impl RunError {
     }
 }
 
-/// A game of a league ended (sent by the game's shard).
-#[derive(Debug, Clone)]
-pub struct GameEnd {
-    pub game: i64,
-    pub result: i32,
-    pub reason: String,
-    /// Fouls of [Red, Black].
-    pub fouls: [u32; 2],
+pub use super::hooks::GameEnd;
+
+/// What the league runners are given: the store, the clock, the arbiters' desks, the metrics,
+/// the node link, the leagues running here, the game registry (a league's board games are
+/// loaded through it) and the server's shutdown signals.
+#[derive(Clone)]
+pub struct LeagueDeps {
+    pub persist: Arc<dyn Persist>,
+    pub time: TimeBase,
+    pub desks: Arc<Desks>,
+    pub metrics: Arc<crate::metrics::Metrics>,
+    pub node: Option<Arc<Link>>,
+    pub leagues: Arc<Leagues>,
+    pub registry: Arc<Registry>,
+    pub shutdown: watch::Receiver<bool>,
+    /// Held by every runner; serve waits for all to be dropped.
+    pub tasks_done: mpsc::Sender<()>,
 }
 
 enum Msg {
@@ -163,15 +177,27 @@ impl LeagueHandle {
 }
 
 /// Every league of the server, by id.
-#[derive(Default)]
 pub struct Leagues {
     map: Mutex<chuhe_store::IdMap<i64, LeagueHandle>>,
+    /// Where a league's log is read (the arbiters of one running elsewhere).
+    persist: Arc<dyn Persist>,
+    /// Several nodes: where a game's end goes when its league runs elsewhere.
+    node: Option<Arc<Link>>,
     /// Several nodes: the arbiters of leagues that run on other nodes, read from their logs
     /// when one of their games is taken up here (an event's arbiters never change).
     remote_arbiters: Mutex<chuhe_store::IdMap<i64, Arc<Vec<i64>>>>,
 }
 
 impl Leagues {
+    pub fn new(persist: Arc<dyn Persist>, node: Option<Arc<Link>>) -> Leagues {
+        Leagues {
+            map: Mutex::default(),
+            persist,
+            node,
+            remote_arbiters: Mutex::default(),
+        }
+    }
+
     fn lock(&self) -> std::sync::MutexGuard<'_, chuhe_store::IdMap<i64, LeagueHandle>> {
         match self.map.lock() {
             Ok(g) => g,
@@ -204,7 +230,7 @@ impl Leagues {
 
     /// Several nodes: reads the arbiters of the league a game belongs to from its log, when
     /// that league does not run here (so its arbiters rule on the game here too).
-    pub(crate) async fn learn_arbiters(&self, env: &Env, key: Option<&str>) {
+    pub(crate) async fn learn_arbiters(&self, key: Option<&str>) {
         let Some(id) = key
             .and_then(crate::adopt::league_board)
             .and_then(|b| b.league_id.parse::<i64>().ok())
@@ -219,7 +245,7 @@ impl Leagues {
         {
             return;
         }
-        match load(env, id).await {
+        match load(self.persist.as_ref(), id).await {
             Ok(league) => {
                 if let Ok(mut m) = self.remote_arbiters.lock() {
                     m.insert(id, Arc::new(league.arbiters.clone()));
@@ -247,8 +273,8 @@ impl Leagues {
 
     /// As [`Leagues::game_ended`], and with several nodes the league's node learns it when
     /// the league runs elsewhere.
-    pub(crate) fn game_ended_anywhere(&self, env: &Env, league: i64, end: GameEnd) {
-        let Some(link) = &env.node else {
+    pub(crate) fn game_ended_anywhere(&self, league: i64, end: GameEnd) {
+        let Some(link) = &self.node else {
             return self.game_ended(league, end);
         };
         if !self.game_ended_here(league, end.clone()) {
@@ -291,8 +317,30 @@ impl Leagues {
     }
 }
 
+impl LeagueHooks for Leagues {
+    fn arbiter_of(&self, league: &str, arbiter: i64) -> bool {
+        Leagues::arbiter_of(self, league, arbiter)
+    }
+
+    fn arbiter_calls(&self, league: i64) -> Option<super::spec::CallsSpec> {
+        self.get(league)
+            .and_then(|h| h.snapshot().spec.arbiter_calls)
+    }
+
+    fn game_ended_anywhere(&self, league: i64, end: GameEnd) {
+        Leagues::game_ended_anywhere(self, league, end)
+    }
+
+    fn learn_arbiters<'a>(
+        &'a self,
+        key: Option<&'a str>,
+    ) -> std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send + 'a>> {
+        Box::pin(Leagues::learn_arbiters(self, key))
+    }
+}
+
 /// Starts every stored league (at server start).
-pub async fn start_all(env: &Env) {
+pub async fn start_all(env: &LeagueDeps) {
     let list = match env.persist.competitions().await {
         Ok(l) => l,
         Err(e) => {
@@ -307,11 +355,11 @@ pub async fn start_all(env: &Env) {
 
 /// Starts a stored league's runner here unless it runs already — with several nodes, only when
 /// this node takes its lease (`league:<id>`) and claims it in the store.
-pub(crate) async fn start_owned(env: &Env, id: i64) {
+pub(crate) async fn start_owned(env: &LeagueDeps, id: i64) {
     if env.leagues.get(id).is_some() || !own(env, id).await {
         return;
     }
-    match load(env, id).await {
+    match load(env.persist.as_ref(), id).await {
         Ok(league) => {
             spawn(env, league);
         }
@@ -328,7 +376,7 @@ pub(crate) async fn start_owned(env: &Env, id: i64) {
 
 /// Several nodes: takes the league's lease and claims it in the store; true when this node
 /// runs it (always, with one node).
-pub(crate) async fn own(env: &Env, id: i64) -> bool {
+pub(crate) async fn own(env: &LeagueDeps, id: i64) -> bool {
     let Some(link) = &env.node else {
         return true;
     };
@@ -353,9 +401,8 @@ pub(crate) async fn own(env: &Env, id: i64) -> bool {
 }
 
 /// A stored league's state, folded from its log (without starting it).
-pub async fn load(env: &Env, id: i64) -> Result<League, String> {
-    let events = env
-        .persist
+pub async fn load(persist: &dyn Persist, id: i64) -> Result<League, String> {
+    let events = persist
         .competition_events(id, 0)
         .await
         .map_err(|e| e.to_string())?;
@@ -407,7 +454,7 @@ pub enum CreateError {
 /// Creates a league from an event file: the accounts of its players, captains and arbiters
 /// (existing ones with the same name and role are reused), its log's first entry, its task.
 pub async fn create(
-    env: &Env,
+    env: &LeagueDeps,
     spec: EventSpec,
     by: Option<i64>,
 ) -> Result<LeagueHandle, CreateError> {
@@ -476,7 +523,7 @@ pub async fn create(
 /// server was down, before the league's driver would start them all at once). `league` is
 /// the stored state ([`load`]); it is brought up to date with the committed entries.
 pub async fn command_stopped(
-    env: &Env,
+    env: &LeagueDeps,
     league: &mut League,
     cmd: LeagueCommand,
     actor: Actor,
@@ -565,7 +612,7 @@ fn stored(e: &Entry) -> Result<NewCompetitionEvent, PersistError> {
     })
 }
 
-fn spawn(env: &Env, league: League) -> LeagueHandle {
+fn spawn(env: &LeagueDeps, league: League) -> LeagueHandle {
     let id = league.id;
     let (tx, rx) = mpsc::channel(1024);
     let (state_tx, state_rx) = watch::channel(Arc::new(league.clone()));
@@ -590,7 +637,10 @@ fn spawn(env: &Env, league: League) -> LeagueHandle {
         public: public_tx,
         ring: VecDeque::new(),
         subs: Vec::new(),
-        channel: crate::node::Channel::of(env, crate::node::league_channel(id)),
+        channel: crate::node::Channel::of(
+            env.node.as_ref().map(|l| l.publisher()),
+            crate::node::league_channel(id),
+        ),
         publishing: false,
         delayed: VecDeque::new(),
         retry_at: None,
@@ -607,7 +657,7 @@ struct Runner {
     stopped: watch::Receiver<bool>,
     /// A commit was refused as fenced: another node runs the league now.
     fenced: bool,
-    env: Env,
+    env: LeagueDeps,
     league: League,
     state: watch::Sender<Arc<League>>,
     /// The state as of the last public frame released.
@@ -1001,7 +1051,7 @@ impl Runner {
         let mut cmds = Vec::with_capacity(wants.len());
         for (want, row) in wants.into_iter().zip(rows) {
             // Creates its first event if it has none (a fresh game), else takes it up.
-            match self.env.registry.get_or_load(&self.env, row.id.0).await {
+            match self.env.registry.get_or_load(row.id.0).await {
                 Ok(_) => cmds.push(LeagueCommand::GameCreated {
                     at: want.at,
                     stage: want.stage,
@@ -1078,7 +1128,7 @@ impl Runner {
             .collect();
         let mut complete = true;
         for game in playing {
-            let h = match self.env.registry.get_or_load(&self.env, game).await {
+            let h = match self.env.registry.get_or_load(game).await {
                 Ok(h) => h,
                 Err(e) => {
                     warn!(

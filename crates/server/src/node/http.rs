@@ -2,6 +2,7 @@
 //! casual-challenge routes, forwarded to the node holding the challenges' lease.
 
 use super::*;
+use crate::env::Env;
 
 /// Marks a league API request forwarded from another node (it is never forwarded again).
 const FORWARDED: &str = "x-chuhe-forwarded";

@@ -22,6 +22,11 @@
 //!
 //! One publisher task sends everything in order (so a remote client's answer and the event
 //! it caused leave in the order the owner made them).
+//!
+//! Layers: this file is the [`Link`] the drivers (registry, shards, league runners) are given;
+//! [`publish`] the publish queue, all a running game or a league runner gets of it. The relay,
+//! the sweeper and the forwarded routes (`relay.rs`, `sweep.rs`, `http.rs`) are edges: they
+//! take `Env` and call the drivers and `league/ws.rs`, and [`start`] runs them.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -30,8 +35,8 @@ use std::time::Duration;
 
 use axum::body::Bytes;
 use chuhe_proto::v1::{
-    self as w, ChannelFrame, ClientMessage, NodeFrame, NodeFrames, NodeMessage, NodePrincipal,
-    NodeRequest, ServerMessage, client_message, node_message, server_message,
+    self as w, ChannelFrame, ClientMessage, NodeFrame, NodeMessage, NodePrincipal, NodeRequest,
+    ServerMessage, client_message, node_message, server_message,
 };
 use prost::Message as _;
 use tokio::sync::mpsc;
@@ -39,7 +44,6 @@ use tokio::time::Instant;
 use tracing::{debug, info, warn};
 
 use crate::cluster::{Cluster, ClusterMessage};
-use crate::env::Env;
 use crate::error::{ClientError, ErrorToWire};
 use crate::handle::{GameHandle, ShardCmd};
 use crate::outbox::{Out, Outbox, SharedFrame};
@@ -47,15 +51,19 @@ use crate::persist::{Account, Role};
 use crate::request::{Body, Principal, RecordView, Request};
 
 mod http;
+pub(crate) mod publish;
 mod relay;
 mod sweep;
 
 pub use http::{CHALLENGES_KEY, forward_challenges, forward_league};
+pub(crate) use publish::{Channel, league_channel};
+pub use publish::{Publisher, game_key, league_key};
+pub use relay::start;
+pub(crate) use relay::{cut_off, relay_league};
 pub(crate) use sweep::sweep;
 
-/// How many messages wait for the publisher at most; beyond, a publish is dropped (counted,
-/// logged) as a message the coordination service lost would be: subscribers notice the gap.
-const PUBLISH_QUEUE: usize = 65_536;
+use publish::{Publish, alive_key, game_channels, node_channel};
+
 /// The relay's mailbox (remote games' requests).
 const RELAY_MAILBOX: usize = 65_536;
 /// Every node publishes the games it runs this often (the cluster-wide game list)…
@@ -64,44 +72,6 @@ const GAME_LIST_EVERY: Duration = Duration::from_secs(1);
 const GAME_LIST_TTL: Duration = Duration::from_secs(3);
 /// The channel of the nodes' game lists.
 const GAMES_CHANNEL: &str = "games";
-
-/// The lease key of a game.
-pub fn game_key(id: i64) -> String {
-    format!("game:{id}")
-}
-
-/// The lease key of a league (its runner).
-pub fn league_key(id: i64) -> String {
-    format!("league:{id}")
-}
-
-/// The lease every node holds on itself while it runs: a sweep asks once per owner node
-/// whether it is alive instead of once per remote game.
-fn alive_key(node: &str) -> String {
-    format!("alive:{node}")
-}
-
-/// The channels of game `id`'s live and delayed public streams.
-fn game_channels(id: i64) -> [String; 2] {
-    [format!("game:{id}:live"), format!("game:{id}:public")]
-}
-
-/// The channel a league's public stream is published on.
-pub(crate) fn league_channel(id: impl std::fmt::Display) -> String {
-    format!("league:{id}:public")
-}
-
-fn node_channel(node: &str) -> String {
-    format!("node:{node}")
-}
-
-/// What the publisher sends.
-enum Publish {
-    /// A frame for a client on `node` (coalesced with the next ones for the same node).
-    Frame(String, NodeFrame),
-    /// A message, as it is, on a channel.
-    Raw(String, Bytes),
-}
 
 /// Messages to the relay from elsewhere in this node.
 pub(crate) enum Ctl {
@@ -137,19 +107,19 @@ pub(crate) enum Ctl {
     },
 }
 
-/// This node's link to the others (in [`Env::node`]).
+/// This node's link to the others (in [`crate::env::Env::node`]).
 pub struct Link {
     pub cluster: Arc<dyn Cluster>,
     pub id: String,
     relay_tx: mpsc::Sender<ShardCmd>,
     /// The node's metrics (set once the node's `Env` exists).
-    metrics: std::sync::OnceLock<Arc<crate::metrics::Metrics>>,
+    metrics: Arc<std::sync::OnceLock<Arc<crate::metrics::Metrics>>>,
     /// This node's HTTP routes, which answer the league and challenge requests other nodes
     /// forward here (given by `serve` before the link starts, taken back once it has stopped
     /// listening: the routes hold the server's state, which holds the link).
     routes: Mutex<Option<axum::Router>>,
     ctl_tx: mpsc::UnboundedSender<Ctl>,
-    publish_tx: mpsc::Sender<Publish>,
+    publisher: Publisher,
     #[allow(clippy::type_complexity)]
     receivers: Mutex<
         Option<(
@@ -180,15 +150,16 @@ impl Link {
     pub fn new(cluster: Arc<dyn Cluster>) -> Arc<Link> {
         let (relay_tx, relay_rx) = mpsc::channel(RELAY_MAILBOX);
         let (ctl_tx, ctl_rx) = mpsc::unbounded_channel();
-        let (publish_tx, publish_rx) = mpsc::channel(PUBLISH_QUEUE);
+        let metrics = Arc::new(std::sync::OnceLock::new());
+        let (publisher, publish_rx) = Publisher::new(metrics.clone());
         Arc::new(Link {
             id: cluster.node_id().to_string(),
             cluster,
             relay_tx,
-            metrics: std::sync::OnceLock::new(),
+            metrics,
             routes: Mutex::default(),
             ctl_tx,
-            publish_tx,
+            publisher,
             receivers: Mutex::new(Some((relay_rx, ctl_rx, publish_rx))),
             owned: Mutex::default(),
             leagues: Mutex::default(),
@@ -268,7 +239,7 @@ impl Link {
     }
 
     /// A league game ended here but its league runs on another node: tell that node.
-    pub(crate) fn tell_league(self: &Arc<Self>, league: i64, end: crate::league::runner::GameEnd) {
+    pub(crate) fn tell_league(self: &Arc<Self>, league: i64, end: crate::league::hooks::GameEnd) {
         let link = self.clone();
         tokio::spawn(async move {
             let holder = match link.cluster.holder(&league_key(league)).await {
@@ -388,194 +359,12 @@ impl Link {
     }
 
     fn publish(&self, p: Publish) -> bool {
-        match self.publish_tx.try_send(p) {
-            Ok(()) => true,
-            Err(_) => {
-                warn!("cluster publish queue full; a message is dropped");
-                self.count(|m| &m.cluster_publish_dropped_total);
-                false
-            }
-        }
-    }
-}
-
-/// Where a game's owner publishes its streams for the other nodes.
-pub(crate) struct GameChannels {
-    live: Channel,
-    public: Channel,
-}
-
-impl GameChannels {
-    /// The channels of game `id` when this node is one of several.
-    pub(crate) fn of(env: &Env, id: i64) -> Option<Arc<GameChannels>> {
-        let [live, public] = game_channels(id);
-        Some(Arc::new(GameChannels {
-            live: Channel::of(env, live)?,
-            public: Channel::of(env, public)?,
-        }))
+        self.publisher.publish(p)
     }
 
-    /// Publishes one event frame of the live (true) or the delayed public stream.
-    pub(crate) fn publish(&self, live: bool, frame: &SharedFrame) {
-        if live { &self.live } else { &self.public }.publish(frame);
-    }
-}
-
-/// A channel this node publishes a stream's event frames on (a league's public stream, a
-/// game's live or public one).
-pub(crate) struct Channel {
-    name: String,
-    link: Arc<Link>,
-}
-
-impl Channel {
-    pub(crate) fn of(env: &Env, name: String) -> Option<Channel> {
-        Some(Channel {
-            name,
-            link: env.node.clone()?,
-        })
-    }
-
-    pub(crate) fn publish(&self, frame: &SharedFrame) {
-        let msg = ChannelFrame {
-            seq: frame.seq,
-            message: frame.proto_bytes().to_vec(),
-        };
-        self.link.publish(Publish::Raw(
-            self.name.clone(),
-            Bytes::from(msg.encode_to_vec()),
-        ));
-    }
-}
-
-/// A league websocket message for a league that does not run here: relayed to the node
-/// that runs it. `Some(kind)`: no other node runs it (answer it here).
-pub(crate) async fn relay_league(
-    env: &Env,
-    who: &Principal,
-    out: &Outbox,
-    req: u32,
-    id: i64,
-    kind: client_message::Kind,
-) -> Option<client_message::Kind> {
-    let link = env.node.clone()?;
-    let owner = match link.cluster.holder(&league_key(id)).await {
-        Ok(Some(owner)) if owner != link.id => owner,
-        _ => return Some(kind),
-    };
-    link.ctl(Ctl::League {
-        id,
-        owner,
-        req,
-        who: Arc::new(who.clone()),
-        out: out.clone(),
-        kind: Box::new(kind),
-    });
-    None
-}
-
-/// Starts this node's cluster tasks (the publisher, the relay, the sweeper) when it is one
-/// of several; they stop at shutdown, the relay once the shards have settled (it releases
-/// this node's leases then, so the others take its games at once).
-pub fn start(env: &Env) {
-    let Some(link) = env.node.clone() else {
-        return;
-    };
-    let Some((relay_rx, ctl_rx, publish_rx)) =
-        link.receivers.lock().ok().and_then(|mut r| r.take())
-    else {
-        return;
-    };
-    let Some(messages) = link.cluster.messages() else {
-        warn!("cluster messages already taken; this node cannot relay");
-        return;
-    };
-    let lost = link.cluster.lost();
-    let _ = link.metrics.set(env.metrics.clone());
-    tokio::spawn(publisher(
-        link.cluster.clone(),
-        publish_rx,
-        env.settled.clone(),
-    ));
-    let relay = relay::Relay::new(env.clone(), link.clone());
-    tokio::spawn(relay.run(relay_rx, ctl_rx, messages, lost));
-    tokio::spawn(sweep::sweeper(env.clone()));
-    let me = link.clone();
-    tokio::spawn(async move {
-        match me.cluster.acquire(&alive_key(&me.id)).await {
-            Ok(None) => {}
-            Ok(Some(other)) => {
-                warn!(node = %me.id, holder = %other, "another process holds this node's id")
-            }
-            Err(e) => warn!(error = %e, "cannot announce this node"),
-        }
-    });
-}
-
-/// Sends what the node publishes, in order; consecutive frames for one node go as one message.
-async fn publisher(
-    cluster: Arc<dyn Cluster>,
-    mut rx: mpsc::Receiver<Publish>,
-    mut settled: tokio::sync::watch::Receiver<bool>,
-) {
-    let mut batch = Vec::with_capacity(256);
-    loop {
-        tokio::select! {
-            n = rx.recv_many(&mut batch, 256) => {
-                if n == 0 {
-                    return;
-                }
-            }
-            _ = async { let _ = settled.wait_for(|s| *s).await; } => {
-                // Shutdown: what is queued still goes, then the task ends.
-                while let Ok(p) = rx.try_recv() {
-                    batch.push(p);
-                }
-                send_batch(cluster.as_ref(), &mut batch).await;
-                return;
-            }
-        }
-        send_batch(cluster.as_ref(), &mut batch).await;
-    }
-}
-
-async fn send_batch(cluster: &dyn Cluster, batch: &mut Vec<Publish>) {
-    let mut frames: Option<(String, Vec<NodeFrame>)> = None;
-    for p in batch.drain(..) {
-        match p {
-            Publish::Frame(node, f) => match &mut frames {
-                Some((n, v)) if *n == node => v.push(f),
-                _ => {
-                    if let Some((n, v)) = frames.take() {
-                        send_frames(cluster, &n, v).await;
-                    }
-                    frames = Some((node, vec![f]));
-                }
-            },
-            Publish::Raw(channel, bytes) => {
-                if let Some((n, v)) = frames.take() {
-                    send_frames(cluster, &n, v).await;
-                }
-                if let Err(e) = cluster.publish(&channel, bytes).await {
-                    debug!(channel, error = %e, "publish failed");
-                }
-            }
-        }
-    }
-    if let Some((n, v)) = frames.take() {
-        send_frames(cluster, &n, v).await;
-    }
-}
-
-async fn send_frames(cluster: &dyn Cluster, node: &str, frames: Vec<NodeFrame>) {
-    let msg = NodeMessage {
-        kind: Some(node_message::Kind::Frames(NodeFrames { frames })),
-    };
-    if let Err(e) = cluster
-        .publish(&node_channel(node), Bytes::from(msg.encode_to_vec()))
-        .await
-    {
-        debug!(node, error = %e, "frames not sent");
+    /// The publish queue: all a game or a league runner needs of the link.
+    pub(crate) fn publisher(&self) -> &Publisher {
+        &self.publisher
     }
 }
 
@@ -618,14 +407,6 @@ fn sink(
 
 /// How long a client told `owner_unreachable` is asked to wait before reconnecting.
 const REDIRECT_AFTER_MS: u32 = 100;
-
-/// Whether this node is one of several and cut off from the coordination service now (it
-/// cannot reach the owners of the games it does not run).
-pub(crate) fn cut_off(env: &Env) -> bool {
-    env.node
-        .as_ref()
-        .is_some_and(|link| !*link.cluster.connected().borrow())
-}
 
 /// Tells a local client that this node cannot reach the node running its game (the
 /// coordination service is down): `goodbye` `owner_unreachable` naming the owner when known,

@@ -3,6 +3,79 @@
 //! — and the owner's side of requests from other nodes.
 
 use super::*;
+use crate::env::Env;
+
+/// A league websocket message for a league that does not run here: relayed to the node
+/// that runs it. `Some(kind)`: no other node runs it (answer it here).
+pub(crate) async fn relay_league(
+    env: &Env,
+    who: &Principal,
+    out: &Outbox,
+    req: u32,
+    id: i64,
+    kind: client_message::Kind,
+) -> Option<client_message::Kind> {
+    let link = env.node.clone()?;
+    let owner = match link.cluster.holder(&league_key(id)).await {
+        Ok(Some(owner)) if owner != link.id => owner,
+        _ => return Some(kind),
+    };
+    link.ctl(Ctl::League {
+        id,
+        owner,
+        req,
+        who: Arc::new(who.clone()),
+        out: out.clone(),
+        kind: Box::new(kind),
+    });
+    None
+}
+
+/// Starts this node's cluster tasks (the publisher, the relay, the sweeper) when it is one
+/// of several; they stop at shutdown, the relay once the shards have settled (it releases
+/// this node's leases then, so the others take its games at once).
+pub fn start(env: &Env) {
+    let Some(link) = env.node.clone() else {
+        return;
+    };
+    let Some((relay_rx, ctl_rx, publish_rx)) =
+        link.receivers.lock().ok().and_then(|mut r| r.take())
+    else {
+        return;
+    };
+    let Some(messages) = link.cluster.messages() else {
+        warn!("cluster messages already taken; this node cannot relay");
+        return;
+    };
+    let lost = link.cluster.lost();
+    let _ = link.metrics.set(env.metrics.clone());
+    tokio::spawn(publish::publisher(
+        link.cluster.clone(),
+        publish_rx,
+        env.settled.clone(),
+    ));
+    let relay = Relay::new(env.clone(), link.clone());
+    tokio::spawn(relay.run(relay_rx, ctl_rx, messages, lost));
+    tokio::spawn(super::sweep::sweeper(env.clone()));
+    let me = link.clone();
+    tokio::spawn(async move {
+        match me.cluster.acquire(&alive_key(&me.id)).await {
+            Ok(None) => {}
+            Ok(Some(other)) => {
+                warn!(node = %me.id, holder = %other, "another process holds this node's id")
+            }
+            Err(e) => warn!(error = %e, "cannot announce this node"),
+        }
+    });
+}
+
+/// Whether this node is one of several and cut off from the coordination service now (it
+/// cannot reach the owners of the games it does not run).
+pub(crate) fn cut_off(env: &Env) -> bool {
+    env.node
+        .as_ref()
+        .is_some_and(|link| !*link.cluster.connected().borrow())
+}
 
 /// A remote game as this node's relay knows it.
 struct RemoteGame {
@@ -344,7 +417,7 @@ impl Relay {
                 } else {
                     let env = self.env.clone();
                     tokio::spawn(async move {
-                        match env.registry.get_or_load(&env, id).await {
+                        match env.registry.get_or_load(id).await {
                             Ok(h) => {
                                 let out = r.out.clone();
                                 let req = r.req;
@@ -826,7 +899,7 @@ impl Relay {
                 }
             }
             Some(node_message::Kind::LeagueGameEnded(e)) => {
-                let end = crate::league::runner::GameEnd {
+                let end = crate::league::hooks::GameEnd {
                     game: e.game,
                     result: e.result,
                     reason: e.reason,
@@ -1064,7 +1137,7 @@ impl Relay {
                 let env = self.env.clone();
                 let (game, req) = (nr.game, cm.request_id);
                 tokio::spawn(async move {
-                    match env.registry.get_or_load(&env, game).await {
+                    match env.registry.get_or_load(game).await {
                         Ok(h) if !h.is_remote() => {
                             if let Err(e) = h.send(r) {
                                 error_to(&out, req, game, &e);
@@ -1147,7 +1220,7 @@ async fn rules_on(env: &Env, id: i64, live: &crate::view::View, a: i64) -> bool 
         return true;
     };
     if let Ok(Some(row)) = env.persist.game(id).await {
-        env.leagues.learn_arbiters(env, row.key.as_deref()).await;
+        env.leagues.learn_arbiters(row.key.as_deref()).await;
     }
     env.leagues.arbiter_of(&board.league_id, a)
 }

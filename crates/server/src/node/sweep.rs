@@ -1,6 +1,7 @@
 //! The sweeper: games and leagues nobody runs are taken, remote games that moved re-routed.
 
 use super::*;
+use crate::env::Env;
 
 /// Every `cluster_sweep`: takes the unfinished games nobody holds, and re-routes remote games
 /// whose owner changed or vanished. For one lease TTL after this node reconnects to the
@@ -97,7 +98,7 @@ pub(crate) async fn sweep(env: &Env, link: &Arc<Link>, leagues: bool) {
                 }
             }
             Ok(_) => {
-                if let Err(e) = env.registry.take_over(env, &h).await {
+                if let Err(e) = env.registry.take_over(&h).await {
                     debug!(game = h.id, code = e.code(), "game not taken over");
                 }
             }
@@ -120,7 +121,7 @@ pub(crate) async fn sweep(env: &Env, link: &Arc<Link>, leagues: bool) {
             // A league whose first entry is not stored yet is being created (by the node
             // that will run it): left alone.
             for c in list.into_iter().filter(|c| c.last_seq > 0) {
-                crate::league::runner::start_owned(env, c.id.0).await;
+                crate::league::runner::start_owned(&env.league_deps(), c.id.0).await;
             }
         }
     }
@@ -137,7 +138,7 @@ pub(crate) async fn sweep(env: &Env, link: &Arc<Link>, leagues: bool) {
         }
         match link.cluster.holder(&game_key(id)).await {
             Ok(None) => {
-                if let Err(e) = env.registry.get_or_load(env, id).await {
+                if let Err(e) = env.registry.get_or_load(id).await {
                     debug!(game = id, code = e.code(), "game not taken");
                 }
             }
