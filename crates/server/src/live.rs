@@ -887,3 +887,80 @@ impl Subs {
         std::mem::take(&mut self.list)
     }
 }
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod subs_tests {
+    use super::*;
+    use crate::outbox::Inbox;
+    use chuhe_proto::Encoding;
+
+    fn conn(id: u64) -> (Sub, Inbox) {
+        let (out, rx, _kick) = Outbox::new(id, Encoding::Proto, 16);
+        let sub = Sub {
+            out,
+            who: Arc::new(Principal { account: None }),
+        };
+        (sub, rx)
+    }
+
+    fn frame(seq: u64) -> Arc<SharedFrame> {
+        Arc::new(SharedFrame::new(seq, ServerMessage::default()))
+    }
+
+    fn got(rx: &mut Inbox) -> Vec<u64> {
+        std::iter::from_fn(|| rx.try_recv())
+            .map(|o| match o {
+                Out::Shared(f) => f.seq,
+                Out::Own(_) => 0,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_connection_that_left_gets_nothing_more_and_one_that_came_back_gets_each_frame_once() {
+        let mut subs = Subs::default();
+        let mut rxs = Vec::new();
+        for id in 1..=5 {
+            let (s, rx) = conn(id);
+            subs.add(s);
+            rxs.push(rx);
+        }
+        subs.send_all(&frame(1));
+        subs.remove(2);
+        subs.remove(4);
+        subs.remove(9); // never subscribed: nothing happens
+        subs.send_all(&frame(2));
+        let seen: Vec<_> = rxs.iter_mut().map(got).collect();
+        assert_eq!(seen, [vec![1, 2], vec![1], vec![1, 2], vec![1], vec![1, 2]]);
+        assert_eq!(subs.list.len(), 3);
+
+        // Connection 2 leaves and subscribes again before anything is sent: one entry.
+        let (again, mut rx2) = conn(2);
+        subs.remove(2);
+        subs.add(again);
+        // Connection 3 subscribes twice (a resume): its earlier entry goes.
+        let (twice, mut rx3) = conn(3);
+        subs.add(twice);
+        subs.send_all(&frame(3));
+        assert_eq!(got(&mut rx2), [3]);
+        assert_eq!(got(&mut rx3), [3]);
+        assert_eq!(
+            got(&mut rxs[2]),
+            Vec::<u64>::new(),
+            "the replaced entry is gone"
+        );
+        assert_eq!(subs.list.len(), 4);
+
+        // A connection whose reader is gone drops out at the next send and can come back.
+        drop(rxs.pop());
+        subs.send_all(&frame(4));
+        assert_eq!(subs.list.len(), 3);
+        let (back, mut rx5) = conn(5);
+        subs.add(back);
+        subs.send_all(&frame(5));
+        assert_eq!(got(&mut rx5), [5]);
+        assert_eq!(subs.take().len(), 4);
+        assert!(subs.members.is_empty() && subs.leaving.is_empty());
+    }
+}
