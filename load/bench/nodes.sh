@@ -1,5 +1,5 @@
 #!/bin/bash
-# Several chuhe nodes (issue 23) against one: a fresh PostgreSQL database, a throwaway Redis of
+# Several chuhe nodes against one: a fresh PostgreSQL database, a throwaway Redis of
 # its own, N `chuhe serve` nodes sharing both, and chuhe-load spreading games, players and
 # spectators over the nodes (--chuhe-url once per node). docs/benchmarks.md, "Several nodes".
 #

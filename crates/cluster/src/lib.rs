@@ -390,6 +390,26 @@ impl RedisCluster {
         Ok(())
     }
 
+    /// Publishes every `(channel, payload)` in order, pipelined: one round trip to Redis for
+    /// all of them (a node's publisher sends each batch it has queued this way).
+    pub async fn publish_many<P: AsRef<[u8]>>(
+        &self,
+        messages: &[(String, P)],
+    ) -> Result<(), Error> {
+        if messages.is_empty() {
+            return Ok(());
+        }
+        let s = &self.shared;
+        let mut pipe = redis::pipe();
+        for (channel, payload) in messages {
+            pipe.publish(s.config.channel(channel), payload.as_ref())
+                .ignore();
+        }
+        let mut conn = s.commands.clone();
+        let () = s.timed(pipe.query_async(&mut conn)).await?;
+        Ok(())
+    }
+
     /// Subscribes to `channel`. When connected, returns once Redis confirmed the
     /// subscription; when not, at once: the channel is subscribed as soon as the connection
     /// is back (every subscribed channel is, at every reconnect).

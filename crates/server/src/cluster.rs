@@ -53,6 +53,17 @@ pub trait Cluster: Send + Sync + 'static {
     /// once: a node that is not listening misses it).
     fn publish(&self, channel: &str, payload: Bytes) -> BoxFut<'_, Result<(), ClusterError>>;
 
+    /// Publishes every `(channel, payload)` in order, as [`Cluster::publish`] would one by one
+    /// (an implementation over the network sends them in one round trip).
+    fn publish_many(&self, messages: Vec<(String, Bytes)>) -> BoxFut<'_, Result<(), ClusterError>> {
+        Box::pin(async move {
+            for (channel, payload) in messages {
+                self.publish(&channel, payload).await?;
+            }
+            Ok(())
+        })
+    }
+
     /// Subscribes this node to `channel`; its messages arrive on [`Cluster::messages`]. Kept
     /// across reconnects to the coordination service.
     fn subscribe(&self, channel: &str) -> BoxFut<'_, Result<(), ClusterError>>;

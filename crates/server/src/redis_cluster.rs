@@ -140,6 +140,10 @@ impl Cluster for RedisClusterAdapter {
         Box::pin(async move { self.inner.publish(&channel, &payload).await.map_err(ce) })
     }
 
+    fn publish_many(&self, messages: Vec<(String, Bytes)>) -> BoxFut<'_, Result<(), ClusterError>> {
+        Box::pin(async move { self.inner.publish_many(&messages).await.map_err(ce) })
+    }
+
     fn subscribe(&self, channel: &str) -> BoxFut<'_, Result<(), ClusterError>> {
         let channel = channel.to_owned();
         Box::pin(async move { self.inner.subscribe(&channel).await.map_err(ce) })

@@ -217,6 +217,43 @@ async fn messages_reach_the_subscribed_nodes_only() -> TestResult {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_pipelined_batch_arrives_whole_and_in_order() -> TestResult {
+    let Some(redis) = ThrowawayRedis::start_or_skip("pipelined_batch")? else {
+        return Ok(());
+    };
+    let p = prefix();
+    let a = RedisCluster::connect(config(&redis, &p, "node-a")).await?;
+    let b = RedisCluster::connect(config(&redis, &p, "node-b")).await?;
+    let mut inbox = a.take_messages().ok_or("messages taken")?;
+    wait_connected(&mut a.connected(), true).await?;
+    a.subscribe("game:1").await?;
+    a.subscribe("node:a").await?;
+    let batch: Vec<(String, Vec<u8>)> = (0..500)
+        .map(|i| {
+            let channel = if i % 3 == 0 { "node:a" } else { "game:1" };
+            (channel.to_string(), format!("m{i}").into_bytes())
+        })
+        .chain(std::iter::once(("game:2".to_string(), b"nobody".to_vec())))
+        .collect();
+    b.publish_many(&batch).await?;
+    b.publish_many::<Vec<u8>>(&[]).await?;
+    b.publish("game:1", b"after").await?;
+    for (channel, payload) in batch.iter().take(500) {
+        let m = next_message(&mut inbox).await?;
+        check(
+            &m.channel == channel && &m.payload == payload,
+            "each message, in the order published",
+        )?;
+    }
+    let m = next_message(&mut inbox).await?;
+    check(
+        m.payload == b"after",
+        "an unsubscribed channel's message is not delivered",
+    )?;
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn connecting_to_no_redis_fails_fast() -> TestResult {
     let port = std::net::TcpListener::bind("127.0.0.1:0")?
         .local_addr()?

@@ -18,6 +18,9 @@ use crate::outbox::SharedFrame;
 /// logged) as a message the coordination service lost would be: subscribers notice the gap.
 const PUBLISH_QUEUE: usize = 65_536;
 
+/// At most this many queued messages go to Redis in one pipelined round trip.
+const PUBLISH_BATCH: usize = 1024;
+
 /// The lease key of a game.
 pub fn game_key(id: i64) -> String {
     format!("game:{id}")
@@ -64,6 +67,8 @@ pub struct Publisher {
     tx: mpsc::Sender<Publish>,
     /// The node's metrics (set once the node's `Env` exists).
     metrics: Arc<OnceLock<Arc<Metrics>>>,
+    /// Messages dropped so far (the warning is logged at the 1st, 2nd, 4th, 8th… only).
+    dropped: Arc<std::sync::atomic::AtomicU64>,
 }
 
 impl Publisher {
@@ -72,7 +77,15 @@ impl Publisher {
         metrics: Arc<OnceLock<Arc<Metrics>>>,
     ) -> (Publisher, mpsc::Receiver<Publish>) {
         let (tx, rx) = mpsc::channel(PUBLISH_QUEUE);
-        (Publisher { tx, metrics }, rx)
+        let dropped = Arc::default();
+        (
+            Publisher {
+                tx,
+                metrics,
+                dropped,
+            },
+            rx,
+        )
     }
 
     /// Queues `p`; false when the queue is full (the message is dropped, counted).
@@ -80,7 +93,15 @@ impl Publisher {
         match self.tx.try_send(p) {
             Ok(()) => true,
             Err(_) => {
-                warn!("cluster publish queue full; a message is dropped");
+                let n = 1 + self
+                    .dropped
+                    .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                if n.is_power_of_two() {
+                    warn!(
+                        dropped_so_far = n,
+                        "cluster publish queue full; a message is dropped"
+                    );
+                }
                 if let Some(m) = self.metrics.get() {
                     m.cluster_publish_dropped_total
                         .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
@@ -146,10 +167,10 @@ pub(crate) async fn publisher(
     mut rx: mpsc::Receiver<Publish>,
     mut settled: tokio::sync::watch::Receiver<bool>,
 ) {
-    let mut batch = Vec::with_capacity(256);
+    let mut batch = Vec::with_capacity(PUBLISH_BATCH);
     loop {
         tokio::select! {
-            n = rx.recv_many(&mut batch, 256) => {
+            n = rx.recv_many(&mut batch, PUBLISH_BATCH) => {
                 if n == 0 {
                     return;
                 }
@@ -168,6 +189,9 @@ pub(crate) async fn publisher(
 }
 
 async fn send_batch(cluster: &dyn Cluster, batch: &mut Vec<Publish>) {
+    // Everything queued goes in one pipelined round trip, in order: one by one, a busy
+    // node's publisher could not keep up with its games (a round trip per event).
+    let mut out: Vec<(String, Bytes)> = Vec::with_capacity(batch.len());
     let mut frames: Option<(String, Vec<NodeFrame>)> = None;
     for p in batch.drain(..) {
         match p {
@@ -175,34 +199,32 @@ async fn send_batch(cluster: &dyn Cluster, batch: &mut Vec<Publish>) {
                 Some((n, v)) if *n == node => v.push(f),
                 _ => {
                     if let Some((n, v)) = frames.take() {
-                        send_frames(cluster, &n, v).await;
+                        out.push(frames_message(&n, v));
                     }
                     frames = Some((node, vec![f]));
                 }
             },
             Publish::Raw(channel, bytes) => {
                 if let Some((n, v)) = frames.take() {
-                    send_frames(cluster, &n, v).await;
+                    out.push(frames_message(&n, v));
                 }
-                if let Err(e) = cluster.publish(&channel, bytes).await {
-                    debug!(channel, error = %e, "publish failed");
-                }
+                out.push((channel, bytes));
             }
         }
     }
     if let Some((n, v)) = frames.take() {
-        send_frames(cluster, &n, v).await;
+        out.push(frames_message(&n, v));
+    }
+    let n = out.len();
+    if let Err(e) = cluster.publish_many(out).await {
+        debug!(messages = n, error = %e, "publish failed");
     }
 }
 
-async fn send_frames(cluster: &dyn Cluster, node: &str, frames: Vec<NodeFrame>) {
+/// The message carrying `frames` to `node`'s channel.
+fn frames_message(node: &str, frames: Vec<NodeFrame>) -> (String, Bytes) {
     let msg = NodeMessage {
         kind: Some(node_message::Kind::Frames(NodeFrames { frames })),
     };
-    if let Err(e) = cluster
-        .publish(&node_channel(node), Bytes::from(msg.encode_to_vec()))
-        .await
-    {
-        debug!(node, error = %e, "frames not sent");
-    }
+    (node_channel(node), Bytes::from(msg.encode_to_vec()))
 }
