@@ -142,11 +142,17 @@ if v == ARGV[1] then redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
 return v
 ";
 
-/// Deletes the lease if ARGV[1] holds it.
+/// Deletes each lease of KEYS that ARGV[1] holds; returns how many.
 const RELEASE: &str = r"
-if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
-return 0
+local n = 0
+for _, k in ipairs(KEYS) do
+  if redis.call('GET', k) == ARGV[1] then n = n + redis.call('DEL', k) end
+end
+return n
 ";
+
+/// Leases given up in one script call at most (one call runs atomically inside Redis).
+const RELEASE_CHUNK: usize = 1000;
 
 /// Renews ARGV[1]'s leases KEYS[2..] for ARGV[2] ms. KEYS[1] is the marker of this Redis's
 /// lifetime: set to ARGV[4] when missing (Redis started empty); ARGV[3] is the marker the
@@ -460,11 +466,28 @@ impl RedisCluster {
         }
     }
 
-    /// Releases every held lease, then stops (a graceful shutdown: other nodes may take them
-    /// at once).
+    /// Gives up every lease this node holds (one script call per 1,000 leases, not a round
+    /// trip each), then closes the connections. Bounded: when Redis does not answer within
+    /// the command timeout it gives up at once (the leases then expire after their TTL) — a
+    /// node stopping while Redis is down still stops.
     pub async fn release_all_and_close(&self) {
-        for key in self.held() {
-            let _ = self.release(&key).await;
+        let s = &self.shared;
+        let keys: Vec<String> = lock(&s.held).drain().map(|(k, _)| k).collect();
+        let connected = *self.connected.borrow();
+        if connected {
+            for chunk in keys.chunks(RELEASE_CHUNK) {
+                let mut invocation = s.release.prepare_invoke();
+                for key in chunk {
+                    invocation.key(s.config.lease_key(key));
+                }
+                invocation.arg(&s.config.node_id);
+                let mut conn = s.commands.clone();
+                let released: Result<i64, Error> =
+                    s.timed(invocation.invoke_async(&mut conn)).await;
+                if released.is_err() {
+                    break;
+                }
+            }
         }
         self.close();
     }

@@ -473,3 +473,51 @@ async fn leases_that_expired_during_an_outage_are_reported_lost_afterwards() -> 
     check(a.holder("game:1").await?.is_none(), "not taken back")?;
     Ok(())
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stopping_node_gives_up_all_its_leases_at_once_and_stops_even_without_redis() -> TestResult
+{
+    let Some(mut redis) = ThrowawayRedis::start_or_skip("release_all")? else {
+        return Ok(());
+    };
+    let p = prefix();
+    let a = RedisCluster::connect(config(&redis, &p, "node-a")).await?;
+    let b = RedisCluster::connect(config(&redis, &p, "node-b")).await?;
+    wait_connected(&mut a.connected(), true).await?;
+    // More than one script call's worth of leases, and one that is b's.
+    for i in 0..2_500 {
+        check(
+            a.acquire(&format!("game:{i}")).await?.is_none(),
+            "a takes it",
+        )?;
+    }
+    check(b.acquire("league:1").await?.is_none(), "b takes its own")?;
+    a.release_all_and_close().await;
+    check(a.held().is_empty(), "nothing held afterwards")?;
+    for i in [0, 999, 1_000, 2_499] {
+        check(
+            b.holder(&format!("game:{i}")).await?.is_none(),
+            "every lease of a's is gone at once (no TTL to wait for)",
+        )?;
+    }
+    check(
+        b.holder("league:1").await? == Some("node-b".into()),
+        "another node's lease is not touched",
+    )?;
+
+    // With Redis gone, giving up the leases still ends (they expire on their own).
+    let c = RedisCluster::connect(config(&redis, &p, "node-c")).await?;
+    for i in 0..2_000 {
+        c.acquire(&format!("game:c{i}")).await?;
+    }
+    redis.kill()?;
+    // Not a round trip (or a timeout) per lease: a node holding thousands would take minutes.
+    let limit = Config::new(redis.url(), "x").timeout * 3;
+    check(
+        tokio::time::timeout(limit, c.release_all_and_close())
+            .await
+            .is_ok(),
+        "release_all_and_close returns without Redis",
+    )?;
+    Ok(())
+}
