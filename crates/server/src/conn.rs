@@ -282,6 +282,11 @@ async fn run(env: Env, mut socket: WebSocket, enc: Encoding, who: Principal, con
         beat.min(ping_every)
     };
     let mut since_ping = ping_every;
+    // After the first ping (at once), each connection pings at its own phase of the interval:
+    // connections that arrived together (a round starting, a node restarting) would otherwise
+    // ping in the same tick every interval, and the thousands of pings and pongs of that tick
+    // delay whatever the server sends then (a move to a board's spectators).
+    let mut phase = ping_phase(conn_id, tick, ping_every);
     // The welcome is on its way: the first tick needs no heartbeat.
     let mut wrote = true;
     // Created once, not per loop turn: re-creating them would register and unregister
@@ -316,7 +321,7 @@ async fn run(env: Env, mut socket: WebSocket, enc: Encoding, who: Principal, con
                     since_ping += tick;
                     let ping = since_ping >= ping_every;
                     if ping {
-                        since_ping = Duration::ZERO;
+                        since_ping = std::mem::take(&mut phase);
                         // Silence is counted in ping intervals (no clock read per frame).
                         silent = if heard { Duration::ZERO } else { silent + ping_every };
                         heard = false;
@@ -567,6 +572,14 @@ impl<K: Future<Output = u16>, S: Future> Future for Signals<'_, K, S> {
         this.armed = Some(cx.waker().clone());
         Poll::Pending
     }
+}
+
+/// Where in the ping interval connection `conn` pings after its first ping: a whole number of
+/// ticks, spread over the interval by the connection's number.
+fn ping_phase(conn: u64, tick: Duration, ping_every: Duration) -> Duration {
+    let ticks = (ping_every.as_nanos() / tick.as_nanos().max(1)).max(1);
+    let k = u32::try_from(u128::from(conn) % ticks).unwrap_or(0);
+    tick * k
 }
 
 /// How a connection kicked with `code` closes.
@@ -837,5 +850,25 @@ mod tests {
         }
         let back: ServerMessage = chuhe_proto::decode_json(HEARTBEAT_JSON).unwrap();
         assert_eq!(back, m);
+    }
+
+    #[test]
+    fn connections_that_arrive_together_ping_at_phases_spread_over_the_interval() {
+        let (tick, every) = (Duration::from_secs(1), Duration::from_secs(5));
+        let mut per_phase = [0u32; 5];
+        for conn in 0..1000 {
+            let p = ping_phase(conn, tick, every);
+            assert!(p < every, "{p:?}");
+            assert_eq!(p.subsec_nanos(), 0, "a whole number of ticks");
+            per_phase[p.as_secs() as usize] += 1;
+        }
+        assert_eq!(per_phase, [200; 5], "the same share at every phase");
+        // Pings every tick (or faster than the tick): no phase.
+        assert_eq!(ping_phase(7, tick, tick), Duration::ZERO);
+        assert_eq!(
+            ping_phase(7, tick, Duration::from_millis(100)),
+            Duration::ZERO
+        );
+        assert_eq!(ping_phase(7, Duration::ZERO, every), Duration::ZERO);
     }
 }
