@@ -67,8 +67,6 @@ pub struct Publisher {
     tx: mpsc::Sender<Publish>,
     /// The node's metrics (set once the node's `Env` exists).
     metrics: Arc<OnceLock<Arc<Metrics>>>,
-    /// Messages dropped so far (the warning is logged at the 1st, 2nd, 4th, 8th… only).
-    dropped: Arc<std::sync::atomic::AtomicU64>,
 }
 
 impl Publisher {
@@ -77,15 +75,7 @@ impl Publisher {
         metrics: Arc<OnceLock<Arc<Metrics>>>,
     ) -> (Publisher, mpsc::Receiver<Publish>) {
         let (tx, rx) = mpsc::channel(PUBLISH_QUEUE);
-        let dropped = Arc::default();
-        (
-            Publisher {
-                tx,
-                metrics,
-                dropped,
-            },
-            rx,
-        )
+        (Publisher { tx, metrics }, rx)
     }
 
     /// Queues `p`; false when the queue is full (the message is dropped, counted).
@@ -93,18 +83,17 @@ impl Publisher {
         match self.tx.try_send(p) {
             Ok(()) => true,
             Err(_) => {
-                let n = 1 + self
-                    .dropped
-                    .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                if n.is_power_of_two() {
+                // Counted in the metrics; logged at the 1st, 2nd, 4th, 8th… drop only.
+                let n = self.metrics.get().map(|m| {
+                    1 + m
+                        .cluster_publish_dropped_total
+                        .fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+                });
+                if n.is_none_or(u64::is_power_of_two) {
                     warn!(
                         dropped_so_far = n,
                         "cluster publish queue full; a message is dropped"
                     );
-                }
-                if let Some(m) = self.metrics.get() {
-                    m.cluster_publish_dropped_total
-                        .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                 }
                 false
             }
