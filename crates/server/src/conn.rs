@@ -18,16 +18,17 @@ use tokio_tungstenite::WebSocketStream;
 use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
 use tokio_tungstenite::tungstenite::protocol::{CloseFrame, Role as WsRole, WebSocketConfig};
 use tokio_tungstenite::tungstenite::{Message, Utf8Bytes, handshake::derive_accept_key};
-use tracing::{Instrument, debug, info_span};
+use tracing::{Instrument, debug, error, info_span};
 
 use crate::auth::{api_error, authenticate, bearer};
 use crate::env::Env;
 use crate::error::{ClientError, ErrorToWire, close};
 use crate::frame_kinds::ScannedIo;
 use crate::handle::GameHandle;
-use crate::outbox::{Inbox, Kick, Out, Outbox};
+use crate::outbox::{Inbox, Kick, Next, Out, Outbox};
 use crate::persist::Role;
 use crate::request::{Body, Principal, Request};
+use crate::socket::{SharedSocket, SocketIo};
 
 static NEXT_CONN: AtomicU64 = AtomicU64::new(1);
 
@@ -41,9 +42,10 @@ pub struct WsQuery {
     token: Option<String>,
 }
 
-/// A client's websocket: the upgraded HTTP connection, every byte read through the
-/// [`ScannedIo`] that lets a text frame that is not UTF-8 reach the connection as a frame.
-type WebSocket = WebSocketStream<ScannedIo<hyper_util::rt::TokioIo<hyper::upgrade::Upgraded>>>;
+/// A client's websocket: the upgraded HTTP connection's TCP socket, shared with the games
+/// that write to it directly ([`crate::socket`]), every byte read through the [`ScannedIo`]
+/// that lets a text frame that is not UTF-8 reach the connection as a frame.
+type WebSocket = WebSocketStream<ScannedIo<SocketIo>>;
 
 fn header_has(headers: &HeaderMap, name: header::HeaderName, token: &str) -> bool {
     headers
@@ -130,13 +132,27 @@ pub async fn ws_handler(State(env): State<Env>, mut req: axum::extract::Request)
                 return;
             }
         };
-        let io = ScannedIo::new(hyper_util::rt::TokioIo::new(upgraded));
+        // The TCP socket the listener served (`listen.rs`), and what HTTP had read past the
+        // upgrade request.
+        let parts = match upgraded
+            .downcast::<hyper_util::rt::TokioIo<tokio::net::TcpStream>>()
+        {
+            Ok(parts) => parts,
+            Err(_) => {
+                error!("a websocket upgrade on a connection that is not a TCP socket");
+                return;
+            }
+        };
+        let shared = SharedSocket::new(parts.io.into_inner());
+        let io = ScannedIo::new(SocketIo::new(shared.clone(), parts.read_buf));
         let socket = WebSocketStream::from_raw_socket(io, WsRole::Server, Some(config)).await;
         let conn = NEXT_CONN.fetch_add(1, Ordering::Relaxed);
         let span = info_span!("conn", conn, principal = ?who.id(), role = ?who.role());
         // The connection keeps its place under the connection caps while it is open.
         let _hold = hold;
-        run(env, socket, enc, who, conn).instrument(span).await;
+        run(env, socket, shared, enc, who, conn)
+            .instrument(span)
+            .await;
     });
     (
         StatusCode::SWITCHING_PROTOCOLS,
@@ -221,7 +237,14 @@ enum End {
 /// all on the one socket (no split halves, no second task to wake for every frame written).
 /// A write that must wait (the client reads slowly) holds back reading for up to the write
 /// timeout; the client's moves wait in its own socket meanwhile.
-async fn run(env: Env, mut socket: WebSocket, enc: Encoding, who: Principal, conn_id: u64) {
+async fn run(
+    env: Env,
+    mut socket: WebSocket,
+    shared: Arc<SharedSocket>,
+    enc: Encoding,
+    who: Principal,
+    conn_id: u64,
+) {
     let gauge = role_gauge(&env, &who);
     gauge.fetch_add(1, Ordering::Relaxed);
     env.desks.connected(who.id());
@@ -236,6 +259,8 @@ async fn run(env: Env, mut socket: WebSocket, enc: Encoding, who: Principal, con
     let resume = env.config.replay_events.max(crate::league::runner::REPLAY);
     let capacity = env.config.write_queue + resume + 1;
     let (out, mut rx, kick) = Outbox::new(conn_id, enc, capacity);
+    // While this task waits with nothing queued, games write frames straight to the socket.
+    rx.write_directly(shared);
     let who = Arc::new(who);
     out.send_msg(ServerMessage {
         kind: Some(server_message::Kind::Welcome(w::Welcome {
@@ -330,7 +355,8 @@ async fn run(env: Env, mut socket: WebSocket, enc: Encoding, who: Principal, con
                             break End::Closing { code: close::SILENT, reason: "no answer to pings", bye: None };
                         }
                     }
-                    let beats = !beat.is_zero() && !wrote;
+                    let direct = rx.wrote_directly();
+                    let beats = !beat.is_zero() && !wrote && !direct;
                     wrote = false;
                     if !ping && !beats {
                         continue;
@@ -350,12 +376,19 @@ async fn run(env: Env, mut socket: WebSocket, enc: Encoding, who: Principal, con
                     }
                 }
             },
-            item = rx.recv() => {
-                let Some(item) = item else { break End::ClientGone };
+            next = rx.next() => {
+                let item = match next {
+                    Next::Frame(item) => Some(item),
+                    // What a direct write left pending goes out with the flush.
+                    Next::Flush => None,
+                    Next::Closed => break End::ClientGone,
+                };
                 // Everything already queued goes out in one flush (one syscall when it fits
                 // the write buffer), bounded by the queue's capacity.
                 let batch = async {
-                    socket.feed(out_message(enc, item)).await?;
+                    if let Some(item) = item {
+                        socket.feed(out_message(enc, item)).await?;
+                    }
                     while let Some(item) = rx.try_recv() {
                         socket.feed(out_message(enc, item)).await?;
                     }
@@ -417,6 +450,8 @@ async fn run(env: Env, mut socket: WebSocket, enc: Encoding, who: Principal, con
             }
         }
     };
+    // From here on every frame is queued and written by this task, before its close frame.
+    rx.stop_direct();
     if matches!(
         end,
         End::Closing {

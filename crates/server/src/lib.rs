@@ -54,6 +54,7 @@ pub mod shard;
 #[cfg(test)]
 mod shard_tests;
 pub mod snapshot;
+pub mod socket;
 pub mod store_adapter;
 pub mod time;
 pub mod token_cache;

@@ -23,7 +23,7 @@ use tracing::{debug, error, info, warn};
 
 use crate::error::{ClientError, ErrorToWire};
 use crate::game_deps::GameDeps;
-use crate::outbox::{Out, Outbox, SharedFrame};
+use crate::outbox::{Cork, Out, Outbox, SharedFrame};
 use crate::persist::{AppendOp, EventRow, FinishRow};
 use crate::request::{Body, Principal, RecordView, Request};
 use crate::view::View;
@@ -148,7 +148,7 @@ impl LiveGame {
     pub(crate) fn replayed(&mut self, events: Vec<GameEvent>) {
         // Not published to the other nodes again: their relays asked for what they missed.
         let channels = self.channels.take();
-        self.publish_framed(events.into_iter().map(|e| (e, None)).collect());
+        self.publish_framed(events.into_iter().map(|e| (e, None)).collect(), None);
         self.channels = channels;
         if self.core.is_finished() {
             self.finished_at = Some(Instant::now());
@@ -302,21 +302,24 @@ impl LiveGame {
         let settled = self.settle(staged, committed);
         let Some(r) = r else {
             if let Ok((_, events)) = settled {
-                self.publish_framed(events);
+                self.publish_framed(events, None);
             }
             return;
         };
         match settled {
             Ok((Answer::Error(e), events)) => {
-                self.publish_framed(events);
+                self.publish_framed(events, None);
                 self.error(r, &e);
             }
             Ok((Answer::Seq(seq), events)) => {
+                // The requester's answer and the events it sees leave together, before the
+                // events go to everyone else.
+                let cork = r.out.cork();
                 self.reply(r, seq);
                 if is_move {
                     self.env.metrics.move_latency.observe(r.received.elapsed());
                 }
-                self.publish_framed(events);
+                self.publish_framed(events, Some((&r.out, cork)));
             }
             Err(()) => self.error(r, &ClientError::StoreUnavailable),
         }
@@ -325,7 +328,11 @@ impl LiveGame {
     /// Live subscribers get events now; spectators through the delay queue. The protobuf
     /// frame of an event comes along when it is already known (cut from its stored form, so it
     /// is not encoded twice).
-    fn publish_framed(&mut self, events: Vec<Framed>) {
+    /// `first`: the requester, whose corked answer goes out with its own copy of the events
+    /// before the others get theirs (when it follows the live stream and none of the events
+    /// is the arbiter channel's).
+    fn publish_framed(&mut self, events: Vec<Framed>, first: Option<(&Outbox, Cork<'_>)>) {
+        let mut frames = Vec::with_capacity(events.len());
         for (ev, proto) in events {
             // The game's description (names, time control, start) is not what the delay
             // hides: spectators get it at once.
@@ -348,12 +355,26 @@ impl LiveGame {
                 self.live.apply(ev);
             }
             push_ring(&mut self.ring, frame.clone(), self.env.config.replay_events);
+            frames.push((frame, private, created, release_ms));
+        }
+        // The requester first: its answer and events in one write.
+        let mut sent_first = None;
+        if let Some((out, cork)) = first {
+            if !frames.iter().any(|f| f.1) && self.live_subs.members.contains(&out.conn_id) {
+                let ok = frames
+                    .iter()
+                    .all(|(f, ..)| out.send(Out::Shared(f.clone())));
+                sent_first = Some((out.conn_id, ok));
+            }
+            drop(cork);
+        }
+        for (frame, private, created, release_ms) in frames {
             // The arbiter channel: each subscriber gets what is theirs, spectators and the
             // delayed stream a stand-in (the seq stays contiguous).
             let frame = if private {
                 self.send_private(&frame)
             } else {
-                self.live_subs.send_all(&frame);
+                self.live_subs.send_all(&frame, sent_first);
                 frame
             };
             if let Some(c) = &self.channels {
@@ -443,7 +464,7 @@ impl LiveGame {
                 p.frame.clone(),
                 self.env.config.replay_events,
             );
-            self.public_subs.send_all(&p.frame);
+            self.public_subs.send_all(&p.frame, None);
             if let Some(c) = &self.channels {
                 c.publish(false, &p.frame);
             }
@@ -874,10 +895,15 @@ impl Subs {
         });
     }
 
-    fn send_all(&mut self, frame: &Arc<SharedFrame>) {
+    /// Sends `frame` to every subscriber but `sent` (a connection that has it already, and
+    /// whether that send succeeded).
+    fn send_all(&mut self, frame: &Arc<SharedFrame>, sent: Option<(u64, bool)>) {
         // A failed send means the connection is gone or was kicked for being too slow (its
         // writer closes it with 4008): either way it leaves the list.
-        self.retain(|s| s.out.send(Out::Shared(frame.clone())));
+        self.retain(|s| match sent {
+            Some((conn, ok)) if conn == s.out.conn_id => ok,
+            _ => s.out.send(Out::Shared(frame.clone())),
+        });
     }
 
     /// Every subscriber, leaving the list empty.
@@ -926,11 +952,11 @@ mod subs_tests {
             subs.add(s);
             rxs.push(rx);
         }
-        subs.send_all(&frame(1));
+        subs.send_all(&frame(1), None);
         subs.remove(2);
         subs.remove(4);
         subs.remove(9); // never subscribed: nothing happens
-        subs.send_all(&frame(2));
+        subs.send_all(&frame(2), None);
         let seen: Vec<_> = rxs.iter_mut().map(got).collect();
         assert_eq!(seen, [vec![1, 2], vec![1], vec![1, 2], vec![1], vec![1, 2]]);
         assert_eq!(subs.list.len(), 3);
@@ -942,7 +968,7 @@ mod subs_tests {
         // Connection 3 subscribes twice (a resume): its earlier entry goes.
         let (twice, mut rx3) = conn(3);
         subs.add(twice);
-        subs.send_all(&frame(3));
+        subs.send_all(&frame(3), None);
         assert_eq!(got(&mut rx2), [3]);
         assert_eq!(got(&mut rx3), [3]);
         assert_eq!(
@@ -954,13 +980,32 @@ mod subs_tests {
 
         // A connection whose reader is gone drops out at the next send and can come back.
         drop(rxs.pop());
-        subs.send_all(&frame(4));
+        subs.send_all(&frame(4), None);
         assert_eq!(subs.list.len(), 3);
         let (back, mut rx5) = conn(5);
         subs.add(back);
-        subs.send_all(&frame(5));
+        subs.send_all(&frame(5), None);
         assert_eq!(got(&mut rx5), [5]);
         assert_eq!(subs.take().len(), 4);
         assert!(subs.members.is_empty() && subs.leaving.is_empty());
+    }
+    #[test]
+    fn a_connection_sent_the_frame_first_gets_it_once_and_leaves_if_that_send_failed() {
+        let mut subs = Subs::default();
+        let mut rxs = Vec::new();
+        for id in 1..=3 {
+            let (s, rx) = conn(id);
+            subs.add(s);
+            rxs.push(rx);
+        }
+        // Connection 2 had frame 1 already: the others get it, 2 nothing more.
+        subs.send_all(&frame(1), Some((2, true)));
+        let seen: Vec<_> = rxs.iter_mut().map(got).collect();
+        assert_eq!(seen, [vec![1], vec![], vec![1]]);
+        assert_eq!(subs.list.len(), 3);
+        // Its first send failed: it leaves like any connection whose send failed.
+        subs.send_all(&frame(2), Some((2, false)));
+        assert_eq!(subs.list.len(), 2);
+        assert!(!subs.members.contains(&2));
     }
 }

@@ -11,6 +11,8 @@ use futures_util::task::AtomicWaker;
 use tokio::sync::Notify;
 use tokio_tungstenite::tungstenite::{Message, Utf8Bytes};
 
+use crate::socket::{Direct, SharedSocket};
+
 /// A server message shared by every recipient: each encoding is produced at
 /// most once, by whichever writer needs it first, however many connections
 /// receive it.
@@ -20,6 +22,9 @@ pub struct SharedFrame {
     msg: ServerMessage,
     proto: OnceLock<Bytes>,
     json: OnceLock<Utf8Bytes>,
+    /// The whole websocket frame of each encoding, for direct writes.
+    proto_frame: OnceLock<Bytes>,
+    json_frame: OnceLock<Bytes>,
 }
 
 impl SharedFrame {
@@ -29,6 +34,8 @@ impl SharedFrame {
             msg,
             proto: OnceLock::new(),
             json: OnceLock::new(),
+            proto_frame: OnceLock::new(),
+            json_frame: OnceLock::new(),
         }
     }
 
@@ -58,6 +65,21 @@ impl SharedFrame {
             .clone()
     }
 
+    /// The whole websocket frame (header and payload) of the encoding, made once.
+    pub fn ws_frame(&self, enc: Encoding) -> &Bytes {
+        match enc {
+            Encoding::Proto => self
+                .proto_frame
+                .get_or_init(|| crate::socket::ws_frame(true, &self.proto_bytes())),
+            Encoding::Json => self.json_frame.get_or_init(|| {
+                let text = self
+                    .json
+                    .get_or_init(|| Utf8Bytes::from(chuhe_proto::encode_json(&self.msg)));
+                crate::socket::ws_frame(false, text.as_bytes())
+            }),
+        }
+    }
+
     pub fn ws_message(&self, enc: Encoding) -> Message {
         match enc {
             Encoding::Proto => Message::Binary(
@@ -71,6 +93,34 @@ impl SharedFrame {
                     .clone(),
             ),
         }
+    }
+}
+
+/// Holds a connection's frames while it lives ([`Outbox::cork`]).
+#[must_use = "the frames are held only while the cork lives"]
+pub struct Cork<'a>(&'a Outbox);
+
+impl Drop for Cork<'_> {
+    fn drop(&mut self) {
+        self.0.uncork();
+    }
+}
+
+/// What [`Inbox::poll_next`] found.
+#[derive(Debug)]
+pub enum Next {
+    Frame(Out),
+    /// A direct write left bytes pending: flush the socket.
+    Flush,
+    /// Every [`Outbox`] is gone and nothing is queued.
+    Closed,
+}
+
+/// A connection's own message as a whole websocket frame.
+fn own_frame(enc: Encoding, m: &ServerMessage) -> Bytes {
+    match enc {
+        Encoding::Proto => crate::socket::ws_frame(true, &chuhe_proto::encode_proto(m)),
+        Encoding::Json => crate::socket::ws_frame(false, chuhe_proto::encode_json(m).as_bytes()),
     }
 }
 
@@ -121,7 +171,7 @@ impl Kick {
 /// frames, and cloning an [`Outbox`] (once per request routed to a game) is two counters, not
 /// a channel's sender bookkeeping. The kick lives beside it, so a connection is one allocation.
 struct Queue {
-    items: Mutex<VecDeque<Out>>,
+    items: Mutex<Items>,
     capacity: usize,
     /// The reader's waker; woken when a frame lands in an empty queue or the last sender goes.
     reader: AtomicWaker,
@@ -133,6 +183,24 @@ struct Queue {
     /// Frames for a client on another node (see [`Outbox::remote`]): each is handed to this
     /// instead of the queue.
     sink: Option<Sink>,
+    /// A frame was written directly since the task last asked (its heartbeat is not due).
+    wrote_directly: AtomicBool,
+}
+
+/// What the queue's lock guards: the frames, and whether one may skip them.
+#[derive(Default)]
+struct Items {
+    q: VecDeque<Out>,
+    /// The connection's socket, while its task lets senders write to it directly
+    /// ([`Inbox::write_directly`]).
+    socket: Option<Arc<SharedSocket>>,
+    /// The task has written (and flushed) everything it took and waits for more: a frame for
+    /// an empty queue may go straight to the socket instead (see [`Outbox::send`]).
+    idle: bool,
+    /// A direct write left part of its frame pending: the task must flush it.
+    flush: bool,
+    /// Frames are held until [`Cork`] is dropped, then written together ([`Outbox::cork`]).
+    corked: bool,
 }
 
 /// Where a remote client's frames go (the owner's publisher, addressed to the client's node).
@@ -148,7 +216,7 @@ impl std::fmt::Debug for Queue {
 }
 
 impl Queue {
-    fn lock(&self) -> MutexGuard<'_, VecDeque<Out>> {
+    fn lock(&self) -> MutexGuard<'_, Items> {
         // A poisoned lock only means a panic elsewhere while pushing or swapping; the deque
         // itself is always consistent.
         self.items.lock().unwrap_or_else(|e| e.into_inner())
@@ -210,9 +278,69 @@ impl Inbox {
     /// Takes everything queued into `taken`; true when something came.
     fn take(&mut self) -> bool {
         if self.taken.is_empty() {
-            std::mem::swap(&mut *self.q.lock(), &mut self.taken);
+            let mut items = self.q.lock();
+            if !items.q.is_empty() {
+                items.idle = false;
+                std::mem::swap(&mut items.q, &mut self.taken);
+            }
         }
         !self.taken.is_empty()
+    }
+
+    /// Lets senders write frames straight to `socket` while this connection's task is idle
+    /// (see [`Outbox::send`]). The task must then write only through the socket's
+    /// [`crate::socket::SocketIo`], wait with [`Inbox::poll_next`], and flush when told to.
+    pub fn write_directly(&mut self, socket: Arc<SharedSocket>) {
+        self.q.lock().socket = Some(socket);
+    }
+
+    /// No more direct writes (the connection is closing): every frame is queued from now on.
+    pub fn stop_direct(&mut self) {
+        let mut items = self.q.lock();
+        items.socket = None;
+        items.idle = false;
+    }
+
+    /// Whether a frame was written directly since the last call.
+    pub fn wrote_directly(&self) -> bool {
+        self.q.wrote_directly.swap(false, Ordering::Relaxed)
+    }
+
+    /// Waits for the next frame, or for a direct write's rest to be flushed; [`Next::Closed`]
+    /// once every [`Outbox`] is gone and the queue is empty. While it waits, senders may write
+    /// to the socket directly: the caller has written and flushed everything it took.
+    pub fn poll_next(&mut self, cx: &mut std::task::Context<'_>) -> std::task::Poll<Next> {
+        use std::task::Poll;
+        if let Some(out) = self.try_recv() {
+            return Poll::Ready(Next::Frame(out));
+        }
+        self.q.reader.register(cx.waker());
+        // Again after registering: a frame queued (or the last sender dropped) in between
+        // found no waker to wake. The check and the idle mark are one lock, so a sender sees
+        // either the frame still queued or the task idle.
+        {
+            let mut items = self.q.lock();
+            if !items.q.is_empty() {
+                items.idle = false;
+                std::mem::swap(&mut items.q, &mut self.taken);
+            } else if std::mem::take(&mut items.flush) {
+                return Poll::Ready(Next::Flush);
+            } else if self.q.senders.load(Ordering::Acquire) == 0 {
+                return Poll::Ready(Next::Closed);
+            } else {
+                items.idle = items.socket.is_some();
+                return Poll::Pending;
+            }
+        }
+        match self.taken.pop_front() {
+            Some(out) => Poll::Ready(Next::Frame(out)),
+            None => Poll::Ready(Next::Closed),
+        }
+    }
+
+    /// Waits for the next frame, or a flush ([`Inbox::poll_next`]).
+    pub async fn next(&mut self) -> Next {
+        std::future::poll_fn(|cx| self.poll_next(cx)).await
     }
 
     /// The next frame, if one is waiting.
@@ -223,20 +351,14 @@ impl Inbox {
 
     /// Waits for the next frame; `None` once every [`Outbox`] is gone and the queue is empty.
     pub fn poll_recv(&mut self, cx: &mut std::task::Context<'_>) -> std::task::Poll<Option<Out>> {
-        use std::task::Poll;
-        if let Some(out) = self.try_recv() {
-            return Poll::Ready(Some(out));
+        loop {
+            match std::task::ready!(self.poll_next(cx)) {
+                Next::Frame(out) => return std::task::Poll::Ready(Some(out)),
+                Next::Closed => return std::task::Poll::Ready(None),
+                // Only after a direct write: whatever writes next finishes its pending bytes.
+                Next::Flush => {}
+            }
         }
-        self.q.reader.register(cx.waker());
-        // Again after registering: a frame queued (or the last sender dropped) in between
-        // found no waker to wake.
-        if let Some(out) = self.try_recv() {
-            return Poll::Ready(Some(out));
-        }
-        if self.q.senders.load(Ordering::Acquire) == 0 {
-            return Poll::Ready(None);
-        }
-        Poll::Pending
     }
 
     /// Waits for the next frame; `None` once every [`Outbox`] is gone and the queue is empty.
@@ -249,7 +371,11 @@ impl Drop for Inbox {
     fn drop(&mut self) {
         self.q.reader_gone.store(true, Ordering::Release);
         // Frames nobody will write: free them now, not when the last game lets go.
-        let rest = std::mem::take(&mut *self.q.lock());
+        let mut items = self.q.lock();
+        let rest = std::mem::take(&mut items.q);
+        items.socket = None;
+        items.idle = false;
+        drop(items);
         drop(rest);
     }
 }
@@ -259,13 +385,14 @@ impl Outbox {
     /// the receiving side, and the kick both see.
     pub fn new(conn_id: u64, encoding: Encoding, capacity: usize) -> (Outbox, Inbox, KickHandle) {
         let q = Arc::new(Queue {
-            items: Mutex::new(VecDeque::new()),
+            items: Mutex::new(Items::default()),
             capacity: capacity.max(1),
             reader: AtomicWaker::new(),
             senders: AtomicUsize::new(1),
             reader_gone: AtomicBool::new(false),
             kick: Kick::default(),
             sink: None,
+            wrote_directly: AtomicBool::new(false),
         });
         (
             Outbox {
@@ -286,13 +413,14 @@ impl Outbox {
     /// reads it here; it never fills.
     pub fn remote(conn_id: u64, sink: Sink) -> Outbox {
         let q = Arc::new(Queue {
-            items: Mutex::new(VecDeque::new()),
+            items: Mutex::new(Items::default()),
             capacity: 1,
             reader: AtomicWaker::new(),
             senders: AtomicUsize::new(1),
             reader_gone: AtomicBool::new(false),
             kick: Kick::default(),
             sink: Some(sink),
+            wrote_directly: AtomicBool::new(false),
         });
         Outbox {
             conn_id,
@@ -310,13 +438,50 @@ impl Outbox {
             return false;
         }
         let mut items = self.q.lock();
-        if items.len() >= self.q.capacity {
+        if items.corked {
+            // Written (or the task woken) when the cork comes out.
+            if items.q.len() >= self.q.capacity {
+                drop(items);
+                self.q.kick.kick(crate::error::close::TOO_SLOW);
+                return false;
+            }
+            items.q.push_back(out);
+            return true;
+        }
+        // The task waits with nothing queued: the frame goes to the socket now, without
+        // waking the task (one system call instead of a wake-up, a poll and the call).
+        if items.idle && items.q.is_empty() {
+            if let Some(socket) = &items.socket {
+                let written = match &out {
+                    Out::Shared(f) => socket.try_frame(f.ws_frame(self.encoding)),
+                    Out::Own(m) => socket.try_frame(&own_frame(self.encoding, m)),
+                };
+                match written {
+                    Direct::Written => {
+                        self.q.wrote_directly.store(true, Ordering::Relaxed);
+                        return true;
+                    }
+                    Direct::Partly => {
+                        // The rest is the socket's to finish: the task flushes it first.
+                        items.idle = false;
+                        items.flush = true;
+                        drop(items);
+                        self.q.wrote_directly.store(true, Ordering::Relaxed);
+                        self.q.reader.wake();
+                        return true;
+                    }
+                    Direct::Refused => {}
+                }
+            }
+        }
+        if items.q.len() >= self.q.capacity {
             drop(items);
             self.q.kick.kick(crate::error::close::TOO_SLOW);
             return false;
         }
-        let was_empty = items.is_empty();
-        items.push_back(out);
+        items.idle = false;
+        let was_empty = items.q.is_empty();
+        items.q.push_back(out);
         drop(items);
         // The reader takes the whole queue at once, so only the first frame after a take
         // needs to wake it.
@@ -324,6 +489,52 @@ impl Outbox {
             self.q.reader.wake();
         }
         true
+    }
+
+    /// Holds this connection's frames until the returned [`Cork`] is dropped, then writes
+    /// them together: a move's acknowledgement and its event leave in one system call.
+    pub fn cork(&self) -> Cork<'_> {
+        if self.q.sink.is_none() {
+            self.q.lock().corked = true;
+        }
+        Cork(self)
+    }
+
+    fn uncork(&self) {
+        if self.q.sink.is_some() {
+            return;
+        }
+        let mut items = self.q.lock();
+        if !std::mem::take(&mut items.corked) || items.q.is_empty() {
+            return;
+        }
+        if items.idle {
+            if let Some(socket) = &items.socket {
+                let mut frames = Vec::new();
+                for out in &items.q {
+                    match out {
+                        Out::Shared(f) => frames.extend_from_slice(f.ws_frame(self.encoding)),
+                        Out::Own(m) => frames.extend_from_slice(&own_frame(self.encoding, m)),
+                    }
+                }
+                match socket.try_frame(&frames) {
+                    Direct::Written => {
+                        items.q.clear();
+                        self.q.wrote_directly.store(true, Ordering::Relaxed);
+                        return;
+                    }
+                    Direct::Partly => {
+                        items.q.clear();
+                        items.flush = true;
+                        self.q.wrote_directly.store(true, Ordering::Relaxed);
+                    }
+                    Direct::Refused => {}
+                }
+            }
+        }
+        items.idle = false;
+        drop(items);
+        self.q.reader.wake();
     }
 
     pub fn send_msg(&self, msg: ServerMessage) -> bool {
@@ -429,6 +640,115 @@ mod tests {
         drop(rx);
         assert!(ob.is_closed());
         assert!(!ob.send_msg(own(2)));
+    }
+
+    /// A connection whose task waits (`poll_next` said Pending) over a real socket, and the
+    /// client's end of it (plain std, so "nothing arrived" is what the kernel says).
+    async fn direct_conn(enc: Encoding) -> (Outbox, Inbox, std::net::TcpStream) {
+        let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let client = std::net::TcpStream::connect(l.local_addr().unwrap()).unwrap();
+        let (server, _) = l.accept().await.unwrap();
+        let (ob, mut rx, _kick) = Outbox::new(1, enc, 64);
+        rx.write_directly(crate::socket::SharedSocket::new(server));
+        (ob, rx, client)
+    }
+
+    fn idle(rx: &mut Inbox) {
+        let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+        assert!(rx.poll_next(&mut cx).is_pending());
+    }
+
+    fn read_exactly(client: &mut std::net::TcpStream, n: usize) -> Vec<u8> {
+        use std::io::Read;
+        client.set_nonblocking(false).unwrap();
+        let mut got = vec![0u8; n];
+        client.read_exact(&mut got).unwrap();
+        got
+    }
+
+    fn nothing_arrived(client: &mut std::net::TcpStream) -> bool {
+        use std::io::Read;
+        client.set_nonblocking(true).unwrap();
+        let mut b = [0u8; 1];
+        matches!(client.read(&mut b), Err(e) if e.kind() == std::io::ErrorKind::WouldBlock)
+    }
+
+    #[tokio::test]
+    async fn a_frame_for_a_waiting_connection_is_written_to_its_socket_by_the_sender() {
+        let (ob, mut rx, mut client) = direct_conn(Encoding::Proto).await;
+        // The task has not waited yet (it is writing): the frame is queued.
+        assert!(ob.send_msg(own(1)));
+        assert_eq!(rx.try_recv().map(seq_of), Some(1));
+        assert!(nothing_arrived(&mut client));
+        // It waits: the next frames go straight to the socket, whole and in order.
+        idle(&mut rx);
+        let shared = Arc::new(SharedFrame::new(2, own(2)));
+        assert!(ob.send(Out::Shared(shared.clone())));
+        assert!(ob.send_msg(own(3)));
+        assert!(rx.try_recv().is_none());
+        let want = [&shared.ws_frame(Encoding::Proto)[..], &own_frame(Encoding::Proto, &own(3))[..]]
+            .concat();
+        assert_eq!(read_exactly(&mut client, want.len()), want);
+        assert!(rx.wrote_directly());
+        assert!(!rx.wrote_directly());
+        // Closing: frames are queued again, for the task to write before its close frame.
+        rx.stop_direct();
+        assert!(ob.send_msg(own(4)));
+        assert_eq!(rx.try_recv().map(seq_of), Some(4));
+    }
+
+    #[tokio::test]
+    async fn a_corked_connection_gets_its_frames_in_one_write_when_the_cork_comes_out() {
+        let (ob, mut rx, mut client) = direct_conn(Encoding::Json).await;
+        idle(&mut rx);
+        let other = ob.clone();
+        let cork = ob.cork();
+        assert!(ob.send_msg(own(1)));
+        assert!(other.send_msg(own(2)));
+        assert!(nothing_arrived(&mut client));
+        drop(cork);
+        assert!(rx.try_recv().is_none());
+        let want = [own_frame(Encoding::Json, &own(1)), own_frame(Encoding::Json, &own(2))].concat();
+        assert_eq!(read_exactly(&mut client, want.len()), want);
+    }
+
+    #[tokio::test]
+    async fn a_corked_busy_connection_gets_its_frames_through_its_queue() {
+        let (ob, mut rx, mut client) = direct_conn(Encoding::Proto).await;
+        let cork = ob.cork();
+        assert!(ob.send_msg(own(1)));
+        drop(cork);
+        assert!(nothing_arrived(&mut client));
+        assert_eq!(rx.try_recv().map(seq_of), Some(1));
+    }
+
+    #[tokio::test]
+    async fn what_a_full_socket_did_not_take_is_left_for_the_task_to_flush() {
+        let (ob, mut rx, mut client) = direct_conn(Encoding::Proto).await;
+        let big = ServerMessage {
+            kind: Some(server_message::Kind::Welcome(chuhe_proto::v1::Welcome {
+                display_name: "x".repeat(200_000),
+                ..Default::default()
+            })),
+        };
+        let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+        // Until the socket is full, big frames go straight to it; the one it takes only in
+        // part makes the task flush; after it, frames are queued behind the pending bytes.
+        let mut sent = 0;
+        loop {
+            idle(&mut rx);
+            assert!(ob.send_msg(big.clone()));
+            sent += 1;
+            match rx.poll_next(&mut cx) {
+                std::task::Poll::Pending => continue,
+                std::task::Poll::Ready(Next::Flush) => break,
+                other => panic!("expected a flush, got {other:?}"),
+            }
+        }
+        assert!(ob.send_msg(own(9)));
+        assert_eq!(rx.try_recv().map(seq_of), Some(9));
+        assert!(sent > 1);
+        drop(client);
     }
 
     #[test]
