@@ -134,9 +134,7 @@ pub async fn ws_handler(State(env): State<Env>, mut req: axum::extract::Request)
         };
         // The TCP socket the listener served (`listen.rs`), and what HTTP had read past the
         // upgrade request.
-        let parts = match upgraded
-            .downcast::<hyper_util::rt::TokioIo<tokio::net::TcpStream>>()
-        {
+        let parts = match upgraded.downcast::<hyper_util::rt::TokioIo<tokio::net::TcpStream>>() {
             Ok(parts) => parts,
             Err(_) => {
                 error!("a websocket upgrade on a connection that is not a TCP socket");
@@ -217,6 +215,20 @@ struct Conn {
     out: Outbox,
     games: chuhe_store::IdMap<i64, GameHandle>,
     lag: LagEstimator,
+}
+
+/// A client frame's handling that waits ([`Conn::on_frame`]).
+enum Slow {
+    League(u32, client_message::Kind),
+    Lobby(u32, String),
+    Desk(u32, String),
+    /// A request to a game this connection holds no live handle of yet.
+    Game {
+        req: u32,
+        id: i64,
+        game_id: String,
+        body: Body,
+    },
 }
 
 /// Why a connection's loop ended.
@@ -443,10 +455,13 @@ async fn run(
                     continue;
                 }
                 refused = 0;
-                // Boxed: the handling of one frame (any request, down to the league and desk
-                // subscriptions) is a large future, allocated only while a frame is handled
+                // A move to a game this connection plays is routed without awaiting. What must
+                // wait (a league, lobby or desk subscription, a game looked up or loaded) is a
+                // large future: boxed, it is allocated only while such a frame is handled
                 // instead of inside every idle connection's task.
-                Box::pin(c.on_frame(data, is_text)).await;
+                if let Some(slow) = c.on_frame(data, is_text) {
+                    Box::pin(c.on_slow(slow)).await;
+                }
             }
         }
     };
@@ -762,45 +777,31 @@ impl Conn {
         });
     }
 
-    async fn on_frame(&mut self, data: &[u8], is_text: bool) {
+    /// Handles a client frame as far as it can without waiting: a request to a game this
+    /// connection already talks to (a move) is routed here; what must wait (a league, lobby or
+    /// desk subscription, a game to look up) comes back, for [`Conn::on_slow`].
+    fn on_frame(&mut self, data: &[u8], is_text: bool) -> Option<Slow> {
         let limit = self.env.config.max_frame_bytes;
         let msg = match decode_client_frame(data, is_text, self.out.encoding, limit) {
             Ok(m) => m,
-            Err(e) => return self.send_error(0, "", &e),
+            Err(e) => {
+                self.send_error(0, "", &e);
+                return None;
+            }
         };
         let req = msg.request_id;
         let Some(kind) = msg.kind else {
-            return self.send_error(req, "", &ClientError::UnknownMessage);
+            self.send_error(req, "", &ClientError::UnknownMessage);
+            return None;
         };
         use client_message::Kind as K;
         let (game_id, body) = match kind {
             k @ (K::LeagueSubscribe(_)
             | K::LeagueUnsubscribe(_)
             | K::LeagueLineup(_)
-            | K::LeagueChooseColour(_)) => {
-                return crate::league::ws::on_message(&self.env, &self.who, &self.out, req, k)
-                    .await;
-            }
-            K::LobbySubscribe(d) => {
-                return crate::calls::subscribe_lobby(
-                    &self.env,
-                    &self.who,
-                    &self.out,
-                    req,
-                    &d.league_id,
-                )
-                .await;
-            }
-            K::ArbiterDeskSubscribe(d) => {
-                return crate::calls::subscribe_desk(
-                    &self.env,
-                    &self.who,
-                    &self.out,
-                    req,
-                    &d.league_id,
-                )
-                .await;
-            }
+            | K::LeagueChooseColour(_)) => return Some(Slow::League(req, k)),
+            K::LobbySubscribe(d) => return Some(Slow::Lobby(req, d.league_id)),
+            K::ArbiterDeskSubscribe(d) => return Some(Slow::Desk(req, d.league_id)),
             K::Ping(p) => {
                 self.out.send_msg(ServerMessage {
                     kind: Some(server_message::Kind::Pong(w::Pong {
@@ -808,7 +809,7 @@ impl Conn {
                         server_time_ms: self.env.time.now_ms(),
                     })),
                 });
-                return;
+                return None;
             }
             K::ListGames(_) => {
                 self.out.send_msg(ServerMessage {
@@ -816,30 +817,71 @@ impl Conn {
                         games: self.env.registry.live_games_of(),
                     })),
                 });
-                return;
+                return None;
             }
             k => match crate::request::game_request(k) {
                 Some(Ok(r)) => r,
-                Some(Err((game, e))) => return self.send_error(req, &game, &e),
-                None => return self.send_error(req, "", &ClientError::UnknownMessage),
+                Some(Err((game, e))) => {
+                    self.send_error(req, &game, &e);
+                    return None;
+                }
+                None => {
+                    self.send_error(req, "", &ClientError::UnknownMessage);
+                    return None;
+                }
             },
         };
-        // A game this connection already talks to is found without awaiting; otherwise it is
-        // looked up (and maybe loaded from the store) in a boxed future, which is large and
-        // would otherwise sit inline in every idle connection's task.
         let Ok(id) = game_id.parse::<i64>() else {
-            return self.send_error(req, &game_id, &ClientError::GameNotFound(game_id.clone()));
+            self.send_error(req, &game_id, &ClientError::GameNotFound(game_id.clone()));
+            return None;
         };
+        // A game this connection already talks to is found without awaiting; otherwise it is
+        // looked up (and maybe loaded from the store) first.
         if !self.games.get(&id).is_some_and(GameHandle::is_alive) {
-            if let Err(e) = Box::pin(self.handle(id)).await {
-                if e == ClientError::Unavailable && crate::node::cut_off(&self.env) {
-                    // Several nodes, cut off from the coordination service: the client is told
-                    // to reconnect to a node that can serve the game.
-                    return crate::node::redirect(&self.out, None);
+            return Some(Slow::Game {
+                req,
+                id,
+                game_id,
+                body,
+            });
+        }
+        self.route(req, id, &game_id, body);
+        None
+    }
+
+    /// What a client frame needed to wait for ([`Conn::on_frame`]).
+    async fn on_slow(&mut self, slow: Slow) {
+        match slow {
+            Slow::League(req, k) => {
+                crate::league::ws::on_message(&self.env, &self.who, &self.out, req, k).await
+            }
+            Slow::Lobby(req, league) => {
+                crate::calls::subscribe_lobby(&self.env, &self.who, &self.out, req, &league).await
+            }
+            Slow::Desk(req, league) => {
+                crate::calls::subscribe_desk(&self.env, &self.who, &self.out, req, &league).await
+            }
+            Slow::Game {
+                req,
+                id,
+                game_id,
+                body,
+            } => {
+                if let Err(e) = self.handle(id).await {
+                    if e == ClientError::Unavailable && crate::node::cut_off(&self.env) {
+                        // Several nodes, cut off from the coordination service: the client is
+                        // told to reconnect to a node that can serve the game.
+                        return crate::node::redirect(&self.out, None);
+                    }
+                    return self.send_error(req, &game_id, &e);
                 }
-                return self.send_error(req, &game_id, &e);
+                self.route(req, id, &game_id, body);
             }
         }
+    }
+
+    /// Sends a request to a game whose handle this connection holds.
+    fn route(&mut self, req: u32, id: i64, game_id: &str, body: Body) {
         let unsubscribe = matches!(body, Body::Unsubscribe);
         let lag = self.lag.estimate();
         let r = Request {
@@ -852,10 +894,10 @@ impl Conn {
         };
         let sent = match self.games.get(&id) {
             Some(handle) => handle.send(r),
-            None => Err(ClientError::GameNotFound(game_id.clone())),
+            None => Err(ClientError::GameNotFound(game_id.to_string())),
         };
         if let Err(e) = sent {
-            self.send_error(req, &game_id, &e);
+            self.send_error(req, game_id, &e);
         }
         if unsubscribe {
             self.games.remove(&id);

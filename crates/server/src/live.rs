@@ -360,11 +360,16 @@ impl LiveGame {
         // The requester first: its answer and events in one write.
         let mut sent_first = None;
         if let Some((out, cork)) = first {
-            if !frames.iter().any(|f| f.1) && self.live_subs.members.contains(&out.conn_id) {
+            // A connection of this node (connection ids are unique per node; a client of
+            // another node follows the game through its own node's relay).
+            if !out.is_remote()
+                && !frames.iter().any(|f| f.1)
+                && self.live_subs.members.contains(&out.conn_id)
+            {
                 let ok = frames
                     .iter()
                     .all(|(f, ..)| out.send(Out::Shared(f.clone())));
-                sent_first = Some((out.conn_id, ok));
+                sent_first = Some((out, ok));
             }
             drop(cork);
         }
@@ -897,11 +902,11 @@ impl Subs {
 
     /// Sends `frame` to every subscriber but `sent` (a connection that has it already, and
     /// whether that send succeeded).
-    fn send_all(&mut self, frame: &Arc<SharedFrame>, sent: Option<(u64, bool)>) {
+    fn send_all(&mut self, frame: &Arc<SharedFrame>, sent: Option<(&Outbox, bool)>) {
         // A failed send means the connection is gone or was kicked for being too slow (its
         // writer closes it with 4008): either way it leaves the list.
         self.retain(|s| match sent {
-            Some((conn, ok)) if conn == s.out.conn_id => ok,
+            Some((out, ok)) if out.same_connection(&s.out) => ok,
             _ => s.out.send(Out::Shared(frame.clone())),
         });
     }
@@ -999,12 +1004,13 @@ mod subs_tests {
             rxs.push(rx);
         }
         // Connection 2 had frame 1 already: the others get it, 2 nothing more.
-        subs.send_all(&frame(1), Some((2, true)));
+        let two = subs.list[1].out.clone();
+        subs.send_all(&frame(1), Some((&two, true)));
         let seen: Vec<_> = rxs.iter_mut().map(got).collect();
         assert_eq!(seen, [vec![1], vec![], vec![1]]);
         assert_eq!(subs.list.len(), 3);
         // Its first send failed: it leaves like any connection whose send failed.
-        subs.send_all(&frame(2), Some((2, false)));
+        subs.send_all(&frame(2), Some((&two, false)));
         assert_eq!(subs.list.len(), 2);
         assert!(!subs.members.contains(&2));
     }

@@ -546,6 +546,16 @@ impl Outbox {
         self.q.kick.kick(code);
     }
 
+    /// Whether this is a client of another node ([`Outbox::remote`]).
+    pub fn is_remote(&self) -> bool {
+        self.q.sink.is_some()
+    }
+
+    /// Whether both are the same connection's.
+    pub fn same_connection(&self, other: &Outbox) -> bool {
+        Arc::ptr_eq(&self.q, &other.q)
+    }
+
     pub fn is_closed(&self) -> bool {
         self.q.reader_gone.load(Ordering::Acquire) || self.q.kick.code().is_some()
     }
@@ -686,8 +696,11 @@ mod tests {
         assert!(ob.send(Out::Shared(shared.clone())));
         assert!(ob.send_msg(own(3)));
         assert!(rx.try_recv().is_none());
-        let want = [&shared.ws_frame(Encoding::Proto)[..], &own_frame(Encoding::Proto, &own(3))[..]]
-            .concat();
+        let want = [
+            &shared.ws_frame(Encoding::Proto)[..],
+            &own_frame(Encoding::Proto, &own(3))[..],
+        ]
+        .concat();
         assert_eq!(read_exactly(&mut client, want.len()), want);
         assert!(rx.wrote_directly());
         assert!(!rx.wrote_directly());
@@ -708,7 +721,11 @@ mod tests {
         assert!(nothing_arrived(&mut client));
         drop(cork);
         assert!(rx.try_recv().is_none());
-        let want = [own_frame(Encoding::Json, &own(1)), own_frame(Encoding::Json, &own(2))].concat();
+        let want = [
+            own_frame(Encoding::Json, &own(1)),
+            own_frame(Encoding::Json, &own(2)),
+        ]
+        .concat();
         assert_eq!(read_exactly(&mut client, want.len()), want);
     }
 
@@ -724,7 +741,7 @@ mod tests {
 
     #[tokio::test]
     async fn what_a_full_socket_did_not_take_is_left_for_the_task_to_flush() {
-        let (ob, mut rx, mut client) = direct_conn(Encoding::Proto).await;
+        let (ob, mut rx, client) = direct_conn(Encoding::Proto).await;
         let big = ServerMessage {
             kind: Some(server_message::Kind::Welcome(chuhe_proto::v1::Welcome {
                 display_name: "x".repeat(200_000),

@@ -275,9 +275,15 @@ mod tests {
         drop(io);
         drop(s);
         let got = reader.await.unwrap();
-        assert!(not_whole > 0, "the socket never filled: the test proves nothing");
+        assert!(
+            not_whole > 0,
+            "the socket never filled: the test proves nothing"
+        );
         assert_eq!(got.len(), expect.len());
-        assert!(got == expect, "the units arrived interleaved or out of order");
+        assert!(
+            got == expect,
+            "the units arrived interleaved or out of order"
+        );
     }
 
     #[tokio::test]

@@ -404,8 +404,9 @@ async fn a_spectator_too_slow_to_read_is_dropped_with_4008() -> Result<()> {
         c.play(&game, i as u32 + 1, m).await?;
     }
     // The slow spectator asks for far more snapshots than the socket and its
-    // queue can hold, without reading.
-    let mut slow = Client::connect(server.addr, None, Encoding::Json).await?;
+    // queue can hold, without reading. Its receive window is small: frames for a connection
+    // that waits go straight to its socket, so only a full socket makes them queue.
+    let mut slow = Client::connect_small_window(server.addr, None, Encoding::Json, 4096).await?;
     for _ in 0..3000 {
         let sent = slow
             .send(client_message::Kind::Subscribe(w::Subscribe {
