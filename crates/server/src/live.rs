@@ -328,11 +328,23 @@ impl LiveGame {
     /// Live subscribers get events now; spectators through the delay queue. The protobuf
     /// frame of an event comes along when it is already known (cut from its stored form, so it
     /// is not encoded twice).
-    /// `first`: the requester, whose corked answer goes out with its own copy of the events
-    /// before the others get theirs (when it follows the live stream and none of the events
-    /// is the arbiter channel's).
+    /// `first`: the requester, whose corked answer goes out in one write with its copy of the
+    /// first event, before the others get it (when it follows the live stream and none of the
+    /// events is the arbiter channel's).
     fn publish_framed(&mut self, events: Vec<Framed>, first: Option<(&Outbox, Cork<'_>)>) {
-        let mut frames = Vec::with_capacity(events.len());
+        let (first, mut cork) = match first {
+            Some((out, cork)) => (Some(out), Some(cork)),
+            None => (None, None),
+        };
+        // A connection of this node that follows the live stream (connection ids are unique
+        // per node; a client of another node follows the game through its own node's relay).
+        let first = first.filter(|out| {
+            !out.is_remote()
+                && self.live_subs.members.contains(&out.conn_id)
+                && !events
+                    .iter()
+                    .any(|(ev, _)| crate::audience::is_private(ev.kind.as_ref()))
+        });
         for (ev, proto) in events {
             // The game's description (names, time control, start) is not what the delay
             // hides: spectators get it at once.
@@ -355,31 +367,15 @@ impl LiveGame {
                 self.live.apply(ev);
             }
             push_ring(&mut self.ring, frame.clone(), self.env.config.replay_events);
-            frames.push((frame, private, created, release_ms));
-        }
-        // The requester first: its answer and events in one write.
-        let mut sent_first = None;
-        if let Some((out, cork)) = first {
-            // A connection of this node (connection ids are unique per node; a client of
-            // another node follows the game through its own node's relay).
-            if !out.is_remote()
-                && !frames.iter().any(|f| f.1)
-                && self.live_subs.members.contains(&out.conn_id)
-            {
-                let ok = frames
-                    .iter()
-                    .all(|(f, ..)| out.send(Out::Shared(f.clone())));
-                sent_first = Some((out, ok));
-            }
-            drop(cork);
-        }
-        for (frame, private, created, release_ms) in frames {
+            // The requester first: its corked answer and this event leave in one write.
+            let sent = first.map(|out| (out, out.send(Out::Shared(frame.clone()))));
+            drop(cork.take());
             // The arbiter channel: each subscriber gets what is theirs, spectators and the
             // delayed stream a stand-in (the seq stays contiguous).
             let frame = if private {
                 self.send_private(&frame)
             } else {
-                self.live_subs.send_all(&frame, sent_first);
+                self.live_subs.send_all(&frame, sent);
                 frame
             };
             if let Some(c) = &self.channels {
