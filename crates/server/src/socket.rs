@@ -122,6 +122,13 @@ pub struct SocketIo {
 
 impl SocketIo {
     pub fn new(socket: Arc<SharedSocket>, read_ahead: Bytes) -> SocketIo {
+        // Even empty, what the upgrade hands over may be a slice of HTTP's whole read buffer:
+        // an idle connection would keep it for its lifetime.
+        let read_ahead = if read_ahead.is_empty() {
+            Bytes::new()
+        } else {
+            Bytes::copy_from_slice(&read_ahead)
+        };
         SocketIo { socket, read_ahead }
     }
 }
@@ -297,6 +304,19 @@ mod tests {
         }
         assert_eq!(outcome, Direct::Partly);
         assert_eq!(s.try_frame(b"next"), Direct::Refused);
+    }
+
+    #[tokio::test]
+    async fn an_idle_connection_keeps_nothing_of_the_upgrades_read_buffer() {
+        let (s, _client) = pair().await;
+        let http_buffer = Bytes::from(vec![0u8; 8192]);
+        let _io = SocketIo::new(s.clone(), http_buffer.slice(8192..));
+        assert!(
+            http_buffer.is_unique(),
+            "an empty read-ahead holds the buffer"
+        );
+        let _io = SocketIo::new(s, http_buffer.slice(8000..));
+        assert!(http_buffer.is_unique(), "a read-ahead holds the buffer");
     }
 
     #[tokio::test]
