@@ -76,6 +76,11 @@ pub(crate) const POSTGRES: Embedded = &[
         "fencing",
         include_str!("../../../migrations/postgres/0004_fencing.sql"),
     ),
+    (
+        5,
+        "events without foreign key",
+        include_str!("../../../migrations/postgres/0005_events_without_fk.sql"),
+    ),
 ];
 
 #[derive(Debug)]

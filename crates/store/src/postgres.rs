@@ -111,6 +111,9 @@ struct PgCommitter {
 /// for it and then read the new token (READ COMMITTED re-reads a locked row's latest version),
 /// so a stale token writes nothing.
 ///
+/// Every event must name one of the locked games (`ok`): the log has no foreign key
+/// (migration 0005), this is its check.
+///
 /// `locked` and `upd` find the games by id (`id = ANY($1)`, an index scan of the primary key
 /// whatever the statistics say); the expectations are checked on the locked rows in `ok`.
 /// Written as a join with `v` and `finished_at_ms IS NULL`, it let the planner use the partial
@@ -130,7 +133,9 @@ WITH v AS (
     SELECT (SELECT count(*) FROM locked l JOIN v ON l.id = v.id
             WHERE l.last_seq = v.expected AND l.finished_at_ms IS NULL
                 AND (v.fence IS NULL OR l.fence_token = v.fence))
-        = (SELECT count(*) FROM v) AS all_ok
+        = (SELECT count(*) FROM v)
+        AND NOT EXISTS (SELECT 1 FROM UNNEST($7::BIGINT[]) AS e(game_id)
+                        WHERE e.game_id <> ALL($1::BIGINT[])) AS all_ok
 ), upd AS (
     UPDATE games AS g SET last_seq = v.last_seq,
         result = COALESCE(v.result, g.result), reason = COALESCE(v.reason, g.reason),
@@ -509,6 +514,71 @@ mod tests {
     /// plans, as after five executions), on a games table it has no statistics for, with
     /// 3,000 live games: the games must be found by id, never by scanning the table or the
     /// partial index of unfinished games (which the planner takes for 0.5 % of the rows
+    /// The log has no foreign key (migration 0005): the one-statement commit itself refuses
+    /// events of a game it did not lock, and writes nothing of the batch. Needs
+    /// `CHUHE_TEST_DATABASE_URL`; works in a schema of its own and drops it.
+    #[tokio::test]
+    async fn an_event_of_a_game_the_commit_did_not_lock_writes_nothing() {
+        let Some((mut admin, schema, url)) = schema_of_its_own("no_fk").await else {
+            return;
+        };
+        let outcomes = async {
+            let mut c = PgConnection::connect(&url).await?;
+            crate::migrate::migrator(crate::migrate::POSTGRES)
+                .await
+                .map_err(|e| sqlx::Error::Protocol(e.to_string()))?
+                .run(&mut c)
+                .await?;
+            c.execute(
+                "INSERT INTO principals (id, role, name, created_at_ms) VALUES \
+                 (1, 'player', 'a', 0), (2, 'player', 'b', 0);
+                 INSERT INTO games (id, red_id, black_id, time_control, ruleset, start_fen, \
+                 created_at_ms) VALUES (1, 1, 2, '90m', 'cxa', 'startpos', 0), \
+                 (2, 1, 2, '90m', 'cxa', 'startpos', 0)",
+            )
+            .await?;
+            let mut outcomes = Vec::new();
+            // Game 1 locked and advanced, the event of game 2 (a game that exists) and of
+            // game 99 (one that does not); then the event of game 1 itself.
+            for event_game in [2i64, 99, 1] {
+                let none_i: Vec<Option<i64>> = vec![None];
+                let none_s: Vec<Option<&str>> = vec![None];
+                let payload: Vec<&[u8]> = vec![&[0u8]];
+                let row: (bool, i64, i64) = sqlx::query_as(SQL_KNOWN)
+                    .bind(vec![1i64])
+                    .bind(vec![0i64])
+                    .bind(vec![1i64])
+                    .bind(&none_s)
+                    .bind(&none_s)
+                    .bind(&none_i)
+                    .bind(vec![event_game])
+                    .bind(vec![1i64])
+                    .bind(vec!["move"])
+                    .bind(payload)
+                    .bind(vec![0i64])
+                    .bind(&none_i)
+                    .bind(&none_s)
+                    .bind(&none_i)
+                    .fetch_one(&mut c)
+                    .await?;
+                let stored: (i64,) = sqlx::query_as("SELECT count(*) FROM game_events")
+                    .fetch_one(&mut c)
+                    .await?;
+                outcomes.push((row, stored.0));
+            }
+            Ok::<_, sqlx::Error>(outcomes)
+        }
+        .await;
+        admin
+            .execute(format!("DROP SCHEMA {schema} CASCADE").as_str())
+            .await
+            .unwrap();
+        assert_eq!(
+            outcomes.unwrap(),
+            [((false, 0, 0), 0), ((false, 0, 0), 0), ((true, 1, 1), 1)]
+        );
+    }
+
     /// without statistics). Needs `CHUHE_TEST_DATABASE_URL`; works in a schema of its own and
     /// drops it.
     #[tokio::test]
