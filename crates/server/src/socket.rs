@@ -148,9 +148,20 @@ impl AsyncRead for SocketIo {
         loop {
             ready!(self.socket.tcp.poll_read_ready(cx))?;
             let dst = buf.initialize_unfilled();
+            let room = dst.len();
             match self.socket.tcp.try_read(dst) {
                 Ok(n) => {
                     buf.advance(n);
+                    if n > 0 && n < room {
+                        // Fewer bytes than asked for: the socket's receive queue is empty now.
+                        // Its readiness is cleared (no system call), so the next read waits for
+                        // the next arrival instead of asking the kernel only to hear EAGAIN — one
+                        // system call fewer per client frame. Data that arrived meanwhile has
+                        // raised a newer readiness event, which this does not clear.
+                        let _ = self.socket.tcp.try_io(tokio::io::Interest::READABLE, || {
+                            Err::<(), _>(io::ErrorKind::WouldBlock.into())
+                        });
+                    }
                     return Poll::Ready(Ok(()));
                 }
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => continue,
@@ -317,6 +328,35 @@ mod tests {
         );
         let _io = SocketIo::new(s, http_buffer.slice(8000..));
         assert!(http_buffer.is_unique(), "a read-ahead holds the buffer");
+    }
+
+    /// A short read clears the socket's readiness; what arrives after it is still read, also
+    /// when it arrives before the reader asks again.
+    #[tokio::test]
+    async fn what_arrives_after_a_short_read_is_read() {
+        let (s, mut client) = pair().await;
+        let mut io = SocketIo::new(s, Bytes::new());
+        let mut got = [0u8; 64];
+        for round in 0..50u8 {
+            client.write_all(&[round; 3]).await.unwrap();
+            let n = io.read(&mut got).await.unwrap();
+            assert_eq!(&got[..n], &[round; 3][..n]);
+            let mut have = n;
+            while have < 3 {
+                have += io.read(&mut got[have..]).await.unwrap();
+            }
+            // The next bytes land while nobody reads.
+            client.write_all(&[round, round]).await.unwrap();
+            tokio::task::yield_now().await;
+            let n = tokio::time::timeout(std::time::Duration::from_secs(5), io.read(&mut got))
+                .await
+                .expect("bytes that arrived after a short read are never read")
+                .unwrap();
+            assert!(n >= 1);
+            if n < 2 {
+                io.read_exact(&mut got[n..2]).await.unwrap();
+            }
+        }
     }
 
     #[tokio::test]
