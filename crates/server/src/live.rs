@@ -374,6 +374,11 @@ impl LiveGame {
             // delayed stream a stand-in (the seq stays contiguous).
             let frame = if private {
                 self.send_private(&frame)
+            } else if self.live_subs.list.len() >= crate::metrics::FANOUT_OBSERVED {
+                let began = Instant::now();
+                self.live_subs.send_all(&frame, sent);
+                self.env.metrics.fanout_latency.observe(began.elapsed());
+                frame
             } else {
                 self.live_subs.send_all(&frame, sent);
                 frame

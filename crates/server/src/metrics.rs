@@ -107,7 +107,13 @@ pub struct Metrics {
     pub handshake_timeouts_total: AtomicU64,
     pub move_latency: Histogram,
     pub commit_latency: Histogram,
+    /// Time to hand one event to every live subscriber of a game with at least
+    /// [`FANOUT_OBSERVED`] of them (written to their sockets, or queued).
+    pub fanout_latency: Histogram,
 }
+
+/// Subscribers a game needs for its events' fan-out to be timed (`fanout_latency`).
+pub const FANOUT_OBSERVED: usize = 100;
 
 impl Default for Metrics {
     fn default() -> Self {
@@ -134,6 +140,7 @@ impl Default for Metrics {
             handshake_timeouts_total: AtomicU64::new(0),
             move_latency: Histogram::new(),
             commit_latency: Histogram::new(),
+            fanout_latency: Histogram::new(),
         }
     }
 }
@@ -251,6 +258,11 @@ impl Metrics {
             &mut o,
             "chuhe_store_commit_seconds",
             "Time to durably commit a game's events.",
+        );
+        self.fanout_latency.render(
+            &mut o,
+            "chuhe_fanout_seconds",
+            "Time to hand one event to every live subscriber of a game with at least 100 (written to their sockets or queued).",
         );
         if let Some(s) = store {
             for (name, help, v) in [

@@ -27,6 +27,7 @@ struct Table {
     black: Arc<Principal>,
     out: Outbox,
     rx: crate::outbox::Inbox,
+    metrics: Arc<crate::metrics::Metrics>,
     _shutdown: watch::Sender<bool>,
     _done: mpsc::Receiver<()>,
     req: u32,
@@ -81,6 +82,7 @@ async fn table_full(fen: &str, config: crate::Config, delay_plies: u32) -> Table
         black: who(black),
         out,
         rx,
+        metrics: env.metrics.clone(),
         _shutdown: sd_tx,
         _done: done_rx,
         req: 0,
@@ -378,4 +380,48 @@ async fn a_commit_whose_outcome_is_unknown_is_resolved_against_the_store() {
     assert_eq!(t.play(true, 3, "h0g2", false).await, Ok(4));
     let stored = t.persist.events(t.handle.id).await.unwrap();
     assert_eq!(stored.len(), 4, "created + three moves, none twice");
+}
+
+/// A board's fan-out is timed once per event when it has at least `FANOUT_OBSERVED` live
+/// subscribers, and not below that.
+#[tokio::test]
+async fn a_boards_fan_out_is_timed_once_it_has_a_hundred_spectators() {
+    let mut t = table(chuhe_rules::START_FEN).await;
+    let spectator = Arc::new(Principal { account: None });
+    let mut inboxes = Vec::new();
+    let mut subscribe = |t: &mut Table, n: u64| {
+        for _ in 0..n {
+            // Connection ids 1000, 1001, …: one per spectator.
+            let (out, rx, _) = Outbox::new(1000 + inboxes.len() as u64, Encoding::Proto, 64);
+            t.handle
+                .send(Request {
+                    req: 1,
+                    who: spectator.clone(),
+                    out,
+                    lag: Duration::ZERO,
+                    received: Instant::now(),
+                    body: Body::Subscribe {
+                        last_seq: 0,
+                        relay: None,
+                    },
+                })
+                .unwrap();
+            inboxes.push(rx);
+        }
+    };
+    let timed = |t: &Table| {
+        t.metrics
+            .render(None)
+            .contains("chuhe_fanout_seconds_count 1\n")
+    };
+    subscribe(&mut t, crate::metrics::FANOUT_OBSERVED as u64 - 1);
+    assert!(t.play(true, 1, "h2e2", false).await.is_ok());
+    assert!(
+        t.metrics
+            .render(None)
+            .contains("chuhe_fanout_seconds_count 0\n")
+    );
+    subscribe(&mut t, 1);
+    assert!(t.play(false, 2, "h9g7", false).await.is_ok());
+    assert!(timed(&t), "{}", t.metrics.render(None));
 }
