@@ -510,10 +510,17 @@ mod tests {
         }
     }
 
-    /// The plans PostgreSQL caches for the writers' statements that touch games (generic
-    /// plans, as after five executions), on a games table it has no statistics for, with
-    /// 3,000 live games: the games must be found by id, never by scanning the table or the
-    /// partial index of unfinished games (which the planner takes for 0.5 % of the rows
+    /// A connection to `url` with every migration run.
+    async fn migrated(url: &str) -> Result<PgConnection, sqlx::Error> {
+        let mut c = PgConnection::connect(url).await?;
+        crate::migrate::migrator(crate::migrate::POSTGRES)
+            .await
+            .map_err(|e| sqlx::Error::Protocol(e.to_string()))?
+            .run(&mut c)
+            .await?;
+        Ok(c)
+    }
+
     /// The log has no foreign key (migration 0005): the one-statement commit itself refuses
     /// events of a game it did not lock, and writes nothing of the batch. Needs
     /// `CHUHE_TEST_DATABASE_URL`; works in a schema of its own and drops it.
@@ -523,12 +530,7 @@ mod tests {
             return;
         };
         let outcomes = async {
-            let mut c = PgConnection::connect(&url).await?;
-            crate::migrate::migrator(crate::migrate::POSTGRES)
-                .await
-                .map_err(|e| sqlx::Error::Protocol(e.to_string()))?
-                .run(&mut c)
-                .await?;
+            let mut c = migrated(&url).await?;
             c.execute(
                 "INSERT INTO principals (id, role, name, created_at_ms) VALUES \
                  (1, 'player', 'a', 0), (2, 'player', 'b', 0);
@@ -579,6 +581,10 @@ mod tests {
         );
     }
 
+    /// The plans PostgreSQL caches for the writers' statements that touch games (generic
+    /// plans, as after five executions), on a games table it has no statistics for, with
+    /// 3,000 live games: the games must be found by id, never by scanning the table or the
+    /// partial index of unfinished games (which the planner takes for 0.5 % of the rows
     /// without statistics). Needs `CHUHE_TEST_DATABASE_URL`; works in a schema of its own and
     /// drops it.
     #[tokio::test]
@@ -587,12 +593,7 @@ mod tests {
             return;
         };
         let plans = async {
-            let mut c = PgConnection::connect(&url).await?;
-            crate::migrate::migrator(crate::migrate::POSTGRES)
-                .await
-                .map_err(|e| sqlx::Error::Protocol(e.to_string()))?
-                .run(&mut c)
-                .await?;
+            let mut c = migrated(&url).await?;
             c.execute(
                 "ALTER TABLE games SET (autovacuum_enabled = off);
                  INSERT INTO principals (id, role, name, created_at_ms) VALUES \
