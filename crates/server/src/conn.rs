@@ -1,6 +1,7 @@
 //! One websocket connection: subprotocol and auth at the upgrade, then one task that reads
-//! (limits, decoding, routing to games) and writes (the bounded queue, pings for round-trip
-//! estimates, close frames) on the same socket.
+//! (limits, decoding, routing to games) and writes (the bounded queue, what a direct write
+//! left pending, pings for round-trip estimates, close frames) on the same socket, which the
+//! games also write to while the task waits ([`crate::socket`]).
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -246,9 +247,11 @@ enum End {
 }
 
 /// One task per connection: it reads the client's frames, writes the queued ones and pings,
-/// all on the one socket (no split halves, no second task to wake for every frame written).
-/// A write that must wait (the client reads slowly) holds back reading for up to the write
-/// timeout; the client's moves wait in its own socket meanwhile.
+/// all on the one socket (no split halves, no second task). While it waits with nothing
+/// queued, the games write their frames to the socket themselves ([`crate::socket`]), so a
+/// frame for an idle connection wakes nobody. A write that must wait (the client reads slowly)
+/// holds back reading for up to the write timeout; the client's moves wait in its own socket
+/// meanwhile.
 async fn run(
     env: Env,
     mut socket: WebSocket,
