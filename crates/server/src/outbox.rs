@@ -20,9 +20,10 @@ use crate::socket::{Direct, SharedSocket};
 pub struct SharedFrame {
     pub seq: u64,
     msg: ServerMessage,
-    proto: OnceLock<Bytes>,
+    /// The JSON text: a slice of its websocket frame below (the protobuf payload is sliced
+    /// from its frame when asked for).
     json: OnceLock<Utf8Bytes>,
-    /// The whole websocket frame of each encoding, for direct writes.
+    /// The whole websocket frame of each encoding (direct writes send it as it is).
     proto_frame: OnceLock<Bytes>,
     json_frame: OnceLock<Bytes>,
 }
@@ -32,7 +33,6 @@ impl SharedFrame {
         SharedFrame {
             seq,
             msg,
-            proto: OnceLock::new(),
             json: OnceLock::new(),
             proto_frame: OnceLock::new(),
             json_frame: OnceLock::new(),
@@ -42,7 +42,7 @@ impl SharedFrame {
     /// A frame whose protobuf encoding is already known.
     pub fn with_proto(seq: u64, msg: ServerMessage, proto: Vec<u8>) -> SharedFrame {
         let f = SharedFrame::new(seq, msg);
-        let _ = f.proto.set(Bytes::from(proto));
+        let _ = f.proto_frame.set(crate::socket::ws_frame(true, &proto));
         f
     }
 
@@ -58,40 +58,38 @@ impl SharedFrame {
         }
     }
 
-    /// The frame's protobuf encoding (made once, shared with every protobuf connection).
+    /// The frame's protobuf encoding (made once, shared with every protobuf connection): the
+    /// payload of its websocket frame, so each frame is held once.
     pub fn proto_bytes(&self) -> Bytes {
-        self.proto
-            .get_or_init(|| Bytes::from(chuhe_proto::encode_proto(&self.msg)))
-            .clone()
+        crate::socket::ws_payload(self.ws_frame(Encoding::Proto))
+    }
+
+    /// The frame's JSON text, the payload of its websocket frame.
+    fn json_text(&self) -> &Utf8Bytes {
+        self.json.get_or_init(|| {
+            let payload = crate::socket::ws_payload(self.ws_frame(Encoding::Json));
+            // The payload is the text `encode_json` made: always UTF-8.
+            Utf8Bytes::try_from(payload)
+                .unwrap_or_else(|_| Utf8Bytes::from(chuhe_proto::encode_json(&self.msg)))
+        })
     }
 
     /// The whole websocket frame (header and payload) of the encoding, made once.
     pub fn ws_frame(&self, enc: Encoding) -> &Bytes {
         match enc {
-            Encoding::Proto => self
-                .proto_frame
-                .get_or_init(|| crate::socket::ws_frame(true, &self.proto_bytes())),
+            Encoding::Proto => self.proto_frame.get_or_init(|| {
+                crate::socket::ws_frame(true, &chuhe_proto::encode_proto(&self.msg))
+            }),
             Encoding::Json => self.json_frame.get_or_init(|| {
-                let text = self
-                    .json
-                    .get_or_init(|| Utf8Bytes::from(chuhe_proto::encode_json(&self.msg)));
-                crate::socket::ws_frame(false, text.as_bytes())
+                crate::socket::ws_frame(false, chuhe_proto::encode_json(&self.msg).as_bytes())
             }),
         }
     }
 
     pub fn ws_message(&self, enc: Encoding) -> Message {
         match enc {
-            Encoding::Proto => Message::Binary(
-                self.proto
-                    .get_or_init(|| Bytes::from(chuhe_proto::encode_proto(&self.msg)))
-                    .clone(),
-            ),
-            Encoding::Json => Message::Text(
-                self.json
-                    .get_or_init(|| Utf8Bytes::from(chuhe_proto::encode_json(&self.msg)))
-                    .clone(),
-            ),
+            Encoding::Proto => Message::Binary(self.proto_bytes()),
+            Encoding::Json => Message::Text(self.json_text().clone()),
         }
     }
 }
@@ -766,6 +764,28 @@ mod tests {
         assert_eq!(rx.try_recv().map(seq_of), Some(9));
         assert!(sent > 1);
         drop(client);
+    }
+
+    /// A frame's encodings are held once: each payload is a slice of its websocket frame.
+    #[test]
+    fn a_shared_frame_holds_each_encoding_once() {
+        for f in [
+            SharedFrame::new(1, own(7)),
+            SharedFrame::with_proto(1, own(7), chuhe_proto::encode_proto(&own(7))),
+        ] {
+            let frame = f.ws_frame(Encoding::Proto).clone();
+            let payload = f.proto_bytes();
+            assert_eq!(&payload[..], &chuhe_proto::encode_proto(&own(7))[..]);
+            assert_eq!(payload.as_ptr(), frame[2..].as_ptr());
+            let Message::Text(text) = f.ws_message(Encoding::Json) else {
+                panic!("expected text");
+            };
+            assert_eq!(text.as_str(), chuhe_proto::encode_json(&own(7)));
+            assert_eq!(
+                text.as_str().as_ptr(),
+                f.ws_frame(Encoding::Json)[2..].as_ptr()
+            );
+        }
     }
 
     #[test]

@@ -226,6 +226,16 @@ pub fn ws_frame(binary: bool, payload: &[u8]) -> Bytes {
     Bytes::from(f)
 }
 
+/// The payload of a frame [`ws_frame`] made (a slice of it, not a copy).
+pub fn ws_payload(frame: &Bytes) -> Bytes {
+    let header = match frame.get(1).map(|b| b & 0x7f) {
+        Some(126) => 4,
+        Some(127) => 10,
+        _ => 2,
+    };
+    frame.slice(header.min(frame.len())..)
+}
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
@@ -241,15 +251,20 @@ mod tests {
     }
 
     #[test]
-    fn frames_carry_each_length_form() {
+    fn frames_carry_each_length_form_and_give_their_payload_back() {
         let f = ws_frame(true, b"abc");
         assert_eq!(&f[..], &[0x82, 3, b'a', b'b', b'c']);
+        assert_eq!(&ws_payload(&f)[..], b"abc");
         let f = ws_frame(false, &[b'x'; 300]);
         assert_eq!(&f[..4], &[0x81, 126, 1, 44]);
         assert_eq!(f.len(), 304);
-        let f = ws_frame(true, &vec![0u8; 70_000]);
+        assert_eq!(&ws_payload(&f)[..], &[b'x'; 300][..]);
+        let big: Vec<u8> = (0..70_000u32).map(|i| i as u8).collect();
+        let f = ws_frame(true, &big);
         assert_eq!(&f[..10], &[0x82, 127, 0, 0, 0, 0, 0, 1, 0x11, 0x70]);
         assert_eq!(f.len(), 70_010);
+        assert_eq!(&ws_payload(&f)[..], &big[..]);
+        assert!(ws_payload(&ws_frame(true, b"")).is_empty());
     }
 
     /// Direct writes and the task's writes interleave as whole units, in order, also when
