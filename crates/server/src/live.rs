@@ -91,7 +91,24 @@ pub(crate) struct LiveGame {
     pub(crate) alive: Arc<AtomicBool>,
     /// The time controls' text for the clock snapshot stored with each change.
     controls_text: crate::snapshot::ControlsText,
+    /// How many subscribers of one event the shard writes to itself ([`direct_writes`]).
+    direct_writes: usize,
 }
+
+/// How many of an event's subscribers a game's shard writes to itself, where they wait; the
+/// rest get it through their queues, written by their connections' tasks. On one worker
+/// thread every write is this thread's anyway, and the shard's own is the cheaper (no wake-up,
+/// no poll); with several, a board's thousands of spectators beyond the first
+/// [`DIRECT_WRITES_SHARED`] are written by the connections' tasks on every worker.
+fn direct_writes() -> usize {
+    match tokio::runtime::Handle::try_current().map(|h| h.runtime_flavor()) {
+        Ok(tokio::runtime::RuntimeFlavor::MultiThread) => DIRECT_WRITES_SHARED,
+        _ => usize::MAX,
+    }
+}
+
+/// [`direct_writes`] under the multi-threaded scheduler: about 2 ms of one worker.
+const DIRECT_WRITES_SHARED: usize = 512;
 
 impl LiveGame {
     /// A game around a state that has folded nothing yet (a new game, or one about to be
@@ -130,6 +147,7 @@ impl LiveGame {
             commit_retry: None,
             alive: Arc::new(AtomicBool::new(true)),
             controls_text: Default::default(),
+            direct_writes: direct_writes(),
         }
     }
 
@@ -376,11 +394,11 @@ impl LiveGame {
                 self.send_private(&frame)
             } else if self.live_subs.list.len() >= crate::metrics::FANOUT_OBSERVED {
                 let began = Instant::now();
-                self.live_subs.send_all(&frame, sent);
+                self.live_subs.send_all(&frame, sent, self.direct_writes);
                 self.env.metrics.fanout_latency.observe(began.elapsed());
                 frame
             } else {
-                self.live_subs.send_all(&frame, sent);
+                self.live_subs.send_all(&frame, sent, self.direct_writes);
                 frame
             };
             if let Some(c) = &self.channels {
@@ -470,7 +488,8 @@ impl LiveGame {
                 p.frame.clone(),
                 self.env.config.replay_events,
             );
-            self.public_subs.send_all(&p.frame, None);
+            self.public_subs
+                .send_all(&p.frame, None, self.direct_writes);
             if let Some(c) = &self.channels {
                 c.publish(false, &p.frame);
             }
@@ -902,13 +921,22 @@ impl Subs {
     }
 
     /// Sends `frame` to every subscriber but `sent` (a connection that has it already, and
-    /// whether that send succeeded).
-    fn send_all(&mut self, frame: &Arc<SharedFrame>, sent: Option<(&Outbox, bool)>) {
+    /// whether that send succeeded): to the first `direct` of them straight to their sockets
+    /// where they wait, to the rest through their queues.
+    fn send_all(&mut self, frame: &Arc<SharedFrame>, sent: Option<(&Outbox, bool)>, direct: usize) {
+        let mut n = 0usize;
         // A failed send means the connection is gone or was kicked for being too slow (its
         // writer closes it with 4008): either way it leaves the list.
         self.retain(|s| match sent {
             Some((out, ok)) if out.same_connection(&s.out) => ok,
-            _ => s.out.send(Out::Shared(frame.clone())),
+            _ => {
+                n += 1;
+                if n <= direct {
+                    s.out.send(Out::Shared(frame.clone()))
+                } else {
+                    s.out.send_queued(Out::Shared(frame.clone()))
+                }
+            }
         });
     }
 
@@ -958,11 +986,11 @@ mod subs_tests {
             subs.add(s);
             rxs.push(rx);
         }
-        subs.send_all(&frame(1), None);
+        subs.send_all(&frame(1), None, usize::MAX);
         subs.remove(2);
         subs.remove(4);
         subs.remove(9); // never subscribed: nothing happens
-        subs.send_all(&frame(2), None);
+        subs.send_all(&frame(2), None, usize::MAX);
         let seen: Vec<_> = rxs.iter_mut().map(got).collect();
         assert_eq!(seen, [vec![1, 2], vec![1], vec![1, 2], vec![1], vec![1, 2]]);
         assert_eq!(subs.list.len(), 3);
@@ -974,7 +1002,7 @@ mod subs_tests {
         // Connection 3 subscribes twice (a resume): its earlier entry goes.
         let (twice, mut rx3) = conn(3);
         subs.add(twice);
-        subs.send_all(&frame(3), None);
+        subs.send_all(&frame(3), None, usize::MAX);
         assert_eq!(got(&mut rx2), [3]);
         assert_eq!(got(&mut rx3), [3]);
         assert_eq!(
@@ -986,15 +1014,48 @@ mod subs_tests {
 
         // A connection whose reader is gone drops out at the next send and can come back.
         drop(rxs.pop());
-        subs.send_all(&frame(4), None);
+        subs.send_all(&frame(4), None, usize::MAX);
         assert_eq!(subs.list.len(), 3);
         let (back, mut rx5) = conn(5);
         subs.add(back);
-        subs.send_all(&frame(5), None);
+        subs.send_all(&frame(5), None, usize::MAX);
         assert_eq!(got(&mut rx5), [5]);
         assert_eq!(subs.take().len(), 4);
         assert!(subs.members.is_empty() && subs.leaving.is_empty());
     }
+    #[tokio::test]
+    async fn on_one_worker_the_shard_writes_to_every_waiting_subscriber() {
+        assert_eq!(direct_writes(), usize::MAX);
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn on_several_workers_the_shard_writes_to_the_first_few() {
+        assert_eq!(direct_writes(), DIRECT_WRITES_SHARED);
+    }
+
+    /// The first `direct` subscribers that wait get the frame on their sockets from the
+    /// sender; the others through their queues.
+    #[tokio::test]
+    async fn beyond_its_direct_writes_a_fan_out_goes_through_the_queues() {
+        let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let mut subs = Subs::default();
+        let mut conns = Vec::new();
+        for id in 1..=3 {
+            let client = std::net::TcpStream::connect(l.local_addr().unwrap()).unwrap();
+            let (server, _) = l.accept().await.unwrap();
+            let (sub, mut rx) = conn(id);
+            rx.write_directly(crate::socket::SharedSocket::new(server));
+            // The connection's task waits: its queue is empty.
+            let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+            assert!(rx.poll_next(&mut cx).is_pending());
+            subs.add(sub);
+            conns.push((rx, client));
+        }
+        subs.send_all(&frame(1), None, 1);
+        let queued: Vec<_> = conns.iter_mut().map(|(rx, _)| got(rx)).collect();
+        assert_eq!(queued, [vec![], vec![1], vec![1]]);
+    }
+
     #[test]
     fn a_connection_sent_the_frame_first_gets_it_once_and_leaves_if_that_send_failed() {
         let mut subs = Subs::default();
@@ -1006,12 +1067,12 @@ mod subs_tests {
         }
         // Connection 2 had frame 1 already: the others get it, 2 nothing more.
         let two = subs.list[1].out.clone();
-        subs.send_all(&frame(1), Some((&two, true)));
+        subs.send_all(&frame(1), Some((&two, true)), usize::MAX);
         let seen: Vec<_> = rxs.iter_mut().map(got).collect();
         assert_eq!(seen, [vec![1], vec![], vec![1]]);
         assert_eq!(subs.list.len(), 3);
         // Its first send failed: it leaves like any connection whose send failed.
-        subs.send_all(&frame(2), Some((&two, false)));
+        subs.send_all(&frame(2), Some((&two, false)), usize::MAX);
         assert_eq!(subs.list.len(), 2);
         assert!(!subs.members.contains(&2));
     }

@@ -427,8 +427,19 @@ impl Outbox {
         }
     }
 
-    /// Queues a frame; false when the connection is gone or was just kicked.
+    /// Sends a frame: straight to the socket when the connection's task waits with nothing
+    /// queued, else into its queue; false when the connection is gone or was just kicked.
     pub fn send(&self, out: Out) -> bool {
+        self.send_with(out, true)
+    }
+
+    /// Queues a frame for the connection's task to write, never writing it here (a board's
+    /// fan-out beyond what its shard writes itself, so that other workers share the writing).
+    pub fn send_queued(&self, out: Out) -> bool {
+        self.send_with(out, false)
+    }
+
+    fn send_with(&self, out: Out, direct: bool) -> bool {
         if let Some(sink) = &self.q.sink {
             return sink(out);
         }
@@ -448,7 +459,7 @@ impl Outbox {
         }
         // The task waits with nothing queued: the frame goes to the socket now, without
         // waking the task (one system call instead of a wake-up, a poll and the call).
-        if items.idle && items.q.is_empty() {
+        if direct && items.idle && items.q.is_empty() {
             if let Some(socket) = &items.socket {
                 let written = match &out {
                     Out::Shared(f) => socket.try_frame(f.ws_frame(self.encoding)),
@@ -706,6 +717,15 @@ mod tests {
         rx.stop_direct();
         assert!(ob.send_msg(own(4)));
         assert_eq!(rx.try_recv().map(seq_of), Some(4));
+    }
+
+    #[tokio::test]
+    async fn a_frame_sent_queued_waits_for_the_task_even_when_it_is_idle() {
+        let (ob, mut rx, mut client) = direct_conn(Encoding::Proto).await;
+        idle(&mut rx);
+        assert!(ob.send_queued(Out::Own(Box::new(own(1)))));
+        assert!(nothing_arrived(&mut client));
+        assert_eq!(rx.try_recv().map(seq_of), Some(1));
     }
 
     #[tokio::test]
