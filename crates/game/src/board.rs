@@ -202,8 +202,7 @@ impl Board {
     /// Plays a move read by [`Board::parse`]. On error the board is unchanged.
     pub fn play_move(&mut self, m: Move) -> Result<Played, String> {
         let pos = self.game.position();
-        let chinese = pos.to_chinese(m).unwrap_or_default();
-        let wxf = pos.to_wxf(m).unwrap_or_default();
+        let (chinese, wxf) = pos.to_chinese_and_wxf(m).unwrap_or_default();
         let capture = pos.piece_at(m.to()).is_some();
         let played = self.game.play(m).map_err(|e| e.to_string())?;
         let pos = self.game.position();

@@ -72,6 +72,13 @@ impl Move {
     /// Reads ICCS syntax without a position: `h2e2`, `H2-E2` (case-insensitive, optional dash).
     pub fn from_iccs(text: &str) -> Result<Move, NotationError> {
         let t = text.trim();
+        // The common form, four bytes without a dash, is read without copying it.
+        if t.len() == 4 && t.is_ascii() {
+            if let (Some(from), Some(to)) = (Square::from_iccs(&t[..2]), Square::from_iccs(&t[2..]))
+            {
+                return Ok(Move::new(from, to));
+            }
+        }
         let compact: String = t.chars().filter(|&c| c != '-').collect();
         let bad = || NotationError::Syntax {
             text: text.to_string(),
@@ -392,65 +399,28 @@ impl Position {
     pub fn to_wxf(&self, m: Move) -> Result<String, NotationError> {
         let (color, kind) = self.mover(m)?;
         let (op, arg) = self.op_arg(color, kind, m);
-        let op = match op {
-            Op::Forward => '+',
-            Op::Backward => '-',
-            Op::Sideways => '=',
-        };
-        let mut s = String::with_capacity(4);
-        match self.tandem(color, kind, m.from()) {
-            None => {
-                s.push(wxf_letter(kind));
-                push_u32(&mut s, file_number(color, m.from()).into());
-            }
-            Some(t) if kind == PieceKind::Pawn && (t.count >= 3 || t.other_files) => {
-                push_u32(&mut s, (t.index + 1).into());
-                push_u32(&mut s, file_number(color, m.from()).into());
-            }
-            Some(t) => {
-                s.push(if t.index == 0 { '+' } else { '-' });
-                s.push(wxf_letter(kind));
-            }
-        }
-        s.push(op);
-        push_u32(&mut s, arg.into());
-        Ok(s)
+        let tandem = self.tandem(color, kind, m.from());
+        Ok(wxf_text(color, kind, m, op, arg, tandem))
+    }
+
+    /// The Chinese and the WXF text of a legal move ([`Position::to_chinese`],
+    /// [`Position::to_wxf`]), with the move checked once.
+    pub fn to_chinese_and_wxf(&self, m: Move) -> Result<(String, String), NotationError> {
+        let (color, kind) = self.mover(m)?;
+        let (op, arg) = self.op_arg(color, kind, m);
+        let tandem = self.tandem(color, kind, m.from());
+        Ok((
+            chinese_text(color, kind, m, op, arg, tandem),
+            wxf_text(color, kind, m, op, arg, tandem),
+        ))
     }
 
     /// The Chinese text of a legal move: 炮二平五, 马8进7, 前车进一, 中兵平四, 一卒平5.
     pub fn to_chinese(&self, m: Move) -> Result<String, NotationError> {
         let (color, kind) = self.mover(m)?;
         let (op, arg) = self.op_arg(color, kind, m);
-        let op = match op {
-            Op::Forward => '进',
-            Op::Backward => '退',
-            Op::Sideways => '平',
-        };
-        let name = chinese_name(color, kind);
-        let file = number_text(color, file_number(color, m.from()));
-        // At most five characters of at most three bytes each.
-        let mut s = String::with_capacity(15);
-        match self.tandem(color, kind, m.from()) {
-            None => {
-                s.push(name);
-                s.push(file);
-            }
-            Some(t) => {
-                s.push(match (t.count, t.index) {
-                    (2, 0) | (3, 0) => '前',
-                    (2, _) | (3, 2) => '后',
-                    (3, _) => '中',
-                    (_, i) => RED_NUMERALS[i as usize],
-                });
-                s.push(name);
-                if t.other_files {
-                    s.push(file);
-                }
-            }
-        }
-        s.push(op);
-        s.push(number_text(color, arg));
-        Ok(s)
+        let tandem = self.tandem(color, kind, m.from());
+        Ok(chinese_text(color, kind, m, op, arg, tandem))
     }
 
     /// Reads an ICCS move (`h2e2`, `H2-E2`) and checks it is legal here.
@@ -483,8 +453,15 @@ impl Position {
     /// Reads a move in any of the three notations (tried as ICCS, then Chinese, then WXF).
     pub fn parse_move(&self, text: &str) -> Result<Move, NotationError> {
         let t = text.trim();
-        if Move::from_iccs(t).is_ok() {
-            return self.parse_iccs(t);
+        if let Ok(m) = Move::from_iccs(t) {
+            return self
+                .check_move(m)
+                .map(|()| m)
+                .map_err(|reason| NotationError::Illegal {
+                    text: t.to_string(),
+                    mv: m,
+                    reason,
+                });
         }
         if !t.is_ascii() {
             return self.parse_chinese(t);
@@ -736,6 +713,81 @@ fn parse_chinese_desc(text: &str) -> Result<Desc, NotationError> {
     })
 }
 
+/// The WXF text of a move whose mover, operation and tandem are known.
+fn wxf_text(
+    color: Color,
+    kind: PieceKind,
+    m: Move,
+    op: Op,
+    arg: u8,
+    tandem: Option<Tandem>,
+) -> String {
+    let op = match op {
+        Op::Forward => '+',
+        Op::Backward => '-',
+        Op::Sideways => '=',
+    };
+    let mut s = String::with_capacity(4);
+    match tandem {
+        None => {
+            s.push(wxf_letter(kind));
+            push_u32(&mut s, file_number(color, m.from()).into());
+        }
+        Some(t) if kind == PieceKind::Pawn && (t.count >= 3 || t.other_files) => {
+            push_u32(&mut s, (t.index + 1).into());
+            push_u32(&mut s, file_number(color, m.from()).into());
+        }
+        Some(t) => {
+            s.push(if t.index == 0 { '+' } else { '-' });
+            s.push(wxf_letter(kind));
+        }
+    }
+    s.push(op);
+    push_u32(&mut s, arg.into());
+    s
+}
+
+/// The Chinese text of a move whose mover, operation and tandem are known.
+fn chinese_text(
+    color: Color,
+    kind: PieceKind,
+    m: Move,
+    op: Op,
+    arg: u8,
+    tandem: Option<Tandem>,
+) -> String {
+    let op = match op {
+        Op::Forward => '进',
+        Op::Backward => '退',
+        Op::Sideways => '平',
+    };
+    let name = chinese_name(color, kind);
+    let file = number_text(color, file_number(color, m.from()));
+    // At most five characters of at most three bytes each.
+    let mut s = String::with_capacity(15);
+    match tandem {
+        None => {
+            s.push(name);
+            s.push(file);
+        }
+        Some(t) => {
+            s.push(match (t.count, t.index) {
+                (2, 0) | (3, 0) => '前',
+                (2, _) | (3, 2) => '后',
+                (3, _) => '中',
+                (_, i) => RED_NUMERALS[i as usize],
+            });
+            s.push(name);
+            if t.other_files {
+                s.push(file);
+            }
+        }
+    }
+    s.push(op);
+    s.push(number_text(color, arg));
+    s
+}
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
@@ -934,6 +986,44 @@ mod tests {
             pos.parse_chinese("车五进一"),
             Err(NotationError::Ambiguous { .. })
         ));
+    }
+
+    #[test]
+    fn both_notations_at_once_are_each_alone() {
+        let fens = [
+            crate::START_FEN,
+            "3k5/9/2P6/2P3P2/2P3P2/4R4/9/4R4/9/5K3 w - - 0 1",
+            "3k5/9/2P6/2P3P2/2P3P2/4R4/9/4R4/9/5K3 b - - 0 1",
+        ];
+        for fen in fens {
+            let pos = Position::from_fen(fen).unwrap();
+            let moves = pos.legal_moves();
+            assert!(!moves.is_empty());
+            for &m in moves.iter() {
+                assert_eq!(
+                    pos.to_chinese_and_wxf(m).unwrap(),
+                    (pos.to_chinese(m).unwrap(), pos.to_wxf(m).unwrap()),
+                    "{fen} {m}"
+                );
+            }
+        }
+        let pos = Position::from_fen(crate::START_FEN).unwrap();
+        assert!(pos.to_chinese_and_wxf(mv("a0a5")).is_err());
+    }
+
+    #[test]
+    fn iccs_reads_the_same_with_or_without_the_short_path() {
+        // Four ASCII bytes are read in place; anything else goes through the general reader.
+        assert_eq!(mv("h2e2"), mv("H2E2"));
+        assert_eq!(mv("h2e2"), mv("h2-e2"));
+        assert_eq!(mv("h2e2"), mv(" h2e2 "));
+        for bad in ["j2e2", "h2ex", "h-e2", "h2e", "h2e22", "炮2e", "炮e"] {
+            let e = Move::from_iccs(bad).err();
+            assert!(
+                matches!(e, Some(NotationError::Syntax { .. })),
+                "{bad}: {e:?}"
+            );
+        }
     }
 
     #[test]

@@ -265,6 +265,10 @@ const FEN_MAX: usize = BOARD_FEN_MAX + 7 + 10 + 1 + 10;
 /// Writes the board field of a FEN: ranks 9 down to 0, files a to i, runs of empty points as
 /// digits, `/` between ranks.
 fn push_board(s: &mut String, board: &[Option<Piece>; 90]) {
+    // Built as bytes (every one ASCII) and appended once: a `String::push` per square costs a
+    // capacity check and a UTF-8 encoding each, and a board is written for every move.
+    let mut out = [0u8; BOARD_FEN_MAX];
+    let mut len = 0;
     for rank in (0..10).rev() {
         let mut empty = 0u8;
         for p in &board[rank * 9..rank * 9 + 9] {
@@ -272,37 +276,46 @@ fn push_board(s: &mut String, board: &[Option<Piece>; 90]) {
                 None => empty += 1,
                 Some(p) => {
                     if empty > 0 {
-                        s.push(char::from(b'0' + empty));
+                        out[len] = b'0' + empty;
+                        len += 1;
                         empty = 0;
                     }
-                    s.push(p.fen_char());
+                    out[len] = p.fen_byte();
+                    len += 1;
                 }
             }
         }
         if empty > 0 {
-            s.push(char::from(b'0' + empty));
+            out[len] = b'0' + empty;
+            len += 1;
         }
         if rank > 0 {
-            s.push('/');
+            out[len] = b'/';
+            len += 1;
         }
+    }
+    // Every byte written above is ASCII, so this never fails.
+    if let Ok(text) = std::str::from_utf8(&out[..len]) {
+        s.push_str(text);
     }
 }
 
 /// Appends `n` in decimal (the FEN counters, the numbers of WXF notation).
 pub(crate) fn push_u32(s: &mut String, n: u32) {
     let mut digits = [0u8; 10];
-    let mut len = 0;
+    let mut at = digits.len();
     let mut n = n;
     loop {
-        digits[len] = b'0' + (n % 10) as u8;
-        len += 1;
+        at -= 1;
+        digits[at] = b'0' + (n % 10) as u8;
         n /= 10;
         if n == 0 {
             break;
         }
     }
-    for &d in digits[..len].iter().rev() {
-        s.push(char::from(d));
+    // Decimal digits are ASCII, so this never fails.
+    if let Ok(text) = std::str::from_utf8(&digits[at..]) {
+        s.push_str(text);
     }
 }
 

@@ -194,6 +194,13 @@ impl Piece {
         }
     }
 
+    /// [`Piece::fen_char`] as its one ASCII byte.
+    #[must_use]
+    pub const fn fen_byte(self) -> u8 {
+        // Every FEN letter is ASCII.
+        self.fen_char() as u8
+    }
+
     /// The piece for a FEN letter (`E`/`H` accepted).
     #[must_use]
     pub const fn from_fen_char(c: char) -> Option<Piece> {

@@ -114,11 +114,31 @@ pub enum Next {
     Closed,
 }
 
+/// Room made up front for what a cork holds (it grows if more comes).
+const CORKED_BYTES: usize = 512;
+
 /// A connection's own message as a whole websocket frame.
 fn own_frame(enc: Encoding, m: &ServerMessage) -> Bytes {
     match enc {
         Encoding::Proto => crate::socket::ws_frame(true, &chuhe_proto::encode_proto(m)),
         Encoding::Json => crate::socket::ws_frame(false, chuhe_proto::encode_json(m).as_bytes()),
+    }
+}
+
+/// Appends a connection's own message to `out` as a whole websocket frame (a protobuf one is
+/// encoded in place, after its header).
+fn push_own_frame(out: &mut Vec<u8>, enc: Encoding, m: &ServerMessage) {
+    match enc {
+        Encoding::Proto => {
+            use prost::Message as _;
+            crate::socket::push_ws_header(out, true, m.encoded_len());
+            m.encode_raw(out);
+        }
+        Encoding::Json => {
+            let text = chuhe_proto::encode_json(m);
+            crate::socket::push_ws_header(out, false, text.len());
+            out.extend_from_slice(text.as_bytes());
+        }
     }
 }
 
@@ -519,11 +539,12 @@ impl Outbox {
         }
         if items.idle {
             if let Some(socket) = &items.socket {
-                let mut frames = Vec::new();
+                // A move's answer and its event: a few hundred bytes, one allocation.
+                let mut frames = Vec::with_capacity(CORKED_BYTES);
                 for out in &items.q {
                     match out {
                         Out::Shared(f) => frames.extend_from_slice(f.ws_frame(self.encoding)),
-                        Out::Own(m) => frames.extend_from_slice(&own_frame(self.encoding, m)),
+                        Out::Own(m) => push_own_frame(&mut frames, self.encoding, m),
                     }
                 }
                 match socket.try_frame(&frames) {

@@ -211,8 +211,15 @@ impl AsyncWrite for SocketIo {
 /// for JSON (RFC 6455 §5.2).
 pub fn ws_frame(binary: bool, payload: &[u8]) -> Bytes {
     let mut f = Vec::with_capacity(payload.len() + 10);
+    push_ws_header(&mut f, binary, payload.len());
+    f.extend_from_slice(payload);
+    Bytes::from(f)
+}
+
+/// Appends the header of an unmasked final frame of `n` payload bytes (text or binary) to `f`;
+/// the payload is to follow it.
+pub fn push_ws_header(f: &mut Vec<u8>, binary: bool, n: usize) {
     f.push(if binary { 0x82 } else { 0x81 });
-    let n = payload.len();
     if n < 126 {
         f.push(n as u8);
     } else if let Ok(n16) = u16::try_from(n) {
@@ -222,8 +229,6 @@ pub fn ws_frame(binary: bool, payload: &[u8]) -> Bytes {
         f.push(127);
         f.extend_from_slice(&(n as u64).to_be_bytes());
     }
-    f.extend_from_slice(payload);
-    Bytes::from(f)
 }
 
 /// The payload of a frame [`ws_frame`] made (a slice of it, not a copy).
