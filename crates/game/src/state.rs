@@ -269,7 +269,8 @@ pub fn fold_with(
             *st = fresh;
         }
         Kind::Move(m) => {
-            let mv = m.mv.clone().unwrap_or_default();
+            let none = crate::types::MoveRecord::default();
+            let mv = m.mv.as_ref().unwrap_or(&none);
             let mover = st.board.to_move();
             match precomputed.board.take() {
                 Some(b) => st.board = *b,
@@ -283,14 +284,27 @@ pub fn fold_with(
             }
             // A move declines the opponent's offer (its `DrawDeclined` came just before).
             st.draw_offer = None;
-            st.last_move = Some(LastMove {
-                ply: mv.ply,
-                seq,
-                side: mover,
-                iccs: mv.iccs,
-                chinese: mv.chinese,
-                wxf: mv.wxf,
-            });
+            // The last move's texts are copied into the buffers the one before used.
+            match &mut st.last_move {
+                Some(last) => {
+                    last.ply = mv.ply;
+                    last.seq = seq;
+                    last.side = mover;
+                    last.iccs.clone_from(&mv.iccs);
+                    last.chinese.clone_from(&mv.chinese);
+                    last.wxf.clone_from(&mv.wxf);
+                }
+                None => {
+                    st.last_move = Some(LastMove {
+                        ply: mv.ply,
+                        seq,
+                        side: mover,
+                        iccs: mv.iccs.clone(),
+                        chinese: mv.chinese.clone(),
+                        wxf: mv.wxf.clone(),
+                    });
+                }
+            }
         }
         Kind::DrawOffered(d) => {
             let s = d.side.unwrap_or(Side::Red);

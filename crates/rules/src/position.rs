@@ -383,7 +383,13 @@ impl Position {
     /// The canonical six-field FEN.
     #[must_use]
     pub fn to_fen(&self) -> String {
-        crate::setup::fen(&self.board, self.turn, self.halfmoves, self.fullmoves)
+        crate::setup::fen_from(
+            &self.board,
+            Some(self.occ()),
+            self.turn,
+            self.halfmoves,
+            self.fullmoves,
+        )
     }
 
     /// Back to an unvalidated [`Setup`].
@@ -976,6 +982,30 @@ mod tests {
         assert_eq!(pos.count_legal(), 44);
         assert!(!pos.is_check());
         assert_eq!(pos.hash(), pos.compute_hash());
+    }
+
+    /// The FEN written from the occupancy mask is the one written point by point, for every
+    /// position two and three plies from the start and for sparse boards.
+    #[test]
+    fn fen_from_the_mask_is_the_fen_from_the_points() {
+        let mut positions = vec![
+            Position::from_fen("3k5/9/9/9/9/9/9/9/9/4K4 w - - 0 1").unwrap(),
+            Position::from_fen("3k5/9/2P6/2P3P2/2P3P2/4R4/9/4R4/9/5K3 b - - 12 40").unwrap(),
+        ];
+        let start = Position::new();
+        for &a in start.legal_moves().iter() {
+            let pa = start.play(a).unwrap();
+            for &b in pa.legal_moves().iter() {
+                let pb = pa.play(b).unwrap();
+                for &c in pb.legal_moves().iter().take(3) {
+                    positions.push(pb.play(c).unwrap());
+                }
+                positions.push(pb);
+            }
+        }
+        for pos in &positions {
+            assert_eq!(pos.to_fen(), pos.to_setup().to_fen());
+        }
     }
 
     fn assert_send_sync<T: Send + Sync>() {}

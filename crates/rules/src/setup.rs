@@ -319,6 +319,45 @@ pub(crate) fn push_u32(s: &mut String, n: u32) {
     }
 }
 
+/// [`push_board`] for a board whose occupied points are also known as a mask (bit `i`: the
+/// point of index `i`): it visits the pieces, not every point.
+fn push_board_occupied(s: &mut String, board: &[Option<Piece>; 90], occupied: u128) {
+    let mut out = [0u8; BOARD_FEN_MAX];
+    let mut len = 0;
+    for rank in (0..10).rev() {
+        let mut bits = (occupied >> (rank * 9)) & 0x1ff;
+        let mut file = 0;
+        while bits != 0 {
+            let at = bits.trailing_zeros() as usize;
+            bits &= bits - 1;
+            if at > file {
+                out[len] = b'0' + (at - file) as u8;
+                len += 1;
+            }
+            // A position's mask and points always agree; were they not to, the point would
+            // read as one empty point, never as a panic.
+            out[len] = match board[rank * 9 + at] {
+                Some(p) => p.fen_byte(),
+                None => b'1',
+            };
+            len += 1;
+            file = at + 1;
+        }
+        if file < 9 {
+            out[len] = b'0' + (9 - file) as u8;
+            len += 1;
+        }
+        if rank > 0 {
+            out[len] = b'/';
+            len += 1;
+        }
+    }
+    // Every byte written above is ASCII, so this never fails.
+    if let Ok(text) = std::str::from_utf8(&out[..len]) {
+        s.push_str(text);
+    }
+}
+
 /// The canonical six-field FEN of a placement, side to move and counters, built in one
 /// allocation.
 pub(crate) fn fen(
@@ -327,8 +366,22 @@ pub(crate) fn fen(
     halfmoves: u32,
     fullmoves: u32,
 ) -> String {
+    fen_from(board, None, turn, halfmoves, fullmoves)
+}
+
+/// [`fen`] given the occupied points as a mask too, when it is known (a [`crate::Position`]'s).
+pub(crate) fn fen_from(
+    board: &[Option<Piece>; 90],
+    occupied: Option<u128>,
+    turn: Color,
+    halfmoves: u32,
+    fullmoves: u32,
+) -> String {
     let mut s = String::with_capacity(FEN_MAX);
-    push_board(&mut s, board);
+    match occupied {
+        Some(mask) => push_board_occupied(&mut s, board, mask),
+        None => push_board(&mut s, board),
+    }
     s.push_str(match turn {
         Color::Red => " w - - ",
         Color::Black => " b - - ",

@@ -14,10 +14,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use chuhe_proto::v1::{
-    self as w, GameEvent, GameSummary, ServerMessage, StoredEvent, server_message,
-};
-use prost::Message as _;
+use axum::body::Bytes;
+use chuhe_proto::v1::{self as w, GameEvent, GameSummary, ServerMessage, server_message};
 use tokio::time::Instant;
 use tracing::{debug, error, info, warn};
 
@@ -34,8 +32,8 @@ pub(crate) struct Staged {
     decided: Decided,
     /// Its events on the wire (what is stored and sent).
     wire: Vec<GameEvent>,
-    /// The protobuf frame of each event, cut from its stored form.
-    frames: Vec<Option<Vec<u8>>>,
+    /// The websocket frame of each event (protobuf), encoded with its stored form.
+    frames: Vec<Option<Bytes>>,
     is_move: bool,
     /// The server's timer asked for it: retried shortly if its commit fails.
     is_timer: bool,
@@ -207,7 +205,7 @@ impl LiveGame {
         &mut self,
         decided: &Decided,
         wire: &mut [GameEvent],
-    ) -> (AppendOp, Vec<Option<Vec<u8>>>, bool) {
+    ) -> (AppendOp, Vec<Option<Bytes>>, bool) {
         let n = decided.events.len();
         let mut rows = Vec::with_capacity(n);
         let mut frames = Vec::with_capacity(n);
@@ -226,20 +224,12 @@ impl LiveGame {
                 Some(game::types::Kind::Move(_)) => is_move = true,
                 _ => {}
             }
-            // The event is moved into the stored form for encoding and taken back out.
-            let mut stored = StoredEvent {
-                event: Some(std::mem::take(wire)),
-                clock_snapshot: String::new(),
-                clock: ev
-                    .clock
-                    .as_ref()
-                    .map(|c| crate::snapshot::to_wire_cached(c, &mut self.controls_text)),
-            };
-            let payload = stored.encode_to_vec();
-            if let Some(e) = stored.event.take() {
-                *wire = e;
-            }
-            frames.push(crate::snapshot::event_frame(&payload));
+            let clock = ev
+                .clock
+                .as_ref()
+                .map(|c| crate::snapshot::to_wire_cached(c, &mut self.controls_text));
+            let (payload, frame) = crate::snapshot::stored_event(wire, clock.as_ref());
+            frames.push(Some(frame));
             rows.push(EventRow {
                 seq: ev.event.seq,
                 kind: label,
@@ -344,8 +334,8 @@ impl LiveGame {
     }
 
     /// Live subscribers get events now; spectators through the delay queue. The protobuf
-    /// frame of an event comes along when it is already known (cut from its stored form, so it
-    /// is not encoded twice).
+    /// frame of an event comes along when it is already known (made with its stored form, so
+    /// the event is not encoded twice).
     /// `first`: the requester, whose corked answer goes out in one write with its copy of the
     /// first event, before the others get it (when it follows the live stream and none of the
     /// events is the arbiter channel's).
@@ -378,7 +368,7 @@ impl LiveGame {
                 kind: Some(server_message::Kind::Event(ev)),
             };
             let frame = Arc::new(match proto {
-                Some(p) => SharedFrame::with_proto(seq, msg, p),
+                Some(f) => SharedFrame::with_proto_frame(seq, msg, f),
                 None => SharedFrame::new(seq, msg),
             });
             if let Some(ev) = frame.event() {
@@ -847,8 +837,8 @@ fn private_frame(
     )
 }
 
-/// An event with its protobuf frame when that could be cut from the event's stored form.
-type Framed = (GameEvent, Option<Vec<u8>>);
+/// An event with its protobuf websocket frame when that was made with the event's stored form.
+type Framed = (GameEvent, Option<Bytes>);
 
 fn push_ring(ring: &mut VecDeque<Arc<SharedFrame>>, f: Arc<SharedFrame>, cap: usize) {
     if ring.len() >= cap.max(1) {

@@ -41,8 +41,14 @@ impl SharedFrame {
 
     /// A frame whose protobuf encoding is already known.
     pub fn with_proto(seq: u64, msg: ServerMessage, proto: Vec<u8>) -> SharedFrame {
+        SharedFrame::with_proto_frame(seq, msg, crate::socket::ws_frame(true, &proto))
+    }
+
+    /// A frame whose protobuf encoding is already known as a whole websocket frame
+    /// ([`crate::socket::ws_frame`]'s form).
+    pub fn with_proto_frame(seq: u64, msg: ServerMessage, frame: Bytes) -> SharedFrame {
         let f = SharedFrame::new(seq, msg);
-        let _ = f.proto_frame.set(crate::socket::ws_frame(true, &proto));
+        let _ = f.proto_frame.set(frame);
         f
     }
 
