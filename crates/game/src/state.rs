@@ -70,7 +70,7 @@ pub struct State {
     pub seq: u64,
     pub at_ms: u64,
     /// Position, moves, rulings in force and the move-limit count.
-    pub board: Board,
+    pub board: Box<Board>,
     pub clock: Clock,
     /// Fouls per side (index [`side::index`]).
     pub fouls: [u32; 2],
@@ -147,7 +147,7 @@ impl State {
             info: info.clone(),
             seq: 0,
             at_ms: info.created_at_ms,
-            board,
+            board: Box::new(board),
             clock: Clock::new(controls, LagConfig::default()),
             fouls: [0, 0],
             draw_offer: None,
@@ -273,7 +273,7 @@ pub fn fold_with(
             let mv = m.mv.as_ref().unwrap_or(&none);
             let mover = st.board.to_move();
             match precomputed.board.take() {
-                Some(b) => st.board = *b,
+                Some(b) => st.board = b,
                 None => {
                     st.board.play(&mv.iccs).map_err(|why| FoldError::BadMove {
                         seq,
