@@ -21,6 +21,7 @@
 use crate::{Side, dur, ms_of};
 use std::fmt;
 use std::str::FromStr;
+use std::sync::Arc;
 use std::time::Duration;
 
 /// Longest single duration accepted (48 hours): longer is surely a typo.
@@ -54,7 +55,8 @@ pub struct Byoyomi {
 /// constructors, or by parsing the text form.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct TimeControl {
-    stages: Vec<Stage>,
+    /// Shared, so a clock's copy (a copy is stepped for every move) does not copy them.
+    stages: Arc<[Stage]>,
     increment: Duration,
     byoyomi: Option<Byoyomi>,
 }
@@ -154,7 +156,7 @@ impl TimeControl {
             check_duration(b.period)?;
         }
         Ok(TimeControl {
-            stages,
+            stages: stages.into(),
             increment,
             byoyomi,
         })
