@@ -357,6 +357,29 @@ struct Writer {
     failed_generation: Option<u64>,
     /// The bounds on the WAL file; none in tests that build a writer by hand.
     wal: Option<WalLimit>,
+    /// The keys of the rows this writer appended above the watermark, so that a step need not
+    /// read them back from the table; `None` while that cannot be vouched for (before the
+    /// writer has keyed the tail it opened on, after a commit that failed), and then a step
+    /// reads its keys from the table, as it always may.
+    appended: Option<Appended>,
+    /// Steps whose keys came from [`Writer::appended`], and from the table (for tests).
+    steps_from_memory: u64,
+    steps_from_table: u64,
+}
+
+/// The keys of the rows appended above `base`, in rowid order: row `base + 1 + i` is
+/// `keys[i]` (game, seq, event id). Rowids only grow, by one a row (the table's rows are never
+/// deleted and this writer is the only one that appends), which [`Writer::commit`] checks.
+struct Appended {
+    base: i64,
+    keys: Vec<(i64, i64, i64)>,
+}
+
+/// A committed batch's rows in the order they were inserted: (game, seq), and the rowid of
+/// the last one.
+struct AppendedRows {
+    keys: Vec<(i64, i64)>,
+    last_id: i64,
 }
 
 /// A running key step: the keys it still has to add, a slice after each group commit.
@@ -486,6 +509,9 @@ impl Writer {
             step: None,
             failed_generation: None,
             wal: None,
+            appended: None,
+            steps_from_memory: 0,
+            steps_from_table: 0,
         }
     }
 
@@ -555,8 +581,10 @@ impl Writer {
 
     fn commit(&mut self, ops: Vec<Op>) -> Result<Vec<Result<u64>>> {
         match self.commit_batch(ops) {
-            Ok((outcomes, updates, rows)) => {
+            Ok((outcomes, updates, appended)) => {
                 remember(&mut self.known, &updates);
+                let rows = appended.keys.len();
+                self.note_appended(appended);
                 if rows > 0 {
                     for u in &updates {
                         self.recent.insert(u.game, (u.last_seq, self.generation));
@@ -567,6 +595,8 @@ impl Writer {
             }
             Err(e) => {
                 self.known.clear();
+                // Rows of a failed COMMIT may be in the table; a step reads them from there.
+                self.appended = None;
                 if !self.conn.is_autocommit() {
                     // Nothing of the batch may stay; if even the rollback fails the
                     // connection is unusable and the next BEGIN reports it.
@@ -575,6 +605,30 @@ impl Writer {
                 Err(e)
             }
         }
+    }
+
+    /// Adds a committed batch's rows to [`Writer::appended`], or gives it up if their rowids
+    /// do not follow the last ones it holds.
+    fn note_appended(&mut self, batch: AppendedRows) {
+        let Some(a) = &mut self.appended else {
+            return;
+        };
+        let n = batch.keys.len() as i64;
+        if n == 0 {
+            return;
+        }
+        let first = batch.last_id - n + 1;
+        if first != a.base + a.keys.len() as i64 + 1 {
+            self.appended = None;
+            return;
+        }
+        a.keys.extend(
+            batch
+                .keys
+                .into_iter()
+                .zip(first..)
+                .map(|((game, seq), id)| (game, seq, id)),
+        );
     }
 
     /// After a group commit: the next slice of the running step, or a new step once
@@ -632,15 +686,49 @@ impl Writer {
         } else if max_id > keyed_to {
             (max_id, 0, self.generation)
         } else {
+            // Every row is keyed: the keys of the next ones can be kept as they are appended.
+            if self.appended.is_none() {
+                self.appended = Some(Appended {
+                    base: max_id,
+                    keys: Vec::new(),
+                });
+            }
             return Ok(());
         };
-        let keys = self
-            .conn
-            .prepare_cached(SQL_UNKEYED)?
-            .query_map([keyed_to, to, after_game], |r| {
-                Ok((r.get(0)?, r.get(1)?, r.get(2)?))
-            })?
-            .collect::<rusqlite::Result<Vec<(i64, i64, i64)>>>()?;
+        let fresh = keying_to == 0;
+        // A fresh step over exactly the rows this writer appended and kept takes their keys
+        // from memory, sorted as `SQL_UNKEYED` sorts them; any other reads them from the
+        // table, and a fresh one then keeps the keys of the rows appended after it began.
+        let remembered = match &mut self.appended {
+            Some(a) if fresh && a.base == keyed_to && a.base + a.keys.len() as i64 == max_id => {
+                let mut keys = std::mem::take(&mut a.keys);
+                a.base = max_id;
+                keys.sort_unstable();
+                Some(keys)
+            }
+            _ => None,
+        };
+        let keys = match remembered {
+            Some(keys) => {
+                self.steps_from_memory += 1;
+                keys
+            }
+            None => {
+                let keys = self
+                    .conn
+                    .prepare_cached(SQL_UNKEYED)?
+                    .query_map([keyed_to, to, after_game], |r| {
+                        Ok((r.get(0)?, r.get(1)?, r.get(2)?))
+                    })?
+                    .collect::<rusqlite::Result<Vec<(i64, i64, i64)>>>()?;
+                self.appended = fresh.then(|| Appended {
+                    base: max_id,
+                    keys: Vec::new(),
+                });
+                self.steps_from_table += 1;
+                keys
+            }
+        };
         self.step = Some(KeyStep {
             to,
             keys,
@@ -726,7 +814,11 @@ impl Writer {
     fn commit_batch(
         &mut self,
         ops: Vec<Op>,
-    ) -> Result<(Vec<Result<u64>>, Vec<crate::batch::GameUpdate>, usize)> {
+    ) -> Result<(
+        Vec<Result<u64>>,
+        Vec<crate::batch::GameUpdate>,
+        AppendedRows,
+    )> {
         let mut ids: Vec<i64> = ops.iter().map(|o| o.game.0).collect();
         ids.sort_unstable();
         ids.dedup();
@@ -817,6 +909,14 @@ impl Writer {
             }
         }
         drop(finish);
+        let appended = AppendedRows {
+            keys: plan
+                .rows
+                .iter()
+                .map(|(game, ev)| Ok((game.0, to_i64("seq", ev.seq)?)))
+                .collect::<Result<Vec<_>>>()?,
+            last_id: self.conn.last_insert_rowid(),
+        };
         if let Err(e) = self.conn.execute_batch("COMMIT") {
             // SQLITE_BUSY leaves the transaction open (`commit` rolls it back): nothing is
             // stored. Any other failure of COMMIT itself (an I/O error writing or syncing the
@@ -826,7 +926,7 @@ impl Writer {
                 _ => StoreError::CommitUnknown(format!("COMMIT failed: {e}")),
             });
         }
-        Ok((plan.outcomes, plan.updates, plan.rows.len()))
+        Ok((plan.outcomes, plan.updates, appended))
     }
 }
 
@@ -1219,6 +1319,104 @@ mod tests {
             "{largest}"
         );
         drop(w);
+    }
+
+    /// Every key in the table points at the row of its game and seq, and every row has one.
+    fn assert_keys_are_the_rows(w: &Writer) {
+        let rows: i64 = w
+            .conn
+            .query_row("SELECT COUNT(*) FROM game_events", [], |r| r.get(0))
+            .unwrap();
+        let keys: i64 = w
+            .conn
+            .query_row("SELECT COUNT(*) FROM game_event_keys", [], |r| r.get(0))
+            .unwrap();
+        let wrong: i64 = w
+            .conn
+            .query_row(
+                "SELECT COUNT(*) FROM game_event_keys k LEFT JOIN game_events e ON e.id = k.event_id \
+                 WHERE e.id IS NULL OR e.game_id <> k.game_id OR e.seq <> k.seq",
+                [],
+                |r| r.get(0),
+            )
+            .unwrap();
+        assert_eq!((keys, wrong), (rows, 0));
+    }
+
+    /// A step over the rows the writer appended takes their keys from memory, and they are
+    /// the table's: batches of one game and of several, small and crossing the insert's
+    /// chunks, with steps between. A row written past the writer makes the next step read the
+    /// table instead, and the step after that takes its keys from memory again.
+    #[test]
+    fn steps_key_the_appended_rows_from_memory_as_the_table_would() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("mem.db");
+        let setup = rusqlite::Connection::open(&file).unwrap();
+        for m in crate::migrate::SQLITE {
+            setup.execute_batch(m.2).unwrap();
+        }
+        drop(setup);
+        let conn = open_writer(&file, "NORMAL").unwrap();
+        conn.execute_batch(&players_and_games(&[7, 8, 9])).unwrap();
+        let mut w = Writer::new(conn, "NORMAL", 5, 3);
+        w.key_tail().unwrap();
+        let mut last = std::collections::HashMap::<i64, u64>::new();
+        let mut batch = |w: &mut Writer, games: &[(i64, usize)]| {
+            let ops = games
+                .iter()
+                .map(|&(g, n)| {
+                    let seq = last.entry(g).or_insert(0);
+                    let events = (0..n)
+                        .map(|_| {
+                            *seq += 1;
+                            NewEvent::new(*seq, "move", vec![1], 0)
+                        })
+                        .collect();
+                    Op {
+                        game: GameId(g),
+                        events,
+                        finish: None,
+                        fence: None,
+                    }
+                })
+                .collect();
+            let outcomes = w.commit(ops).unwrap();
+            assert!(outcomes.iter().all(Result::is_ok));
+            w.key_step();
+        };
+        for round in 0..12 {
+            batch(&mut w, &[(7, 1)]);
+            batch(&mut w, &[(9, 2), (8, 1), (7, 3)]);
+            if round % 4 == 0 {
+                batch(&mut w, &[(8, 70), (9, 5)]);
+            }
+        }
+        w.key_tail().unwrap();
+        assert!(w.steps_from_memory >= 5, "{}", w.steps_from_memory);
+        assert_keys_are_the_rows(&w);
+
+        // A row the writer did not append (only a test writes one).
+        w.conn
+            .execute_batch(
+                "INSERT INTO game_events (game_id, seq, kind, payload, at_ms) \
+                 VALUES (9, 1000, 'move', x'01', 0)",
+            )
+            .unwrap();
+        let (memory, table) = (w.steps_from_memory, w.steps_from_table);
+        batch(&mut w, &[(7, 2)]);
+        w.key_tail().unwrap();
+        assert_eq!(
+            (w.steps_from_memory, w.steps_from_table),
+            (memory, table + 1),
+            "the table's rows were read"
+        );
+        assert_keys_are_the_rows(&w);
+        for _ in 0..6 {
+            batch(&mut w, &[(8, 1), (7, 1)]);
+        }
+        w.key_tail().unwrap();
+        assert!(w.steps_from_memory > memory, "back to memory");
+        assert_keys_are_the_rows(&w);
     }
 
     /// A step that ends, and appends during it: the writer forgets the last seqs of the games
