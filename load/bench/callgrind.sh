@@ -11,10 +11,12 @@
 # SIGINT. Everything but the moves (start-up, migrations, accounts, game creation, connections,
 # shutdown) is the same in both runs, so
 #   instructions per move = (Ir(long) - Ir(short)) / (GAMES * (LONG_PLIES - SHORT_PLIES)).
-# Prints one line per run and the result; CHUHE_CG_KEEP=DIR keeps the callgrind files. Needs
-# valgrind and curl.
+# Prints one line per run and the result; CHUHE_CG_KEEP=DIR keeps the callgrind files;
+# CHUHE_CG_SERVE_FLAGS adds flags to `chuhe serve` (`--scheduler single`: the benchmark's
+# scheduler, as `run.sh` gets on its one core). Needs valgrind and curl.
+#   CHUHE_CG_SERVE_FLAGS="--scheduler single" load/bench/callgrind.sh target/release 300 20 60
 set -euo pipefail
-[ $# -ge 1 ] || { sed -n 2,14p "$0"; exit 1; }
+[ $# -ge 1 ] || { sed -n 2,16p "$0"; exit 1; }
 B=$(cd "$1" && pwd); G=${2:-20}; S=${3:-20}; L=${4:-100}
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 LOAD=${CHUHE_LOAD_BIN:-$ROOT/target/release/chuhe-load}
@@ -29,7 +31,7 @@ run() { # plies -> total instructions (Ir) of the server
     sed -E 's/.*"token":"([^"]+)".*/\1/')
   valgrind --tool=callgrind --callgrind-out-file="$d/cg.out" \
     "$B/chuhe" serve --database-url "$url" --listen 127.0.0.1:$PORT \
-    --rate-per-sec 100000 --log warn >"$d/serve.log" 2>&1 &
+    --rate-per-sec 100000 --log warn ${CHUHE_CG_SERVE_FLAGS:-} >"$d/serve.log" 2>&1 &
   sp=$!
   for _ in $(seq 600); do curl -sf http://127.0.0.1:$PORT/healthz >/dev/null && break; sleep 0.2; done
   "$LOAD" --threads 1 games --target chuhe --games "$G" --plies "$plies" --think 0 \
