@@ -395,32 +395,36 @@ impl Position {
         Ok((p.color, p.kind))
     }
 
-    /// The WXF text of a legal move: `C2=5`, `H8+7`, `+R+2`, `-P=4`, `27+1`.
-    pub fn to_wxf(&self, m: Move) -> Result<String, NotationError> {
+    /// What both notations say of a legal move: who moves, which way and how far, and how it
+    /// is told apart from others of its kind on its file.
+    fn described(&self, m: Move) -> Result<Described, NotationError> {
         let (color, kind) = self.mover(m)?;
         let (op, arg) = self.op_arg(color, kind, m);
-        let tandem = self.tandem(color, kind, m.from());
-        Ok(wxf_text(color, kind, m, op, arg, tandem))
+        Ok(Described {
+            color,
+            kind,
+            m,
+            op,
+            arg,
+            tandem: self.tandem(color, kind, m.from()),
+        })
+    }
+
+    /// The WXF text of a legal move: `C2=5`, `H8+7`, `+R+2`, `-P=4`, `27+1`.
+    pub fn to_wxf(&self, m: Move) -> Result<String, NotationError> {
+        Ok(self.described(m)?.wxf())
     }
 
     /// The Chinese and the WXF text of a legal move ([`Position::to_chinese`],
     /// [`Position::to_wxf`]), with the move checked once.
     pub fn to_chinese_and_wxf(&self, m: Move) -> Result<(String, String), NotationError> {
-        let (color, kind) = self.mover(m)?;
-        let (op, arg) = self.op_arg(color, kind, m);
-        let tandem = self.tandem(color, kind, m.from());
-        Ok((
-            chinese_text(color, kind, m, op, arg, tandem),
-            wxf_text(color, kind, m, op, arg, tandem),
-        ))
+        let d = self.described(m)?;
+        Ok((d.chinese(), d.wxf()))
     }
 
     /// The Chinese text of a legal move: 炮二平五, 马8进7, 前车进一, 中兵平四, 一卒平5.
     pub fn to_chinese(&self, m: Move) -> Result<String, NotationError> {
-        let (color, kind) = self.mover(m)?;
-        let (op, arg) = self.op_arg(color, kind, m);
-        let tandem = self.tandem(color, kind, m.from());
-        Ok(chinese_text(color, kind, m, op, arg, tandem))
+        Ok(self.described(m)?.chinese())
     }
 
     /// Reads an ICCS move (`h2e2`, `H2-E2`) and checks it is legal here.
@@ -713,79 +717,77 @@ fn parse_chinese_desc(text: &str) -> Result<Desc, NotationError> {
     })
 }
 
-/// The WXF text of a move whose mover, operation and tandem are known.
-fn wxf_text(
+/// A legal move as the notations describe it ([`Position::to_chinese_and_wxf`]).
+struct Described {
     color: Color,
     kind: PieceKind,
     m: Move,
     op: Op,
     arg: u8,
     tandem: Option<Tandem>,
-) -> String {
-    let op = match op {
-        Op::Forward => '+',
-        Op::Backward => '-',
-        Op::Sideways => '=',
-    };
-    let mut s = String::with_capacity(4);
-    match tandem {
-        None => {
-            s.push(wxf_letter(kind));
-            push_u32(&mut s, file_number(color, m.from()).into());
-        }
-        Some(t) if kind == PieceKind::Pawn && (t.count >= 3 || t.other_files) => {
-            push_u32(&mut s, (t.index + 1).into());
-            push_u32(&mut s, file_number(color, m.from()).into());
-        }
-        Some(t) => {
-            s.push(if t.index == 0 { '+' } else { '-' });
-            s.push(wxf_letter(kind));
-        }
-    }
-    s.push(op);
-    push_u32(&mut s, arg.into());
-    s
 }
 
-/// The Chinese text of a move whose mover, operation and tandem are known.
-fn chinese_text(
-    color: Color,
-    kind: PieceKind,
-    m: Move,
-    op: Op,
-    arg: u8,
-    tandem: Option<Tandem>,
-) -> String {
-    let op = match op {
-        Op::Forward => '进',
-        Op::Backward => '退',
-        Op::Sideways => '平',
-    };
-    let name = chinese_name(color, kind);
-    let file = number_text(color, file_number(color, m.from()));
-    // At most five characters of at most three bytes each.
-    let mut s = String::with_capacity(15);
-    match tandem {
-        None => {
-            s.push(name);
-            s.push(file);
-        }
-        Some(t) => {
-            s.push(match (t.count, t.index) {
-                (2, 0) | (3, 0) => '前',
-                (2, _) | (3, 2) => '后',
-                (3, _) => '中',
-                (_, i) => RED_NUMERALS[i as usize],
-            });
-            s.push(name);
-            if t.other_files {
-                s.push(file);
+impl Described {
+    /// Its WXF text.
+    fn wxf(&self) -> String {
+        let op = match self.op {
+            Op::Forward => '+',
+            Op::Backward => '-',
+            Op::Sideways => '=',
+        };
+        let mut s = String::with_capacity(4);
+        match self.tandem {
+            None => {
+                s.push(wxf_letter(self.kind));
+                push_u32(&mut s, file_number(self.color, self.m.from()).into());
+            }
+            Some(t) if self.kind == PieceKind::Pawn && (t.count >= 3 || t.other_files) => {
+                push_u32(&mut s, (t.index + 1).into());
+                push_u32(&mut s, file_number(self.color, self.m.from()).into());
+            }
+            Some(t) => {
+                s.push(if t.index == 0 { '+' } else { '-' });
+                s.push(wxf_letter(self.kind));
             }
         }
+        s.push(op);
+        push_u32(&mut s, self.arg.into());
+        s
     }
-    s.push(op);
-    s.push(number_text(color, arg));
-    s
+
+    /// Its Chinese text.
+    fn chinese(&self) -> String {
+        let op = match self.op {
+            Op::Forward => '进',
+            Op::Backward => '退',
+            Op::Sideways => '平',
+        };
+        let name = chinese_name(self.color, self.kind);
+        let file = number_text(self.color, file_number(self.color, self.m.from()));
+        // At most five characters of at most three bytes each.
+        let mut s = String::with_capacity(15);
+        match self.tandem {
+            None => {
+                s.push(name);
+                s.push(file);
+            }
+            Some(t) => {
+                s.push(match (t.count, t.index) {
+                    (2, 0) | (3, 0) => '前',
+                    (2, _) | (3, 2) => '后',
+                    (3, _) => '中',
+                    (_, i) => RED_NUMERALS[i as usize],
+                });
+                s.push(name);
+                if t.other_files {
+                    s.push(file);
+                }
+            }
+        }
+        s.push(op);
+        s.push(number_text(self.color, self.arg));
+        s
+    }
 }
 
 #[cfg(test)]

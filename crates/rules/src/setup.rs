@@ -265,39 +265,12 @@ const FEN_MAX: usize = BOARD_FEN_MAX + 7 + 10 + 1 + 10;
 /// Writes the board field of a FEN: ranks 9 down to 0, files a to i, runs of empty points as
 /// digits, `/` between ranks.
 fn push_board(s: &mut String, board: &[Option<Piece>; 90]) {
-    // Built as bytes (every one ASCII) and appended once: a `String::push` per square costs a
-    // capacity check and a UTF-8 encoding each, and a board is written for every move.
-    let mut out = [0u8; BOARD_FEN_MAX];
-    let mut len = 0;
-    for rank in (0..10).rev() {
-        let mut empty = 0u8;
-        for p in &board[rank * 9..rank * 9 + 9] {
-            match p {
-                None => empty += 1,
-                Some(p) => {
-                    if empty > 0 {
-                        out[len] = b'0' + empty;
-                        len += 1;
-                        empty = 0;
-                    }
-                    out[len] = p.fen_byte();
-                    len += 1;
-                }
-            }
-        }
-        if empty > 0 {
-            out[len] = b'0' + empty;
-            len += 1;
-        }
-        if rank > 0 {
-            out[len] = b'/';
-            len += 1;
-        }
-    }
-    // Every byte written above is ASCII, so this never fails.
-    if let Ok(text) = std::str::from_utf8(&out[..len]) {
-        s.push_str(text);
-    }
+    let occupied = board
+        .iter()
+        .enumerate()
+        .filter(|(_, p)| p.is_some())
+        .fold(0u128, |mask, (i, _)| mask | (1u128 << i));
+    push_board_occupied(s, board, occupied);
 }
 
 /// Appends `n` in decimal (the FEN counters, the numbers of WXF notation).
@@ -320,7 +293,8 @@ pub(crate) fn push_u32(s: &mut String, n: u32) {
 }
 
 /// [`push_board`] for a board whose occupied points are also known as a mask (bit `i`: the
-/// point of index `i`): it visits the pieces, not every point.
+/// point of index `i`): it visits the pieces, not every point. Built as bytes (every one
+/// ASCII) and appended once, as a board is written for every move.
 fn push_board_occupied(s: &mut String, board: &[Option<Piece>; 90], occupied: u128) {
     let mut out = [0u8; BOARD_FEN_MAX];
     let mut len = 0;

@@ -1321,6 +1321,25 @@ mod tests {
         drop(w);
     }
 
+    /// A writer (`synchronous = NORMAL`) on a new database in `dir` holding the games `ids`,
+    /// starting a key step every `recent_max` rows, `key_slice` keys a slice.
+    fn writer_with_games(
+        dir: &tempfile::TempDir,
+        ids: &[i64],
+        recent_max: u64,
+        key_slice: usize,
+    ) -> Writer {
+        let file = dir.path().join("w.db");
+        let setup = rusqlite::Connection::open(&file).unwrap();
+        for m in crate::migrate::SQLITE {
+            setup.execute_batch(m.2).unwrap();
+        }
+        drop(setup);
+        let conn = open_writer(&file, "NORMAL").unwrap();
+        conn.execute_batch(&players_and_games(ids)).unwrap();
+        Writer::new(conn, "NORMAL", recent_max, key_slice)
+    }
+
     /// Every key in the table points at the row of its game and seq, and every row has one.
     fn assert_keys_are_the_rows(w: &Writer) {
         let rows: i64 = w
@@ -1350,15 +1369,7 @@ mod tests {
     #[test]
     fn steps_key_the_appended_rows_from_memory_as_the_table_would() {
         let dir = tempfile::tempdir().unwrap();
-        let file = dir.path().join("mem.db");
-        let setup = rusqlite::Connection::open(&file).unwrap();
-        for m in crate::migrate::SQLITE {
-            setup.execute_batch(m.2).unwrap();
-        }
-        drop(setup);
-        let conn = open_writer(&file, "NORMAL").unwrap();
-        conn.execute_batch(&players_and_games(&[7, 8, 9])).unwrap();
-        let mut w = Writer::new(conn, "NORMAL", 5, 3);
+        let mut w = writer_with_games(&dir, &[7, 8, 9], 5, 3);
         w.key_tail().unwrap();
         let mut last = std::collections::HashMap::<i64, u64>::new();
         let mut batch = |w: &mut Writer, games: &[(i64, usize)]| {
@@ -1424,15 +1435,7 @@ mod tests {
     #[test]
     fn a_finished_step_forgets_only_what_it_keyed() {
         let dir = tempfile::tempdir().unwrap();
-        let file = dir.path().join("gen.db");
-        let setup = rusqlite::Connection::open(&file).unwrap();
-        for m in crate::migrate::SQLITE {
-            setup.execute_batch(m.2).unwrap();
-        }
-        drop(setup);
-        let conn = open_writer(&file, "NORMAL").unwrap();
-        conn.execute_batch(&players_and_games(&[7, 8])).unwrap();
-        let mut w = Writer::new(conn, "NORMAL", 2, 1);
+        let mut w = writer_with_games(&dir, &[7, 8], 2, 1);
         let append = |w: &mut Writer, g: i64, seq: u64| {
             let op = Op {
                 game: GameId(g),
