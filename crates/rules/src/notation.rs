@@ -429,7 +429,11 @@ impl Position {
 
     /// Reads an ICCS move (`h2e2`, `H2-E2`) and checks it is legal here.
     pub fn parse_iccs(&self, text: &str) -> Result<Move, NotationError> {
-        let m = Move::from_iccs(text)?;
+        self.legal_as_read(text, Move::from_iccs(text)?)
+    }
+
+    /// `m`, read from `text`, if it is legal here.
+    fn legal_as_read(&self, text: &str, m: Move) -> Result<Move, NotationError> {
         self.check_move(m)
             .map_err(|reason| NotationError::Illegal {
                 text: text.to_string(),
@@ -458,14 +462,7 @@ impl Position {
     pub fn parse_move(&self, text: &str) -> Result<Move, NotationError> {
         let t = text.trim();
         if let Ok(m) = Move::from_iccs(t) {
-            return self
-                .check_move(m)
-                .map(|()| m)
-                .map_err(|reason| NotationError::Illegal {
-                    text: t.to_string(),
-                    mv: m,
-                    reason,
-                });
+            return self.legal_as_read(t, m);
         }
         if !t.is_ascii() {
             return self.parse_chinese(t);

@@ -383,9 +383,9 @@ impl Position {
     /// The canonical six-field FEN.
     #[must_use]
     pub fn to_fen(&self) -> String {
-        crate::setup::fen_from(
+        crate::setup::fen(
             &self.board,
-            Some(self.occ()),
+            self.occ(),
             self.turn,
             self.halfmoves,
             self.fullmoves,
@@ -984,8 +984,9 @@ mod tests {
         assert_eq!(pos.hash(), pos.compute_hash());
     }
 
-    /// The FEN written from the occupancy mask is the one written point by point, for every
-    /// position two and three plies from the start and for sparse boards.
+    /// The FEN written from the position's occupancy mask is the one written from a mask taken
+    /// from its points, for every position two and three plies from the start and for sparse
+    /// boards.
     #[test]
     fn fen_from_the_mask_is_the_fen_from_the_points() {
         let mut positions = vec![

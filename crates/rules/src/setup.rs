@@ -229,14 +229,20 @@ impl Setup {
     #[must_use]
     pub fn board_fen(&self) -> String {
         let mut s = String::with_capacity(BOARD_FEN_MAX);
-        push_board(&mut s, &self.board);
+        push_board(&mut s, &self.board, occupied_of(&self.board));
         s
     }
 
     /// The full six-field FEN, canonical: `w`/`b`, `B`/`N` letters.
     #[must_use]
     pub fn to_fen(&self) -> String {
-        fen(&self.board, self.turn, self.halfmoves, self.fullmoves)
+        fen(
+            &self.board,
+            occupied_of(&self.board),
+            self.turn,
+            self.halfmoves,
+            self.fullmoves,
+        )
     }
 
     /// The colour-mirrored setup: ranks flipped, colours swapped, the other side to move.
@@ -262,15 +268,13 @@ const BOARD_FEN_MAX: usize = 99;
 /// The longest FEN: the board, ` w - - `, and two `u32` of up to 10 digits with a space between.
 const FEN_MAX: usize = BOARD_FEN_MAX + 7 + 10 + 1 + 10;
 
-/// Writes the board field of a FEN: ranks 9 down to 0, files a to i, runs of empty points as
-/// digits, `/` between ranks.
-fn push_board(s: &mut String, board: &[Option<Piece>; 90]) {
-    let occupied = board
+/// The occupied points of `board` as a mask (bit `i`: the point of index `i`).
+fn occupied_of(board: &[Option<Piece>; 90]) -> u128 {
+    board
         .iter()
         .enumerate()
         .filter(|(_, p)| p.is_some())
-        .fold(0u128, |mask, (i, _)| mask | (1u128 << i));
-    push_board_occupied(s, board, occupied);
+        .fold(0u128, |mask, (i, _)| mask | (1u128 << i))
 }
 
 /// Appends `n` in decimal (the FEN counters, the numbers of WXF notation).
@@ -292,10 +296,11 @@ pub(crate) fn push_u32(s: &mut String, n: u32) {
     }
 }
 
-/// [`push_board`] for a board whose occupied points are also known as a mask (bit `i`: the
-/// point of index `i`): it visits the pieces, not every point. Built as bytes (every one
-/// ASCII) and appended once, as a board is written for every move.
-fn push_board_occupied(s: &mut String, board: &[Option<Piece>; 90], occupied: u128) {
+/// Writes the board field of a FEN: ranks 9 down to 0, files a to i, runs of empty points as
+/// digits, `/` between ranks. It visits the pieces of `occupied` (the board's occupied points
+/// as a mask, [`occupied_of`]), not every point, and builds the text as bytes (every one ASCII)
+/// appended once, as a board is written for every move.
+fn push_board(s: &mut String, board: &[Option<Piece>; 90], occupied: u128) {
     let mut out = [0u8; BOARD_FEN_MAX];
     let mut len = 0;
     for rank in (0..10).rev() {
@@ -332,30 +337,17 @@ fn push_board_occupied(s: &mut String, board: &[Option<Piece>; 90], occupied: u1
     }
 }
 
-/// The canonical six-field FEN of a placement, side to move and counters, built in one
-/// allocation.
+/// The canonical six-field FEN of a placement (with its occupied points as a mask), side to
+/// move and counters, built in one allocation.
 pub(crate) fn fen(
     board: &[Option<Piece>; 90],
-    turn: Color,
-    halfmoves: u32,
-    fullmoves: u32,
-) -> String {
-    fen_from(board, None, turn, halfmoves, fullmoves)
-}
-
-/// [`fen`] given the occupied points as a mask too, when it is known (a [`crate::Position`]'s).
-pub(crate) fn fen_from(
-    board: &[Option<Piece>; 90],
-    occupied: Option<u128>,
+    occupied: u128,
     turn: Color,
     halfmoves: u32,
     fullmoves: u32,
 ) -> String {
     let mut s = String::with_capacity(FEN_MAX);
-    match occupied {
-        Some(mask) => push_board_occupied(&mut s, board, mask),
-        None => push_board(&mut s, board),
-    }
+    push_board(&mut s, board, occupied);
     s.push_str(match turn {
         Color::Red => " w - - ",
         Color::Black => " b - - ",

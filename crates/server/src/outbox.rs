@@ -125,10 +125,9 @@ const CORKED_BYTES: usize = 512;
 
 /// A connection's own message as a whole websocket frame.
 fn own_frame(enc: Encoding, m: &ServerMessage) -> Bytes {
-    match enc {
-        Encoding::Proto => crate::socket::ws_frame(true, &chuhe_proto::encode_proto(m)),
-        Encoding::Json => crate::socket::ws_frame(false, chuhe_proto::encode_json(m).as_bytes()),
-    }
+    let mut frame = Vec::new();
+    push_own_frame(&mut frame, enc, m);
+    Bytes::from(frame)
 }
 
 /// Appends a connection's own message to `out` as a whole websocket frame (a protobuf one is

@@ -233,8 +233,6 @@ pub(crate) fn stored_event(
     use prost::encoding::{WireType, encode_key, encode_varint, encoded_len_varint};
     const SERVER_EVENT: u32 = 4;
     let len = event.encoded_len();
-    let mut body = Vec::with_capacity(len);
-    event.encode_raw(&mut body);
     let clock_len = clock.map(prost::Message::encoded_len);
     let mut stored = Vec::with_capacity(
         2 + encoded_len_varint(len as u64)
@@ -243,7 +241,8 @@ pub(crate) fn stored_event(
     );
     encode_key(1, WireType::LengthDelimited, &mut stored);
     encode_varint(len as u64, &mut stored);
-    stored.extend_from_slice(&body);
+    let body = stored.len()..stored.len() + len;
+    event.encode_raw(&mut stored);
     if let (Some(c), Some(n)) = (clock, clock_len) {
         encode_key(3, WireType::LengthDelimited, &mut stored);
         encode_varint(n as u64, &mut stored);
@@ -254,7 +253,7 @@ pub(crate) fn stored_event(
     crate::socket::push_ws_header(&mut frame, true, payload);
     encode_key(SERVER_EVENT, WireType::LengthDelimited, &mut frame);
     encode_varint(len as u64, &mut frame);
-    frame.extend_from_slice(&body);
+    frame.extend_from_slice(&stored[body]);
     (stored, Bytes::from(frame))
 }
 
