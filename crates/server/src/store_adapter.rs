@@ -248,8 +248,8 @@ impl<S: Store> Persist for StoreAdapter<S> {
 
     fn unfinished_games(&self) -> BoxFut<'_, Result<Vec<i64>, PersistError>> {
         Box::pin(async move {
-            let recs = self.store.unfinished_games().await.map_err(pe)?;
-            Ok(recs.into_iter().map(|r| r.game.id.0).collect())
+            let ids = self.store.unfinished_game_ids().await.map_err(pe)?;
+            Ok(ids.into_iter().map(|id| id.0).collect())
         })
     }
 
