@@ -35,9 +35,23 @@ pub struct Played {
     pub warning: Option<t::Ruling>,
 }
 
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub struct Board {
     game: rulings::Game,
+}
+
+impl Clone for Board {
+    fn clone(&self) -> Self {
+        Board {
+            game: self.game.clone(),
+        }
+    }
+
+    /// In the buffers this board already has: the state keeps the board a move replaced and
+    /// copies the next one into it (see `State::board_copy`).
+    fn clone_from(&mut self, source: &Self) {
+        self.game.clone_from(&source.game);
+    }
 }
 
 /// Parses a ruleset name: `cxa` (default; also `cxa-2011`) or `engine`.

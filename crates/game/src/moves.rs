@@ -44,7 +44,7 @@ pub(crate) fn play(
         why,
     };
     let m = st.board.parse(mv).map_err(illegal)?;
-    let mut board = st.board.clone();
+    let mut board = st.board_copy();
     let played = board.play_move(m).map_err(illegal)?;
     let mut clock = st.clock.clone();
     let report = match clock.on_move(

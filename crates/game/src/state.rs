@@ -103,6 +103,28 @@ pub struct State {
     pub open_call: Option<OpenCall>,
     /// When each side's player last sent a message (0: never), for the rate limit.
     pub last_message_at: [u64; 2],
+    /// The board the last move replaced, kept for the next move to be tried on (see
+    /// [`State::board_copy`]). Not part of the game: a copy of the state starts without one.
+    spare: SpareBoard,
+}
+
+/// A board kept only for its buffers ([`State::board_copy`]): a move is tried on a copy of
+/// the board, and copying into the board the move before replaced reuses its allocations
+/// (the history of moves and positions) where a fresh copy would allocate five and free five
+/// when it is replaced, every move. A `Cell`, as deciding reads the state without changing it.
+#[derive(Default)]
+struct SpareBoard(std::cell::Cell<Option<Box<Board>>>);
+
+impl Clone for SpareBoard {
+    fn clone(&self) -> Self {
+        SpareBoard::default()
+    }
+}
+
+impl std::fmt::Debug for SpareBoard {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("SpareBoard")
+    }
 }
 
 /// Why an event cannot be folded: the log does not describe a game this server can rebuild.
@@ -163,7 +185,29 @@ impl State {
             calls: [0, 0],
             open_call: None,
             last_message_at: [0, 0],
+            spare: SpareBoard::default(),
         })
+    }
+
+    /// Where the spare board is (tests).
+    #[cfg(test)]
+    pub(crate) fn spare_at(&self) -> Option<*const Board> {
+        let spare = self.spare.0.take();
+        let at = spare.as_deref().map(|b| b as *const Board);
+        self.spare.0.set(spare);
+        at
+    }
+
+    /// A copy of the board to try a move on: the spare board overwritten in place when there
+    /// is one (no allocation), a new copy otherwise.
+    pub(crate) fn board_copy(&self) -> Box<Board> {
+        match self.spare.0.take() {
+            Some(mut spare) => {
+                spare.as_mut().clone_from(&self.board);
+                spare
+            }
+            None => self.board.clone(),
+        }
     }
 
     /// Rebuilds a game from its log (recovery): the first event creates it, every later one
@@ -273,7 +317,10 @@ pub fn fold_with(
             let mv = m.mv.as_ref().unwrap_or(&none);
             let mover = st.board.to_move();
             match precomputed.board.take() {
-                Some(b) => st.board = b,
+                Some(b) => {
+                    let replaced = std::mem::replace(&mut st.board, b);
+                    st.spare.0.set(Some(replaced));
+                }
                 None => {
                     st.board.play(&mv.iccs).map_err(|why| FoldError::BadMove {
                         seq,

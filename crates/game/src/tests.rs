@@ -220,6 +220,44 @@ fn a_move_is_acknowledged_with_its_seq_and_changes_nothing_until_folded() {
     assert_eq!(t.st.board.to_move(), Side::Black);
 }
 
+/// A move is tried on the board the move before replaced, copied over in place: the copy
+/// lives where that board lived, is the board exactly, and the game folded so is the game
+/// replayed from its log.
+#[test]
+fn a_move_is_tried_on_the_board_the_last_one_replaced() {
+    let mut t = Table::new(chuhe_rules::START_FEN, "10m+5s");
+    t.later(1_000).mv(RED, "h2e2").unwrap();
+    let replaced: *const crate::board::Board = &*t.st.board;
+    t.later(1_000).mv(BLACK, "h9g7").unwrap();
+    assert_eq!(
+        t.st.spare_at(),
+        Some(replaced),
+        "the replaced board was not kept"
+    );
+    let copy = t.st.board_copy();
+    assert!(
+        std::ptr::eq(&*copy, replaced),
+        "the replaced board was not reused"
+    );
+    assert_eq!(t.st.spare_at(), None);
+    assert_eq!(format!("{copy:?}"), format!("{:?}", t.st.board));
+    drop(copy);
+    // Without a spare (it was just taken and dropped), a fresh copy; then play goes on.
+    for (who, mv) in [
+        (RED, "h0g2"),
+        (BLACK, "i9h9"),
+        (RED, "i0h0"),
+        (BLACK, "b7b3"),
+    ] {
+        t.later(500).mv(who, mv).unwrap();
+    }
+    assert_eq!(looks(&t.st), looks(&t.replayed()));
+    assert_eq!(
+        format!("{:?}", t.st.board),
+        format!("{:?}", t.replayed().board)
+    );
+}
+
 #[test]
 fn moves_are_refused_for_every_reason_with_its_code() {
     let mut t = Table::new(chuhe_rules::START_FEN, "10m+5s");

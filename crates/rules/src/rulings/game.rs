@@ -144,6 +144,29 @@ impl Clone for Game {
             warnings: self.warnings.clone(),
         }
     }
+
+    /// Overwrites this game with `source` in the buffers it already has: a server that keeps
+    /// the game a move replaced copies the next one into it, with no allocation once its
+    /// buffers are large enough.
+    fn clone_from(&mut self, source: &Self) {
+        // Every field named, so a new one cannot be left out.
+        let Game {
+            start,
+            position,
+            moves,
+            referee,
+            config,
+            end,
+            warnings,
+        } = source;
+        self.start.clone_from(start);
+        self.position.clone_from(position);
+        self.moves.clone_from(moves);
+        self.referee.clone_from(referee);
+        self.config = *config;
+        self.end.clone_from(end);
+        self.warnings.clone_from(warnings);
+    }
 }
 
 pub(crate) fn arena_of(pos: &Position) -> Arena {
@@ -465,6 +488,54 @@ mod tests {
             }
         }
         out
+    }
+
+    /// `clone_from` into a game at any other point gives the game `clone` gives: the same
+    /// state, and the same answers to the same next moves (a game with idle repetitions, so
+    /// the referee holds a history and a warning state, then seeded random play).
+    #[test]
+    fn a_game_copied_into_another_is_the_game_cloned() {
+        let mut g = Game::new(Position::new(), RulesConfig::default());
+        let mut snaps = vec![g.clone()];
+        for iccs in ["b0c2", "b9c7", "c2b0", "c7b9"].iter().cycle().take(6) {
+            if g.play(Move::from_iccs(iccs).unwrap()).is_err() {
+                break;
+            }
+            snaps.push(g.clone());
+        }
+        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+        for _ in 0..60 {
+            let legal: Vec<Move> = g.position().legal_moves().iter().copied().collect();
+            if legal.is_empty() || g.end().is_some() {
+                break;
+            }
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            if g.play(legal[(seed >> 11) as usize % legal.len()]).is_err() {
+                break;
+            }
+            snaps.push(g.clone());
+        }
+        assert!(snaps.len() > 30, "{} snapshots", snaps.len());
+        let next = |g: &mut Game| {
+            let legal: Vec<Move> = g.position().legal_moves().iter().copied().collect();
+            legal.first().map(|&m| format!("{:?}", g.play(m)))
+        };
+        for (i, into) in snaps.iter().enumerate().step_by(3) {
+            for (j, source) in snaps.iter().enumerate().step_by(2) {
+                let mut copied = into.clone();
+                copied.clone_from(source);
+                let mut cloned = source.clone();
+                assert_eq!(format!("{copied:?}"), format!("{cloned:?}"), "{i} <- {j}");
+                assert_eq!(next(&mut copied), next(&mut cloned), "{i} <- {j}");
+                assert_eq!(
+                    format!("{copied:?}"),
+                    format!("{cloned:?}"),
+                    "{i} <- {j}, then"
+                );
+            }
+        }
     }
 
     #[test]

@@ -104,6 +104,37 @@ impl Clone for Referee {
             warning: self.warning.clone(),
         }
     }
+
+    /// In the buffers this referee already has (see `Game::clone_from`).
+    fn clone_from(&mut self, source: &Self) {
+        // Every field named, so a new one cannot be left out.
+        let Referee {
+            ruleset,
+            limit,
+            base,
+            base_ply,
+            arena,
+            hashes,
+            moves,
+            classes,
+            counted,
+            checks,
+            reply_uncounted,
+            warning,
+        } = source;
+        self.ruleset = *ruleset;
+        self.limit = *limit;
+        self.base.clone_from(base);
+        self.base_ply = *base_ply;
+        self.arena.clone_from(arena);
+        self.hashes.clone_from(hashes);
+        self.moves.clone_from(moves);
+        self.classes.clone_from(classes);
+        self.counted = *counted;
+        self.checks = *checks;
+        self.reply_uncounted = *reply_uncounted;
+        self.warning.clone_from(warning);
+    }
 }
 
 impl Referee {
