@@ -79,6 +79,9 @@ export async function scene(server, browser) {
   for (let i = 0; i < OPENING.length; i++) await move(i % 2 === 0 ? r.page : b.page, live, i + 1, OPENING[i]);
   const a = await as(arbiter.token, `/arbiter/${live}`);
   await a.page.getByTestId('status').waitFor();
+  // The console can show before its socket is welcomed; a request sent then is refused as
+  // `disconnected` (the client retries only moves).
+  await a.page.locator('[data-testid=conn-state][data-state=open]').waitFor();
   await a.page.evaluate((id) => globalThis.chuhe.conn.arbiter(id, '手机响', { recordFoul: { side: 'SIDE_BLACK' } }), live);
   await r.page.evaluate((id) => globalThis.chuhe.conn.callArbiter(id, '手机响'), live);
   await a.page.getByTestId('open-call').waitFor();
