@@ -373,6 +373,8 @@ pub fn fold_with(
             st.draw_offer = None;
             // The game's end closes its call.
             st.open_call = None;
+            // No move follows: a finished game kept loaded does not keep a second board.
+            let _ = st.spare.0.take();
         }
         Kind::RulingOverridden(o) => {
             if let Some(result) = o.result {

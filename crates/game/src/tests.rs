@@ -256,6 +256,15 @@ fn a_move_is_tried_on_the_board_the_last_one_replaced() {
         format!("{:?}", t.st.board),
         format!("{:?}", t.replayed().board)
     );
+    // The game's end lets the spare go.
+    assert!(t.st.spare_at().is_some());
+    t.later(500).run(Command::Resign, RED).unwrap();
+    assert!(t.st.is_finished());
+    assert_eq!(
+        t.st.spare_at(),
+        None,
+        "a finished game kept its spare board"
+    );
 }
 
 #[test]
