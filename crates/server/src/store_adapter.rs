@@ -10,8 +10,8 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use chuhe_store::{
-    Append, CompetitionId, Finish, GameId, IdMap, NewEvent, NewPrincipal, NewToken, PrincipalId,
-    Store, StoreError, TokenId, generate_token, hash_token,
+    Append, CompetitionId, Finish, GameFilter, GameId, IdMap, NewEvent, NewPrincipal, NewToken,
+    PrincipalId, Store, StoreError, TokenId, generate_token, hash_token,
 };
 
 use crate::persist::{
@@ -248,8 +248,14 @@ impl<S: Store> Persist for StoreAdapter<S> {
 
     fn unfinished_games(&self) -> BoxFut<'_, Result<Vec<i64>, PersistError>> {
         Box::pin(async move {
-            let ids = self.store.unfinished_game_ids().await.map_err(pe)?;
-            Ok(ids.into_iter().map(|id| id.0).collect())
+            // The rows only, in one query: a cluster node's sweep lists them twice a second,
+            // and `unfinished_games` would read every game's log too.
+            let live = self
+                .store
+                .list_games(GameFilter::Live, u32::MAX)
+                .await
+                .map_err(pe)?;
+            Ok(live.into_iter().map(|g| g.id.0).collect())
         })
     }
 

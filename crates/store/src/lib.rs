@@ -344,11 +344,6 @@ pub trait Store: Send + Sync + 'static {
     /// Every unfinished game with all its events, by id: what the server rebuilds at start.
     fn unfinished_games(&self) -> impl Future<Output = Result<Vec<GameRecord>>> + Send;
 
-    /// The ids of the unfinished games, in order: the games of [`Store::unfinished_games`]
-    /// without their rows and events, in one query (a cluster node's sweep lists them twice a
-    /// second).
-    fn unfinished_game_ids(&self) -> impl Future<Output = Result<Vec<GameId>>> + Send;
-
     // ---- audit ------------------------------------------------------------------------------
 
     /// Logs an administrative action (who, what, on what, why). Actions inside a game (arbiter
@@ -584,9 +579,6 @@ impl Store for AnyStore {
     }
     async fn unfinished_games(&self) -> Result<Vec<GameRecord>> {
         delegate!(self, s => s.unfinished_games())
-    }
-    async fn unfinished_game_ids(&self) -> Result<Vec<GameId>> {
-        delegate!(self, s => s.unfinished_game_ids())
     }
     async fn record_audit(&self, new: NewAudit) -> Result<AuditEntry> {
         delegate!(self, s => s.record_audit(new))

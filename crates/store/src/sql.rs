@@ -906,15 +906,6 @@ where
         assemble(games, events)
     }
 
-    async fn unfinished_game_ids(&self) -> Result<Vec<GameId>> {
-        sqlx::query("SELECT id FROM games WHERE finished_at_ms IS NULL ORDER BY id")
-            .fetch_all(&self.pool)
-            .await?
-            .iter()
-            .map(|row| Ok(GameId(row.try_get("id")?)))
-            .collect()
-    }
-
     async fn record_audit(&self, new: NewAudit) -> Result<AuditEntry> {
         check_text("audit action", &new.action, 64)?;
         check_opt_no_nul("audit subject", new.subject.as_deref())?;
