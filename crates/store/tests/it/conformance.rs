@@ -64,6 +64,16 @@ cases!(
 
 pub(crate) const T0: i64 = 1_764_460_800_000;
 
+/// The ids of the unfinished games as the store lists them (`list_games`, as the server's
+/// start and a cluster node's sweep do).
+async fn live_ids(s: &AnyStore) -> Result<Vec<GameId>, StoreError> {
+    Ok(s.list_games(GameFilter::Live, u32::MAX)
+        .await?
+        .iter()
+        .map(|g| g.id)
+        .collect())
+}
+
 pub(crate) async fn open(url: &str) -> Result<AnyStore, StoreError> {
     let options = StoreOptions {
         // Small batches and queues so the tests exercise batching edges; SQLite keys its
@@ -684,14 +694,7 @@ async fn recovery_listing(url: String) -> TestResult {
     .await?;
     let live = s.unfinished_games().await?;
     check!(live.iter().map(|r| r.game.id).collect::<Vec<_>>() == vec![a, c]);
-    check!(
-        s.list_games(GameFilter::Live, u32::MAX)
-            .await?
-            .iter()
-            .map(|g| g.id)
-            .collect::<Vec<_>>()
-            == vec![a, c]
-    );
+    check!(live_ids(&s).await? == vec![a, c]);
     check!(live[0].events.iter().map(|e| e.seq).collect::<Vec<_>>() == (1..=7).collect::<Vec<_>>());
     check!(live[0].events[6].payload == b"payload-7" && live[0].game.last_seq == 7);
     check!(live[1].events.is_empty() && live[1].game.last_seq == 0);
@@ -974,14 +977,7 @@ async fn reopen_keeps_data(url: String) -> TestResult {
     check!(s.events_since(g, 0, 10).await?.len() == 5);
     check!(s.authenticate(t.hash).await?.is_some());
     check!(s.unfinished_games().await?.len() == 1);
-    check!(
-        s.list_games(GameFilter::Live, u32::MAX)
-            .await?
-            .iter()
-            .map(|g| g.id)
-            .collect::<Vec<_>>()
-            == vec![g]
-    );
+    check!(live_ids(&s).await? == vec![g]);
     check!(
         s.append(g, vec![ev(5)]).await.is_err(),
         "duplicate after reopen"
