@@ -364,16 +364,25 @@ impl LiveGame {
             };
             let seq = ev.seq;
             let private = crate::audience::is_private(ev.kind.as_ref());
-            let msg = ServerMessage {
-                kind: Some(server_message::Kind::Event(ev)),
-            };
+            // An event with its protobuf frame is shared as the frame alone, and the live view
+            // keeps the event itself (a move's record is not copied); an event of the arbiter
+            // channel keeps its message, which each viewer's form is made from.
             let frame = Arc::new(match proto {
-                Some(f) => SharedFrame::with_proto_frame(seq, msg, f),
-                None => SharedFrame::new(seq, msg),
+                Some(f) if !private => {
+                    self.live.apply_owned(ev);
+                    SharedFrame::from_proto_frame(seq, f, false)
+                }
+                proto => {
+                    self.live.apply(&ev);
+                    let msg = ServerMessage {
+                        kind: Some(server_message::Kind::Event(ev)),
+                    };
+                    match proto {
+                        Some(f) => SharedFrame::with_proto_frame(seq, msg, f),
+                        None => SharedFrame::new(seq, msg),
+                    }
+                }
             });
-            if let Some(ev) = frame.event() {
-                self.live.apply(ev);
-            }
             push_ring(&mut self.ring, frame.clone(), self.env.config.replay_events);
             // The requester first: its corked answer and this event leave in one write.
             let sent = first.map(|out| (out, out.send(Out::Shared(frame.clone()))));
@@ -761,11 +770,8 @@ impl LiveGame {
             });
         } else {
             for f in ring.iter().filter(|f| f.seq > last_seq) {
-                match f.event() {
-                    Some(ev)
-                        if viewer != crate::audience::Viewer::Arbiter
-                            && crate::audience::is_private(ev.kind.as_ref()) =>
-                    {
+                match f.is_private().then(|| f.event()).flatten() {
+                    Some(ev) if viewer != crate::audience::Viewer::Arbiter => {
                         // The ring keeps the clocks of neither; the stand-in carries none.
                         out.send(Out::Shared(Arc::new(private_frame(ev, viewer, None))));
                     }

@@ -16,10 +16,18 @@ use crate::socket::{Direct, SharedSocket};
 /// A server message shared by every recipient: each encoding is produced at
 /// most once, by whichever writer needs it first, however many connections
 /// receive it.
+///
+/// A game's events are made from their protobuf encoding alone
+/// ([`SharedFrame::from_proto_frame`]): the message is decoded from it only if something asks
+/// for it (a JSON connection, the delayed view of a game), so the replay ring of every game
+/// holds each event once, as bytes.
 #[derive(Debug)]
 pub struct SharedFrame {
     pub seq: u64,
-    msg: ServerMessage,
+    /// The message: given, or decoded from the protobuf frame when first asked for.
+    msg: OnceLock<ServerMessage>,
+    /// Whether it carries an event of the arbiter channel (known without decoding it).
+    private: bool,
     /// The JSON text: a slice of its websocket frame below (the protobuf payload is sliced
     /// from its frame when asked for).
     json: OnceLock<Utf8Bytes>,
@@ -30,9 +38,12 @@ pub struct SharedFrame {
 
 impl SharedFrame {
     pub fn new(seq: u64, msg: ServerMessage) -> SharedFrame {
+        let private = matches!(&msg.kind, Some(server_message::Kind::Event(ev))
+            if crate::audience::is_private(ev.kind.as_ref()));
         SharedFrame {
             seq,
-            msg,
+            msg: OnceLock::from(msg),
+            private,
             json: OnceLock::new(),
             proto_frame: OnceLock::new(),
             json_frame: OnceLock::new(),
@@ -52,16 +63,47 @@ impl SharedFrame {
         f
     }
 
+    /// A frame known only by its protobuf encoding as a whole websocket frame, and whether it
+    /// carries an event of the arbiter channel. The message is decoded from it when first
+    /// asked for.
+    pub fn from_proto_frame(seq: u64, frame: Bytes, private: bool) -> SharedFrame {
+        SharedFrame {
+            seq,
+            msg: OnceLock::new(),
+            private,
+            json: OnceLock::new(),
+            proto_frame: OnceLock::from(frame),
+            json_frame: OnceLock::new(),
+        }
+    }
+
     pub fn message(&self) -> &ServerMessage {
-        &self.msg
+        // Every frame has its message or its protobuf frame from the start: decoding reads
+        // the frame, never the message.
+        self.msg.get_or_init(|| {
+            use prost::Message as _;
+            let payload = match self.proto_frame.get() {
+                Some(frame) => crate::socket::ws_payload(frame),
+                None => Bytes::new(),
+            };
+            ServerMessage::decode(payload).unwrap_or_else(|e| {
+                tracing::error!(seq = self.seq, error = %e, "a shared frame of ours did not decode");
+                ServerMessage::default()
+            })
+        })
     }
 
     /// The game event the frame carries, if it is one.
     pub fn event(&self) -> Option<&GameEvent> {
-        match &self.msg.kind {
+        match &self.message().kind {
             Some(server_message::Kind::Event(ev)) => Some(ev),
             _ => None,
         }
+    }
+
+    /// Whether the frame carries an event of the arbiter channel.
+    pub fn is_private(&self) -> bool {
+        self.private
     }
 
     /// The frame's protobuf encoding (made once, shared with every protobuf connection): the
@@ -76,7 +118,7 @@ impl SharedFrame {
             let payload = crate::socket::ws_payload(self.ws_frame(Encoding::Json));
             // The payload is the text `encode_json` made: always UTF-8.
             Utf8Bytes::try_from(payload)
-                .unwrap_or_else(|_| Utf8Bytes::from(chuhe_proto::encode_json(&self.msg)))
+                .unwrap_or_else(|_| Utf8Bytes::from(chuhe_proto::encode_json(self.message())))
         })
     }
 
@@ -84,10 +126,10 @@ impl SharedFrame {
     pub fn ws_frame(&self, enc: Encoding) -> &Bytes {
         match enc {
             Encoding::Proto => self.proto_frame.get_or_init(|| {
-                crate::socket::ws_frame(true, &chuhe_proto::encode_proto(&self.msg))
+                crate::socket::ws_frame(true, &chuhe_proto::encode_proto(self.message()))
             }),
             Encoding::Json => self.json_frame.get_or_init(|| {
-                crate::socket::ws_frame(false, chuhe_proto::encode_json(&self.msg).as_bytes())
+                crate::socket::ws_frame(false, chuhe_proto::encode_json(self.message()).as_bytes())
             }),
         }
     }
@@ -831,6 +873,49 @@ mod tests {
                 text.as_str().as_ptr(),
                 f.ws_frame(Encoding::Json)[2..].as_ptr()
             );
+        }
+    }
+
+    /// A frame made from its protobuf encoding alone reads as the frame made from its
+    /// message: the same message, encodings and arbiter-channel flag.
+    #[test]
+    fn a_frame_from_its_protobuf_is_the_frame_from_its_message() {
+        use chuhe_proto::v1::{ArbiterCalled, GameEvent, MovePlayed, MoveRecord, game_event::Kind};
+        let event = |kind| ServerMessage {
+            kind: Some(server_message::Kind::Event(GameEvent {
+                game_id: "g7".into(),
+                seq: 12,
+                at_ms: 3_000,
+                kind: Some(kind),
+            })),
+        };
+        let a_move = event(Kind::Move(MovePlayed {
+            r#move: Some(MoveRecord {
+                iccs: "h2e2".into(),
+                chinese: "炮二平五".into(),
+                fen: "rnbakabnr/9/1c5c1/p1p1p1p1p/9/9/P1P1P1P1P/1C2C4/9/RNBAKABNR b".into(),
+                ..Default::default()
+            }),
+            ..Default::default()
+        }));
+        let a_call = event(Kind::ArbiterCalled(ArbiterCalled {
+            reason: "the clock".into(),
+            ..Default::default()
+        }));
+        for (msg, private) in [(a_move, false), (a_call, true), (own(3), false)] {
+            let given = SharedFrame::new(12, msg.clone());
+            let frame = crate::socket::ws_frame(true, &chuhe_proto::encode_proto(&msg));
+            let decoded = SharedFrame::from_proto_frame(12, frame, private);
+            assert_eq!(given.is_private(), private);
+            assert_eq!(decoded.is_private(), private);
+            // JSON first: the message is decoded for it.
+            assert_eq!(
+                decoded.ws_frame(Encoding::Json),
+                given.ws_frame(Encoding::Json)
+            );
+            assert_eq!(decoded.message(), &msg);
+            assert_eq!(decoded.event(), given.event());
+            assert_eq!(decoded.proto_bytes(), given.proto_bytes());
         }
     }
 

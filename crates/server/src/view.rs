@@ -59,6 +59,19 @@ impl View {
         if red_now { Side::Red } else { Side::Black }
     }
 
+    /// [`View::apply`] for an event the caller gives away: a move's record is kept as it is,
+    /// not copied.
+    pub fn apply_owned(&mut self, mut ev: GameEvent) {
+        if let Some(Kind::Move(m)) = &mut ev.kind
+            && let Some(mv) = m.r#move.take()
+        {
+            self.apply(&ev);
+            self.moves.push(mv);
+            return;
+        }
+        self.apply(&ev);
+    }
+
     pub fn apply(&mut self, ev: &GameEvent) {
         self.seq = ev.seq;
         self.at_ms = ev.at_ms;
@@ -226,6 +239,77 @@ impl View {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A view given its events keeps what a view lent them keeps.
+    #[test]
+    fn a_view_given_its_events_is_the_view_lent_them() {
+        use chuhe_proto::v1::{DrawOffered, GameCreated, MovePlayed, SideClock};
+        let ev = |seq, kind| GameEvent {
+            game_id: "g".into(),
+            seq,
+            at_ms: seq * 10,
+            kind: Some(kind),
+        };
+        let record = |iccs: &str| MoveRecord {
+            iccs: iccs.into(),
+            fen: format!("{iccs} fen"),
+            ..Default::default()
+        };
+        let clock = |remaining_ms| ClockState {
+            red: Some(SideClock {
+                remaining_ms,
+                ..Default::default()
+            }),
+            ..Default::default()
+        };
+        let events = [
+            ev(
+                1,
+                Kind::Created(GameCreated {
+                    clock: Some(clock(5)),
+                    ..Default::default()
+                }),
+            ),
+            ev(
+                2,
+                Kind::DrawOffered(DrawOffered {
+                    side: Side::Black as i32,
+                }),
+            ),
+            ev(
+                3,
+                Kind::Move(MovePlayed {
+                    r#move: Some(record("h2e2")),
+                    clock: Some(clock(4)),
+                    ..Default::default()
+                }),
+            ),
+            ev(
+                4,
+                Kind::Move(MovePlayed {
+                    r#move: None,
+                    clock: Some(clock(3)),
+                    ..Default::default()
+                }),
+            ),
+            ev(
+                5,
+                Kind::Move(MovePlayed {
+                    r#move: Some(record("h9g7")),
+                    ..Default::default()
+                }),
+            ),
+        ];
+        let mut lent = View::new("g", false);
+        let mut given = View::new("g", false);
+        for e in events {
+            lent.apply(&e);
+            given.apply_owned(e);
+            assert_eq!(given.snapshot(), lent.snapshot());
+        }
+        assert_eq!(given.moves.len(), 2);
+        assert_eq!(given.clock, clock(3));
+    }
 
     #[test]
     fn summary_follows_the_view() {
