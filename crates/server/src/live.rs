@@ -367,20 +367,21 @@ impl LiveGame {
             // An event with its protobuf frame is shared as the frame alone, and the live view
             // keeps the event itself (a move's record is not copied); an event of the arbiter
             // channel keeps its message, which each viewer's form is made from.
+            let msg = |ev| ServerMessage {
+                kind: Some(server_message::Kind::Event(ev)),
+            };
             let frame = Arc::new(match proto {
                 Some(f) if !private => {
                     self.live.apply_owned(ev);
                     SharedFrame::from_proto_frame(seq, f, false)
                 }
-                proto => {
+                Some(f) => {
                     self.live.apply(&ev);
-                    let msg = ServerMessage {
-                        kind: Some(server_message::Kind::Event(ev)),
-                    };
-                    match proto {
-                        Some(f) => SharedFrame::with_proto_frame(seq, msg, f),
-                        None => SharedFrame::new(seq, msg),
-                    }
+                    SharedFrame::with_proto_frame(seq, msg(ev), f)
+                }
+                None => {
+                    self.live.apply(&ev);
+                    SharedFrame::new(seq, msg(ev))
                 }
             });
             push_ring(&mut self.ring, frame.clone(), self.env.config.replay_events);

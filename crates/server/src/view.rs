@@ -62,14 +62,12 @@ impl View {
     /// [`View::apply`] for an event the caller gives away: a move's record is kept as it is,
     /// not copied.
     pub fn apply_owned(&mut self, mut ev: GameEvent) {
-        if let Some(Kind::Move(m)) = &mut ev.kind
-            && let Some(mv) = m.r#move.take()
-        {
-            self.apply(&ev);
-            self.moves.push(mv);
-            return;
-        }
+        let record = match &mut ev.kind {
+            Some(Kind::Move(m)) => m.r#move.take(),
+            _ => None,
+        };
         self.apply(&ev);
+        self.moves.extend(record);
     }
 
     pub fn apply(&mut self, ev: &GameEvent) {
