@@ -26,7 +26,7 @@ taskset -c 0 "$B/chuhe" serve --database-url "$URL" --listen 127.0.0.1:$PORT \
   --rate-per-sec 100000 --log warn >"$D/serve.log" 2>&1 &
 SP=$!
 LP=
-trap 'kill $LP 2>/dev/null; kill -INT $SP 2>/dev/null; wait $SP 2>/dev/null || true' EXIT
+trap 'kill $LP 2>/dev/null || true; kill -INT $SP 2>/dev/null || true; wait $SP 2>/dev/null || true' EXIT
 for _ in $(seq 100); do curl -sf http://127.0.0.1:$PORT/healthz >/dev/null && break; sleep 0.1; done
 taskset -c 1 "$B/chuhe-load" --threads 1 "$1" --target chuhe "${@:2}" --progress 0 \
   --chuhe-url ws://127.0.0.1:$PORT/ws --organizer-token "$TOKEN" \
