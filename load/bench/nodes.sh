@@ -14,13 +14,16 @@
 # reconnect to the other nodes, and the report has the failover time (the fault to each game's
 # next acknowledged move: all games, and those with a player on the struck node).
 #
-# `suite` runs, on 3 nodes: moves/s and ack p99 with the players split across nodes; one board
+# `suite` runs, on 3 nodes and on 1 node with Redis: moves/s and ack p99 (3 nodes: with the players
+# split across nodes), each against the relay in the same run; on 3 nodes: one board
 # to 10,000 spectators (and the same on 1 node, for the 3-against-1 comparison); kill -9 of a
 # node; a node frozen. SCALE (default 1) multiplies the sizes: 0.1 is a quick check that it all
 # works, not a measurement.
 #
 # NODES=1 runs one node with Redis (a cluster of one); CHUHE_BENCH_REDIS=0 with NODES=1 runs one
-# node without Redis (today's single node), the baseline. On a 2-core machine every node and
+# node without Redis (today's single node), the baseline. CHUHE_BENCH_RELAY=1 runs the bare relay
+# first with the same clients (`--target both`, the relay on core 0 as in run.sh), so the report
+# has the same-run ratio (chuhe / relay) that run.sh gives for one node. On a 2-core machine every node and
 # Redis share core 0 (`taskset -c 0`, as one node does in run.sh) and chuhe-load has core 1: the
 # comparison shows what the cross-node work costs, not what more machines would add.
 #
@@ -34,7 +37,10 @@ if [ "${1:-}" = suite ]; then
   n() { awk -v a="$1" -v s="$SCALE" 'BEGIN { v = int(a * s); print (v < 1 ? 1 : v) }'; }
   ME=$0
   RCS=()
-  "$ME" nodes-games-3 3 -- games --games "$(n 1000)" --think 0 --plies 100 || RCS+=("games=$?")
+  CHUHE_BENCH_RELAY=1 "$ME" nodes-games-3 3 -- games --games "$(n 1000)" --think 0 --plies 100 \
+    || RCS+=("games-3=$?")
+  CHUHE_BENCH_RELAY=1 "$ME" nodes-games-1r 1 -- games --games "$(n 1000)" --think 0 --plies 100 \
+    || RCS+=("games-1r=$?")
   "$ME" nodes-fanout-3 3 -- fanout --spectators "$(n 10000)" --think 500ms --plies 40 \
     || RCS+=("fanout-3=$?")
   "$ME" nodes-fanout-1 1 -- fanout --spectators "$(n 10000)" --think 500ms --plies 40 \
@@ -46,7 +52,7 @@ if [ "${1:-}" = suite ]; then
   echo "suite done; exit codes other than 0: ${RCS[*]:-none} (2 = errors, expected with a fault)"
   exit 0
 fi
-[ $# -ge 3 ] || { sed -n 2,31p "$0"; exit 1; }
+[ $# -ge 3 ] || { sed -n 2,34p "$0"; exit 1; }
 NAME=$1; NODES=$2; shift 2; [ "${1:-}" = "--" ] && shift
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 B=${CHUHE_BENCH_BIN:-$ROOT/target/release}
@@ -106,8 +112,10 @@ if [ -n "${CHUHE_BENCH_FAULT:-}" ]; then
   # Sample a node that is not struck.
   [ "$K" = 0 ] && FIRST=${NODE_PIDS[1]:-$FIRST}
 fi
+TARGET=(--target chuhe)
+[ "${CHUHE_BENCH_RELAY:-0}" = 1 ] && TARGET=(--target both --relay-cpus 0)
 set +e
-taskset -c 1 "$B/chuhe-load" --threads 1 "$@" "${FAULT[@]}" --target chuhe --progress 0 "${URLS[@]}" \
+taskset -c 1 "$B/chuhe-load" --threads 1 "$@" "${FAULT[@]}" "${TARGET[@]}" --progress 0 "${URLS[@]}" \
   --chuhe-pid "$FIRST" --organizer-token "$TOKEN" --json "$D/report.json" \
   >"$D/summary.txt" 2>"$D/load.err"
 RC=$?
