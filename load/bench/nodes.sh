@@ -23,9 +23,10 @@
 # NODES=1 runs one node with Redis (a cluster of one); CHUHE_BENCH_REDIS=0 with NODES=1 runs one
 # node without Redis (today's single node), the baseline. CHUHE_BENCH_RELAY=1 runs the bare relay
 # first with the same clients (`--target both`, the relay on core 0 as in run.sh), so the report
-# has the same-run ratio (chuhe / relay) that run.sh gives for one node. On a 2-core machine every node and
-# Redis share core 0 (`taskset -c 0`, as one node does in run.sh) and chuhe-load has core 1: the
-# comparison shows what the cross-node work costs, not what more machines would add.
+# has the same-run ratio (chuhe / relay) that run.sh gives for one node (not with a fault). On a
+# 2-core machine every node and Redis share core 0 (`taskset -c 0`, as one node does in run.sh)
+# and chuhe-load has core 1: the comparison shows what the cross-node work costs, not what more
+# machines would add.
 #
 # Output: bench-out/NAME/{summary.txt,report.json,metrics-nI.txt,nI.log,redis.log,load.err}.
 # Needs release builds (cargo build --release -p chuhe -p chuhe-load; CHUHE_BENCH_BIN=DIR for
@@ -52,7 +53,7 @@ if [ "${1:-}" = suite ]; then
   echo "suite done; exit codes other than 0: ${RCS[*]:-none} (2 = errors, expected with a fault)"
   exit 0
 fi
-[ $# -ge 3 ] || { sed -n 2,34p "$0"; exit 1; }
+[ $# -ge 3 ] || { sed -n 2,35p "$0"; exit 1; }
 NAME=$1; NODES=$2; shift 2; [ "${1:-}" = "--" ] && shift
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 B=${CHUHE_BENCH_BIN:-$ROOT/target/release}
@@ -60,6 +61,9 @@ D=$ROOT/bench-out/$NAME; rm -rf "$D"; mkdir -p "$D"
 WITH_REDIS=${CHUHE_BENCH_REDIS:-1}
 [ "$NODES" -ge 1 ] || { echo "NODES must be at least 1" >&2; exit 1; }
 [ "$WITH_REDIS" = 1 ] || [ "$NODES" = 1 ] || { echo "several nodes need Redis" >&2; exit 1; }
+# The fault's flags would strike a node while the relay's clients run.
+[ "${CHUHE_BENCH_RELAY:-0}" != 1 ] || [ -z "${CHUHE_BENCH_FAULT:-}" ] ||
+  { echo "CHUHE_BENCH_RELAY=1 does not go with a fault" >&2; exit 1; }
 psql -h 127.0.0.1 -U postgres -qc "drop database if exists chuhe_bench_nodes" \
   -c "create database chuhe_bench_nodes" >/dev/null 2>&1
 URL=postgres://postgres@127.0.0.1:5432/chuhe_bench_nodes
