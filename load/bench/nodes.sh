@@ -53,7 +53,7 @@ if [ "${1:-}" = suite ]; then
   echo "suite done; exit codes other than 0: ${RCS[*]:-none} (2 = errors, expected with a fault)"
   exit 0
 fi
-[ $# -ge 3 ] || { sed -n 2,35p "$0"; exit 1; }
+[ $# -ge 3 ] || { sed -n 2,34p "$0"; exit 1; }
 NAME=$1; NODES=$2; shift 2; [ "${1:-}" = "--" ] && shift
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 B=${CHUHE_BENCH_BIN:-$ROOT/target/release}
