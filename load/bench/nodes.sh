@@ -59,10 +59,11 @@ ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 B=${CHUHE_BENCH_BIN:-$ROOT/target/release}
 D=$ROOT/bench-out/$NAME; rm -rf "$D"; mkdir -p "$D"
 WITH_REDIS=${CHUHE_BENCH_REDIS:-1}
+WITH_RELAY=${CHUHE_BENCH_RELAY:-0}
 [ "$NODES" -ge 1 ] || { echo "NODES must be at least 1" >&2; exit 1; }
 [ "$WITH_REDIS" = 1 ] || [ "$NODES" = 1 ] || { echo "several nodes need Redis" >&2; exit 1; }
 # The fault's flags would strike a node while the relay's clients run.
-[ "${CHUHE_BENCH_RELAY:-0}" != 1 ] || [ -z "${CHUHE_BENCH_FAULT:-}" ] ||
+[ "$WITH_RELAY" != 1 ] || [ -z "${CHUHE_BENCH_FAULT:-}" ] ||
   { echo "CHUHE_BENCH_RELAY=1 does not go with a fault" >&2; exit 1; }
 psql -h 127.0.0.1 -U postgres -qc "drop database if exists chuhe_bench_nodes" \
   -c "create database chuhe_bench_nodes" >/dev/null 2>&1
@@ -117,7 +118,7 @@ if [ -n "${CHUHE_BENCH_FAULT:-}" ]; then
   [ "$K" = 0 ] && FIRST=${NODE_PIDS[1]:-$FIRST}
 fi
 TARGET=(--target chuhe)
-[ "${CHUHE_BENCH_RELAY:-0}" = 1 ] && TARGET=(--target both --relay-cpus 0)
+[ "$WITH_RELAY" = 1 ] && TARGET=(--target both --relay-cpus 0)
 set +e
 taskset -c 1 "$B/chuhe-load" --threads 1 "$@" "${FAULT[@]}" "${TARGET[@]}" --progress 0 "${URLS[@]}" \
   --chuhe-pid "$FIRST" --organizer-token "$TOKEN" --json "$D/report.json" \
