@@ -20,6 +20,31 @@ pub struct Machine {
     pub cpu_model: String,
     pub kernel: String,
     pub mem_total_kib: u64,
+    /// The loopback's packet steering when it is on (`rps_cpus` of its queue not all zero):
+    /// it moves the receiving half of every frame to another core and changes what a run
+    /// measures (`docs/bench/findings-perf.md`). `None` when it is off or unreadable.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub loopback_steering: Option<String>,
+}
+
+/// The loopback's packet steering as the summary names it, from the queue's `rps_cpus` (a hex
+/// CPU mask, in comma-separated words) and `rps_sock_flow_entries`; `None` when the mask is
+/// empty or all zero, or not a mask.
+pub fn loopback_steering(rps_cpus: &str, flow_entries: &str) -> Option<String> {
+    let mask = rps_cpus.trim();
+    let on = !mask.is_empty()
+        && mask
+            .split(',')
+            .all(|w| !w.is_empty() && w.chars().all(|c| c.is_ascii_hexdigit()))
+        && mask.chars().any(|c| c != ',' && c != '0');
+    on.then(|| {
+        let flows = flow_entries.trim();
+        if flows.is_empty() || flows == "0" {
+            format!("rps_cpus {mask}")
+        } else {
+            format!("rps_cpus {mask}, rps_sock_flow_entries {flows}")
+        }
+    })
 }
 
 /// Reads the machine description from `/proc` (empty fields where unreadable).
@@ -45,6 +70,13 @@ pub fn machine() -> Machine {
             .map(|s| s.trim().to_owned())
             .unwrap_or_default(),
         mem_total_kib,
+        loopback_steering: std::fs::read_to_string("/sys/class/net/lo/queues/rx-0/rps_cpus")
+            .ok()
+            .and_then(|mask| {
+                let flows = std::fs::read_to_string("/proc/sys/net/core/rps_sock_flow_entries")
+                    .unwrap_or_default();
+                loopback_steering(&mask, &flows)
+            }),
     }
 }
 
@@ -360,11 +392,15 @@ impl Report {
                 s.push_str(&line);
             }
         }
-        let _ = writeln!(
+        let _ = write!(
             s,
             "  machine: {} cpus, {}, kernel {}; fd limit {}",
             self.machine.cpus, self.machine.cpu_model, self.machine.kernel, self.fd_limit
         );
+        if let Some(steering) = &self.machine.loopback_steering {
+            let _ = write!(s, "; loopback packet steering on ({steering})");
+        }
+        s.push('\n');
         s
     }
 
@@ -462,6 +498,23 @@ mod tests {
         assert_eq!(ratio(50.0, 100.0), Some(0.5));
         assert_eq!(ratio(50.0, 0.0), None);
         assert_eq!(ratio(f64::NAN, 1.0), None);
+    }
+
+    #[test]
+    fn loopback_steering_is_named_only_when_a_cpu_is_in_the_mask() {
+        assert_eq!(loopback_steering("0\n", "0\n"), None);
+        assert_eq!(loopback_steering("00000000,00000000\n", "32768\n"), None);
+        assert_eq!(loopback_steering("", ""), None);
+        assert_eq!(loopback_steering("zz", "0"), None);
+        assert_eq!(loopback_steering("3,", "0"), None);
+        assert_eq!(
+            loopback_steering("2\n", "0\n").as_deref(),
+            Some("rps_cpus 2")
+        );
+        assert_eq!(
+            loopback_steering("00000000,00000003\n", "32768\n").as_deref(),
+            Some("rps_cpus 00000000,00000003, rps_sock_flow_entries 32768")
+        );
     }
 
     #[test]
