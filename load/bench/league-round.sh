@@ -18,12 +18,9 @@ bench_start "$NAME" "$DB"
 # in one burst (one frame per board). A connection's queue holds its write queue plus a league's
 # 512-entry replay ring, so 500 boards fit by default now; the larger queue keeps the figures
 # comparable with the recorded runs and lets rounds of more boards be measured.
-taskset -c 0 "$B/chuhe" serve --database-url "$URL" --listen 127.0.0.1:$PORT --log warn \
-  --write-queue ${CHUHE_BENCH_WRITE_QUEUE:-4096} \
-  >"$D/serve.log" 2>&1 &
-SP=$!
+bench_serve --log warn --write-queue "${CHUHE_BENCH_WRITE_QUEUE:-4096}"
 trap 'kill -INT $SP 2>/dev/null; wait $SP 2>/dev/null || true' EXIT
-for _ in $(seq 100); do curl -sf http://127.0.0.1:$PORT/healthz >/dev/null && break; sleep 0.1; done
+bench_ready
 echo "before: $(cat /proc/loadavg)" >"$D/loadavg.txt"
 set +e
 taskset -c 1 "$B/chuhe-load" --threads 1 league-round "$@" --chuhe-url ws://127.0.0.1:$PORT/ws \

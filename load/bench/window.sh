@@ -22,12 +22,10 @@ NAME=$1; DB=$2; shift 2; [ "${1:-}" = "--" ] && shift
 MOVES=${MOVES:-20000}; WINDOW_S=${WINDOW_S:-4}
 . "$(dirname "$0")/common.sh"
 bench_start "$NAME" "$DB"
-taskset -c 0 "$B/chuhe" serve --database-url "$URL" --listen 127.0.0.1:$PORT \
-  --rate-per-sec 100000 --log warn >"$D/serve.log" 2>&1 &
-SP=$!
+bench_serve --rate-per-sec 100000 --log warn
 LP=
 trap 'kill $LP 2>/dev/null || true; kill -INT $SP 2>/dev/null || true; wait $SP 2>/dev/null || true' EXIT
-for _ in $(seq 100); do curl -sf http://127.0.0.1:$PORT/healthz >/dev/null && break; sleep 0.1; done
+bench_ready
 taskset -c 1 "$B/chuhe-load" --threads 1 "$1" --target chuhe "${@:2}" --progress 0 \
   --chuhe-url ws://127.0.0.1:$PORT/ws --organizer-token "$TOKEN" \
   >"$D/summary.txt" 2>"$D/load.err" &
