@@ -10,9 +10,11 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use chuhe_store::{
-    Append, CompetitionId, Finish, GameFilter, GameId, IdMap, NewEvent, NewPrincipal, NewToken,
-    PrincipalId, Store, StoreError, TokenId, generate_token, hash_token,
+    AUTHENTICATE_BATCH, Append, Authenticated, CompetitionId, Finish, GameFilter, GameId, IdMap,
+    NewEvent, NewPrincipal, NewToken, PrincipalId, Store, StoreError, TokenHash, TokenId,
+    generate_token, hash_token,
 };
+use tokio::sync::{mpsc, oneshot};
 
 use crate::persist::{
     Account, AppendOp, BoxFut, CommitStats, Competition, CompetitionEvent, EventRow, FinishRow,
@@ -24,6 +26,58 @@ pub struct StoreAdapter<S: Store> {
     store: Arc<S>,
     /// The fencing tokens of the games and competitions this node has claimed.
     fences: Mutex<Fences>,
+    /// The logins waiting for their token's lookup ([`login_batches`]), once one was asked.
+    logins: Mutex<Option<mpsc::Sender<Login>>>,
+}
+
+/// A token's hash waiting for its lookup, and where its answer goes.
+type Login = (
+    TokenHash,
+    oneshot::Sender<Result<Option<Authenticated>, PersistError>>,
+);
+
+/// The most logins waiting for a lookup; one more is answered `unavailable` at once (only a
+/// database that stopped answering lets them pile up this far).
+const LOGINS_WAITING: usize = 16 * AUTHENTICATE_BATCH;
+
+/// How long one lookup may take before its logins are answered `unavailable` and the next
+/// batch is asked, so a database that stopped answering holds later logins behind it no longer
+/// than this. Each login's own caller gives up sooner, at `Config::store_timeout` (at most
+/// 60 s), whatever the lookup does.
+const LOGIN_LOOKUP_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(60);
+
+/// Looks up the tokens of logins in batches, as a group commit writes: while one lookup is in
+/// flight the logins that arrive wait, and the next lookup takes all of them (up to
+/// [`AUTHENTICATE_BATCH`]), so a burst of connections (a round's start, a node's restart) costs
+/// the database one statement per batch instead of one per connection. Ends when the adapter
+/// is dropped.
+async fn login_batches<S: Store>(store: Arc<S>, mut rx: mpsc::Receiver<Login>) {
+    let mut batch = Vec::with_capacity(AUTHENTICATE_BATCH);
+    while rx.recv_many(&mut batch, AUTHENTICATE_BATCH).await > 0 {
+        let hashes = batch.iter().map(|(h, _)| *h).collect();
+        let lookup = tokio::time::timeout(LOGIN_LOOKUP_TIMEOUT, store.authenticate_many(hashes));
+        let answer = match lookup.await {
+            Ok(found) => found.map_err(pe),
+            Err(_) => Err(PersistError::unavailable(format!(
+                "no answer to a login lookup within {} s",
+                LOGIN_LOOKUP_TIMEOUT.as_secs()
+            ))),
+        };
+        match answer {
+            Ok(found) => {
+                // One answer per hash, in order (`Store::authenticate_many`); a waiter left
+                // without one is told the store failed (`authenticate`).
+                for ((_, tx), a) in batch.drain(..).zip(found) {
+                    let _ = tx.send(Ok(a));
+                }
+            }
+            Err(e) => {
+                for (_, tx) in batch.drain(..) {
+                    let _ = tx.send(Err(e.clone()));
+                }
+            }
+        }
+    }
 }
 
 #[derive(Default)]
@@ -37,7 +91,33 @@ impl<S: Store> StoreAdapter<S> {
         StoreAdapter {
             store,
             fences: Mutex::new(Fences::default()),
+            logins: Mutex::new(None),
         }
+    }
+
+    /// Queues a login for [`login_batches`], starting the task on first use (and again if the
+    /// runtime that ran it has gone, as between tests).
+    fn queue_login(&self, login: Login) -> Result<(), PersistError> {
+        let mut logins = self.logins.lock().unwrap_or_else(|p| p.into_inner());
+        let login = match logins.as_ref() {
+            Some(tx) => match tx.try_send(login) {
+                Ok(()) => return Ok(()),
+                Err(mpsc::error::TrySendError::Full(_)) => {
+                    return Err(PersistError::unavailable(format!(
+                        "{LOGINS_WAITING} logins are waiting for the store"
+                    )));
+                }
+                Err(mpsc::error::TrySendError::Closed(login)) => login,
+            },
+            None => login,
+        };
+        let (tx, rx) = mpsc::channel(LOGINS_WAITING);
+        tokio::spawn(login_batches(self.store.clone(), rx));
+        let queued = tx.try_send(login).map_err(|_| {
+            PersistError::unavailable("the login lookup could not be started".to_string())
+        });
+        *logins = Some(tx);
+        queued
     }
     pub fn store(&self) -> &Arc<S> {
         &self.store
@@ -342,7 +422,11 @@ impl<S: Store> Persist for StoreAdapter<S> {
     fn authenticate(&self, token: &str) -> BoxFut<'_, Result<Option<Account>, PersistError>> {
         let hash = hash_token(token);
         Box::pin(async move {
-            let a = self.store.authenticate(hash).await.map_err(pe)?;
+            let (tx, rx) = oneshot::channel();
+            self.queue_login((hash, tx))?;
+            let a = rx.await.map_err(|_| {
+                PersistError::unavailable("the login lookup ended without an answer".to_string())
+            })??;
             Ok(a.map(|a| {
                 let mut acc = account(a.principal);
                 // The token's role is what the connection may do.
@@ -533,6 +617,46 @@ mod tests {
             events: vec![row(seq)],
             finish: None,
         }
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn concurrent_logins_are_looked_up_together_and_each_gets_its_own_answer() {
+        let t = temp_store("logins").await;
+        let adapter = Arc::new(StoreAdapter::new(Arc::clone(&t.store)));
+        let mut tokens = Vec::new();
+        for i in 0..5 {
+            let a = adapter
+                .create_account(&format!("p{i}"), Role::Player)
+                .await
+                .unwrap();
+            let (token, id) = adapter.issue_token(a.id, None).await.unwrap();
+            tokens.push((token, id, a.id));
+        }
+        assert!(adapter.revoke_token(tokens[4].1).await.unwrap());
+        // More logins at once than one lookup takes: valid tokens of different accounts, a
+        // revoked one and unknown ones, each answered as if it had been asked alone.
+        let n = 2 * AUTHENTICATE_BATCH + 7;
+        let mut logins = tokio::task::JoinSet::new();
+        for i in 0..n {
+            let adapter = Arc::clone(&adapter);
+            let (token, want) = match i % 7 {
+                k @ 0..=3 => (tokens[k].0.clone(), Some(tokens[k].2)),
+                4 => (tokens[4].0.clone(), None),
+                _ => (format!("chuhe_unknown-{i}"), None),
+            };
+            logins.spawn(async move {
+                let got = adapter.authenticate(&token).await.unwrap();
+                (i, got.map(|a| a.id), want)
+            });
+        }
+        let mut answered = 0;
+        while let Some(r) = logins.join_next().await {
+            let (i, got, want) = r.unwrap();
+            assert_eq!(got, want, "login {i}");
+            answered += 1;
+        }
+        assert_eq!(answered, n);
+        t.store.close().await;
     }
 
     #[tokio::test]

@@ -21,6 +21,14 @@ use crate::{
 
 pub(crate) const PRINCIPAL_COLS: &str = "id, role, name, rating, created_at_ms";
 pub(crate) const TOKEN_COLS: &str = "id, principal_id, role, label, created_at_ms, revoked_at_ms";
+
+/// A live token with its principal, by the token's hash: the statement of a login, without its
+/// condition on the hash (`AND t.hash = …` or `AND t.hash IN (…)` follows).
+const AUTHENTICATE_SELECT: &str = "SELECT t.hash, t.id, t.principal_id, t.role, t.label, \
+     t.created_at_ms, t.revoked_at_ms, p.role AS p_role, p.name AS p_name, \
+     p.rating AS p_rating, p.created_at_ms AS p_created_at_ms \
+     FROM tokens t JOIN principals p ON p.id = t.principal_id \
+     WHERE t.revoked_at_ms IS NULL";
 /// The columns of a game row, with `last_seq` given as an SQL expression.
 macro_rules! game_cols {
     ($last_seq:literal) => {
@@ -268,6 +276,19 @@ where
             created_at_ms: row.try_get("created_at_ms")?,
             revoked_at_ms: row.try_get("revoked_at_ms")?,
         })
+    }
+
+    /// A row of [`AUTHENTICATE_SELECT`].
+    fn authenticated_from(row: &DB::Row) -> Result<Authenticated> {
+        let token = Self::token_from(row)?;
+        let principal = Principal {
+            id: token.principal,
+            role: role_of(&row.try_get::<String, _>("p_role")?)?,
+            name: row.try_get("p_name")?,
+            rating: row.try_get("p_rating")?,
+            created_at_ms: row.try_get("p_created_at_ms")?,
+        };
+        Ok(Authenticated { principal, token })
     }
 
     fn game_from(row: &DB::Row) -> Result<Game> {
@@ -646,27 +667,44 @@ where
     async fn authenticate(&self, hash: TokenHash) -> Result<Option<Authenticated>> {
         // One statement for the token and its principal: a login is one round trip (one
         // hand-off to SQLite's worker thread), not two.
-        const SQL: &str = "SELECT t.id, t.principal_id, t.role, t.label, t.created_at_ms, \
-             t.revoked_at_ms, p.role AS p_role, p.name AS p_name, p.rating AS p_rating, \
-             p.created_at_ms AS p_created_at_ms \
-             FROM tokens t JOIN principals p ON p.id = t.principal_id \
-             WHERE t.hash = $1 AND t.revoked_at_ms IS NULL";
-        let Some(row) = sqlx::query(SQL)
+        let sql = format!("{AUTHENTICATE_SELECT} AND t.hash = $1");
+        let Some(row) = sqlx::query(&sql)
             .bind(&hash.0[..])
             .fetch_optional(&self.pool)
             .await?
         else {
             return Ok(None);
         };
-        let token = Self::token_from(&row)?;
-        let principal = Principal {
-            id: token.principal,
-            role: role_of(&row.try_get::<String, _>("p_role")?)?,
-            name: row.try_get("p_name")?,
-            rating: row.try_get("p_rating")?,
-            created_at_ms: row.try_get("p_created_at_ms")?,
-        };
-        Ok(Some(Authenticated { principal, token }))
+        Ok(Some(Self::authenticated_from(&row)?))
+    }
+
+    async fn authenticate_many(
+        &self,
+        hashes: Vec<TokenHash>,
+    ) -> Result<Vec<Option<Authenticated>>> {
+        let mut found = Vec::with_capacity(hashes.len());
+        for chunk in hashes.chunks(crate::AUTHENTICATE_BATCH) {
+            // The list's length rounded up to a power of two, the rest filled with the first
+            // hash: a handful of statement texts for the connections to prepare once each.
+            let n = chunk.len().next_power_of_two();
+            let list = (1..=n)
+                .map(|i| format!("${i}"))
+                .collect::<Vec<_>>()
+                .join(", ");
+            let sql = format!("{AUTHENTICATE_SELECT} AND t.hash IN ({list})");
+            let mut q = sqlx::query(&sql);
+            for i in 0..n {
+                q = q.bind(&chunk.get(i).unwrap_or(&chunk[0]).0[..]);
+            }
+            let rows = q.fetch_all(&self.pool).await?;
+            let mut by_hash = std::collections::HashMap::with_capacity(rows.len());
+            for row in &rows {
+                let hash: Vec<u8> = row.try_get("hash")?;
+                by_hash.insert(hash, Self::authenticated_from(row)?);
+            }
+            found.extend(chunk.iter().map(|h| by_hash.get(&h.0[..]).cloned()));
+        }
+        Ok(found)
     }
 
     async fn tokens_of(&self, principal: PrincipalId) -> Result<Vec<TokenInfo>> {

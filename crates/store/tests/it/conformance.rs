@@ -388,6 +388,40 @@ async fn tokens(url: String) -> TestResult {
         s.authenticate(t2.hash).await?.is_some(),
         "other token must stay valid"
     );
+
+    // Several at once, answered in their order: a revoked, an unknown and a repeated hash, and
+    // another principal's token, over more than one statement's worth of hashes.
+    let t3 = generate_token()?;
+    let info3 = s
+        .insert_token(NewToken {
+            hash: t3.hash,
+            principal: org.id,
+            role: Role::Arbiter,
+            label: None,
+            created_at_ms: T0 + 2,
+        })
+        .await?;
+    let unknown_hash = hash_token("chuhe_not-a-token");
+    let kinds = [t2.hash, t1.hash, unknown_hash, t3.hash, t2.hash];
+    for n in [1, kinds.len(), chuhe_store::AUTHENTICATE_BATCH + 3] {
+        let hashes: Vec<_> = (0..n).map(|i| kinds[i % kinds.len()]).collect();
+        let found = s.authenticate_many(hashes.clone()).await?;
+        check!(found.len() == n, "{n} hashes, {} answers", found.len());
+        for (i, (h, a)) in hashes.iter().zip(&found).enumerate() {
+            let ok = match a {
+                Some(a) if *h == t2.hash => a.token == info2 && a.principal.id == p,
+                Some(a) if *h == t3.hash => {
+                    a.token == info3
+                        && a.principal.id == org.id
+                        && a.principal.role == Role::Organiser
+                }
+                Some(_) => false,
+                None => *h == t1.hash || *h == unknown_hash,
+            };
+            check!(ok, "answer {i} of {n}: {a:?}");
+        }
+    }
+    check!(s.authenticate_many(Vec::new()).await?.is_empty());
     let again = s.revoke_token(info.id, T0 + 20).await?;
     check!(
         again.revoked_at_ms == Some(T0 + 10),
