@@ -51,10 +51,6 @@ mod types;
 use std::future::Future;
 
 pub use batch::StoreStats;
-
-/// The most token hashes one statement of [`Store::authenticate_many`] looks up (SQLite allows
-/// 32,766 parameters a statement, PostgreSQL 65,535).
-pub const AUTHENTICATE_BATCH: usize = 256;
 pub use error::{ErrorKind, Result, StoreError};
 pub use token::{GeneratedToken, generate_token, hash_token};
 pub use types::{
@@ -69,7 +65,10 @@ pub use postgres::PgStore;
 pub use sql::{Backend, SqlStore};
 pub use sqlite::SqliteStore;
 
-/// How SQLite syncs a commit to disk (`PRAGMA synchronous`, in WAL mode).
+/// The most token hashes one statement of [`Store::authenticate_many`] looks up (SQLite allows
+/// 32,766 parameters a statement, PostgreSQL 65,535).
+pub const AUTHENTICATE_BATCH: usize = 256;
+
 /// One append (or finish, with `finish` set) of [`Store::append_many`].
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Append {

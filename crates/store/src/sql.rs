@@ -29,6 +29,7 @@ const AUTHENTICATE_SELECT: &str = "SELECT t.hash, t.id, t.principal_id, t.role, 
      p.rating AS p_rating, p.created_at_ms AS p_created_at_ms \
      FROM tokens t JOIN principals p ON p.id = t.principal_id \
      WHERE t.revoked_at_ms IS NULL";
+
 /// The columns of a game row, with `last_seq` given as an SQL expression.
 macro_rules! game_cols {
     ($last_seq:literal) => {
