@@ -241,15 +241,7 @@ pub trait Store: Send + Sync + 'static {
     fn authenticate_many(
         &self,
         hashes: Vec<TokenHash>,
-    ) -> impl Future<Output = Result<Vec<Option<Authenticated>>>> + Send {
-        async move {
-            let mut found = Vec::with_capacity(hashes.len());
-            for h in hashes {
-                found.push(self.authenticate(h).await?);
-            }
-            Ok(found)
-        }
-    }
+    ) -> impl Future<Output = Result<Vec<Option<Authenticated>>>> + Send;
 
     /// A principal's tokens, revoked ones included, by id.
     fn tokens_of(

@@ -24,11 +24,15 @@ pub(crate) const TOKEN_COLS: &str = "id, principal_id, role, label, created_at_m
 
 /// A live token with its principal, by the token's hash: the statement of a login, without its
 /// condition on the hash (`AND t.hash = …` or `AND t.hash IN (…)` follows).
-const AUTHENTICATE_SELECT: &str = "SELECT t.hash, t.id, t.principal_id, t.role, t.label, \
-     t.created_at_ms, t.revoked_at_ms, p.role AS p_role, p.name AS p_name, \
-     p.rating AS p_rating, p.created_at_ms AS p_created_at_ms \
-     FROM tokens t JOIN principals p ON p.id = t.principal_id \
-     WHERE t.revoked_at_ms IS NULL";
+macro_rules! authenticate_select {
+    () => {
+        "SELECT t.hash, t.id, t.principal_id, t.role, t.label, t.created_at_ms, \
+         t.revoked_at_ms, p.role AS p_role, p.name AS p_name, p.rating AS p_rating, \
+         p.created_at_ms AS p_created_at_ms \
+         FROM tokens t JOIN principals p ON p.id = t.principal_id \
+         WHERE t.revoked_at_ms IS NULL"
+    };
+}
 
 /// The columns of a game row, with `last_seq` given as an SQL expression.
 macro_rules! game_cols {
@@ -279,7 +283,7 @@ where
         })
     }
 
-    /// A row of [`AUTHENTICATE_SELECT`].
+    /// A row of `authenticate_select!()`.
     fn authenticated_from(row: &DB::Row) -> Result<Authenticated> {
         let token = Self::token_from(row)?;
         let principal = Principal {
@@ -668,8 +672,8 @@ where
     async fn authenticate(&self, hash: TokenHash) -> Result<Option<Authenticated>> {
         // One statement for the token and its principal: a login is one round trip (one
         // hand-off to SQLite's worker thread), not two.
-        let sql = format!("{AUTHENTICATE_SELECT} AND t.hash = $1");
-        let Some(row) = sqlx::query(&sql)
+        const SQL: &str = concat!(authenticate_select!(), " AND t.hash = $1");
+        let Some(row) = sqlx::query(SQL)
             .bind(&hash.0[..])
             .fetch_optional(&self.pool)
             .await?
@@ -692,7 +696,7 @@ where
                 .map(|i| format!("${i}"))
                 .collect::<Vec<_>>()
                 .join(", ");
-            let sql = format!("{AUTHENTICATE_SELECT} AND t.hash IN ({list})");
+            let sql = format!("{} AND t.hash IN ({list})", authenticate_select!());
             let mut q = sqlx::query(&sql);
             for i in 0..n {
                 q = q.bind(&chunk.get(i).unwrap_or(&chunk[0]).0[..]);
