@@ -101,6 +101,8 @@ struct Hub {
     /// key → (holder, expires at).
     leases: std::collections::HashMap<String, (String, tokio::time::Instant)>,
     nodes: std::collections::HashMap<String, HubNode>,
+    /// Messages published on each channel (by a node that could reach the hub).
+    published: std::collections::HashMap<String, u64>,
 }
 
 struct HubNode {
@@ -188,7 +190,7 @@ impl MemoryHub {
         let now = tokio::time::Instant::now();
         let ttl = self.ttl;
         self.with(|h| {
-            let Hub { leases, nodes } = h;
+            let Hub { leases, nodes, .. } = h;
             let Some(n) = nodes.get_mut(node) else {
                 return;
             };
@@ -233,6 +235,11 @@ impl MemoryHub {
         });
     }
 
+    /// How many messages were published on `channel` so far, whoever subscribed to it.
+    pub fn published(&self, channel: &str) -> u64 {
+        self.with(|h| h.published.get(channel).copied().unwrap_or(0))
+    }
+
     /// The node holding `key`'s lease now.
     pub fn holder_of(&self, key: &str) -> Option<String> {
         let now = tokio::time::Instant::now();
@@ -264,7 +271,7 @@ impl MemoryCluster {
         let now = tokio::time::Instant::now();
         let ttl = self.hub.ttl;
         self.hub.with(|h| {
-            let Hub { leases, nodes } = h;
+            let Hub { leases, nodes, .. } = h;
             if let Some(n) = nodes.get_mut(&self.node) {
                 if !down && std::mem::take(&mut n.rebooted) {
                     for key in &n.held {
@@ -360,6 +367,7 @@ impl Cluster for MemoryCluster {
             if h.nodes.get(&self.node).is_none_or(|n| n.down) {
                 return;
             }
+            *h.published.entry(channel.to_string()).or_default() += 1;
             for n in h.nodes.values().filter(|n| !n.down) {
                 if n.channels.contains(channel) {
                     let _ = n.tx.try_send(ClusterMessage {

@@ -80,6 +80,13 @@ pub(crate) struct LiveGame {
     public_subs: Subs,
     /// Several nodes: where this game's streams are published for the other nodes' relays.
     channels: Option<Arc<crate::node::publish::GameChannels>>,
+    /// Whether another node may follow this game's streams, so that they are published on
+    /// its channels: set by the first subscription another node relays here (which the
+    /// owner answers before anything later is published), and from the start for a game
+    /// recovered from its log (another owner ran it before, and the other nodes' relays
+    /// follow its channels without asking the new owner until they notice the move). A game
+    /// whose clients are all on its owner costs the coordination service nothing.
+    followed: bool,
     delayed: VecDeque<Pending>,
     delay_plies: u32,
     delay_ms: u64,
@@ -137,6 +144,7 @@ impl LiveGame {
             live_subs: Subs::default(),
             public_subs: Subs::default(),
             channels,
+            followed: false,
             delayed: VecDeque::new(),
             delay_plies,
             delay_ms,
@@ -166,6 +174,7 @@ impl LiveGame {
         let channels = self.channels.take();
         self.publish_framed(events.into_iter().map(|e| (e, None)).collect(), None);
         self.channels = channels;
+        self.followed = true;
         if self.core.is_finished() {
             self.finished_at = Some(Instant::now());
         }
@@ -401,7 +410,7 @@ impl LiveGame {
                 self.live_subs.send_all(&frame, sent, self.direct_writes);
                 frame
             };
-            if let Some(c) = &self.channels {
+            if let Some(c) = self.channels.as_ref().filter(|_| self.followed) {
                 c.publish(true, &frame);
             }
             if self.public.is_some() {
@@ -490,7 +499,7 @@ impl LiveGame {
             );
             self.public_subs
                 .send_all(&p.frame, None, self.direct_writes);
-            if let Some(c) = &self.channels {
+            if let Some(c) = self.channels.as_ref().filter(|_| self.followed) {
                 c.publish(false, &p.frame);
             }
             released = true;
@@ -758,6 +767,8 @@ impl LiveGame {
         let out = &r.out;
         if let Some(flag) = relay {
             flag.store(live, Ordering::Release);
+            // Published from now on: this catch-up has everything up to here.
+            self.followed = true;
         }
         self.reply(r, view.seq);
         let viewer = self.viewer(&r.who);

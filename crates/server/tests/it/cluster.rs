@@ -141,6 +141,36 @@ async fn a_resumed_subscription_on_another_node_gets_exactly_what_it_missed() ->
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_game_is_published_once_another_node_subscribes_to_it() -> Result<()> {
+    let c = Cluster::start(2).await?;
+    let game = c.create_game(0, "").await?;
+    let live = format!("game:{game}:live");
+    let (mut red, mut black) = players(&c, 0, 0).await?;
+    red.subscribe(&game, 0).await?;
+    black.subscribe(&game, 0).await?;
+    let mut here = spectator_on(&c, 0, &game).await?;
+    play_moves(&game, 0..4, &mut red, &mut black).await?;
+    for mv in &MOVES[..4] {
+        assert_eq!(here.next_move().await?.1, *mv);
+    }
+    // A spectator on the other node: its node's subscription is answered with a snapshot,
+    // and what follows is published for it (the publisher keeps its order, so once it sees
+    // ply 5 everything queued before it has gone too).
+    let mut there = spectator_on(&c, 1, &game).await?;
+    play_moves(&game, 4..6, &mut red, &mut black).await?;
+    for mv in &MOVES[4..6] {
+        assert_eq!(there.next_move().await?.1, *mv);
+        assert_eq!(here.next_move().await?.1, *mv);
+    }
+    assert_eq!(
+        c.hub.published(&live),
+        2,
+        "only the two moves after the other node subscribed are published"
+    );
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_owner_shutting_down_hands_the_game_on_and_spectators_keep_their_socket() -> Result<()>
 {
     let mut c = Cluster::start(3).await?;
